@@ -1,0 +1,3 @@
+module wanlab
+
+go 1.26

@@ -1,0 +1,216 @@
+// Package qdisc implements Linux's queue disciplines (netem, tbf, the fifos,
+// pfifo_fast, codel, fq_codel, pie) as steppable state machines on a virtual
+// clock, with tc's parent/child structure.
+//
+// Every method that depends on time takes now as an argument; a discipline
+// that has no packet ready says when it will have one. Nothing here does I/O,
+// reads the wall clock, starts goroutines or uses global randomness: the same
+// code runs in the simulator, in tests and in the real-time router.
+//
+// The behaviour follows shared/spec/qdisc-semantics.md, which describes the
+// kernel's sch_*.c; where a discipline deviates on purpose (a "correct" mode
+// next to the kernel-compatible one) its config says so.
+package qdisc
+
+import (
+	"wanlab/clock"
+	"wanlab/packet"
+)
+
+// Verdict is the outcome of Enqueue, as the kernel's NET_XMIT_* codes.
+type Verdict uint8
+
+const (
+	// Queued: the packet was accepted.
+	Queued Verdict = iota
+	// Dropped: the packet itself was dropped (and reported to the Observer).
+	Dropped
+	// Congested: the packet was accepted but others were dropped to make room
+	// (fq_codel's overflow from the packet's own flow reports this; the
+	// kernel's NET_XMIT_CN).
+	Congested
+)
+
+// Reason says why a packet was dropped or marked.
+type Reason uint8
+
+// Reasons for drops and marks. Their String forms appear in event files
+// ("dropped:limit") and are part of wanlab's output contract.
+const (
+	ReasonNone        Reason = iota
+	ReasonLimit              // queue full: tail drop (fifos, netem limit, codel/pie limit)
+	ReasonHeadDrop           // pfifo_head_drop made room by dropping the oldest packet
+	ReasonLoss               // netem's loss model
+	ReasonOversize           // tbf: packet larger than the bucket can ever hold
+	ReasonCoDel              // CoDel's control law (codel, fq_codel)
+	ReasonOverflow           // fq_codel: limit or memory_limit reached, dropped from the fattest flow
+	ReasonPIE                // PIE's early drop
+	ReasonCEThreshold        // marked because sojourn exceeded ce_threshold
+	ReasonTrace              // trace-driven link: no delivery opportunity left
+	reasonCount
+)
+
+var reasonNames = [...]string{
+	ReasonNone:        "none",
+	ReasonLimit:       "limit",
+	ReasonHeadDrop:    "head_drop",
+	ReasonLoss:        "loss",
+	ReasonOversize:    "oversize",
+	ReasonCoDel:       "codel",
+	ReasonOverflow:    "overflow",
+	ReasonPIE:         "pie",
+	ReasonCEThreshold: "ce_threshold",
+	ReasonTrace:       "trace",
+}
+
+// String returns the reason's short name.
+func (r Reason) String() string {
+	if int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return "unknown"
+}
+
+// Reasons returns every reason, for counters indexed by Reason.
+func Reasons() []Reason {
+	rs := make([]Reason, 0, reasonCount)
+	for r := ReasonNone; r < reasonCount; r++ {
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// NumReasons is the number of distinct Reason values (for arrays indexed by
+// Reason).
+const NumReasons = int(reasonCount)
+
+// Observer is told about every packet that a discipline drops or marks. It is
+// the only way dropped packets leave a discipline: after Drop returns, the
+// packet belongs to the observer (which typically counts it and frees it).
+type Observer interface {
+	// Drop reports that p was discarded by the discipline named kind.
+	Drop(now clock.Time, p *packet.Packet, kind string, why Reason)
+	// Mark reports that the discipline named kind set CE on p; p stays queued.
+	Mark(now clock.Time, p *packet.Packet, kind string, why Reason)
+}
+
+// Env is what a tree of disciplines shares: where drops go, where duplicates
+// come from, the device's properties and the seed of all randomness.
+type Env struct {
+	// Observer receives drops and marks; nil means packets are freed silently.
+	Observer Observer
+	// Pool supplies packets for netem duplicates.
+	Pool *packet.Pool
+	// Root is the root of the tree, which netem's duplicates re-enter, as
+	// the kernel's rootq->enqueue. Build sets it.
+	Root Qdisc
+	// Seed seeds every discipline's random stream (each discipline derives
+	// its own from it and its position); netem's own "seed" overrides it.
+	Seed uint64
+	// MTU is psched_mtu: the device MTU plus its hard header length, 1500 on
+	// TUN (1514 on Ethernet). Zero means 1500.
+	MTU int
+	// TxQueueLen is the device's txqueuelen, the default limit of the fifos
+	// and of pfifo_fast's bands. Zero means 1000.
+	TxQueueLen int
+	// HZ is the kernel tick rate for jiffy-granular timers (PIE's tupdate).
+	// Zero means 250.
+	HZ int
+}
+
+// PschedMTU returns Env.MTU or its default.
+func (e *Env) PschedMTU() int {
+	if e == nil || e.MTU == 0 {
+		return 1500
+	}
+	return e.MTU
+}
+
+// QueueLen returns Env.TxQueueLen or its default.
+func (e *Env) QueueLen() int {
+	if e == nil || e.TxQueueLen == 0 {
+		return 1000
+	}
+	return e.TxQueueLen
+}
+
+// Hz returns Env.HZ or its default.
+func (e *Env) Hz() int {
+	if e == nil || e.HZ == 0 {
+		return 250
+	}
+	return e.HZ
+}
+
+// Drop reports p as dropped to the observer, or frees it if there is none.
+func (e *Env) Drop(now clock.Time, p *packet.Packet, kind string, why Reason) {
+	if e != nil && e.Observer != nil {
+		e.Observer.Drop(now, p, kind, why)
+		return
+	}
+	p.Free()
+}
+
+// Mark reports p as CE-marked to the observer, if there is one.
+func (e *Env) Mark(now clock.Time, p *packet.Packet, kind string, why Reason) {
+	p.Marked = true
+	if e != nil && e.Observer != nil {
+		e.Observer.Mark(now, p, kind, why)
+	}
+}
+
+// Qdisc is one queue discipline: a steppable state machine.
+//
+// Contract:
+//   - Enqueue offers p at time now. The discipline either keeps p or reports
+//     it to Env.Observer as dropped (and returns Dropped); it may also drop
+//     other packets it holds.
+//   - Dequeue returns the next packet that may leave at now. If none may,
+//     it returns nil and the earliest time at which one could (with no further
+//     arrivals), or clock.Never if it holds nothing that will ever become ready
+//     by itself. A caller releases everything due by calling Dequeue until it
+//     returns nil. When p is not nil, next is meaningless.
+//   - Peek returns the packet that Dequeue(now) would return, without
+//     removing it (disciplines that decide at dequeue, such as CoDel, decide
+//     once and keep the result, as the kernel's qdisc_peek_dequeued does).
+//   - Times passed in never go backwards.
+type Qdisc interface {
+	Enqueue(now clock.Time, p *packet.Packet) Verdict
+	Dequeue(now clock.Time) (p *packet.Packet, next clock.Time)
+	Peek(now clock.Time) (p *packet.Packet, next clock.Time)
+	// Len is the number of packets held, children included.
+	Len() int
+	// Backlog is the number of bytes held, children included.
+	Backlog() int
+	// Stats returns the counters tc -s would show.
+	Stats() Stats
+	// Kind is tc's name for the discipline ("netem", "tbf", ...).
+	Kind() string
+	// Child returns the attached child discipline, or nil.
+	Child() Qdisc
+	// Config returns the discipline's configuration, with defaults filled in.
+	Config() Spec
+}
+
+// Stats are the counters of one discipline, as `tc -s qdisc show` prints
+// them (Sent bytes/pkt, dropped, overlimits, requeues, backlog) plus ECN
+// marks.
+type Stats struct {
+	Bytes      uint64 // bytes dequeued
+	Packets    uint64 // packets dequeued
+	Drops      uint64 // packets dropped by this discipline
+	Overlimits uint64 // times the discipline throttled (tbf) or overflowed
+	Requeues   uint64 // netem: packets sent ahead of their turn by reorder
+	Marks      uint64 // packets CE-marked
+	Qlen       int    // packets held now
+	Backlog    int    // bytes held now
+	// DropsByReason counts drops per Reason.
+	DropsByReason [NumReasons]uint64
+}
+
+// Spec is the configuration of one discipline, as tc's options describe it.
+// The concrete types are the *Config structs of this package.
+type Spec interface {
+	// Kind is tc's name for the discipline.
+	Kind() string
+}
