@@ -1,0 +1,203 @@
+package qdisc
+
+import (
+	"fmt"
+	"time"
+
+	"wanlab/clock"
+	"wanlab/packet"
+)
+
+func init() {
+	register("codel", false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
+		return NewCoDel(s.(CoDelConfig), env)
+	})
+}
+
+// CoDel is Linux's codel (sch_codel.c): one FIFO whose head is dropped, or
+// CE-marked with ecn, when packets have waited longer than target for at
+// least an interval, at a rate that rises with the square root of the drop
+// count. Enqueue only tail-drops at the packet limit.
+type CoDel struct {
+	cfg    CoDelConfig
+	env    *Env
+	q      ring
+	params codelParams
+	vars   codelVars
+	cstats codelStats
+	stats  Stats
+	// peeked is the packet that Peek decided on; the next Dequeue returns
+	// it without deciding again (the kernel's qdisc_peek_dequeued).
+	peeked        *packet.Packet
+	dropOverlimit uint32
+}
+
+var _ Qdisc = (*CoDel)(nil)
+
+// NewCoDel returns a codel discipline. Zero fields take tc's defaults:
+// limit 1000 packets, target 5ms, interval 100ms, ecn off, no
+// ce_threshold; the MTU guard is env.PschedMTU().
+func NewCoDel(cfg CoDelConfig, env *Env) (*CoDel, error) {
+	if cfg.Limit < 0 {
+		return nil, fmt.Errorf("codel: limit %d is negative; give a packet count >= 1 (tc's default is %d)", cfg.Limit, DefaultCoDelLimit)
+	}
+	if cfg.Limit == 0 {
+		cfg.Limit = DefaultCoDelLimit
+	}
+	if err := checkCoDelTimes("codel", &cfg.Target, &cfg.Interval, cfg.CEThreshold); err != nil {
+		return nil, err
+	}
+	if cfg.InvSqrt != InvSqrtLinux && cfg.InvSqrt != InvSqrtExact {
+		return nil, fmt.Errorf("codel: unknown invsqrt mode %d; use linux or exact", cfg.InvSqrt)
+	}
+	q := &CoDel{cfg: cfg, env: env}
+	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, env.PschedMTU(), cfg.ECN, cfg.InvSqrt)
+	return q, nil
+}
+
+// checkCoDelTimes validates target, interval and ce_threshold and fills in
+// the default target and interval.
+func checkCoDelTimes(kind string, target, interval *time.Duration, ceThreshold time.Duration) error {
+	if *target == 0 {
+		*target = DefaultCoDelTarget
+	}
+	if *interval == 0 {
+		*interval = DefaultCoDelInterval
+	}
+	if err := checkCoDelTime(kind, "target", *target); err != nil {
+		return err
+	}
+	if err := checkCoDelTime(kind, "interval", *interval); err != nil {
+		return err
+	}
+	return checkCoDelTime(kind, "ce_threshold", ceThreshold)
+}
+
+// Enqueue stamps p and appends it, or tail-drops it (ReasonLimit) when the
+// queue already holds limit packets.
+func (q *CoDel) Enqueue(now clock.Time, p *packet.Packet) Verdict {
+	if q.Len() < q.cfg.Limit {
+		p.Enqueued = now
+		q.q.Push(p)
+		return Queued
+	}
+	q.dropOverlimit++
+	q.countDrop(ReasonLimit)
+	q.env.Drop(now, p, "codel", ReasonLimit)
+	return Dropped
+}
+
+// Dequeue returns the head packet that CoDel lets through at now, after
+// dropping or marking as its control law says; nil and clock.Never when
+// the queue is (or became) empty.
+func (q *CoDel) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+	p := q.peeked
+	if p != nil {
+		q.peeked = nil
+	} else {
+		p = q.vars.dequeue(now, q, &q.params, &q.cstats)
+	}
+	if p == nil {
+		return nil, clock.Never
+	}
+	q.stats.Packets++
+	q.stats.Bytes += uint64(p.Len())
+	return p, now
+}
+
+// Peek returns the packet the next Dequeue will return. The CoDel decision
+// (and any drops it makes) happens here, once.
+func (q *CoDel) Peek(now clock.Time) (*packet.Packet, clock.Time) {
+	if q.peeked == nil {
+		q.peeked = q.vars.dequeue(now, q, &q.params, &q.cstats)
+	}
+	if q.peeked == nil {
+		return nil, clock.Never
+	}
+	return q.peeked, now
+}
+
+// Len returns the number of packets held, a peeked one included.
+func (q *CoDel) Len() int {
+	if q.peeked != nil {
+		return q.q.Len() + 1
+	}
+	return q.q.Len()
+}
+
+// Backlog returns the bytes held, a peeked packet included.
+func (q *CoDel) Backlog() int {
+	if q.peeked != nil {
+		return q.q.Bytes() + q.peeked.Len()
+	}
+	return q.q.Bytes()
+}
+
+// Stats returns the tc -s counters.
+func (q *CoDel) Stats() Stats {
+	s := q.stats
+	s.Qlen = q.Len()
+	s.Backlog = q.Backlog()
+	return s
+}
+
+// CoDelXStats are codel's extended statistics (struct tc_codel_xstats, as
+// tc -s prints them under the qdisc line).
+type CoDelXStats struct {
+	MaxPacket     uint32        // largest packet examined
+	Count         uint32        // CoDel's drop count
+	LastCount     uint32        // count when the dropping state was last entered
+	LDelay        time.Duration // sojourn time of the last packet examined
+	DropNext      time.Duration // time from now to the next drop; 0 unless dropping
+	DropOverlimit uint32        // tail drops at the packet limit
+	ECNMark       uint32        // packets marked instead of dropped
+	Dropping      bool          // in the dropping state
+	CEMark        uint32        // packets marked for exceeding ce_threshold
+}
+
+// XStats returns the extended statistics at time now (DropNext is relative
+// to it).
+func (q *CoDel) XStats(now clock.Time) CoDelXStats {
+	x := CoDelXStats{
+		MaxPacket:     q.cstats.maxPacket,
+		Count:         q.vars.count,
+		LastCount:     q.vars.lastcount,
+		LDelay:        q.vars.ldelay.duration(),
+		DropOverlimit: q.dropOverlimit,
+		ECNMark:       q.cstats.ecnMark,
+		Dropping:      q.vars.dropping,
+		CEMark:        q.cstats.ceMark,
+	}
+	if q.vars.dropping {
+		x.DropNext = time.Duration(int64(int32(q.vars.dropNext-codelNow(now))) << codelShift)
+	}
+	return x
+}
+
+// Kind returns "codel".
+func (q *CoDel) Kind() string { return "codel" }
+
+// Child returns nil: codel is not classful.
+func (q *CoDel) Child() Qdisc { return nil }
+
+// Config returns the configuration with defaults filled in.
+func (q *CoDel) Config() Spec { return q.cfg }
+
+func (q *CoDel) countDrop(why Reason) {
+	q.stats.Drops++
+	q.stats.DropsByReason[why]++
+}
+
+func (q *CoDel) codelPop() *packet.Packet { return q.q.Pop() }
+
+func (q *CoDel) codelBacklog() int { return q.q.Bytes() }
+
+func (q *CoDel) codelDrop(now clock.Time, p *packet.Packet) {
+	q.countDrop(ReasonCoDel)
+	q.env.Drop(now, p, "codel", ReasonCoDel)
+}
+
+func (q *CoDel) codelMark(now clock.Time, p *packet.Packet, why Reason) {
+	q.stats.Marks++
+	q.env.Mark(now, p, "codel", why)
+}

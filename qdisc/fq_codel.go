@@ -1,0 +1,390 @@
+package qdisc
+
+import (
+	"fmt"
+
+	"wanlab/clock"
+	"wanlab/packet"
+)
+
+func init() {
+	register("fq_codel", false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
+		return NewFQCoDel(s.(FQCoDelConfig), env)
+	})
+}
+
+// Limits of fq_codel's options, as the kernel enforces them.
+const (
+	// MaxFQCoDelFlows is the largest flows value fq_codel_change accepts.
+	MaxFQCoDelFlows = 65536
+	// MinFQCoDelQuantum is the smallest quantum: smaller ones are raised.
+	MinFQCoDelQuantum = 256
+	// MaxFQCoDelQuantum is FQ_CODEL_QUANTUM_MAX: larger ones are rejected.
+	MaxFQCoDelQuantum = 1 << 20
+	// MaxFQCoDelMemoryLimit is the cap the kernel silently applies to
+	// memory_limit.
+	MaxFQCoDelMemoryLimit = 1 << 31
+)
+
+// DefaultFQCoDelMemOverhead is the default of FQCoDelConfig.MemOverhead:
+// what skb->truesize adds to the length of a full-size packet read from a
+// TUN device on x86-64. tun_get_user allocates 64 bytes of headroom
+// (NET_SKB_PAD) plus the packet linearly; for 1500 bytes __alloc_skb rounds
+// 1600 + 320 (struct skb_shared_info) up to a 2 KiB kmalloc, so truesize
+// is 1728 + 256 (struct sk_buff, cache-aligned) + 320 = 2304, and 2304 -
+// 1500 = 804. Smaller packets land in smaller slabs and add between about
+// 670 and 860 bytes; the full-size figure is used because memory_limit
+// binds under bulk traffic.
+const DefaultFQCoDelMemOverhead = 804
+
+// FQCoDel is Linux's fq_codel (sch_fq_codel.c): packets are hashed into
+// flow queues, each managed by its own CoDel instance, and served by
+// deficit round robin in which flows that have just become active (new
+// flows) go before the others (old flows). When the packet or memory limit
+// is exceeded, packets are dropped from the head of the flow with the
+// largest backlog, in a batch.
+type FQCoDel struct {
+	cfg    FQCoDelConfig
+	env    *Env
+	seed   uint64
+	params codelParams
+	cstats codelStats
+
+	flows    []fqFlow
+	backlogs []uint32 // bytes per flow, apart so the fattest-flow scan stays in cache
+	newFlows fqList
+	oldFlows fqList
+	cur      int32 // the flow CoDel is serving, for codelPop
+
+	quantum     int32
+	memOverhead int
+	memUsage    int // truesize of the packets in the flow queues
+	qlen        int // packets in the flow queues
+	backlog     int // bytes in the flow queues
+
+	// peeked is the packet Peek decided on. It still counts in Len (and so
+	// against limit) but no longer in a flow or in memory, as in the kernel.
+	peeked *packet.Packet
+	stats  Stats
+
+	dropOverlimit  uint32
+	dropOvermemory uint32
+	newFlowCount   uint32
+}
+
+var _ Qdisc = (*FQCoDel)(nil)
+
+// NewFQCoDel returns an fq_codel discipline. Zero fields take tc's
+// defaults: limit 10240 packets, 1024 flows, target 5ms, interval 100ms,
+// quantum env.PschedMTU(), memory_limit 32 MiB, drop_batch 64, no
+// ce_threshold, and MemOverhead DefaultFQCoDelMemOverhead.
+//
+// ECN is taken as given: tc's default is "ecn", so a caller that wants
+// fq_codel as tc sets it up must set ECN (a false ECN means noecn).
+//
+// A quantum below 256 is raised to 256 and a memory_limit above 2^31 is
+// lowered to 2^31, as the kernel does; flows above 65536 and a quantum above
+// 1 MiB are errors.
+func NewFQCoDel(cfg FQCoDelConfig, env *Env) (*FQCoDel, error) {
+	if err := fillFQCoDelConfig(&cfg, env); err != nil {
+		return nil, err
+	}
+	q := &FQCoDel{
+		cfg:         cfg,
+		env:         env,
+		flows:       make([]fqFlow, cfg.Flows),
+		backlogs:    make([]uint32, cfg.Flows),
+		newFlows:    newFQList(fqNewList),
+		oldFlows:    newFQList(fqOldList),
+		quantum:     int32(cfg.Quantum),
+		memOverhead: cfg.MemOverhead,
+	}
+	if env != nil {
+		q.seed = env.Seed
+	}
+	for i := range q.flows {
+		q.flows[i].next = -1
+	}
+	// The kernel clamps the MTU guard like the default quantum.
+	mtu := min(max(env.PschedMTU(), MinFQCoDelQuantum), MaxFQCoDelQuantum)
+	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, mtu, cfg.ECN, cfg.InvSqrt)
+	return q, nil
+}
+
+// fillFQCoDelConfig validates cfg and fills in the defaults.
+func fillFQCoDelConfig(cfg *FQCoDelConfig, env *Env) error {
+	const kind = "fq_codel"
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"limit", cfg.Limit}, {"flows", cfg.Flows}, {"quantum", cfg.Quantum}, {"memory_limit", cfg.MemoryLimit}, {"drop_batch", cfg.DropBatch}, {"memory overhead", cfg.MemOverhead}} {
+		if f.v < 0 {
+			return fmt.Errorf("%s: %s %d is negative; give a positive value or 0 for the default", kind, f.name, f.v)
+		}
+	}
+	if cfg.Flows > MaxFQCoDelFlows {
+		return fmt.Errorf("%s: flows %d exceeds %d; give at most %d flows", kind, cfg.Flows, MaxFQCoDelFlows, MaxFQCoDelFlows)
+	}
+	if cfg.Quantum > MaxFQCoDelQuantum {
+		return fmt.Errorf("%s: quantum %d exceeds %d bytes (1 MiB); give a smaller quantum, such as the MTU", kind, cfg.Quantum, MaxFQCoDelQuantum)
+	}
+	if cfg.InvSqrt != InvSqrtLinux && cfg.InvSqrt != InvSqrtExact {
+		return fmt.Errorf("%s: unknown invsqrt mode %d; use linux or exact", kind, cfg.InvSqrt)
+	}
+	if err := checkCoDelTimes(kind, &cfg.Target, &cfg.Interval, cfg.CEThreshold); err != nil {
+		return err
+	}
+	if cfg.Limit == 0 {
+		cfg.Limit = DefaultFQCoDelLimit
+	}
+	if cfg.Flows == 0 {
+		cfg.Flows = DefaultFQCoDelFlows
+	}
+	if cfg.Quantum == 0 {
+		cfg.Quantum = min(env.PschedMTU(), MaxFQCoDelQuantum)
+	}
+	cfg.Quantum = max(cfg.Quantum, MinFQCoDelQuantum)
+	if cfg.MemoryLimit == 0 {
+		cfg.MemoryLimit = DefaultMemoryLimit
+	}
+	cfg.MemoryLimit = min(cfg.MemoryLimit, MaxFQCoDelMemoryLimit)
+	if cfg.DropBatch == 0 {
+		cfg.DropBatch = DefaultDropBatch
+	}
+	if cfg.MemOverhead == 0 {
+		cfg.MemOverhead = DefaultFQCoDelMemOverhead
+	}
+	return nil
+}
+
+// flowIndex is fq_codel_hash: the flow hash scaled onto the flow table by
+// a multiply and shift (reciprocal_scale).
+func (q *FQCoDel) flowIndex(p *packet.Packet) int32 {
+	return int32(uint64(p.FlowHash(q.seed)) * uint64(len(q.flows)) >> 32)
+}
+
+// Enqueue stamps p and appends it to its flow, which becomes a new flow if
+// it was on no list. Past limit or memory_limit it drops from the head of
+// the fattest flow and returns Congested if that was p's own flow (p itself
+// may have been among the drops), Queued otherwise.
+func (q *FQCoDel) Enqueue(now clock.Time, p *packet.Packet) Verdict {
+	idx := q.flowIndex(p)
+	f := &q.flows[idx]
+	p.Enqueued = now
+	n := p.Len()
+	f.q.Push(p)
+	q.backlogs[idx] += uint32(n)
+	q.backlog += n
+	q.qlen++
+	if f.list == fqNoList {
+		q.newFlows.pushBack(q.flows, idx)
+		q.newFlowCount++
+		f.deficit = q.quantum
+	}
+	q.memUsage += n + q.memOverhead
+	memLimited := q.memUsage > q.cfg.MemoryLimit
+	if q.Len() <= q.cfg.Limit && !memLimited {
+		return Queued
+	}
+	dropped, fat := q.dropFattest(now)
+	q.dropOverlimit += uint32(dropped)
+	if memLimited {
+		q.dropOvermemory += uint32(dropped)
+	}
+	if fat == idx {
+		return Congested
+	}
+	return Queued
+}
+
+// dropFattest is fq_codel_drop: it finds the flow with the largest backlog
+// and drops from its head until half that backlog is gone or drop_batch
+// packets are, and at least one. It returns how many it dropped and the
+// flow's index.
+func (q *FQCoDel) dropFattest(now clock.Time) (int, int32) {
+	var maxBacklog uint32
+	var fat int32
+	for i, b := range q.backlogs {
+		if b > maxBacklog {
+			maxBacklog, fat = b, int32(i)
+		}
+	}
+	threshold := maxBacklog >> 1
+	f := &q.flows[fat]
+	var bytes uint32
+	n := 0
+	for n < q.cfg.DropBatch {
+		p := f.q.Pop()
+		if p == nil {
+			break
+		}
+		bytes += uint32(p.Len())
+		q.memUsage -= p.Len() + q.memOverhead
+		n++
+		q.stats.Drops++
+		q.stats.DropsByReason[ReasonOverflow]++
+		q.env.Drop(now, p, "fq_codel", ReasonOverflow)
+		if bytes >= threshold {
+			break
+		}
+	}
+	// The kernel also raises the flow's CoDel count, so that its control
+	// law drops faster once it gets going.
+	f.vars.count += uint32(n)
+	q.backlogs[fat] -= bytes
+	q.backlog -= int(bytes)
+	q.qlen -= n
+	return n, fat
+}
+
+// Dequeue returns the next packet by DRR over the new flows, then the old
+// ones, each flow's head going through its CoDel; nil and clock.Never when
+// every flow is empty.
+func (q *FQCoDel) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+	p := q.peeked
+	if p != nil {
+		q.peeked = nil
+	} else {
+		p = q.schedule(now)
+	}
+	if p == nil {
+		return nil, clock.Never
+	}
+	q.stats.Packets++
+	q.stats.Bytes += uint64(p.Len())
+	return p, now
+}
+
+// Peek returns the packet the next Dequeue will return; the scheduling and
+// CoDel decisions (and their drops) happen here, once.
+func (q *FQCoDel) Peek(now clock.Time) (*packet.Packet, clock.Time) {
+	if q.peeked == nil {
+		q.peeked = q.schedule(now)
+	}
+	if q.peeked == nil {
+		return nil, clock.Never
+	}
+	return q.peeked, now
+}
+
+// schedule is __fq_codel_dequeue.
+func (q *FQCoDel) schedule(now clock.Time) *packet.Packet {
+	for {
+		l := &q.newFlows
+		if l.empty() {
+			l = &q.oldFlows
+			if l.empty() {
+				return nil
+			}
+		}
+		idx := l.head
+		f := &q.flows[idx]
+		if f.deficit <= 0 {
+			f.deficit += q.quantum
+			q.oldFlows.pushBack(q.flows, l.popFront(q.flows))
+			continue
+		}
+		q.cur = idx
+		p := f.vars.dequeue(now, q, &q.params, &q.cstats)
+		if p == nil {
+			// An emptied new flow goes through the old list before it is
+			// unlinked, so that it cannot starve the old flows by turning
+			// new again and again.
+			l.popFront(q.flows)
+			if l.id == fqNewList && !q.oldFlows.empty() {
+				q.oldFlows.pushBack(q.flows, idx)
+			}
+			continue
+		}
+		f.deficit -= int32(p.Len())
+		return p
+	}
+}
+
+// Len returns the number of packets held, a peeked one included.
+func (q *FQCoDel) Len() int {
+	if q.peeked != nil {
+		return q.qlen + 1
+	}
+	return q.qlen
+}
+
+// Backlog returns the bytes held, a peeked packet included.
+func (q *FQCoDel) Backlog() int {
+	if q.peeked != nil {
+		return q.backlog + q.peeked.Len()
+	}
+	return q.backlog
+}
+
+// Stats returns the tc -s counters.
+func (q *FQCoDel) Stats() Stats {
+	s := q.stats
+	s.Qlen = q.Len()
+	s.Backlog = q.Backlog()
+	return s
+}
+
+// FQCoDelXStats are fq_codel's extended statistics (struct
+// tc_fq_codel_qd_stats), as tc -s prints them under the qdisc line.
+type FQCoDelXStats struct {
+	MaxPacket      uint32 // largest packet CoDel examined
+	DropOverlimit  uint32 // packets dropped because limit or memory_limit was exceeded
+	ECNMark        uint32 // packets CE-marked by CoDel instead of dropped
+	NewFlowCount   uint32 // times a flow became a new flow
+	NewFlowsLen    uint32 // flows on the new list now
+	OldFlowsLen    uint32 // flows on the old list now
+	CEMark         uint32 // packets CE-marked for exceeding ce_threshold
+	MemoryUsage    uint32 // truesize bytes held in the flow queues
+	DropOvermemory uint32 // drops made while memory_limit was exceeded
+}
+
+// XStats returns the extended statistics.
+func (q *FQCoDel) XStats() FQCoDelXStats {
+	return FQCoDelXStats{
+		MaxPacket:      q.cstats.maxPacket,
+		DropOverlimit:  q.dropOverlimit,
+		ECNMark:        q.cstats.ecnMark,
+		NewFlowCount:   q.newFlowCount,
+		NewFlowsLen:    uint32(q.newFlows.n),
+		OldFlowsLen:    uint32(q.oldFlows.n),
+		CEMark:         q.cstats.ceMark,
+		MemoryUsage:    uint32(q.memUsage),
+		DropOvermemory: q.dropOvermemory,
+	}
+}
+
+// Kind returns "fq_codel".
+func (q *FQCoDel) Kind() string { return "fq_codel" }
+
+// Child returns nil: fq_codel's classes are its flows, not child qdiscs.
+func (q *FQCoDel) Child() Qdisc { return nil }
+
+// Config returns the configuration with defaults filled in.
+func (q *FQCoDel) Config() Spec { return q.cfg }
+
+func (q *FQCoDel) codelPop() *packet.Packet {
+	p := q.flows[q.cur].q.Pop()
+	if p == nil {
+		return nil
+	}
+	n := p.Len()
+	q.backlogs[q.cur] -= uint32(n)
+	q.memUsage -= n + q.memOverhead
+	q.qlen--
+	q.backlog -= n
+	return p
+}
+
+func (q *FQCoDel) codelBacklog() int { return q.backlog }
+
+func (q *FQCoDel) codelDrop(now clock.Time, p *packet.Packet) {
+	q.stats.Drops++
+	q.stats.DropsByReason[ReasonCoDel]++
+	q.env.Drop(now, p, "fq_codel", ReasonCoDel)
+}
+
+func (q *FQCoDel) codelMark(now clock.Time, p *packet.Packet, why Reason) {
+	q.stats.Marks++
+	q.env.Mark(now, p, "fq_codel", why)
+}
