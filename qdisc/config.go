@@ -222,7 +222,7 @@ type FQCoDelConfig struct {
 	Target      time.Duration // default 5ms
 	Interval    time.Duration // default 100ms
 	Quantum     int           // bytes; 0 = psched_mtu
-	ECN         bool          // default on
+	ECN         bool          // tc's default is on (tcspec fills it); the zero value means noecn
 	CEThreshold time.Duration // 0 = disabled
 	MemoryLimit int           // bytes; default 32 MiB
 	DropBatch   int           // default 64
