@@ -131,26 +131,28 @@ func TestNetemCorrectEvents(t *testing.T) {
 	b := newBench(t, NetemConfig{Delay: time.Millisecond, Duplicate: 0.1, DuplicateCorr: 0.3,
 		Corrupt: 0.05, CorruptCorr: 0.5, Reorder: 0.2, ReorderCorr: 0.4})
 	dups, corrupt, originals := 0, 0, 0
-	for i := range n {
-		now := clock.Time(i) * 10 * clock.Time(time.Microsecond)
-		b.send(now, 100)
-		for {
-			p, _ := b.q.Dequeue(now + 2*ms)
-			if p == nil {
-				break
-			}
-			if p.Dup {
+	count := func() {
+		for _, d := range b.out {
+			if d.p.Dup {
 				dups++
 			} else {
 				originals++
-				if p.Corrupted {
+				if d.p.Corrupted {
 					corrupt++
 				}
 			}
-			p.Free()
+			d.p.Free()
 		}
+		b.out = b.out[:0]
 	}
-	b.drain(clock.Time(n)*ms, false)
+	for i := range n {
+		now := clock.Time(i) * 10 * clock.Time(time.Microsecond)
+		b.send(now, 100)
+		b.drain(now, true)
+		count()
+	}
+	b.drain(clock.Never-1, true)
+	count()
 	if got := float64(dups) / n; math.Abs(got-0.1) > 0.005 {
 		t.Errorf("duplicate 10%%: %.2f%% duplicated", got*100)
 	}
