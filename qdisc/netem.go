@@ -1,0 +1,385 @@
+package qdisc
+
+import (
+	"math"
+	"math/bits"
+
+	"wanlab/clock"
+	"wanlab/packet"
+)
+
+func init() {
+	register("netem", true, func(s Spec, env *Env, child Qdisc) (Qdisc, error) {
+		return NewNetem(s.(NetemConfig), env, child)
+	})
+}
+
+// Netem is Linux's network emulator qdisc (sch_netem.c, as of 6.18): delay
+// with jitter from a distribution table, loss (random or Markov models,
+// optionally ECN-marking instead), duplication, corruption, reordering,
+// rate with per-packet and per-cell overheads, and slotting, in front of an
+// optional child qdisc.
+//
+// Stats: Drops counts the packets netem discarded (DropsByReason: loss,
+// limit) plus those its child refused when netem handed them over (as the
+// kernel counts them); Marks counts ECN marks made instead of a loss, which
+// the kernel counts as drops and wanlab keeps apart; Requeues counts the
+// packets sent ahead by reorder.
+type Netem struct {
+	cfg   NetemConfig
+	env   *Env
+	child Qdisc
+
+	limit     int
+	gapThresh uint32 // the counter value from which reorder is drawn
+	latency   int64
+	rate      uint64
+	slotOn    bool
+
+	rnd     netemRand
+	delay   delayGen
+	loss    lossModel
+	dup     event
+	corrupt event
+	reorder event
+
+	rlist   ring // reordered packets, newest first (the kernel's sch->q)
+	tf      tfifo
+	counter uint32
+	order   uint64
+	peeked  *packet.Packet
+
+	slotNext    clock.Time
+	slotPackets int64
+	slotBytes   int64
+	slotDelay   delayGen
+
+	stats Stats
+}
+
+var _ Qdisc = (*Netem)(nil)
+
+// NewNetem validates cfg as tc and the kernel would (see the errors for
+// what each rule is), fills tc's defaults (limit 1000; gap 1 when reorder
+// is set) and returns a netem whose packets, once due, go to child (nil
+// for none). Duplicates re-enter env.Root (netem itself when Root is nil)
+// and are cloned from env.Pool, which duplicate therefore needs.
+//
+// The random streams are seeded from cfg.Seed when cfg.SeedSet, otherwise
+// from env.Seed; see NetemConfig.Correlation for the two modes. Loss model
+// fields are taken as they are: use StateLoss and GELoss for tc's
+// defaults.
+func NewNetem(cfg NetemConfig, env *Env, child Qdisc) (*Netem, error) {
+	if env == nil {
+		env = &Env{}
+	}
+	cfg, err := checkNetem(cfg, env)
+	if err != nil {
+		return nil, err
+	}
+	n := &Netem{cfg: cfg, env: env, child: child, limit: cfg.Limit}
+	n.latency = int64(cfg.Delay)
+	n.rate = uint64(cfg.Rate)
+	n.gapThresh = cfg.Gap - 1
+	if cfg.OldGap {
+		n.gapThresh = cfg.Gap
+	}
+
+	seed := env.Seed
+	if cfg.SeedSet {
+		seed = cfg.Seed
+	}
+	n.rnd.init(cfg.Correlation == CorrelationKernel, seed)
+	// Draw order of the kernel's init_crandom calls: delay, loss, dup
+	// (get_correlation), reorder, corrupt.
+	n.delay.init(&n.rnd, n.latency, int32(cfg.Jitter), cfg.DelayCorr, cfg.Dist.Table)
+	n.loss.init(&n.rnd, cfg.Loss)
+	n.dup.init(&n.rnd, cfg.Duplicate, cfg.DuplicateCorr)
+	n.reorder.init(&n.rnd, cfg.Reorder, cfg.ReorderCorr)
+	n.corrupt.init(&n.rnd, cfg.Corrupt, cfg.CorruptCorr)
+
+	if s := cfg.Slot; s.Enabled() {
+		n.slotOn = true
+		n.slotPackets, n.slotBytes = budget(s.Packets), budget(s.Bytes)
+		if s.Dist.Table != nil {
+			n.slotDelay = delayGen{mu: int64(s.DistDelay), sigma: int32(s.DistJitter), table: s.Dist.Table}
+		}
+	}
+	return n, nil
+}
+
+// budget turns a slot budget into the kernel's: 0 means INT_MAX.
+func budget(v int) int64 {
+	if v == 0 {
+		return math.MaxInt32
+	}
+	return int64(v)
+}
+
+// Kind returns "netem".
+func (n *Netem) Kind() string { return "netem" }
+
+// Child returns the attached child qdisc, or nil.
+func (n *Netem) Child() Qdisc { return n.child }
+
+// Config returns the configuration with tc's defaults filled in.
+func (n *Netem) Config() Spec { return n.cfg }
+
+// Len counts every packet inside netem, its child's included, as the
+// kernel's sch->q.qlen, which is what limit is compared with.
+func (n *Netem) Len() int {
+	l := n.rlist.Len() + n.tf.Len()
+	if n.peeked != nil {
+		l++
+	}
+	if n.child != nil {
+		l += n.child.Len()
+	}
+	return l
+}
+
+// Backlog is the number of bytes held, the child's included.
+func (n *Netem) Backlog() int {
+	b := n.rlist.Bytes() + n.tf.Bytes()
+	if n.peeked != nil {
+		b += n.peeked.Len()
+	}
+	if n.child != nil {
+		b += n.child.Backlog()
+	}
+	return b
+}
+
+// Stats returns the counters; see Netem for their meaning.
+func (n *Netem) Stats() Stats {
+	s := n.stats
+	s.Qlen, s.Backlog = n.Len(), n.Backlog()
+	return s
+}
+
+// Enqueue runs netem_enqueue's pipeline on p, in the kernel's order:
+// duplicate decision, loss decision (or ECN mark), corruption decision,
+// limit check, the duplicate's trip through the root (before the original,
+// and clean: it is copied before the bit flip), then either the reorder
+// path (sent next, ahead of everything) or the delay path (tabledist,
+// rate, tfifo).
+func (n *Netem) Enqueue(now clock.Time, p *packet.Packet) Verdict {
+	count := 1
+	if n.dup.enable && !p.Dup && n.dup.fire(&n.rnd) {
+		count++
+	}
+	if n.loss.lost(&n.rnd) {
+		if n.cfg.ECN && packet.SetCE(p.Bytes()) {
+			n.stats.Marks++
+			n.env.Mark(now, p, "netem", ReasonLoss)
+		} else {
+			count--
+		}
+	}
+	if count == 0 {
+		return n.drop(now, p, ReasonLoss)
+	}
+
+	corruptAt, corruptBit := -1, uint(0)
+	if n.corrupt.enable && n.corrupt.fire(&n.rnd) && p.Len() > 0 {
+		corruptAt = int(n.rnd.unseeded32() % uint32(p.Len()))
+		corruptBit = uint(n.rnd.unseeded32() % 8)
+	}
+
+	if n.Len() >= n.limit {
+		// The kernel clones the duplicate before this check and frees it
+		// here unseen; cloning only past it is the same without the waste.
+		return n.drop(now, p, ReasonLimit)
+	}
+	if count > 1 {
+		d := n.env.Pool.Clone(p)
+		d.Dup = true
+		root := n.env.Root
+		if root == nil {
+			root = n
+		}
+		root.Enqueue(now, d)
+	}
+	if corruptAt >= 0 {
+		p.Bytes()[corruptAt] ^= 1 << corruptBit
+		p.Corrupted = true
+	}
+
+	if n.cfg.Gap == 0 || n.counter < n.gapThresh || !n.reorder.fire(&n.rnd) {
+		n.counter++
+		p.TimeToSend = n.timeToSend(now, p.Len())
+		p.Order = n.order
+		n.order++
+		n.tf.push(p)
+	} else {
+		n.counter = 0
+		p.TimeToSend = now
+		p.Reordered = true
+		n.rlist.PushFront(p)
+		n.stats.Requeues++
+	}
+	return Queued
+}
+
+func (n *Netem) drop(now clock.Time, p *packet.Packet, why Reason) Verdict {
+	n.stats.Drops++
+	n.stats.DropsByReason[why]++
+	n.env.Drop(now, p, "netem", why)
+	return Dropped
+}
+
+// timeToSend is the delay path: d from tabledist, then with a rate the
+// packet serialises after the latest packet still inside netem,
+// tts = max(now+d, last) + tx; with FIFOJitter (and no rate) tts = max(now+d,
+// last).
+func (n *Netem) timeToSend(now clock.Time, length int) clock.Time {
+	d := n.delay.next(&n.rnd)
+	if n.rate != 0 {
+		if last, ok := n.lastTTS(); ok {
+			d = max(0, d-int64(last-now))
+			now = last
+		}
+		d += int64(n.packetTime(length))
+	} else if n.cfg.FIFOJitter {
+		if last, ok := n.lastTTS(); ok && now+clock.Time(d) < last {
+			return last
+		}
+	}
+	return now + clock.Time(d)
+}
+
+// lastTTS is the latest time to send among the packets in the reorder list
+// and the tfifo (not those already handed to the child).
+func (n *Netem) lastTTS() (clock.Time, bool) {
+	var t clock.Time
+	ok := false
+	if p := n.rlist.Back(); p != nil {
+		t, ok = p.TimeToSend, true
+	}
+	if p := n.tf.last(); p != nil && (!ok || p.TimeToSend > t) {
+		t, ok = p.TimeToSend, true
+	}
+	return t, ok
+}
+
+// packetTime is packet_time_ns: the serialisation time of length bytes
+// plus the packet overhead, rounded up to whole cells of CellSize bytes
+// that each cost CellOverhead more. Lengths that a negative overhead would
+// take below zero count as zero (the kernel's unsigned arithmetic would
+// wrap them to an enormous delay).
+func (n *Netem) packetTime(length int) uint64 {
+	l := int64(length) + int64(n.cfg.PacketOverhead)
+	if cs := int64(n.cfg.CellSize); cs != 0 && l > 0 {
+		cells := (l + cs - 1) / cs
+		l = cells * (cs + int64(n.cfg.CellOverhead))
+	}
+	if l <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(l), 1e9)
+	if hi >= n.rate {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, n.rate)
+	return min(q, math.MaxInt64)
+}
+
+// Dequeue returns the next packet that may leave at now: a reordered one
+// first, else the tfifo's head once due and once its slot is open (or, with
+// a child, whatever the child releases after every due packet has moved
+// into it, in time-to-send order). Otherwise it returns nil and the
+// earliest time anything could leave: the tfifo head's time (or the slot's
+// opening, if later), or the child's own next time if that is sooner.
+func (n *Netem) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+	p := n.peeked
+	next := now
+	if p != nil {
+		n.peeked = nil
+	} else {
+		p, next = n.dequeue(now)
+	}
+	if p != nil {
+		n.stats.Packets++
+		n.stats.Bytes += uint64(p.Len())
+	}
+	return p, next
+}
+
+// Peek returns the packet Dequeue(now) would return, without removing it.
+// Like the kernel's qdisc_peek_dequeued, it runs the dequeue (moving due
+// packets into the child, using up slot budget) and holds the result for
+// the next Dequeue.
+func (n *Netem) Peek(now clock.Time) (*packet.Packet, clock.Time) {
+	if n.peeked != nil {
+		return n.peeked, now
+	}
+	p, next := n.dequeue(now)
+	n.peeked = p
+	return p, next
+}
+
+func (n *Netem) dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+	for {
+		if p := n.rlist.Pop(); p != nil {
+			return p, now
+		}
+		h := n.tf.peek()
+		if h == nil {
+			break
+		}
+		tts := h.TimeToSend
+		if n.slotOn && n.slotNext < tts {
+			// The slot opened before h was due: wait for a fresh one.
+			n.nextSlot(now)
+		}
+		if tts <= now && (!n.slotOn || n.slotNext <= now) {
+			n.tf.pop()
+			if n.slotOn {
+				n.slotPackets--
+				n.slotBytes -= int64(h.Len())
+				if n.slotPackets <= 0 || n.slotBytes <= 0 {
+					n.nextSlot(now)
+				}
+			}
+			if n.child == nil {
+				return h, now
+			}
+			if n.child.Enqueue(now, h) != Queued {
+				n.stats.Drops++
+			}
+			continue
+		}
+		wake := tts
+		if n.slotOn {
+			wake = max(tts, n.slotNext)
+		}
+		if n.child == nil {
+			return nil, wake
+		}
+		p, cnext := n.child.Dequeue(now)
+		if p != nil {
+			return p, now
+		}
+		return nil, clock.Min(wake, cnext)
+	}
+	if n.child == nil {
+		return nil, clock.Never
+	}
+	return n.child.Dequeue(now)
+}
+
+// nextSlot opens the next slot (get_slot_next): after a uniform length in
+// [Min, Max) or one drawn from the slot distribution, with fresh budgets.
+func (n *Netem) nextSlot(now clock.Time) {
+	s := &n.cfg.Slot
+	var d int64
+	if s.Dist.Table == nil {
+		span := uint64(s.Max - s.Min)
+		hi, _ := bits.Mul64(span, uint64(n.rnd.unseeded32())<<32)
+		d = int64(s.Min) + int64(hi)
+	} else {
+		d = n.slotDelay.next(&n.rnd)
+	}
+	n.slotNext = now + clock.Time(d)
+	n.slotPackets, n.slotBytes = budget(s.Packets), budget(s.Bytes)
+}

@@ -1,0 +1,164 @@
+package qdisc
+
+import (
+	"testing"
+	"time"
+
+	"wanlab/clock"
+	"wanlab/packet"
+)
+
+const ms = clock.Time(time.Millisecond)
+
+// recorder is an Observer that counts drops and marks and frees drops.
+type recorder struct {
+	drops map[Reason]int
+	marks int
+	last  []*packet.Packet
+}
+
+func newRecorder() *recorder { return &recorder{drops: map[Reason]int{}} }
+
+func (r *recorder) Drop(now clock.Time, p *packet.Packet, kind string, why Reason) {
+	r.drops[why]++
+	p.Free()
+}
+
+func (r *recorder) Mark(now clock.Time, p *packet.Packet, kind string, why Reason) { r.marks++ }
+
+// fifoChild is a minimal child discipline: a packet FIFO with a limit and an
+// optional gate that keeps it closed until openAt.
+type fifoChild struct {
+	q      ring
+	limit  int
+	openAt clock.Time
+	env    *Env
+	enq    int
+}
+
+func (f *fifoChild) Enqueue(now clock.Time, p *packet.Packet) Verdict {
+	f.enq++
+	if f.limit > 0 && f.q.Len() >= f.limit {
+		f.env.Drop(now, p, "fifo", ReasonLimit)
+		return Dropped
+	}
+	f.q.Push(p)
+	return Queued
+}
+
+func (f *fifoChild) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+	if f.q.Len() == 0 {
+		return nil, clock.Never
+	}
+	if now < f.openAt {
+		return nil, f.openAt
+	}
+	return f.q.Pop(), now
+}
+
+func (f *fifoChild) Peek(now clock.Time) (*packet.Packet, clock.Time) {
+	if f.q.Len() == 0 {
+		return nil, clock.Never
+	}
+	if now < f.openAt {
+		return nil, f.openAt
+	}
+	return f.q.Front(), now
+}
+
+func (f *fifoChild) Len() int     { return f.q.Len() }
+func (f *fifoChild) Backlog() int { return f.q.Bytes() }
+func (f *fifoChild) Stats() Stats { return Stats{Qlen: f.q.Len(), Backlog: f.q.Bytes()} }
+func (f *fifoChild) Kind() string { return "testfifo" }
+func (f *fifoChild) Child() Qdisc { return nil }
+func (f *fifoChild) Config() Spec { return FifoConfig{Variant: "pfifo", Limit: f.limit} }
+
+var _ Qdisc = (*fifoChild)(nil)
+
+// bench is a netem under test on a virtual clock.
+type bench struct {
+	t    testing.TB
+	pool *packet.Pool
+	rec  *recorder
+	env  *Env
+	q    Qdisc
+	seq  int64
+	out  []departure
+}
+
+type departure struct {
+	at  clock.Time
+	seq int64
+	p   *packet.Packet
+}
+
+func newBench(t testing.TB, cfg NetemConfig) *bench {
+	t.Helper()
+	b := &bench{t: t, pool: packet.NewPool(2048, packet.DefaultHeadroom), rec: newRecorder()}
+	b.env = &Env{Observer: b.rec, Pool: b.pool, Seed: 1}
+	n, err := NewNetem(cfg, b.env, nil)
+	if err != nil {
+		t.Fatalf("NewNetem: %v", err)
+	}
+	b.q = n
+	b.env.Root = n
+	return b
+}
+
+func (b *bench) netem() *Netem { return b.q.(*Netem) }
+
+// packet makes an IPv4/UDP packet of size bytes with sequence number seq.
+func (b *bench) packet(size int, tos uint8) *packet.Packet {
+	p := b.pool.Get()
+	p.SetLen(size)
+	packet.WriteUDP4(p.Bytes(), packet.UDP4{Src: [4]byte{10, 0, 0, 1}, Dst: [4]byte{10, 0, 0, 2}, SrcPort: 1, DstPort: 2, TOS: tos, ID: uint16(b.seq)}, size)
+	p.Seq = b.seq
+	b.seq++
+	return p
+}
+
+// send enqueues one packet of size bytes at now and returns it and the verdict.
+func (b *bench) send(now clock.Time, size int) (*packet.Packet, Verdict) {
+	p := b.packet(size, 0)
+	return p, b.q.Enqueue(now, p)
+}
+
+// drain dequeues everything due at now, recording departures and freeing
+// the packets unless keep.
+func (b *bench) drain(now clock.Time, keep bool) clock.Time {
+	for {
+		p, next := b.q.Dequeue(now)
+		if p == nil {
+			return next
+		}
+		d := departure{at: now, seq: p.Seq}
+		if keep {
+			d.p = p
+		} else {
+			p.Free()
+		}
+		b.out = append(b.out, d)
+	}
+}
+
+// runUntil steps the clock to every deadline up to end, draining.
+func (b *bench) runUntil(now, end clock.Time) {
+	for now <= end {
+		next := b.drain(now, false)
+		if next == clock.Never || next > end {
+			return
+		}
+		now = max(next, now)
+	}
+}
+
+// checkLeaks asserts that every live packet is still inside the discipline
+// (or was kept by the test).
+func (b *bench) checkLeaks(kept int) {
+	b.t.Helper()
+	if got, want := b.pool.Live(), b.q.Len()+kept; got != want {
+		b.t.Errorf("pool.Live() = %d, want %d (queued %d + kept %d): a packet leaked", got, want, b.q.Len(), kept)
+	}
+}
+
+func mbit(m float64) Rate { return Rate(m * 1e6 / 8) }
