@@ -60,7 +60,7 @@ type acc struct {
 	sumHi      uint64 // 128-bit sum of delays, so the mean stays exact
 	sumLo      uint64
 	minD, maxD int64
-	h          hist
+	h          *hist // only without keep: exact samples make it redundant
 	keep       bool
 	samples    []int64
 }
@@ -80,10 +80,14 @@ func (a *acc) delivered(n int, d int64) {
 	var carry uint64
 	a.sumLo, carry = bits.Add64(a.sumLo, uint64(d), 0)
 	a.sumHi += carry
-	a.h.add(d)
 	if a.keep {
 		a.samples = append(a.samples, d)
+		return
 	}
+	if a.h == nil {
+		a.h = new(hist)
+	}
+	a.h.add(d)
 }
 
 func (a *acc) dropped(why qdisc.Reason) {
@@ -103,7 +107,7 @@ func (a *acc) snapshot() Counters {
 	}
 	sum := float64(a.sumHi)*math.Exp2(64) + float64(a.sumLo)
 	d := Delay{N: n, Min: float64(a.minD), Max: float64(a.maxD), Mean: sum / float64(n)}
-	if a.keep && uint64(len(a.samples)) == n {
+	if a.keep {
 		s := make([]float64, len(a.samples))
 		for i, v := range a.samples {
 			s[i] = float64(v)
@@ -120,4 +124,12 @@ func (a *acc) snapshot() Counters {
 	}
 	c.Delay = d
 	return c
+}
+
+// reserve makes room for n more exact delays, so that recording them does
+// not grow the slice (and copy it) along the way.
+func (a *acc) reserve(n int) {
+	if a.keep && n > 0 {
+		a.samples = slices.Grow(a.samples, n)
+	}
 }

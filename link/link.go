@@ -433,3 +433,16 @@ func (d *Direction) FlowCounters() map[int32]Counters {
 }
 
 var _ qdisc.Observer = (*Direction)(nil)
+
+// ReserveDelays prepares the exact delay records (Config.KeepDelays) for n
+// more delivered packets in all, and, with PerFlow, perFlow[f] more in flow
+// f, so that a long run does not repeatedly grow and copy them. It is only
+// an optimisation; it does nothing without KeepDelays.
+func (d *Direction) ReserveDelays(n int, perFlow map[int32]int) {
+	d.total.reserve(n)
+	if d.perFlow {
+		for f, k := range perFlow {
+			d.flow(f).reserve(k)
+		}
+	}
+}

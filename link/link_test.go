@@ -299,14 +299,19 @@ func TestConfigErrors(t *testing.T) {
 func BenchmarkEnqueueDequeue(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
+		cfg   Config
 		build func(*qdisc.Env) (qdisc.Qdisc, error)
 	}{
-		{"direct", nil},
-		{"testdelay", linktest.Builder(linktest.DelaySpec{Delay: time.Millisecond})},
+		{"direct", Config{}, nil},
+		{"testdelay", Config{}, linktest.Builder(linktest.DelaySpec{Delay: time.Millisecond})},
+		// What the simulator asks for: per-flow counters and exact delays.
+		{"direct-perflow-keep", Config{PerFlow: true, KeepDelays: true}, nil},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			pool := newPool()
-			d, err := NewWithRoot(Config{Env: qdisc.Env{Pool: pool}}, bc.build)
+			cfg := bc.cfg
+			cfg.Env.Pool = pool
+			d, err := NewWithRoot(cfg, bc.build)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -314,10 +319,11 @@ func BenchmarkEnqueueDequeue(b *testing.B) {
 			for i := range ps {
 				ps[i] = mk(pool, 0, 0, 1500, 0)
 			}
+			d.ReserveDelays(b.N, map[int32]int{0: b.N})
 			b.ReportAllocs()
 			b.ResetTimer()
 			now := clock.Time(0)
-			for i := 0; b.Loop(); i++ {
+			for i := range b.N {
 				p := ps[i&63]
 				p.Seq = int64(i)
 				d.Enqueue(now, p)
