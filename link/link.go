@@ -116,7 +116,6 @@ func New(cfg Config) (*Direction, error) {
 	}
 	d.base.Observer, d.base.Root = nil, nil
 	d.total.keep = cfg.KeepDelays
-	d.ev.Packet = nil
 	if d.trace != nil {
 		d.cur = d.trace.seek(0)
 	}
@@ -210,7 +209,9 @@ func (d *Direction) Enqueue(now clock.Time, p *packet.Packet) {
 // Dequeue returns the next packet that may leave at now, or nil and the
 // time at which one may (clock.Never if none will without new arrivals).
 // Call it until it returns nil to release everything that is due. The
-// caller owns the packet returned.
+// caller owns the packet returned. The packet's delay is counted as now -
+// Arrival: a caller that comes late (the real-time router) measures its own
+// lateness too, which is what the receiver sees.
 func (d *Direction) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 	d.now = now
 	if d.trace == nil {

@@ -24,6 +24,13 @@ const maxTraceMs = 1 << 40
 // timestamp, so period q holds the opportunities q·P + t_i. Time 0 of the
 // trace is time 0 of the clock.Time line it is used on.
 //
+// Each opportunity carries OpportunityBytes bytes, used as mahimahi's
+// LinkQueue uses them (see Direction.Dequeue): several small packets can
+// leave in one opportunity, a packet leaves when its last byte has been
+// sent, and bytes that find no packet ready are lost. mahimahi refuses
+// packets larger than an opportunity; here such a packet (a GSO
+// super-packet, a jumbo frame) simply spans several opportunities.
+//
 // A Trace is immutable and may be shared by several directions.
 type Trace struct {
 	at     []clock.Time // opportunity times within one period, ascending

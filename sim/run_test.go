@@ -360,3 +360,26 @@ func BenchmarkRun(b *testing.B) {
 	})
 	b.Run("direct", func(b *testing.B) { benchRun(b, link.Config{}) })
 }
+
+func TestTraceDrivenDirection(t *testing.T) {
+	// One 1500-byte opportunity every millisecond (12 Mbit/s) under 24
+	// Mbit/s of 1500-byte packets: the opportunities at 1..999 ms carry one
+	// packet each, the rest wait in the trace's unbounded queue.
+	tr, err := link.ParseTrace([]byte("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Config{Duration: time.Second, Up: link.Config{Trace: tr},
+		Flows: []Flow{CBR{Rate: 3e6, Size: 1500}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Up.Sent != 2000 || res.Up.Delivered != 999 || res.Up.Queued != 1001 || res.Up.ThroughputBps != 999*12000 {
+		t.Errorf("up %+v", res.Up)
+	}
+	// Packet k (sent at k/2 ms) leaves at k+1 ms: delay k/2 + 1 ms, from 1
+	// to 500 ms for k = 0..998.
+	if d := res.Up.DelayMs; d.Min != 1 || d.Max != 500 || d.Mean != 250.5 {
+		t.Errorf("delay %+v", d)
+	}
+}
