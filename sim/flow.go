@@ -48,11 +48,15 @@ type CBR struct {
 // CBR's do. Its randomness is seeded by Config.Seed and the flow's index.
 type Poisson CBR
 
-func (c CBR) base() CBR          { return c }
-func (CBR) poisson() bool        { return false }
-func (p Poisson) base() CBR      { return CBR(p) }
-func (Poisson) poisson() bool    { return true }
-func (c CBR) String() string     { return format("cbr", c) }
+func (c CBR) base() CBR       { return c }
+func (CBR) poisson() bool     { return false }
+func (p Poisson) base() CBR   { return CBR(p) }
+func (Poisson) poisson() bool { return true }
+
+// String returns the flow in ParseFlow's syntax, with exact units.
+func (c CBR) String() string { return format("cbr", c) }
+
+// String returns the flow in ParseFlow's syntax, with exact units.
 func (p Poisson) String() string { return format("poisson", CBR(p)) }
 
 // dir returns 0 for up and 1 for down.

@@ -123,10 +123,19 @@ func (d *Delay) Drain(yield func(*packet.Packet)) {
 	}
 }
 
-func (d *Delay) Len() int           { return d.q.n }
-func (d *Delay) Backlog() int       { return d.q.bytes }
-func (d *Delay) Kind() string       { return "testdelay" }
+// Len implements qdisc.Qdisc.
+func (d *Delay) Len() int { return d.q.n }
+
+// Backlog implements qdisc.Qdisc.
+func (d *Delay) Backlog() int { return d.q.bytes }
+
+// Kind returns "testdelay".
+func (d *Delay) Kind() string { return "testdelay" }
+
+// Child returns nil: a Delay has no child.
 func (d *Delay) Child() qdisc.Qdisc { return nil }
+
+// Config returns the DelaySpec.
 func (d *Delay) Config() qdisc.Spec { return d.spec }
 
 // Stats implements qdisc.Qdisc.
@@ -243,8 +252,13 @@ func (s *Swap) Backlog() int {
 	return s.q.bytes
 }
 
-func (s *Swap) Kind() string       { return "testswap" }
+// Kind returns "testswap".
+func (s *Swap) Kind() string { return "testswap" }
+
+// Child returns nil: a Swap has no child.
 func (s *Swap) Child() qdisc.Qdisc { return nil }
+
+// Config returns the SwapSpec.
 func (s *Swap) Config() qdisc.Spec { return s.spec }
 
 // Stats implements qdisc.Qdisc.
@@ -254,18 +268,8 @@ func (s *Swap) Stats() qdisc.Stats {
 	return st
 }
 
-// noDrain wraps a Swap without exposing its Drain method.
-type noDrain struct{ s *Swap }
-
-func (n noDrain) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict { return n.s.Enqueue(now, p) }
-func (n noDrain) Dequeue(now clock.Time) (*packet.Packet, clock.Time)    { return n.s.Dequeue(now) }
-func (n noDrain) Peek(now clock.Time) (*packet.Packet, clock.Time)       { return n.s.Peek(now) }
-func (n noDrain) Len() int                                               { return n.s.Len() }
-func (n noDrain) Backlog() int                                           { return n.s.Backlog() }
-func (n noDrain) Stats() qdisc.Stats                                     { return n.s.Stats() }
-func (n noDrain) Kind() string                                           { return n.s.Kind() }
-func (n noDrain) Child() qdisc.Qdisc                                     { return nil }
-func (n noDrain) Config() qdisc.Spec                                     { return n.s.spec }
+// noDrain hides the Drain method of the discipline it holds.
+type noDrain struct{ qdisc.Qdisc }
 
 // ring is a FIFO of packets (power-of-two circular buffer).
 type ring struct {
