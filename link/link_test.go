@@ -258,9 +258,10 @@ func TestZeroAllocsPerPacket(t *testing.T) {
 		name string
 		cfg  Config
 	}{
-		{"direct", Config{}},
+		{"plain", Config{}},
 		{"hook", Config{Hook: &countHook{}}},
 		{"perflow", Config{PerFlow: true}},
+		{"trace", Config{Trace: everyMs(t)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, pool := delayDir(t, linktest.DelaySpec{Delay: time.Millisecond}, tc.cfg)
@@ -269,6 +270,9 @@ func TestZeroAllocsPerPacket(t *testing.T) {
 				d.Enqueue(now, mk(pool, 3, int64(now), 1500, 0))
 				now += ms
 				p, _ := d.Dequeue(now)
+				if p == nil {
+					t.Fatalf("nothing left at %v", now)
+				}
 				p.Free()
 			}
 			for range 100 {
