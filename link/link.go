@@ -1,0 +1,449 @@
+// Package link models one direction of a path: a tree of queue disciplines
+// (as tc would attach them to a device), an optional trace-driven capacity
+// in mahimahi's format, counters, delay records and a per-packet event hook.
+//
+// A Direction is a steppable state machine like the disciplines it holds:
+// Enqueue offers a packet at a time, Dequeue returns the next packet that
+// may leave at a time or says when one may. It does no I/O and reads no
+// clock, so the simulator drives it on a virtual clock and the router on the
+// real one.
+package link
+
+import (
+	"fmt"
+	"math"
+
+	"wanlab/clock"
+	"wanlab/packet"
+	"wanlab/qdisc"
+)
+
+// Config describes a direction.
+type Config struct {
+	// Name labels the direction in events and reports ("up", "down").
+	Name string
+	// Chain is the qdisc tree as tc would build it: Chain[0] is the root and
+	// each next spec the child of the one before (see qdisc.Build). An
+	// empty chain is a direct path: packets pass at once.
+	Chain []qdisc.Spec
+	// Build, when not nil, builds the tree instead of Chain (which must then
+	// be empty); it may return a nil Qdisc for a direct path. It receives
+	// the direction's Env with its Observer already set.
+	Build func(env *qdisc.Env) (qdisc.Qdisc, error)
+	// Trace, when not nil, limits the direction's capacity to the trace's
+	// delivery opportunities: packets leave the qdisc tree only when an
+	// opportunity has bytes for them. Without a chain, packets wait for
+	// opportunities in an unbounded FIFO (mahimahi's default queue).
+	Trace *Trace
+	// Env is shared by the tree's disciplines (Pool for duplicates, Seed,
+	// MTU, TxQueueLen, HZ). The direction sets Env.Observer to itself and
+	// Env.Root to the root it builds; values given there are ignored.
+	Env qdisc.Env
+	// Hook, when not nil, is told about every event.
+	Hook Hook
+	// PerFlow keeps counters per packet.Flow (see FlowCounters).
+	PerFlow bool
+	// KeepDelays keeps every delivered packet's delay so that delay
+	// percentiles are exact; otherwise they come from a histogram within
+	// 1%. Keeping delays costs 8 bytes per delivered packet.
+	KeepDelays bool
+}
+
+// Drainer is implemented by disciplines that can hand over the packets they
+// hold, as SetChain needs to move them into a new tree. Drain removes every
+// packet the discipline holds (its children's included), in the order it
+// would have sent them, and passes each to yield; it must neither drop nor
+// mark them, and it leaves the discipline empty.
+type Drainer interface {
+	Drain(yield func(*packet.Packet))
+}
+
+// Direction is one direction of a path. It implements qdisc.Observer for
+// the tree it holds. It is not safe for concurrent use.
+type Direction struct {
+	name string
+	base qdisc.Env // Env as configured, the template of every tree's Env
+	hook Hook
+	ev   Event
+
+	root qdisc.Qdisc // the tree as built, nil for a direct path
+	q    qdisc.Qdisc // where packets enter: root, or a direct FIFO
+	env  *qdisc.Env
+	// retiring holds trees replaced by SetChain that could not hand their
+	// packets over; they keep releasing them, ahead of the current tree.
+	retiring []qdisc.Qdisc
+	now      clock.Time // latest time seen, for SetChain
+
+	trace   *Trace
+	cur     cursor         // next delivery opportunity not yet used
+	transit *packet.Packet // packet partly sent by the trace's opportunities
+	left    int            // bytes of transit still to send
+	// wait is when the tree said, at the latest opportunity that found
+	// nothing ready, it might next have a packet (0 once anything arrives).
+	wait clock.Time
+	out  fifo // packets fully sent by the trace, not yet dequeued
+
+	total   acc
+	perFlow bool
+	keep    bool
+	flows   []*acc
+	flowMap map[int32]*acc
+	maxSeq  []int64 // highest Seq delivered per flow, for reordering
+	seqMap  map[int32]int64
+}
+
+// denseFlows bounds the flow numbers kept in slices; larger ones (and
+// negative ones, for PerFlow) go to maps.
+const denseFlows = 1 << 16
+
+// New builds a direction from cfg: its qdisc tree from cfg.Chain with
+// qdisc.Build (or cfg.Build), or a direct path if the chain is empty.
+func New(cfg Config) (*Direction, error) {
+	if cfg.Build != nil && len(cfg.Chain) > 0 {
+		return nil, fmt.Errorf("link %s: both Chain and Build are set; give one", cfg.Name)
+	}
+	build := cfg.Build
+	if build == nil {
+		build = chainBuilder(cfg.Chain)
+	}
+	d := &Direction{
+		name:    cfg.Name,
+		base:    cfg.Env,
+		hook:    cfg.Hook,
+		trace:   cfg.Trace,
+		perFlow: cfg.PerFlow,
+		keep:    cfg.KeepDelays,
+	}
+	d.base.Observer, d.base.Root = nil, nil
+	d.total.keep = cfg.KeepDelays
+	if d.trace != nil {
+		d.cur = d.trace.seek(0)
+	}
+	root, q, env, err := d.buildTree(build)
+	if err != nil {
+		return nil, err
+	}
+	d.root, d.q, d.env = root, q, env
+	return d, nil
+}
+
+// NewWithRoot is New with the tree made by build (which may return nil for
+// a direct path) instead of cfg.Chain.
+func NewWithRoot(cfg Config, build func(env *qdisc.Env) (qdisc.Qdisc, error)) (*Direction, error) {
+	cfg.Build = build
+	return New(cfg)
+}
+
+func chainBuilder(chain []qdisc.Spec) func(*qdisc.Env) (qdisc.Qdisc, error) {
+	if len(chain) == 0 {
+		return func(*qdisc.Env) (qdisc.Qdisc, error) { return nil, nil }
+	}
+	chain = append([]qdisc.Spec(nil), chain...)
+	return func(env *qdisc.Env) (qdisc.Qdisc, error) { return qdisc.Build(chain, env) }
+}
+
+// buildTree makes a tree with its own Env, whose Root is a tap that counts
+// the packets the tree injects (netem's duplicates).
+func (d *Direction) buildTree(build func(*qdisc.Env) (qdisc.Qdisc, error)) (root, q qdisc.Qdisc, env *qdisc.Env, err error) {
+	env = new(qdisc.Env)
+	*env = d.base
+	env.Observer = d
+	root, err = build(env)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("link %s: %w", d.name, err)
+	}
+	q = root
+	if q == nil {
+		q = &direct{}
+	}
+	env.Root = &tap{d: d, Qdisc: q}
+	return root, q, env, nil
+}
+
+// Name returns the direction's name.
+func (d *Direction) Name() string { return d.name }
+
+// Root returns the root of the qdisc tree, or nil for a direct path.
+func (d *Direction) Root() qdisc.Qdisc { return d.root }
+
+// Trace returns the direction's trace, or nil.
+func (d *Direction) Trace() *Trace { return d.trace }
+
+// Len returns the number of packets inside the direction: in its trees, on
+// the trace's wire, and due but not yet dequeued.
+func (d *Direction) Len() int {
+	n := d.q.Len() + d.out.n
+	for _, r := range d.retiring {
+		n += r.Len()
+	}
+	if d.transit != nil {
+		n++
+	}
+	return n
+}
+
+// Enqueue offers p at time now: it stamps p.Arrival, counts it and hands it
+// to the tree, which keeps it or reports it dropped. The direction owns p
+// from now on.
+func (d *Direction) Enqueue(now clock.Time, p *packet.Packet) {
+	d.now = now
+	p.Arrival = now
+	d.total.c.Sent++
+	d.total.c.BytesIn += uint64(p.Len())
+	if d.perFlow {
+		a := d.flow(p.Flow)
+		a.c.Sent++
+		a.c.BytesIn += uint64(p.Len())
+	}
+	if d.hook != nil {
+		d.emit(now, Enqueue, qdisc.ReasonNone, "", p)
+	}
+	if d.trace != nil {
+		// Opportunities before now passed while p was not there yet.
+		d.advance(now, false)
+		d.wait = 0
+	}
+	d.q.Enqueue(now, p)
+}
+
+// Dequeue returns the next packet that may leave at now, or nil and the
+// time at which one may (clock.Never if none will without new arrivals).
+// Call it until it returns nil to release everything that is due. The
+// caller owns the packet returned. The packet's delay is counted as now -
+// Arrival: a caller that comes late (the real-time router) measures its own
+// lateness too, which is what the receiver sees.
+func (d *Direction) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+	d.now = now
+	if d.trace == nil {
+		p, next := d.pull(now)
+		if p == nil {
+			return nil, next
+		}
+		d.deliver(now, p)
+		return p, now
+	}
+	d.advance(now, true)
+	if p := d.out.pop(); p != nil {
+		d.deliver(now, p)
+		return p, now
+	}
+	switch {
+	case d.transit != nil:
+		return nil, d.cur.t
+	case d.wait == clock.Never || d.Len() == 0:
+		return nil, clock.Never
+	case d.wait > d.cur.t:
+		return nil, d.trace.Next(d.wait)
+	}
+	return nil, d.cur.t
+}
+
+// advance uses the trace's delivery opportunities before now (or up to and
+// including now), as mahimahi's LinkQueue::rationalize does: each
+// opportunity has OpportunityBytes bytes; a packet is taken from the tree
+// when the previous one is fully sent and leaves when its last byte is,
+// so several small packets can share an opportunity and a large one spans
+// several. Bytes of an opportunity that finds nothing ready are lost.
+func (d *Direction) advance(now clock.Time, inclusive bool) {
+	limit := now
+	if inclusive {
+		limit++
+	}
+	for d.cur.t < limit {
+		t := d.cur.t
+		budget := OpportunityBytes
+		starved := false
+		for budget > 0 {
+			if d.transit == nil {
+				p, next := d.pull(t)
+				if p == nil {
+					starved, d.wait = true, next
+					break
+				}
+				d.transit, d.left = p, p.Len()
+			}
+			n := min(budget, d.left)
+			d.left -= n
+			budget -= n
+			if d.left == 0 {
+				d.out.push(d.transit)
+				d.transit = nil
+			}
+		}
+		c := d.trace.next(d.cur)
+		if starved {
+			// Nothing can use the opportunities before the tree's own
+			// deadline, up to the next arrival (which comes through
+			// Enqueue, and so after this call), so skip them instead of
+			// visiting each.
+			if s := d.trace.seek(min(d.wait, limit)); s.after(c) {
+				c = s
+			}
+		}
+		d.cur = c
+	}
+}
+
+// pull takes the next ready packet from the retiring trees, oldest first,
+// then from the current one.
+func (d *Direction) pull(now clock.Time) (*packet.Packet, clock.Time) {
+	if len(d.retiring) == 0 {
+		return d.q.Dequeue(now)
+	}
+	next := clock.Never
+	for i := 0; i < len(d.retiring); {
+		r := d.retiring[i]
+		p, n := r.Dequeue(now)
+		if p != nil {
+			return p, now
+		}
+		if r.Len() == 0 {
+			d.retiring = append(d.retiring[:i], d.retiring[i+1:]...)
+			continue
+		}
+		next = min(next, n)
+		i++
+	}
+	p, n := d.q.Dequeue(now)
+	if p != nil {
+		return p, now
+	}
+	return nil, min(next, n)
+}
+
+// deliver accounts for p leaving at now.
+func (d *Direction) deliver(now clock.Time, p *packet.Packet) {
+	delay := int64(now - p.Arrival)
+	d.total.delivered(p.Len(), delay)
+	reordered := p.Flow >= 0 && d.reordered(p.Flow, p.Seq)
+	if reordered {
+		d.total.c.Reordered++
+	}
+	if d.perFlow {
+		a := d.flow(p.Flow)
+		a.delivered(p.Len(), delay)
+		if reordered {
+			a.c.Reordered++
+		}
+	}
+	if d.hook != nil {
+		d.emit(now, Dequeue, qdisc.ReasonNone, "", p)
+	}
+}
+
+// reordered applies RFC 4737's definition: a packet is reordered if its
+// sequence number is lower than the highest already delivered in its flow.
+// Equal numbers (duplicates) are not reordered.
+func (d *Direction) reordered(f int32, seq int64) bool {
+	if f < denseFlows {
+		for int(f) >= len(d.maxSeq) {
+			d.maxSeq = append(d.maxSeq, math.MinInt64)
+		}
+		if seq < d.maxSeq[f] {
+			return true
+		}
+		d.maxSeq[f] = seq
+		return false
+	}
+	if d.seqMap == nil {
+		d.seqMap = map[int32]int64{}
+	}
+	m, ok := d.seqMap[f]
+	if ok && seq < m {
+		return true
+	}
+	d.seqMap[f] = seq
+	return false
+}
+
+// flow returns flow f's accumulator, making it on first use.
+func (d *Direction) flow(f int32) *acc {
+	if f >= 0 && f < denseFlows {
+		for int(f) >= len(d.flows) {
+			d.flows = append(d.flows, nil)
+		}
+		if a := d.flows[f]; a != nil {
+			return a
+		}
+		a := &acc{keep: d.keep}
+		d.flows[f] = a
+		return a
+	}
+	if d.flowMap == nil {
+		d.flowMap = map[int32]*acc{}
+	}
+	a := d.flowMap[f]
+	if a == nil {
+		a = &acc{keep: d.keep}
+		d.flowMap[f] = a
+	}
+	return a
+}
+
+// Drop implements qdisc.Observer: it counts p as dropped by kind for why,
+// reports it to the hook and frees it.
+func (d *Direction) Drop(now clock.Time, p *packet.Packet, kind string, why qdisc.Reason) {
+	d.total.dropped(why)
+	if d.perFlow {
+		d.flow(p.Flow).dropped(why)
+	}
+	if d.hook != nil {
+		d.emit(now, Drop, why, kind, p)
+	}
+	p.Free()
+}
+
+// Mark implements qdisc.Observer: it counts the CE mark and reports it to
+// the hook; p stays in the tree.
+func (d *Direction) Mark(now clock.Time, p *packet.Packet, kind string, why qdisc.Reason) {
+	d.total.c.Marked++
+	if d.perFlow {
+		d.flow(p.Flow).c.Marked++
+	}
+	if d.hook != nil {
+		d.emit(now, Mark, why, kind, p)
+	}
+}
+
+func (d *Direction) emit(now clock.Time, k EventKind, why qdisc.Reason, kind string, p *packet.Packet) {
+	d.ev = Event{Time: now, Kind: k, Reason: why, Qdisc: kind, Packet: p}
+	d.hook.Event(&d.ev)
+	d.ev.Packet = nil
+}
+
+// Counters returns a snapshot of the direction's counters.
+func (d *Direction) Counters() Counters { return d.total.snapshot() }
+
+// FlowCounters returns a snapshot of the counters of every flow seen, by
+// packet.Flow (router traffic without a flow number shares one entry), or
+// nil unless Config.PerFlow is set.
+func (d *Direction) FlowCounters() map[int32]Counters {
+	if !d.perFlow {
+		return nil
+	}
+	m := make(map[int32]Counters, len(d.flows)+len(d.flowMap))
+	for f, a := range d.flows {
+		if a != nil {
+			m[int32(f)] = a.snapshot()
+		}
+	}
+	for f, a := range d.flowMap {
+		m[f] = a.snapshot()
+	}
+	return m
+}
+
+var _ qdisc.Observer = (*Direction)(nil)
+
+// ReserveDelays prepares the exact delay records (Config.KeepDelays) for n
+// more delivered packets in all, and, with PerFlow, perFlow[f] more in flow
+// f, so that a long run does not repeatedly grow and copy them. It is only
+// an optimisation; it does nothing without KeepDelays.
+func (d *Direction) ReserveDelays(n int, perFlow map[int32]int) {
+	d.total.reserve(n)
+	if d.perFlow {
+		for f, k := range perFlow {
+			d.flow(f).reserve(k)
+		}
+	}
+}

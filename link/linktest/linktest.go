@@ -1,0 +1,320 @@
+// Package linktest provides small queue disciplines for testing links and
+// the simulator without the real ones: a fixed-delay (optionally
+// rate-limited, bounded) FIFO and a discipline that swaps packets in pairs.
+// They implement qdisc.Qdisc directly and are built with link.Config.Build.
+package linktest
+
+import (
+	"time"
+
+	"wanlab/clock"
+	"wanlab/packet"
+	"wanlab/qdisc"
+)
+
+// DelaySpec configures a Delay line.
+type DelaySpec struct {
+	// Delay is added to every packet.
+	Delay time.Duration
+	// Rate, when not zero, serialises packets as a link of that rate would,
+	// before the delay: tts = max(now, previous tts - Delay) + len/Rate +
+	// Delay, as netem's rate does for a constant delay.
+	Rate qdisc.Rate
+	// Limit, when not zero, is the most packets held; more are dropped with
+	// qdisc.ReasonLimit.
+	Limit int
+	// DupEvery, when not zero, duplicates every DupEvery-th packet through
+	// Env.Root, as netem's duplicate does.
+	DupEvery int
+	// MarkEvery, when not zero, CE-marks every MarkEvery-th packet offered
+	// (duplicates included, counted as they arrive) if it is ECN-capable.
+	MarkEvery int
+}
+
+// Kind returns "testdelay".
+func (DelaySpec) Kind() string { return "testdelay" }
+
+// Delay is a FIFO that releases each packet at its arrival time plus a
+// fixed delay (and its serialisation time at Rate).
+type Delay struct {
+	spec  DelaySpec
+	env   *qdisc.Env
+	q     ring
+	last  clock.Time // departure of the latest packet from the rate stage
+	n     uint64     // packets offered, duplicates included
+	orig  uint64     // packets offered that are not duplicates
+	stats qdisc.Stats
+}
+
+// NewDelay returns a Delay line using env for drops, marks and duplicates.
+func NewDelay(spec DelaySpec, env *qdisc.Env) *Delay {
+	return &Delay{spec: spec, env: env}
+}
+
+// Builder returns a link.Config.Build function making a Delay line.
+func Builder(spec DelaySpec) func(env *qdisc.Env) (qdisc.Qdisc, error) {
+	return func(env *qdisc.Env) (qdisc.Qdisc, error) { return NewDelay(spec, env), nil }
+}
+
+// Enqueue implements qdisc.Qdisc.
+func (d *Delay) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
+	if d.spec.Limit > 0 && d.q.n >= d.spec.Limit {
+		d.stats.Drops++
+		d.stats.DropsByReason[qdisc.ReasonLimit]++
+		d.env.Drop(now, p, "testdelay", qdisc.ReasonLimit)
+		return qdisc.Dropped
+	}
+	d.n++
+	mark := d.spec.MarkEvery > 0 && d.n%uint64(d.spec.MarkEvery) == 0
+	if !p.Dup {
+		d.orig++
+		if d.spec.DupEvery > 0 && d.orig%uint64(d.spec.DupEvery) == 0 && d.env.Pool != nil {
+			c := d.env.Pool.Clone(p)
+			c.Dup = true
+			d.env.Root.Enqueue(now, c)
+		}
+	}
+	if mark && packet.SetCE(p.Bytes()) {
+		d.stats.Marks++
+		d.env.Mark(now, p, "testdelay", qdisc.ReasonCEThreshold)
+	}
+	start := now
+	if d.spec.Rate > 0 {
+		start = max(now, d.last) + clock.Time(d.spec.Rate.TxTime(p.Len()))
+		d.last = start
+	}
+	p.TimeToSend = start.Add(d.spec.Delay)
+	p.Enqueued = now
+	d.q.push(p)
+	return qdisc.Queued
+}
+
+// Dequeue implements qdisc.Qdisc.
+func (d *Delay) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+	p := d.q.front()
+	if p == nil {
+		return nil, clock.Never
+	}
+	if p.TimeToSend > now {
+		return nil, p.TimeToSend
+	}
+	d.q.pop()
+	d.stats.Packets++
+	d.stats.Bytes += uint64(p.Len())
+	return p, now
+}
+
+// Peek implements qdisc.Qdisc.
+func (d *Delay) Peek(now clock.Time) (*packet.Packet, clock.Time) {
+	p := d.q.front()
+	if p == nil {
+		return nil, clock.Never
+	}
+	if p.TimeToSend > now {
+		return nil, p.TimeToSend
+	}
+	return p, now
+}
+
+// Drain implements link.Drainer.
+func (d *Delay) Drain(yield func(*packet.Packet)) {
+	for p := d.q.pop(); p != nil; p = d.q.pop() {
+		yield(p)
+	}
+}
+
+// Len implements qdisc.Qdisc.
+func (d *Delay) Len() int { return d.q.n }
+
+// Backlog implements qdisc.Qdisc.
+func (d *Delay) Backlog() int { return d.q.bytes }
+
+// Kind returns "testdelay".
+func (d *Delay) Kind() string { return "testdelay" }
+
+// Child returns nil: a Delay has no child.
+func (d *Delay) Child() qdisc.Qdisc { return nil }
+
+// Config returns the DelaySpec.
+func (d *Delay) Config() qdisc.Spec { return d.spec }
+
+// Stats implements qdisc.Qdisc.
+func (d *Delay) Stats() qdisc.Stats {
+	s := d.stats
+	s.Qlen, s.Backlog = d.q.n, d.q.bytes
+	return s
+}
+
+// SwapSpec configures a Swap.
+type SwapSpec struct {
+	// Hold is how long a lone packet waits for a partner before it leaves
+	// alone.
+	Hold time.Duration
+	// NoDrain makes the Swap hide its Drain method, to test trees that
+	// cannot hand their packets over.
+	NoDrain bool
+}
+
+// Kind returns "testswap".
+func (SwapSpec) Kind() string { return "testswap" }
+
+// Swap releases packets in pairs, the second of each pair first: arrivals
+// 0 1 2 3 leave as 1 0 3 2. A packet without a partner leaves after Hold.
+type Swap struct {
+	spec  SwapSpec
+	q     ring
+	ahead *packet.Packet // the first of a pair, due right after its partner
+	stats qdisc.Stats
+}
+
+// NewSwap returns a Swap.
+func NewSwap(spec SwapSpec) qdisc.Qdisc {
+	s := &Swap{spec: spec}
+	if spec.NoDrain {
+		return noDrain{s}
+	}
+	return s
+}
+
+// SwapBuilder returns a link.Config.Build function making a Swap.
+func SwapBuilder(spec SwapSpec) func(env *qdisc.Env) (qdisc.Qdisc, error) {
+	return func(*qdisc.Env) (qdisc.Qdisc, error) { return NewSwap(spec), nil }
+}
+
+// Enqueue implements qdisc.Qdisc.
+func (s *Swap) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
+	p.Enqueued = now
+	s.q.push(p)
+	return qdisc.Queued
+}
+
+// Dequeue implements qdisc.Qdisc.
+func (s *Swap) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+	p, next := s.Peek(now)
+	if p == nil {
+		return nil, next
+	}
+	if p == s.ahead {
+		s.ahead = nil
+	} else if s.q.n >= 2 {
+		first := s.q.pop()
+		s.q.pop()
+		s.ahead = first
+	} else {
+		s.q.pop()
+	}
+	s.stats.Packets++
+	s.stats.Bytes += uint64(p.Len())
+	return p, now
+}
+
+// Peek implements qdisc.Qdisc.
+func (s *Swap) Peek(now clock.Time) (*packet.Packet, clock.Time) {
+	switch {
+	case s.ahead != nil:
+		return s.ahead, now
+	case s.q.n >= 2:
+		return s.q.at(1), now
+	case s.q.n == 1:
+		p := s.q.front()
+		if due := p.Enqueued.Add(s.spec.Hold); due > now {
+			return nil, due
+		}
+		return p, now
+	}
+	return nil, clock.Never
+}
+
+// Drain implements link.Drainer.
+func (s *Swap) Drain(yield func(*packet.Packet)) {
+	for {
+		p, _ := s.Dequeue(clock.Never - 1)
+		if p == nil {
+			return
+		}
+		yield(p)
+	}
+}
+
+// Len implements qdisc.Qdisc.
+func (s *Swap) Len() int {
+	if s.ahead != nil {
+		return s.q.n + 1
+	}
+	return s.q.n
+}
+
+// Backlog implements qdisc.Qdisc.
+func (s *Swap) Backlog() int {
+	if s.ahead != nil {
+		return s.q.bytes + s.ahead.Len()
+	}
+	return s.q.bytes
+}
+
+// Kind returns "testswap".
+func (s *Swap) Kind() string { return "testswap" }
+
+// Child returns nil: a Swap has no child.
+func (s *Swap) Child() qdisc.Qdisc { return nil }
+
+// Config returns the SwapSpec.
+func (s *Swap) Config() qdisc.Spec { return s.spec }
+
+// Stats implements qdisc.Qdisc.
+func (s *Swap) Stats() qdisc.Stats {
+	st := s.stats
+	st.Qlen, st.Backlog = s.Len(), s.Backlog()
+	return st
+}
+
+// noDrain hides the Drain method of the discipline it holds.
+type noDrain struct{ qdisc.Qdisc }
+
+// ring is a FIFO of packets (power-of-two circular buffer).
+type ring struct {
+	buf   []*packet.Packet
+	head  int
+	n     int
+	bytes int
+}
+
+func (r *ring) push(p *packet.Packet) {
+	if r.n == len(r.buf) {
+		nb := make([]*packet.Packet, max(2*len(r.buf), 16))
+		for i := range r.n {
+			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = p
+	r.n++
+	r.bytes += p.Len()
+}
+
+func (r *ring) front() *packet.Packet {
+	if r.n == 0 {
+		return nil
+	}
+	return r.buf[r.head]
+}
+
+func (r *ring) at(i int) *packet.Packet { return r.buf[(r.head+i)&(len(r.buf)-1)] }
+
+func (r *ring) pop() *packet.Packet {
+	if r.n == 0 {
+		return nil
+	}
+	p := r.buf[r.head]
+	r.buf[r.head] = nil
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.n--
+	r.bytes -= p.Len()
+	return p
+}
+
+var (
+	_ qdisc.Qdisc = (*Delay)(nil)
+	_ qdisc.Qdisc = (*Swap)(nil)
+	_ qdisc.Qdisc = noDrain{}
+)

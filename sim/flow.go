@@ -1,0 +1,314 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"wanlab/packet"
+	"wanlab/qdisc"
+)
+
+// Flow is a synthetic traffic source: a CBR or a Poisson flow of UDP
+// packets of one size. Its String is its ParseFlow form.
+type Flow interface {
+	String() string
+	// base returns the flow's parameters; the interface is sealed.
+	base() CBR
+	poisson() bool
+}
+
+// CBR is a constant-bit-rate flow: packet k (from 0) is sent at
+// Start + floor(k·Size/Rate), exactly, without drift.
+type CBR struct {
+	// Rate is the flow's rate in bytes per second (tc's unit: "10mbit" is
+	// 1250000), counting whole IP packets.
+	Rate qdisc.Rate
+	// Size is the IP length of each packet, 28 (IPv4 + UDP headers) to
+	// 65535 bytes.
+	Size int
+	// Dir is "up" (client to server) or "down"; empty means up.
+	Dir string
+	// Start is when the first packet is sent.
+	Start time.Duration
+	// Count is the number of packets to send; 0 means no limit.
+	Count int64
+	// TOS is the DSCP part of the TOS byte (DSCP << 2); its two low bits
+	// must be 0, because they are the ECN field, which ECN sets.
+	TOS uint8
+	// ECN is the ECN codepoint of every packet.
+	ECN packet.ECN
+}
+
+// Poisson is a flow with exponentially distributed gaps between packets
+// (a Poisson process) of mean Size/Rate, so its mean rate is Rate; the
+// first packet is sent one random gap after Start. The fields mean what
+// CBR's do. Its randomness is seeded by Config.Seed and the flow's index.
+type Poisson CBR
+
+func (c CBR) base() CBR       { return c }
+func (CBR) poisson() bool     { return false }
+func (p Poisson) base() CBR   { return CBR(p) }
+func (Poisson) poisson() bool { return true }
+
+// String returns the flow in ParseFlow's syntax, with exact units.
+func (c CBR) String() string { return format("cbr", c) }
+
+// String returns the flow in ParseFlow's syntax, with exact units.
+func (p Poisson) String() string { return format("poisson", CBR(p)) }
+
+// dir returns 0 for up and 1 for down.
+func (c CBR) dir() int {
+	if c.Dir == "down" {
+		return 1
+	}
+	return 0
+}
+
+// validate checks the parameters, naming the ParseFlow key to fix.
+func (c CBR) validate() error {
+	switch {
+	case c.Rate == 0:
+		return fmt.Errorf("rate is 0; give rate=RATE, e.g. rate=10mbit")
+	case c.Size < 28 || c.Size > 65535:
+		return fmt.Errorf("size=%d is outside 28..65535 bytes (an IPv4/UDP packet); give e.g. size=1500", c.Size)
+	case c.Dir != "" && c.Dir != "up" && c.Dir != "down":
+		return fmt.Errorf("dir=%q: use dir=up or dir=down", c.Dir)
+	case c.Start < 0:
+		return fmt.Errorf("start=%v is negative; give a time from the start of the run, e.g. start=1s", c.Start)
+	case c.Count < 0:
+		return fmt.Errorf("count=%d is negative; give count=N, or leave it out for no limit", c.Count)
+	case c.TOS&3 != 0:
+		return fmt.Errorf("tos=0x%02x sets the ECN bits; give the DSCP part only (tos=0x%02x) and ecn=ect0|ect1|notect", c.TOS, c.TOS&^3)
+	case c.ECN > packet.CE:
+		return fmt.Errorf("ecn=%d is not a codepoint; use ecn=ect0, ect1, notect or ce", c.ECN)
+	}
+	return nil
+}
+
+// ParseFlow parses a flow description:
+//
+//	cbr rate=RATE size=BYTES [dir=up|down] [start=T] [count=N] [tos=0xNN] [ecn=ect0|ect1|notect|ce]
+//	poisson rate=RATE size=BYTES [...the same options]
+//
+// RATE is a number with tc's units, case-insensitive: bit (also a bare
+// number), kbit, mbit, gbit, tbit in bits per second with steps of 1000,
+// and bps, kbps, mbps, gbps, tbps in bytes per second. T is a number with
+// ns, us, ms or s. tos is decimal or 0x hex. The defaults are dir=up,
+// start=0s, no count limit, tos=0 and ecn=notect.
+func ParseFlow(s string) (Flow, error) {
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("sim: empty flow; write e.g. \"cbr rate=10mbit size=1500\"")
+	}
+	kind := strings.ToLower(fields[0])
+	if kind != "cbr" && kind != "poisson" {
+		return nil, fmt.Errorf("sim: flow %q: unknown kind %q; use cbr or poisson", s, fields[0])
+	}
+	c := CBR{Dir: "up"}
+	seen := map[string]bool{}
+	for _, f := range fields[1:] {
+		key, val, ok := strings.Cut(f, "=")
+		key = strings.ToLower(key)
+		if !ok || val == "" {
+			return nil, fmt.Errorf("sim: flow %q: %q is not KEY=VALUE; write e.g. rate=10mbit", s, f)
+		}
+		if seen[key] {
+			return nil, fmt.Errorf("sim: flow %q: %s is given twice; keep one", s, key)
+		}
+		seen[key] = true
+		if err := c.set(key, val); err != nil {
+			return nil, fmt.Errorf("sim: flow %q: %w", s, err)
+		}
+	}
+	for _, k := range []string{"rate", "size"} {
+		if !seen[k] {
+			return nil, fmt.Errorf("sim: flow %q: %s= is missing; e.g. %q", s, k, kind+" rate=10mbit size=1500")
+		}
+	}
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("sim: flow %q: %w", s, err)
+	}
+	if kind == "poisson" {
+		return Poisson(c), nil
+	}
+	return c, nil
+}
+
+func (c *CBR) set(key, val string) error {
+	switch key {
+	case "rate":
+		r, err := parseRate(val)
+		if err != nil {
+			return fmt.Errorf("rate=%s: %w", val, err)
+		}
+		c.Rate = r
+	case "size":
+		n, err := strconv.Atoi(val)
+		if err != nil {
+			return fmt.Errorf("size=%s: not a whole number of bytes; give e.g. size=1500", val)
+		}
+		c.Size = n
+	case "dir":
+		c.Dir = strings.ToLower(val)
+		if c.Dir != "up" && c.Dir != "down" {
+			return fmt.Errorf("dir=%s: use dir=up or dir=down", val)
+		}
+	case "start":
+		d, err := parseTime(val)
+		if err != nil {
+			return fmt.Errorf("start=%s: %w", val, err)
+		}
+		c.Start = d
+	case "count":
+		n, err := strconv.ParseInt(val, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("count=%s: not a non-negative whole number; give e.g. count=1000", val)
+		}
+		c.Count = n
+	case "tos":
+		n, err := strconv.ParseUint(val, 0, 8)
+		if err != nil {
+			return fmt.Errorf("tos=%s: not a byte; give e.g. tos=0xb8 (decimal or 0x hex)", val)
+		}
+		c.TOS = uint8(n)
+	case "ecn":
+		switch strings.ToLower(val) {
+		case "notect", "not-ect":
+			c.ECN = packet.NotECT
+		case "ect0", "ect(0)":
+			c.ECN = packet.ECT0
+		case "ect1", "ect(1)":
+			c.ECN = packet.ECT1
+		case "ce":
+			c.ECN = packet.CE
+		default:
+			return fmt.Errorf("ecn=%s: use ecn=ect0, ect1, notect or ce", val)
+		}
+	default:
+		return fmt.Errorf("unknown key %q; the keys are rate, size, dir, start, count, tos, ecn", key)
+	}
+	return nil
+}
+
+// rateUnits maps tc's rate suffixes to bits per second.
+var rateUnits = map[string]float64{
+	"": 1, "bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12,
+	"bps": 8, "kbps": 8e3, "mbps": 8e6, "gbps": 8e9, "tbps": 8e12,
+}
+
+// parseRate parses a tc rate into bytes per second, rounded to nearest.
+func parseRate(s string) (qdisc.Rate, error) {
+	num, unit := splitNumber(s)
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || num == "" {
+		return 0, fmt.Errorf("not a rate; give a number and a unit, e.g. 10mbit or 1.5gbit")
+	}
+	scale, ok := rateUnits[strings.ToLower(unit)]
+	if !ok {
+		return 0, fmt.Errorf("unknown unit %q; use bit, kbit, mbit, gbit (bits/s) or bps, kbps, mbps, gbps (bytes/s)", unit)
+	}
+	bytes := math.Round(v * scale / 8)
+	if !(bytes >= 1) || bytes > math.MaxInt64 {
+		return 0, fmt.Errorf("rate must be at least 8bit (1 byte/s) and finite")
+	}
+	return qdisc.Rate(bytes), nil
+}
+
+var timeUnits = map[string]time.Duration{
+	"ns": time.Nanosecond, "nsec": time.Nanosecond, "nsecs": time.Nanosecond,
+	"us": time.Microsecond, "usec": time.Microsecond, "usecs": time.Microsecond,
+	"ms": time.Millisecond, "msec": time.Millisecond, "msecs": time.Millisecond,
+	"s": time.Second, "sec": time.Second, "secs": time.Second,
+}
+
+// parseTime parses NUMBER followed by ns, us, ms or s.
+func parseTime(s string) (time.Duration, error) {
+	num, unit := splitNumber(s)
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || num == "" {
+		return 0, fmt.Errorf("not a time; give a number and a unit, e.g. 500ms")
+	}
+	if unit == "" {
+		return 0, fmt.Errorf("no unit; write e.g. %sms or %ss", num, num)
+	}
+	scale, ok := timeUnits[strings.ToLower(unit)]
+	if !ok {
+		return 0, fmt.Errorf("unknown unit %q; use ns, us, ms or s", unit)
+	}
+	d := v * float64(scale)
+	if !(d >= 0) || d > math.MaxInt64/2 {
+		return 0, fmt.Errorf("must be a non-negative time")
+	}
+	return time.Duration(math.Round(d)), nil
+}
+
+// splitNumber splits "1.5mbit" into "1.5" and "mbit".
+func splitNumber(s string) (num, unit string) {
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.' || (i == 0 && (s[i] == '+' || s[i] == '-'))) {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+// format prints a flow in ParseFlow's syntax, with exact units.
+func format(kind string, c CBR) string {
+	var b strings.Builder
+	b.WriteString(kind)
+	b.WriteString(" rate=")
+	b.WriteString(formatRate(c.Rate))
+	fmt.Fprintf(&b, " size=%d", c.Size)
+	if c.Dir == "" {
+		b.WriteString(" dir=up")
+	} else {
+		b.WriteString(" dir=" + c.Dir)
+	}
+	if c.Start != 0 {
+		b.WriteString(" start=" + formatTime(c.Start))
+	}
+	if c.Count != 0 {
+		fmt.Fprintf(&b, " count=%d", c.Count)
+	}
+	if c.TOS != 0 {
+		fmt.Fprintf(&b, " tos=0x%02x", c.TOS)
+	}
+	switch c.ECN {
+	case packet.ECT0:
+		b.WriteString(" ecn=ect0")
+	case packet.ECT1:
+		b.WriteString(" ecn=ect1")
+	case packet.CE:
+		b.WriteString(" ecn=ce")
+	}
+	return b.String()
+}
+
+// formatRate prints a rate in the largest bit unit that holds it exactly.
+func formatRate(r qdisc.Rate) string {
+	bits := uint64(r) * 8
+	for _, u := range []struct {
+		name  string
+		scale uint64
+	}{{"tbit", 1e12}, {"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}} {
+		if bits%u.scale == 0 {
+			return strconv.FormatUint(bits/u.scale, 10) + u.name
+		}
+	}
+	return strconv.FormatUint(bits, 10) + "bit"
+}
+
+// formatTime prints a duration in the largest unit that holds it exactly.
+func formatTime(d time.Duration) string {
+	for _, u := range []struct {
+		name  string
+		scale time.Duration
+	}{{"s", time.Second}, {"ms", time.Millisecond}, {"us", time.Microsecond}} {
+		if d%u.scale == 0 {
+			return strconv.FormatInt(int64(d/u.scale), 10) + u.name
+		}
+	}
+	return strconv.FormatInt(int64(d), 10) + "ns"
+}
