@@ -77,6 +77,9 @@ func NewFifo(cfg FifoConfig, env *Env) (*Fifo, error) {
 	}
 	f.limit = cfg.Limit
 	if f.limit == 0 {
+		if env.QueueLen() < 1 || env.PschedMTU() < 1 {
+			return nil, fmt.Errorf("qdisc: %s: the default limit needs a positive Env.TxQueueLen and MTU (have %d and %d); set them or give a limit", f.kind, env.QueueLen(), env.PschedMTU())
+		}
 		f.limit = env.QueueLen()
 		if f.variant == fifoBytes {
 			f.limit *= env.PschedMTU()

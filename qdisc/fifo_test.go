@@ -39,6 +39,12 @@ func TestFifoDefaults(t *testing.T) {
 			t.Errorf("NewFifo(%+v) accepted", bad)
 		}
 	}
+	if _, err := NewFifo(FifoConfig{Variant: "bfifo"}, &Env{MTU: -1}); err == nil {
+		t.Error("NewFifo accepted a default limit from a negative MTU")
+	}
+	if _, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: 100}, &Env{MTU: -1}); err != nil {
+		t.Errorf("NewFifo with an explicit limit: %v", err)
+	}
 }
 
 func TestPfifoTailDrop(t *testing.T) {

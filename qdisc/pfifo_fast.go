@@ -1,6 +1,8 @@
 package qdisc
 
 import (
+	"fmt"
+
 	"wanlab/clock"
 	"wanlab/packet"
 )
@@ -48,6 +50,9 @@ var _ Qdisc = (*PfifoFast)(nil)
 
 // NewPfifoFast returns a pfifo_fast with bands of env.QueueLen() packets.
 func NewPfifoFast(_ PfifoFastConfig, env *Env) (*PfifoFast, error) {
+	if env.QueueLen() < 1 {
+		return nil, fmt.Errorf("qdisc: pfifo_fast needs a positive Env.TxQueueLen (have %d), as the kernel refuses zero-length bands", env.QueueLen())
+	}
 	return &PfifoFast{env: env, limit: env.QueueLen()}, nil
 }
 

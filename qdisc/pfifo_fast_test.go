@@ -111,6 +111,16 @@ func TestPfifoFastPriorityAndLimits(t *testing.T) {
 	checkLive(t, pool, 0)
 }
 
+func TestPfifoFastEnv(t *testing.T) {
+	if _, err := NewPfifoFast(PfifoFastConfig{}, &Env{TxQueueLen: -1}); err == nil {
+		t.Error("NewPfifoFast accepted a negative txqueuelen")
+	}
+	q, err := NewPfifoFast(PfifoFastConfig{}, nil)
+	if err != nil || q.limit != 1000 {
+		t.Errorf("NewPfifoFast(nil env): %v, limit %d", err, q.limit)
+	}
+}
+
 func BenchmarkPfifoFast(b *testing.B) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	q, _ := NewPfifoFast(PfifoFastConfig{}, &Env{})
