@@ -1,0 +1,165 @@
+package qdisc
+
+import (
+	"fmt"
+	"math"
+
+	"wanlab/clock"
+	"wanlab/packet"
+)
+
+func init() {
+	for _, kind := range []string{"pfifo", "bfifo", "pfifo_head_drop"} {
+		register(kind, false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
+			f, err := NewFifo(s.(FifoConfig), env)
+			if err != nil {
+				return nil, err
+			}
+			return f, nil
+		})
+	}
+}
+
+// fifoVariant selects the admission rule of a Fifo.
+type fifoVariant uint8
+
+const (
+	fifoPackets  fifoVariant = iota // pfifo: tail drop at limit packets
+	fifoBytes                       // bfifo: tail drop at limit bytes
+	fifoHeadDrop                    // pfifo_head_drop: drop the oldest at limit packets
+)
+
+// Fifo is one of the kernel's single-queue FIFOs (sch_fifo.c):
+//
+//   - pfifo accepts a packet while fewer than Limit packets are queued and
+//     drops it otherwise (ReasonLimit);
+//   - bfifo accepts a packet iff the backlog plus its length stays within
+//     Limit bytes (ReasonLimit);
+//   - pfifo_head_drop always accepts the new packet; when Limit packets are
+//     already queued it first drops the oldest one (ReasonHeadDrop) and
+//     returns Congested, as the kernel returns NET_XMIT_CN.
+//
+// Dequeue is never throttled: it returns the head, or nil and clock.Never.
+type Fifo struct {
+	env     *Env
+	kind    string
+	variant fifoVariant
+	limit   int
+	q       ring
+	stats   Stats
+}
+
+var _ Qdisc = (*Fifo)(nil)
+
+// NewFifo returns the FIFO that cfg.Variant names ("" means pfifo). A zero
+// Limit means the kernel's default, used when tc passes no options:
+// env.QueueLen() packets, or env.QueueLen()*env.PschedMTU() bytes for bfifo.
+// (An explicit "limit 0", which the kernel accepts and which makes the
+// queue drop everything, cannot be expressed.)
+func NewFifo(cfg FifoConfig, env *Env) (*Fifo, error) {
+	f := &Fifo{env: env, kind: cfg.Kind()}
+	switch f.kind {
+	case "pfifo":
+		f.variant = fifoPackets
+	case "bfifo":
+		f.variant = fifoBytes
+	case "pfifo_head_drop":
+		f.variant = fifoHeadDrop
+	default:
+		return nil, fmt.Errorf("qdisc: unknown fifo variant %q; use pfifo, bfifo or pfifo_head_drop", cfg.Variant)
+	}
+	if cfg.Limit < 0 || int64(cfg.Limit) > math.MaxUint32 {
+		unit := "packets"
+		if f.variant == fifoBytes {
+			unit = "bytes"
+		}
+		return nil, fmt.Errorf("qdisc: %s limit %d out of range; give a limit in %s between 1 and %d, or none for the default", f.kind, cfg.Limit, unit, uint32(math.MaxUint32))
+	}
+	f.limit = cfg.Limit
+	if f.limit == 0 {
+		if env.QueueLen() < 1 || env.PschedMTU() < 1 {
+			return nil, fmt.Errorf("qdisc: %s: the default limit needs a positive Env.TxQueueLen and MTU (have %d and %d); set them or give a limit", f.kind, env.QueueLen(), env.PschedMTU())
+		}
+		f.limit = env.QueueLen()
+		if f.variant == fifoBytes {
+			f.limit *= env.PschedMTU()
+		}
+	}
+	return f, nil
+}
+
+// Enqueue applies the variant's admission rule to p.
+func (f *Fifo) Enqueue(now clock.Time, p *packet.Packet) Verdict {
+	switch f.variant {
+	case fifoBytes:
+		if f.q.Bytes()+p.Len() <= f.limit {
+			f.q.Push(p)
+			return Queued
+		}
+	case fifoHeadDrop:
+		if f.q.Len() < f.limit {
+			f.q.Push(p)
+			return Queued
+		}
+		f.drop(now, f.q.Pop(), ReasonHeadDrop)
+		f.q.Push(p)
+		return Congested
+	default:
+		if f.q.Len() < f.limit {
+			f.q.Push(p)
+			return Queued
+		}
+	}
+	f.drop(now, p, ReasonLimit)
+	return Dropped
+}
+
+func (f *Fifo) drop(now clock.Time, p *packet.Packet, why Reason) {
+	f.stats.Drops++
+	f.stats.DropsByReason[why]++
+	f.env.Drop(now, p, f.kind, why)
+}
+
+// Dequeue returns the head packet, or nil and clock.Never when empty.
+func (f *Fifo) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+	p := f.q.Pop()
+	if p == nil {
+		return nil, clock.Never
+	}
+	f.stats.Packets++
+	f.stats.Bytes += uint64(p.Len())
+	return p, now
+}
+
+// Peek returns the head packet without removing it.
+func (f *Fifo) Peek(now clock.Time) (*packet.Packet, clock.Time) {
+	if p := f.q.Front(); p != nil {
+		return p, now
+	}
+	return nil, clock.Never
+}
+
+// Len returns the number of queued packets.
+func (f *Fifo) Len() int { return f.q.Len() }
+
+// Backlog returns the number of queued bytes.
+func (f *Fifo) Backlog() int { return f.q.Bytes() }
+
+// Stats returns the counters; drops are ReasonLimit or ReasonHeadDrop.
+func (f *Fifo) Stats() Stats {
+	s := f.stats
+	s.Qlen, s.Backlog = f.q.Len(), f.q.Bytes()
+	return s
+}
+
+// Kind returns "pfifo", "bfifo" or "pfifo_head_drop".
+func (f *Fifo) Kind() string { return f.kind }
+
+// Child returns nil: the fifos are not classful.
+func (f *Fifo) Child() Qdisc { return nil }
+
+// Config returns the variant and the effective limit.
+func (f *Fifo) Config() Spec { return FifoConfig{Variant: f.kind, Limit: f.limit} }
+
+// Limit returns the effective limit, in packets or (bfifo) bytes.
+func (f *Fifo) Limit() int { return f.limit }

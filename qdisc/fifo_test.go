@@ -1,0 +1,152 @@
+package qdisc
+
+import (
+	"testing"
+
+	"wanlab/clock"
+	"wanlab/packet"
+)
+
+func TestFifoDefaults(t *testing.T) {
+	cases := []struct {
+		cfg  FifoConfig
+		env  Env
+		kind string
+		want int
+	}{
+		{FifoConfig{}, Env{}, "pfifo", 1000},
+		{FifoConfig{Variant: "pfifo"}, Env{TxQueueLen: 500}, "pfifo", 500},
+		{FifoConfig{Variant: "bfifo"}, Env{}, "bfifo", 1000 * 1500},
+		{FifoConfig{Variant: "bfifo"}, Env{TxQueueLen: 500, MTU: 1514}, "bfifo", 500 * 1514},
+		{FifoConfig{Variant: "pfifo_head_drop"}, Env{TxQueueLen: 10}, "pfifo_head_drop", 10},
+		{FifoConfig{Variant: "bfifo", Limit: 3000}, Env{}, "bfifo", 3000},
+	}
+	for _, c := range cases {
+		env := c.env
+		f, err := NewFifo(c.cfg, &env)
+		if err != nil {
+			t.Fatalf("NewFifo(%+v): %v", c.cfg, err)
+		}
+		if f.Kind() != c.kind || f.Limit() != c.want {
+			t.Errorf("NewFifo(%+v, %+v): kind %s limit %d, want %s %d", c.cfg, c.env, f.Kind(), f.Limit(), c.kind, c.want)
+		}
+		if got := f.Config().(FifoConfig); got.Limit != c.want || got.Variant != c.kind {
+			t.Errorf("Config() = %+v, want limit %d variant %s", got, c.want, c.kind)
+		}
+	}
+	for _, bad := range []FifoConfig{{Variant: "fifo"}, {Variant: "pfifo", Limit: -1}} {
+		if _, err := NewFifo(bad, &Env{}); err == nil {
+			t.Errorf("NewFifo(%+v) accepted", bad)
+		}
+	}
+	if _, err := NewFifo(FifoConfig{Variant: "bfifo"}, &Env{MTU: -1}); err == nil {
+		t.Error("NewFifo accepted a default limit from a negative MTU")
+	}
+	if _, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: 100}, &Env{MTU: -1}); err != nil {
+		t.Errorf("NewFifo with an explicit limit: %v", err)
+	}
+}
+
+func TestPfifoTailDrop(t *testing.T) {
+	pool := packet.NewPool(2048, packet.DefaultHeadroom)
+	rec := &tqRecorder{}
+	f, err := NewFifo(FifoConfig{Variant: "pfifo"}, &Env{Observer: rec, TxQueueLen: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 7 {
+		v := f.Enqueue(0, tqPacket(pool, 100+i, 0, int64(i)))
+		if want := map[bool]Verdict{true: Queued, false: Dropped}[i < 5]; v != want {
+			t.Errorf("packet %d: verdict %v, want %v", i, v, want)
+		}
+	}
+	if f.Len() != 5 || f.Backlog() != 100+101+102+103+104 {
+		t.Errorf("Len %d Backlog %d, want 5 and %d", f.Len(), f.Backlog(), 510)
+	}
+	if len(rec.drops) != 2 || rec.drops[0].seq != 5 || rec.drops[1].seq != 6 || rec.count(ReasonLimit) != 2 {
+		t.Errorf("drops %+v, want packets 5 and 6 for limit", rec.drops)
+	}
+	if p, _ := f.Peek(0); p == nil || p.Seq != 0 {
+		t.Errorf("Peek returned %v, want packet 0", p)
+	}
+	deps := tqDrain(t, f, 0, clock.Never-1)
+	for i, d := range deps {
+		if d.seq != int64(i) || d.t != 0 {
+			t.Errorf("departure %d: %+v, want seq %d at 0", i, d, i)
+		}
+	}
+	s := f.Stats()
+	if s.Packets != 5 || s.Bytes != 510 || s.Drops != 2 || s.DropsByReason[ReasonLimit] != 2 || s.Qlen != 0 {
+		t.Errorf("Stats %+v", s)
+	}
+	checkLive(t, pool, 0)
+}
+
+func TestBfifoByteLimit(t *testing.T) {
+	pool := packet.NewPool(2048, packet.DefaultHeadroom)
+	rec := &tqRecorder{}
+	f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: 3000}, &Env{Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1500 + 1400 = 2900; 100 more fits exactly (backlog+len <= limit);
+	// after that even the smallest packet does not.
+	sizes := []int{1500, 1400, 101, 100, 28}
+	want := []Verdict{Queued, Queued, Dropped, Queued, Dropped}
+	for i, n := range sizes {
+		if v := f.Enqueue(0, tqPacket(pool, n, 0, int64(i))); v != want[i] {
+			t.Errorf("packet %d (%d B) at backlog %d: %v, want %v", i, n, f.Backlog(), v, want[i])
+		}
+	}
+	if f.Backlog() != 3000 || f.Len() != 3 {
+		t.Errorf("Backlog %d Len %d, want 3000 and 3", f.Backlog(), f.Len())
+	}
+	if rec.count(ReasonLimit) != 2 {
+		t.Errorf("drops %+v", rec.drops)
+	}
+	tqDrain(t, f, 0, 0)
+	checkLive(t, pool, 0)
+}
+
+func TestPfifoHeadDrop(t *testing.T) {
+	pool := packet.NewPool(2048, packet.DefaultHeadroom)
+	rec := &tqRecorder{}
+	f, err := NewFifo(FifoConfig{Variant: "pfifo_head_drop", Limit: 3}, &Env{Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		v := f.Enqueue(clock.Time(i), tqPacket(pool, 200, 0, int64(i)))
+		if want := map[bool]Verdict{true: Queued, false: Congested}[i < 3]; v != want {
+			t.Errorf("packet %d: %v, want %v", i, v, want)
+		}
+	}
+	if len(rec.drops) != 2 || rec.drops[0].seq != 0 || rec.drops[1].seq != 1 || rec.count(ReasonHeadDrop) != 2 {
+		t.Errorf("drops %+v, want the two oldest for head_drop", rec.drops)
+	}
+	deps := tqDrain(t, f, 10, 10)
+	if len(deps) != 3 || deps[0].seq != 2 || deps[1].seq != 3 || deps[2].seq != 4 {
+		t.Errorf("departures %+v, want 2, 3, 4", deps)
+	}
+	if s := f.Stats(); s.Drops != 2 || s.DropsByReason[ReasonHeadDrop] != 2 {
+		t.Errorf("Stats %+v", s)
+	}
+	checkLive(t, pool, 0)
+}
+
+func TestFifoBuild(t *testing.T) {
+	env := &Env{TxQueueLen: 7}
+	q, err := Build([]Spec{FifoConfig{Variant: "bfifo"}}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Kind() != "bfifo" || q.Config().(FifoConfig).Limit != 7*1500 || env.Root != q {
+		t.Errorf("Build bfifo: kind %s config %+v", q.Kind(), q.Config())
+	}
+	if _, err := Build([]Spec{FifoConfig{}, PIEConfig{}}, env); err == nil {
+		t.Error("Build accepted a child under pfifo")
+	}
+	if q, _ := Build([]Spec{FifoConfig{Variant: "pfifo_head_drop"}}, env); q == nil || q.Kind() != "pfifo_head_drop" {
+		t.Errorf("Build pfifo_head_drop: %v", q)
+	}
+}

@@ -1,0 +1,129 @@
+package qdisc
+
+import (
+	"fmt"
+
+	"wanlab/clock"
+	"wanlab/packet"
+)
+
+func init() {
+	register("pfifo_fast", false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
+		return NewPfifoFast(s.(PfifoFastConfig), env)
+	})
+}
+
+// pfifoFastBands is the number of bands of pfifo_fast (PFIFO_FAST_BANDS).
+const pfifoFastBands = 3
+
+// prio2band is pfifo_fast's fixed priomap (sch_generic.c): skb->priority &
+// 15 (TC_PRIO_MAX) to band.
+var prio2band = [16]uint8{1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}
+
+// ipTOS2Prio is the kernel's ip_tos2prio (net/ipv4/route.c), indexed by
+// IPTOS_TOS(tos)>>1: TC_PRIO_BESTEFFORT (0), TC_PRIO_BULK (2),
+// TC_PRIO_INTERACTIVE (6) and TC_PRIO_INTERACTIVE_BULK (4).
+var ipTOS2Prio = [16]uint8{0, 0, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4}
+
+// PfifoFast is pfifo_fast (sch_generic.c), the kernel's classic default
+// qdisc: three FIFO bands served in strict priority, band 0 first.
+//
+// A packet's band is prio2band[priority&15]. The priority is what the
+// kernel's forwarding path leaves in skb->priority: for IPv4, ip_forward
+// sets it to ip_tos2prio[(tos&0x1E)>>1] (net.ipv4.ip_forward_update_priority
+// defaults to 1); ip6_forward does not touch it, so IPv6 and non-IP packets
+// keep priority 0 and land in band 1. In TOS terms: "low delay" (0x10)
+// without "throughput" (0x08) goes to band 0, "throughput" without "low
+// delay" to band 2, everything else to band 1 (so EF, 0xB8, is band 1).
+//
+// Each band holds env.QueueLen() packets, as the per-band rings of Linux
+// 4.16 and later (3×txqueuelen in total); a packet whose band is full is
+// dropped with ReasonLimit.
+type PfifoFast struct {
+	env   *Env
+	limit int
+	bands [pfifoFastBands]ring
+	stats Stats
+}
+
+var _ Qdisc = (*PfifoFast)(nil)
+
+// NewPfifoFast returns a pfifo_fast with bands of env.QueueLen() packets.
+func NewPfifoFast(_ PfifoFastConfig, env *Env) (*PfifoFast, error) {
+	if env.QueueLen() < 1 {
+		return nil, fmt.Errorf("qdisc: pfifo_fast needs a positive Env.TxQueueLen (have %d), as the kernel refuses zero-length bands", env.QueueLen())
+	}
+	return &PfifoFast{env: env, limit: env.QueueLen()}, nil
+}
+
+// pfifoFastBand returns the band of an IP packet starting at b.
+func pfifoFastBand(b []byte) int {
+	if packet.IPVersion(b) != 4 {
+		return int(prio2band[0])
+	}
+	return int(prio2band[ipTOS2Prio[(b[1]&0x1E)>>1]])
+}
+
+// Enqueue appends p to its band, or drops it if the band is full.
+func (q *PfifoFast) Enqueue(now clock.Time, p *packet.Packet) Verdict {
+	b := &q.bands[pfifoFastBand(p.Bytes())]
+	if b.Len() >= q.limit {
+		q.stats.Drops++
+		q.stats.DropsByReason[ReasonLimit]++
+		q.env.Drop(now, p, "pfifo_fast", ReasonLimit)
+		return Dropped
+	}
+	b.Push(p)
+	return Queued
+}
+
+// Dequeue returns the head of the first non-empty band.
+func (q *PfifoFast) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+	for i := range q.bands {
+		if p := q.bands[i].Pop(); p != nil {
+			q.stats.Packets++
+			q.stats.Bytes += uint64(p.Len())
+			return p, now
+		}
+	}
+	return nil, clock.Never
+}
+
+// Peek returns the packet Dequeue would return, without removing it.
+func (q *PfifoFast) Peek(now clock.Time) (*packet.Packet, clock.Time) {
+	for i := range q.bands {
+		if p := q.bands[i].Front(); p != nil {
+			return p, now
+		}
+	}
+	return nil, clock.Never
+}
+
+// Len returns the number of packets in all bands.
+func (q *PfifoFast) Len() int {
+	return q.bands[0].Len() + q.bands[1].Len() + q.bands[2].Len()
+}
+
+// Backlog returns the number of bytes in all bands.
+func (q *PfifoFast) Backlog() int {
+	return q.bands[0].Bytes() + q.bands[1].Bytes() + q.bands[2].Bytes()
+}
+
+// BandLen returns the number of packets in band i (0, 1 or 2).
+func (q *PfifoFast) BandLen(i int) int { return q.bands[i].Len() }
+
+// Stats returns the counters; every drop is ReasonLimit.
+func (q *PfifoFast) Stats() Stats {
+	s := q.stats
+	s.Qlen, s.Backlog = q.Len(), q.Backlog()
+	return s
+}
+
+// Kind returns "pfifo_fast".
+func (q *PfifoFast) Kind() string { return "pfifo_fast" }
+
+// Child returns nil: pfifo_fast's bands are not qdiscs.
+func (q *PfifoFast) Child() Qdisc { return nil }
+
+// Config returns PfifoFastConfig{}: pfifo_fast has no options.
+func (q *PfifoFast) Config() Spec { return PfifoFastConfig{} }

@@ -1,0 +1,377 @@
+package qdisc
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"time"
+
+	"wanlab/clock"
+	"wanlab/packet"
+)
+
+func init() {
+	register("pie", false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
+		q, err := NewPIE(s.(PIEConfig), env)
+		if err != nil {
+			return nil, err
+		}
+		return q, nil
+	})
+}
+
+// pieSeedSalt separates PIE's random stream from other disciplines' streams
+// drawn from the same Env.Seed.
+const pieSeedSalt = 0x7069655f64726f70 // "pie_drop"
+
+// PIE is the Proportional Integral controller Enhanced (RFC 8033) as Linux
+// implements it (sch_pie.c, include/net/pie.h), with its integer
+// arithmetic: the probability is a u64 fraction of 2^56-1, times are
+// 64 ns psched ticks, alpha and beta are tc's 1/16 units.
+//
+// Enqueue drops with ReasonLimit when Limit packets are queued, and
+// otherwise asks drop_early: never while burst allowance is left (150 ms
+// of dequeuing after a reset), nor while the queue delay is below half the
+// target and the probability below 20%, nor while less than two MTUs are
+// queued; else it accumulates the (bytemode-scaled) probability and drops
+// with ReasonPIE when the accumulation reaches 8.5, or by chance once it
+// passes 0.85. With ECN, a packet chosen for an early drop is CE-marked
+// instead while the probability is at most 10% and the packet is ECN
+// capable.
+//
+// The queue delay is the sojourn time of the last dequeued packet (0 when
+// it left an empty queue) or, with DQRateEstimator, backlog over the
+// measured drain rate. The controller runs on the kernel's jiffy timer,
+// first HZ/2 jiffies after the qdisc starts and then every tupdate jiffies
+// (tupdate rounded up to whole jiffies of env.Hz()). wanlab has no timer:
+// each Enqueue, Dequeue and Peek first applies the updates that fell due,
+// with the state frozen since the last packet event, exactly as the timer
+// would have; the qdisc "starts" at the first of these calls.
+//
+// Peek behaves as the kernel's qdisc_peek_dequeued: it takes the head and
+// measures its delay; the next Dequeue returns it.
+type PIE struct {
+	cfg      PIEConfig
+	env      *Env
+	params   pieParams
+	vars     pieVars
+	limit    int
+	mtu      uint32
+	ecn      bool
+	bytemode bool
+	rng      *rand.PCG
+
+	q    ring
+	held *packet.Packet // peeked: already dequeued and measured
+
+	// The update timer, in jiffies counted from start.
+	started bool
+	start   clock.Time
+	hz      uint64
+	tupdate int64 // jiffies
+	nextJ   int64 // jiffy of the next update
+	nextAt  clock.Time
+
+	stats Stats
+}
+
+var _ Qdisc = (*PIE)(nil)
+
+// NewPIE returns a pie qdisc. Zero fields take tc's defaults (limit 1000,
+// target 15ms, tupdate 15ms, alpha 2, beta 20); times are used in whole
+// microseconds, as tc passes them.
+func NewPIE(cfg PIEConfig, env *Env) (*PIE, error) {
+	if cfg.Limit == 0 {
+		cfg.Limit = DefaultPIELimit
+	}
+	if cfg.Target == 0 {
+		cfg.Target = DefaultPIETarget
+	}
+	if cfg.TUpdate == 0 {
+		cfg.TUpdate = DefaultPIETUpdate
+	}
+	if cfg.Alpha == 0 {
+		cfg.Alpha = DefaultPIEAlpha
+	}
+	if cfg.Beta == 0 {
+		cfg.Beta = DefaultPIEBeta
+	}
+	if err := validatePIE(cfg); err != nil {
+		return nil, err
+	}
+	if env.Hz() < 1 || env.PschedMTU() < 1 {
+		return nil, fmt.Errorf("qdisc: pie needs a positive Env.HZ and MTU (have %d and %d)", env.Hz(), env.PschedMTU())
+	}
+	var seed uint64
+	if env != nil {
+		seed = env.Seed
+	}
+	hz := uint64(env.Hz())
+	q := &PIE{
+		cfg:      cfg,
+		env:      env,
+		limit:    cfg.Limit,
+		mtu:      uint32(env.PschedMTU()),
+		ecn:      cfg.ECN,
+		bytemode: cfg.Bytemode,
+		rng:      rand.NewPCG(seed, pieSeedSalt),
+		hz:       hz,
+	}
+	targetUS := uint64(cfg.Target / time.Microsecond)
+	q.params = newPIEParams(targetUS*1000>>6, cfg.Alpha, cfg.Beta, cfg.DQRateEstimator)
+	// usecs_to_jiffies rounds up.
+	tupdateUS := uint64(cfg.TUpdate / time.Microsecond)
+	q.tupdate = int64((tupdateUS*hz + 999999) / 1000000)
+	q.vars.reset()
+	return q, nil
+}
+
+func validatePIE(cfg PIEConfig) error {
+	const maxUS = math.MaxUint32 * time.Microsecond
+	switch {
+	case cfg.Limit < 0 || int64(cfg.Limit) > math.MaxUint32:
+		return fmt.Errorf("qdisc: pie: limit %d out of range; give 1 to %d packets", cfg.Limit, uint32(math.MaxUint32))
+	case cfg.Target < time.Microsecond || cfg.Target > maxUS:
+		return fmt.Errorf("qdisc: pie: target %v out of range; give 1us to %v", cfg.Target, maxUS)
+	case cfg.TUpdate < time.Microsecond || cfg.TUpdate > maxUS:
+		return fmt.Errorf("qdisc: pie: tupdate %v out of range; give 1us to %v", cfg.TUpdate, maxUS)
+	case cfg.Alpha < 0 || cfg.Alpha > 32:
+		return fmt.Errorf("qdisc: pie: alpha %d out of range; tc accepts 0 to 32 (in 1/16)", cfg.Alpha)
+	case cfg.Beta < 0 || cfg.Beta > 32:
+		return fmt.Errorf("qdisc: pie: beta %d out of range; tc accepts 0 to 32 (in 1/16)", cfg.Beta)
+	}
+	return nil
+}
+
+// jiffyTime returns when jiffy j (counted from start) begins, in ns.
+func (q *PIE) jiffyTime(j int64) clock.Time {
+	hi, lo := bits.Mul64(uint64(j), 1e9)
+	if hi >= q.hz {
+		return clock.Never
+	}
+	ns, rem := bits.Div64(hi, lo, q.hz)
+	if rem != 0 {
+		ns++
+	}
+	if ns > uint64(clock.Never-q.start) {
+		return clock.Never
+	}
+	return q.start + clock.Time(ns)
+}
+
+// tick runs the controller updates due by now.
+func (q *PIE) tick(now clock.Time) {
+	if !q.started {
+		q.started, q.start = true, now
+		q.nextJ = int64(q.hz / 2)
+		q.nextAt = q.jiffyTime(q.nextJ)
+		return
+	}
+	if now < q.nextAt {
+		return
+	}
+	hi, lo := bits.Mul64(uint64(now-q.start), q.hz)
+	jiffies, _ := bits.Div64(hi, lo, 1e9)
+	n := (int64(jiffies)-q.nextJ)/q.tupdate + 1
+	q.nextJ += n * q.tupdate
+	q.nextAt = q.jiffyTime(q.nextJ)
+	q.params.advance(&q.vars, uint32(q.Backlog()), n)
+}
+
+// Enqueue admits, marks or drops p.
+func (q *PIE) Enqueue(now clock.Time, p *packet.Packet) Verdict {
+	q.tick(now)
+	if q.Len() >= q.limit {
+		q.stats.Overlimits++
+		return q.drop(now, p, ReasonLimit)
+	}
+	if q.dropEarly(uint32(q.Backlog()), uint32(p.Len())) {
+		if !q.ecn || q.vars.prob > pieMaxProb/10 || !packet.SetCE(p.Bytes()) {
+			return q.drop(now, p, ReasonPIE)
+		}
+		q.stats.Marks++
+		q.env.Mark(now, p, "pie", ReasonPIE)
+	}
+	p.Enqueued = now
+	q.q.Push(p)
+	return Queued
+}
+
+func (q *PIE) drop(now clock.Time, p *packet.Packet, why Reason) Verdict {
+	q.vars.accuProb = 0
+	q.stats.Drops++
+	q.stats.DropsByReason[why]++
+	q.env.Drop(now, p, "pie", why)
+	return Dropped
+}
+
+// dropEarly is pie_drop_early for a packet of size bytes arriving at a
+// queue of backlog bytes.
+func (q *PIE) dropEarly(backlog, size uint32) bool {
+	v := &q.vars
+	if v.burstTime > 0 {
+		return false
+	}
+	if v.qdelay < q.params.target/2 && v.prob < pieMaxProb/5 {
+		return false
+	}
+	if backlog < 2*q.mtu {
+		return false
+	}
+	local := v.prob
+	if q.bytemode && size <= q.mtu {
+		local = uint64(size) * (v.prob / uint64(q.mtu))
+	}
+	if local == 0 {
+		v.accuProb = 0
+	} else {
+		v.accuProb += local
+	}
+	if v.accuProb < pieMaxProb/100*85 {
+		return false
+	}
+	if v.accuProb >= pieMaxProb/2*17 {
+		return true
+	}
+	if q.rng.Uint64()>>8 < local {
+		v.accuProb = 0
+		return true
+	}
+	return false
+}
+
+// Dequeue returns the head packet, having measured its queue delay.
+func (q *PIE) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+	q.tick(now)
+	p := q.held
+	if p != nil {
+		q.held = nil
+	} else if p = q.take(now); p == nil {
+		return nil, clock.Never
+	}
+	q.stats.Packets++
+	q.stats.Bytes += uint64(p.Len())
+	return p, now
+}
+
+// Peek returns the packet Dequeue would return; as the kernel's
+// qdisc_peek_dequeued, it measures the packet's delay now.
+func (q *PIE) Peek(now clock.Time) (*packet.Packet, clock.Time) {
+	q.tick(now)
+	if q.held == nil {
+		if q.held = q.take(now); q.held == nil {
+			return nil, clock.Never
+		}
+	}
+	return q.held, now
+}
+
+// take pops the head and runs pie_process_dequeue on it.
+func (q *PIE) take(now clock.Time) *packet.Packet {
+	p := q.q.Pop()
+	if p != nil {
+		q.processDequeue(p, psTicks(int64(now)), uint32(q.q.Bytes()))
+	}
+	return p
+}
+
+// processDequeue is pie_process_dequeue: p has just left, backlog bytes
+// remain, nowT is the time in ticks.
+func (q *PIE) processDequeue(p *packet.Packet, nowT uint64, backlog uint32) {
+	v := &q.vars
+	var dtime uint32
+	if !q.params.estimator {
+		v.qdelay = nowT - psTicks(int64(p.Enqueued))
+		if v.dqTstamp != pieInvalid {
+			dtime = uint32(nowT - v.dqTstamp)
+		}
+		v.dqTstamp = nowT
+		if backlog == 0 {
+			v.qdelay = 0
+		}
+		if dtime == 0 {
+			return
+		}
+	} else {
+		if backlog >= pieQueueThreshold && v.dqCount == pieInvalid {
+			v.dqTstamp = nowT
+			v.dqCount = 0
+		}
+		if v.dqCount == pieInvalid {
+			return
+		}
+		v.dqCount += uint64(p.Len())
+		if v.dqCount < pieQueueThreshold {
+			return
+		}
+		count := uint32(v.dqCount << pieScale)
+		if dtime = uint32(nowT - v.dqTstamp); dtime == 0 {
+			return
+		}
+		count /= dtime
+		if v.avgDQRate == 0 {
+			v.avgDQRate = count
+		} else {
+			v.avgDQRate = v.avgDQRate - v.avgDQRate>>3 + count>>3
+		}
+		if backlog < pieQueueThreshold {
+			v.dqCount = pieInvalid
+		} else {
+			v.dqCount = 0
+			v.dqTstamp = nowT
+		}
+	}
+	if v.burstTime > uint64(dtime) {
+		v.burstTime -= uint64(dtime)
+	} else {
+		v.burstTime = 0
+	}
+}
+
+// Len returns the number of packets held.
+func (q *PIE) Len() int {
+	if q.held != nil {
+		return q.q.Len() + 1
+	}
+	return q.q.Len()
+}
+
+// Backlog returns the number of bytes held.
+func (q *PIE) Backlog() int {
+	if q.held != nil {
+		return q.q.Bytes() + q.held.Len()
+	}
+	return q.q.Bytes()
+}
+
+// Stats returns the counters: drops by ReasonLimit (also counted as
+// Overlimits, as pie's xstats "overlimit") and ReasonPIE, and ECN marks.
+func (q *PIE) Stats() Stats {
+	s := q.stats
+	s.Qlen, s.Backlog = q.Len(), q.Backlog()
+	return s
+}
+
+// Kind returns "pie".
+func (q *PIE) Kind() string { return "pie" }
+
+// Child returns nil: pie is not classful.
+func (q *PIE) Child() Qdisc { return nil }
+
+// Config returns the configuration with tc's defaults filled in.
+func (q *PIE) Config() Spec { return q.cfg }
+
+// Prob returns the current drop probability as a fraction. It can exceed 1:
+// the kernel clamps it only at the u64 wrap, 256 times MAX_PROB.
+func (q *PIE) Prob() float64 { return float64(q.vars.prob) / pieMaxProb }
+
+// QDelay returns the queue delay the controller last used or measured, as
+// tc -s shows it.
+func (q *PIE) QDelay() time.Duration { return time.Duration(q.vars.qdelay << 6) }
+
+// TUpdate returns the effective update interval: tupdate rounded up to
+// whole jiffies.
+func (q *PIE) TUpdate() time.Duration {
+	return time.Duration(q.tupdate) * time.Second / time.Duration(q.hz)
+}

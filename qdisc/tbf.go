@@ -1,0 +1,348 @@
+package qdisc
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"wanlab/clock"
+	"wanlab/packet"
+)
+
+func init() {
+	register("tbf", true, func(s Spec, env *Env, child Qdisc) (Qdisc, error) {
+		q, err := NewTBF(s.(TBFConfig), env, child)
+		if err != nil {
+			return nil, err
+		}
+		return q, nil
+	})
+}
+
+// TBF is the token bucket filter (sch_tbf.c), a shaper in front of a child
+// discipline (by default a bfifo of Limit bytes).
+//
+// Tokens are nanoseconds of credit. The rate bucket holds at most
+// buffer = l2t(rate, burst) and the optional peak bucket mtu_t =
+// l2t(peakrate, mtu), where l2t applies overhead, mpu and ATM cell rounding
+// (see tbfRate). Both start full. Dequeue looks at the child's head of
+// length len: with el = min(now-t_c, buffer),
+//
+//	tok  = min(el+tokens, buffer) - l2t(rate, len)
+//	ptok = min(el+ptokens, mtu_t) - l2t(peak, len)   (0 without peakrate)
+//
+// and sends it iff both are >= 0, setting tokens, ptokens = tok, ptok and
+// t_c = now; otherwise it counts an overlimit and answers with
+// now + max(-tok, -ptok). It never sends a later packet ahead of a blocked
+// head. t_c moves only on a send, so credit accrues across throttles.
+//
+// A packet longer than max_size (burst, or min(burst, mtu) with a peakrate)
+// could never earn its tokens and is dropped at Enqueue with
+// ReasonOversize. A GSO super-packet (Segs > 1) longer than max_size is
+// segmented by the kernel (tbf_segment) and each segment queued on its
+// own; wanlab cannot split the buffer, so it drops the packet only if one
+// segment (Len/Segs, rounded up) exceeds max_size, and otherwise charges
+// the buckets segment by segment, exactly as the kernel would send them
+// back to back, and releases the whole packet when its last segment would
+// have left. Other packets wait behind it, as they would behind the
+// segments.
+//
+// Peek behaves as the kernel's qdisc_peek_dequeued: a packet that Peek
+// reports has already been charged and taken from the child; the next
+// Dequeue returns it.
+type TBF struct {
+	cfg     TBFConfig
+	env     *Env
+	child   Qdisc
+	rate    tbfRate
+	peak    tbfRate
+	hasPeak bool
+	buffer  int64 // rate bucket depth, ns
+	mtu     int64 // peak bucket depth, ns
+	maxSize int
+	st      tbfState
+	// held is a packet already charged and taken from the child: by Peek,
+	// or a GSO packet whose last segment leaves at heldAt.
+	held   *packet.Packet
+	heldAt clock.Time
+	stats  Stats
+}
+
+// tbfState is what a send changes.
+type tbfState struct {
+	tokens, ptokens int64
+	tc              clock.Time
+}
+
+var _ Qdisc = (*TBF)(nil)
+
+// NewTBF returns a tbf shaping into child, or into a new bfifo of cfg.Limit
+// bytes if child is nil (tc's default inner qdisc). Rate and Burst are
+// required; Limit is required for the default child and otherwise unused
+// (the kernel passes it only to a fifo child). PeakRate needs MTU and must
+// exceed Rate (the kernel refuses it otherwise); MTU without PeakRate is
+// accepted and ignored, as by the kernel. A burst below the device MTU is
+// accepted, as the kernel only warns: see TBFWarnings.
+func NewTBF(cfg TBFConfig, env *Env, child Qdisc) (*TBF, error) {
+	if err := validateTBF(cfg, child != nil); err != nil {
+		return nil, err
+	}
+	q := &TBF{cfg: cfg, env: env, child: child}
+	q.rate = newTBFRate(cfg.Rate, cfg.Overhead, cfg.MPU, cfg.Link)
+	q.buffer = q.rate.l2t(cfg.Burst)
+	q.maxSize = cfg.Burst
+	if cfg.PeakRate != 0 {
+		q.hasPeak = true
+		q.peak = newTBFRate(cfg.PeakRate, cfg.Overhead, cfg.MPU, cfg.Link)
+		q.mtu = q.peak.l2t(cfg.MTU)
+		q.maxSize = min(q.maxSize, cfg.MTU)
+	}
+	if q.child == nil {
+		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: cfg.Limit}, env)
+		if err != nil {
+			return nil, fmt.Errorf("qdisc: tbf: default child: %w", err)
+		}
+		q.child = f
+	}
+	q.st = tbfState{tokens: q.buffer, ptokens: q.mtu}
+	return q, nil
+}
+
+func validateTBF(cfg TBFConfig, hasChild bool) error {
+	const u32 = math.MaxUint32
+	switch {
+	case cfg.Rate == 0:
+		return fmt.Errorf("qdisc: tbf: rate is required; give e.g. rate 10mbit")
+	case cfg.Burst <= 0:
+		return fmt.Errorf("qdisc: tbf: burst is required and must be positive; give e.g. burst 32kb (at least one MTU)")
+	case int64(cfg.Burst) > u32:
+		return fmt.Errorf("qdisc: tbf: burst %d exceeds tc's 32-bit limit; give at most %d bytes", cfg.Burst, uint32(u32))
+	case cfg.Limit < 0 || int64(cfg.Limit) > u32:
+		return fmt.Errorf("qdisc: tbf: limit %d out of range; give 1 to %d bytes", cfg.Limit, uint32(u32))
+	case cfg.Limit == 0 && !hasChild:
+		return fmt.Errorf("qdisc: tbf: limit is required for the default bfifo child; give limit BYTES or latency TIME")
+	case cfg.PeakRate != 0 && cfg.MTU <= 0:
+		return fmt.Errorf("qdisc: tbf: peakrate %d bit/s needs mtu; give mtu BYTES (e.g. mtu 1514)", cfg.PeakRate.BitsPerSecond())
+	case cfg.PeakRate != 0 && cfg.PeakRate <= cfg.Rate:
+		return fmt.Errorf("qdisc: tbf: peakrate %d bit/s must exceed rate %d bit/s; raise peakrate or drop it", cfg.PeakRate.BitsPerSecond(), cfg.Rate.BitsPerSecond())
+	case cfg.MTU < 0 || int64(cfg.MTU) > u32:
+		return fmt.Errorf("qdisc: tbf: mtu %d out of range; give 1 to %d bytes", cfg.MTU, uint32(u32))
+	case cfg.MPU < 0 || cfg.MPU > math.MaxUint16:
+		return fmt.Errorf("qdisc: tbf: mpu %d out of range; give 0 to %d bytes", cfg.MPU, math.MaxUint16)
+	case cfg.Overhead < 0 || cfg.Overhead > math.MaxUint16:
+		return fmt.Errorf("qdisc: tbf: overhead %d out of range; tc takes 0 to %d bytes", cfg.Overhead, math.MaxUint16)
+	case cfg.Link != LinkEthernet && cfg.Link != LinkATM:
+		return fmt.Errorf("qdisc: tbf: unknown link layer %d; use ethernet or atm", cfg.Link)
+	}
+	return nil
+}
+
+// TBFWarnings returns the kernel's configuration warnings for cfg on a
+// device whose psched MTU is mtu: a max_size (burst, or the peakrate mtu)
+// below the MTU means full-size packets are dropped, never sent. The
+// kernel accepts such a configuration and only logs it.
+func TBFWarnings(cfg TBFConfig, mtu int) []string {
+	var w []string
+	if cfg.Burst < mtu {
+		w = append(w, fmt.Sprintf("tbf: burst %d is lower than the device MTU (%d): packets longer than %d bytes are dropped; raise burst to at least %d", cfg.Burst, mtu, cfg.Burst, mtu))
+	}
+	if cfg.PeakRate != 0 && cfg.MTU < mtu {
+		w = append(w, fmt.Sprintf("tbf: peakrate mtu %d is lower than the device MTU (%d): packets longer than %d bytes are dropped; raise mtu to at least %d", cfg.MTU, mtu, cfg.MTU, mtu))
+	}
+	return w
+}
+
+// TBFLatencyLimit is tc's conversion of "latency T" into a byte limit:
+// rate*T + burst, or the smaller peakrate*T + mtu when a peakrate is set,
+// in tc's floating point and truncated to whole bytes. T is taken in whole
+// microseconds, as tc's get_time parses it.
+func TBFLatencyLimit(rate Rate, burst int, peak Rate, mtu int, latency time.Duration) int {
+	us := float64(latency / time.Microsecond)
+	lim := float64(rate)*us/1e6 + float64(burst)
+	if peak != 0 {
+		if lim2 := float64(peak)*us/1e6 + float64(mtu); lim2 < lim {
+			lim = lim2
+		}
+	}
+	if lim >= math.MaxUint32 {
+		return math.MaxUint32
+	}
+	return int(lim)
+}
+
+// credit returns the rate and peak tokens that a packet of n bytes would
+// leave at time t from state s: negative when it must wait.
+func (q *TBF) credit(s *tbfState, t clock.Time, n int) (tok, ptok int64) {
+	el := int64(t - s.tc)
+	if el < 0 || el > q.buffer {
+		// el < 0 only before the first send, when both buckets are full.
+		el = q.buffer
+	}
+	if q.hasPeak {
+		ptok = min(el+s.ptokens, q.mtu) - q.peak.l2t(n)
+	}
+	tok = min(el+s.tokens, q.buffer) - q.rate.l2t(n)
+	return tok, ptok
+}
+
+// Enqueue drops p if it can never be sent, and otherwise hands it to the
+// child. Drops by the child (and Congested verdicts) also count in tbf's
+// Stats.Drops, as tc -s shows them.
+func (q *TBF) Enqueue(now clock.Time, p *packet.Packet) Verdict {
+	if p.Len() > q.maxSize && (p.Segs <= 1 || largestSegment(p) > q.maxSize) {
+		q.stats.Drops++
+		q.stats.DropsByReason[ReasonOversize]++
+		q.env.Drop(now, p, "tbf", ReasonOversize)
+		return Dropped
+	}
+	v := q.child.Enqueue(now, p)
+	if v != Queued {
+		q.stats.Drops++
+	}
+	return v
+}
+
+// largestSegment is the length of the longest segment of a GSO packet.
+func largestSegment(p *packet.Packet) int {
+	s := int(p.Segs)
+	return (p.Len() + s - 1) / s
+}
+
+// take charges and removes the child's head if it may start now. It
+// returns the packet and the time it is complete (now, or later for a
+// segmented GSO packet), or nil and when to try again.
+func (q *TBF) take(now clock.Time) (p *packet.Packet, at, next clock.Time) {
+	h, next := q.child.Peek(now)
+	if h == nil {
+		return nil, 0, next
+	}
+	s := q.st
+	var tok, ptok int64
+	if n := h.Len(); h.Segs > 1 && n > q.maxSize {
+		var ok bool
+		if at, ok = q.chargeSegments(&s, now, h); !ok {
+			return nil, 0, at
+		}
+	} else {
+		if tok, ptok = q.credit(&s, now, n); tok < 0 || ptok < 0 {
+			q.stats.Overlimits++
+			return nil, 0, now.Add(time.Duration(max(-tok, -ptok)))
+		}
+		s, at = tbfState{tokens: tok, ptokens: ptok, tc: now}, now
+	}
+	if p, _ = q.child.Dequeue(now); p == nil {
+		return nil, 0, clock.Never
+	}
+	q.st = s
+	return p, at, now
+}
+
+// chargeSegments sends the segments of GSO packet h back to back from
+// state s, starting at now, as the kernel would send the skbs that
+// tbf_segment made. If the first segment cannot leave now it returns
+// false and the time it could; otherwise it updates s and returns the time
+// the last segment leaves.
+func (q *TBF) chargeSegments(s *tbfState, now clock.Time, h *packet.Packet) (clock.Time, bool) {
+	segs, n := int(h.Segs), h.Len()
+	base, extra := n/segs, n%segs
+	t := now
+	for i := 0; i < segs; {
+		size := base
+		if i < extra {
+			size++
+		}
+		tok, ptok := q.credit(s, t, size)
+		if tok < 0 || ptok < 0 {
+			q.stats.Overlimits++
+			wait := time.Duration(max(-tok, -ptok))
+			if i == 0 {
+				return now.Add(wait), false
+			}
+			t = t.Add(wait)
+			continue
+		}
+		*s = tbfState{tokens: tok, ptokens: ptok, tc: t}
+		i++
+	}
+	return t, true
+}
+
+// Dequeue returns the head packet if the buckets allow it now.
+func (q *TBF) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+	p := q.held
+	if p == nil {
+		var at, next clock.Time
+		if p, at, next = q.take(now); p == nil {
+			return nil, next
+		}
+		q.held, q.heldAt = p, at
+	}
+	if now < q.heldAt {
+		return nil, q.heldAt
+	}
+	q.held = nil
+	q.stats.Packets++
+	q.stats.Bytes += uint64(p.Len())
+	return p, now
+}
+
+// Peek returns the packet Dequeue(now) would return. As the kernel's
+// qdisc_peek_dequeued, it charges the tokens and takes the packet from the
+// child; the next Dequeue hands it over.
+func (q *TBF) Peek(now clock.Time) (*packet.Packet, clock.Time) {
+	if q.held == nil {
+		p, at, next := q.take(now)
+		if p == nil {
+			return nil, next
+		}
+		q.held, q.heldAt = p, at
+	}
+	if now < q.heldAt {
+		return nil, q.heldAt
+	}
+	return q.held, now
+}
+
+// Len returns the number of packets held, the child's included.
+func (q *TBF) Len() int {
+	n := q.child.Len()
+	if q.held != nil {
+		n++
+	}
+	return n
+}
+
+// Backlog returns the number of bytes held, the child's included.
+func (q *TBF) Backlog() int {
+	n := q.child.Backlog()
+	if q.held != nil {
+		n += q.held.Len()
+	}
+	return n
+}
+
+// Stats returns tbf's counters. Drops includes the packets its child
+// refused, as tc -s shows them; DropsByReason counts only tbf's own drops
+// (ReasonOversize), the child's reasons being in the child's Stats.
+// Overlimits counts throttled dequeue attempts.
+func (q *TBF) Stats() Stats {
+	s := q.stats
+	s.Qlen, s.Backlog = q.Len(), q.Backlog()
+	return s
+}
+
+// Kind returns "tbf".
+func (q *TBF) Kind() string { return "tbf" }
+
+// Child returns the inner discipline (the default bfifo if none was given).
+func (q *TBF) Child() Qdisc { return q.child }
+
+// Config returns the configuration as given (tbf has no defaults).
+func (q *TBF) Config() Spec { return q.cfg }
+
+// MaxSize returns the longest packet tbf accepts: burst, or min(burst,
+// mtu) with a peakrate.
+func (q *TBF) MaxSize() int { return q.maxSize }
+
+// Buffer returns the depth of the rate bucket, l2t(rate, burst).
+func (q *TBF) Buffer() time.Duration { return time.Duration(q.buffer) }
