@@ -11,9 +11,8 @@ import (
 )
 
 const (
-	mbit = Rate(125000) // 1 Mbit/s in bytes per second
-	ms   = clock.Time(time.Millisecond)
-	us   = clock.Time(time.Microsecond)
+	oneMbit = Rate(125000) // 1 Mbit/s in bytes per second
+	us      = clock.Time(time.Microsecond)
 )
 
 func newTestTBF(t *testing.T, cfg TBFConfig, env *Env) *TBF {
@@ -51,7 +50,7 @@ func equalTimes(a, b []clock.Time) bool {
 func TestTBFBurstThenRate(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	rec := &tqRecorder{}
-	q := newTestTBF(t, TBFConfig{Rate: mbit, Burst: 4096, Limit: 54096}, &Env{Observer: rec})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{Observer: rec})
 	if q.Buffer() != 32768*time.Microsecond || q.MaxSize() != 4096 {
 		t.Errorf("buffer %v max_size %d, want 32.768ms and 4096", q.Buffer(), q.MaxSize())
 	}
@@ -76,7 +75,7 @@ func TestTBFBurstThenRate(t *testing.T) {
 // accruing.
 func TestTBFPollingDoesNotLoseCredit(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q := newTestTBF(t, TBFConfig{Rate: mbit, Burst: 4096, Limit: 54096}, &Env{})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{})
 	for i := range 6 {
 		q.Enqueue(0, tqPacket(pool, 1500, 0, int64(i)))
 	}
@@ -109,7 +108,7 @@ func TestTBFPollingDoesNotLoseCredit(t *testing.T) {
 func TestTBFOversizeDrop(t *testing.T) {
 	pool := packet.NewPool(8192, packet.DefaultHeadroom)
 	rec := &tqRecorder{}
-	q := newTestTBF(t, TBFConfig{Rate: mbit, Burst: 4096, Limit: 54096}, &Env{Observer: rec})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{Observer: rec})
 	if v := q.Enqueue(0, tqPacket(pool, 5000, 0, 1)); v != Dropped {
 		t.Errorf("5000 B packet: %v, want Dropped", v)
 	}
@@ -135,7 +134,7 @@ func TestTBFOversizeDrop(t *testing.T) {
 // 2.08 ms of rate credit (74.08 ms), and then the rate rules: one per 12 ms.
 func TestTBFPeakRate(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q := newTestTBF(t, TBFConfig{Rate: mbit, Burst: 10240, PeakRate: 2 * mbit, MTU: 1500, Limit: 100000}, &Env{})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 10240, PeakRate: 2 * oneMbit, MTU: 1500, Limit: 100000}, &Env{})
 	if q.MaxSize() != 1500 {
 		t.Errorf("max_size %d, want min(burst, mtu) = 1500", q.MaxSize())
 	}
@@ -157,16 +156,16 @@ func TestTBFPeakRate(t *testing.T) {
 
 // Spec §2 test 4: tc's latency to limit conversion.
 func TestTBFLatencyLimit(t *testing.T) {
-	if got := TBFLatencyLimit(mbit, 4096, 0, 0, 400*time.Millisecond); got != 54096 {
+	if got := TBFLatencyLimit(oneMbit, 4096, 0, 0, 400*time.Millisecond); got != 54096 {
 		t.Errorf("rate 1mbit burst 4096 latency 400ms: limit %d, want 54096", got)
 	}
 	// With a peakrate the smaller of the two: 2mbit*50ms + 1500 = 14000
 	// beats 1mbit*50ms + 10240 = 16490.
-	if got := TBFLatencyLimit(mbit, 10240, 2*mbit, 1500, 50*time.Millisecond); got != 14000 {
+	if got := TBFLatencyLimit(oneMbit, 10240, 2*oneMbit, 1500, 50*time.Millisecond); got != 14000 {
 		t.Errorf("peakrate case: limit %d, want 14000", got)
 	}
 	// Sub-microsecond parts are ignored, as tc's get_time counts in us.
-	if got := TBFLatencyLimit(mbit, 0, 0, 0, 1500*time.Nanosecond); got != 0 {
+	if got := TBFLatencyLimit(oneMbit, 0, 0, 0, 1500*time.Nanosecond); got != 0 {
 		t.Errorf("1.5us at 1mbit: limit %d, want 0 (0.125 B truncated)", got)
 	}
 }
@@ -178,17 +177,17 @@ func TestTBFLengthToTime(t *testing.T) {
 		n    int
 		want int64
 	}{
-		{"plain", newTBFRate(mbit, 0, 0, LinkEthernet), 1500, 1500 * 8000},
-		{"overhead", newTBFRate(mbit, 24, 0, LinkEthernet), 1500, 1524 * 8000},
-		{"mpu", newTBFRate(mbit, 0, 64, LinkEthernet), 40, 64 * 8000},
-		{"mpu after overhead", newTBFRate(mbit, 30, 64, LinkEthernet), 40, 70 * 8000},
+		{"plain", newTBFRate(oneMbit, 0, 0, LinkEthernet), 1500, 1500 * 8000},
+		{"overhead", newTBFRate(oneMbit, 24, 0, LinkEthernet), 1500, 1524 * 8000},
+		{"mpu", newTBFRate(oneMbit, 0, 64, LinkEthernet), 40, 64 * 8000},
+		{"mpu after overhead", newTBFRate(oneMbit, 30, 64, LinkEthernet), 40, 70 * 8000},
 		// 1500 B need 32 cells of 48 B, sent as 32*53 = 1696 B.
-		{"atm", newTBFRate(mbit, 0, 0, LinkATM), 1500, 1696 * 8000},
-		{"atm exact cells", newTBFRate(mbit, 0, 0, LinkATM), 96, 106 * 8000},
+		{"atm", newTBFRate(oneMbit, 0, 0, LinkATM), 1500, 1696 * 8000},
+		{"atm exact cells", newTBFRate(oneMbit, 0, 0, LinkATM), 96, 106 * 8000},
 		// 3 Mbit/s = 375000 B/s: 1500 B take exactly 4 ms.
-		{"non-divisor rate", newTBFRate(3*mbit, 0, 0, LinkEthernet), 1500, 4000000},
-		{"non-divisor rate floor", newTBFRate(3*mbit, 0, 0, LinkEthernet), 1, 2666},
-		{"10gbit", newTBFRate(10000*mbit, 0, 0, LinkEthernet), 1500, 1200},
+		{"non-divisor rate", newTBFRate(3*oneMbit, 0, 0, LinkEthernet), 1500, 4000000},
+		{"non-divisor rate floor", newTBFRate(3*oneMbit, 0, 0, LinkEthernet), 1, 2666},
+		{"10gbit", newTBFRate(10000*oneMbit, 0, 0, LinkEthernet), 1500, 1200},
 	}
 	for _, c := range cases {
 		if got := c.r.l2t(c.n); got != c.want {
@@ -197,7 +196,7 @@ func TestTBFLengthToTime(t *testing.T) {
 	}
 	// Overhead also sizes the bucket: burst 4096 with overhead 100 holds
 	// 4196 B worth of credit.
-	q := newTestTBF(t, TBFConfig{Rate: mbit, Burst: 4096, Limit: 10000, Overhead: 100}, &Env{})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 10000, Overhead: 100}, &Env{})
 	if q.Buffer() != 4196*8000 {
 		t.Errorf("buffer %v, want %v", q.Buffer(), time.Duration(4196*8000))
 	}
@@ -225,7 +224,7 @@ func TestTBFKernelRounding(t *testing.T) {
 	for _, c := range []struct {
 		rate    Rate
 		maxDiff int64
-	}{{mbit, 0}, {2 * mbit, 0}, {8 * mbit, 0}, {3 * mbit, 1}, {7 * mbit, 1}, {Rate(7000), 3}, {20000 * mbit, 1}} {
+	}{{oneMbit, 0}, {2 * oneMbit, 0}, {8 * oneMbit, 0}, {3 * oneMbit, 1}, {7 * oneMbit, 1}, {Rate(7000), 3}, {20000 * oneMbit, 1}} {
 		r := newTBFRate(c.rate, 0, 0, LinkEthernet)
 		worst := int64(0)
 		for n := 0; n <= 70000; n++ {
@@ -245,7 +244,7 @@ func TestTBFKernelRounding(t *testing.T) {
 // A big head blocks a small packet behind it: tbf never reorders.
 func TestTBFHeadOfLine(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q := newTestTBF(t, TBFConfig{Rate: mbit, Burst: 2000, Limit: 10000}, &Env{})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 2000, Limit: 10000}, &Env{})
 	q.Enqueue(0, tqPacket(pool, 1500, 0, 0))
 	q.Enqueue(0, tqPacket(pool, 1500, 0, 1))
 	q.Enqueue(0, tqPacket(pool, 100, 0, 2))
@@ -263,7 +262,7 @@ func TestTBFHeadOfLine(t *testing.T) {
 // Peek returns the same deadline as Dequeue.
 func TestTBFPeek(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q := newTestTBF(t, TBFConfig{Rate: mbit, Burst: 1500, Limit: 10000}, &Env{})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 1500, Limit: 10000}, &Env{})
 	q.Enqueue(0, tqPacket(pool, 1500, 0, 0))
 	q.Enqueue(0, tqPacket(pool, 1500, 0, 1))
 	p, _ := q.Peek(0)
@@ -297,7 +296,7 @@ func TestTBFPeek(t *testing.T) {
 func TestTBFGSO(t *testing.T) {
 	pool := packet.NewPool(1<<16, packet.DefaultHeadroom)
 	rec := &tqRecorder{}
-	q := newTestTBF(t, TBFConfig{Rate: mbit, Burst: 4096, Limit: 100000}, &Env{Observer: rec})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 100000}, &Env{Observer: rec})
 	gso := tqPacket(pool, 6000, 0, 0)
 	gso.Segs = 4
 	if v := q.Enqueue(0, gso); v != Queued {
@@ -328,7 +327,7 @@ func TestTBFGSO(t *testing.T) {
 }
 
 func TestTBFValidation(t *testing.T) {
-	ok := TBFConfig{Rate: mbit, Burst: 4096, Limit: 54096}
+	ok := TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}
 	cases := []struct {
 		name string
 		edit func(*TBFConfig)
@@ -338,9 +337,9 @@ func TestTBFValidation(t *testing.T) {
 		{"no burst", func(c *TBFConfig) { c.Burst = 0 }, "burst"},
 		{"negative burst", func(c *TBFConfig) { c.Burst = -1 }, "burst"},
 		{"no limit", func(c *TBFConfig) { c.Limit = 0 }, "limit"},
-		{"peakrate without mtu", func(c *TBFConfig) { c.PeakRate = 2 * mbit }, "mtu"},
-		{"peakrate equal to rate", func(c *TBFConfig) { c.PeakRate, c.MTU = mbit, 1500 }, "exceed"},
-		{"peakrate below rate", func(c *TBFConfig) { c.PeakRate, c.MTU = mbit/2, 1500 }, "exceed"},
+		{"peakrate without mtu", func(c *TBFConfig) { c.PeakRate = 2 * oneMbit }, "mtu"},
+		{"peakrate equal to rate", func(c *TBFConfig) { c.PeakRate, c.MTU = oneMbit, 1500 }, "exceed"},
+		{"peakrate below rate", func(c *TBFConfig) { c.PeakRate, c.MTU = oneMbit/2, 1500 }, "exceed"},
 		{"negative mpu", func(c *TBFConfig) { c.MPU = -1 }, "mpu"},
 		{"overhead beyond u16", func(c *TBFConfig) { c.Overhead = 70000 }, "overhead"},
 		{"link layer", func(c *TBFConfig) { c.Link = 7 }, "link"},
@@ -356,25 +355,25 @@ func TestTBFValidation(t *testing.T) {
 	// A given child makes the limit unnecessary; mtu without peakrate is
 	// ignored, as by the kernel.
 	child, _ := NewFifo(FifoConfig{}, &Env{})
-	q, err := NewTBF(TBFConfig{Rate: mbit, Burst: 4096, MTU: 100}, &Env{}, child)
+	q, err := NewTBF(TBFConfig{Rate: oneMbit, Burst: 4096, MTU: 100}, &Env{}, child)
 	if err != nil || q.Child() != child || q.MaxSize() != 4096 {
 		t.Errorf("tbf with child: %v, %v", q, err)
 	}
 	// A burst below the MTU is accepted but warned about.
-	if _, err := NewTBF(TBFConfig{Rate: mbit, Burst: 1000, Limit: 5000}, &Env{}, nil); err != nil {
+	if _, err := NewTBF(TBFConfig{Rate: oneMbit, Burst: 1000, Limit: 5000}, &Env{}, nil); err != nil {
 		t.Errorf("burst 1000: %v, want accepted", err)
 	}
 }
 
 func TestTBFWarnings(t *testing.T) {
-	if w := TBFWarnings(TBFConfig{Rate: mbit, Burst: 4096, Limit: 1}, 1500); len(w) != 0 {
+	if w := TBFWarnings(TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 1}, 1500); len(w) != 0 {
 		t.Errorf("burst 4096: warnings %q", w)
 	}
-	w := TBFWarnings(TBFConfig{Rate: mbit, Burst: 1000, Limit: 1}, 1500)
+	w := TBFWarnings(TBFConfig{Rate: oneMbit, Burst: 1000, Limit: 1}, 1500)
 	if len(w) != 1 || !strings.Contains(w[0], "burst 1000") || !strings.Contains(w[0], "1500") {
 		t.Errorf("burst 1000: warnings %q", w)
 	}
-	w = TBFWarnings(TBFConfig{Rate: mbit, Burst: 4096, PeakRate: 2 * mbit, MTU: 1000, Limit: 1}, 1514)
+	w = TBFWarnings(TBFConfig{Rate: oneMbit, Burst: 4096, PeakRate: 2 * oneMbit, MTU: 1000, Limit: 1}, 1514)
 	if len(w) != 1 || !strings.Contains(w[0], "mtu 1000") {
 		t.Errorf("peakrate mtu 1000: warnings %q", w)
 	}
@@ -384,7 +383,7 @@ func TestTBFWarnings(t *testing.T) {
 func TestTBFBuildWithChild(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	rec := &tqRecorder{}
-	q, err := Build([]Spec{TBFConfig{Rate: mbit, Burst: 3000, Limit: 1}, FifoConfig{Limit: 2}}, &Env{Observer: rec})
+	q, err := Build([]Spec{TBFConfig{Rate: oneMbit, Burst: 3000, Limit: 1}, FifoConfig{Limit: 2}}, &Env{Observer: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +410,7 @@ func TestTBFBuildWithChild(t *testing.T) {
 // time (12 us).
 func BenchmarkTBF(b *testing.B) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q, err := NewTBF(TBFConfig{Rate: 1000 * mbit, Burst: 64 << 10, Limit: 1 << 20}, &Env{}, nil)
+	q, err := NewTBF(TBFConfig{Rate: 1000 * oneMbit, Burst: 64 << 10, Limit: 1 << 20}, &Env{}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
