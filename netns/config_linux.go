@@ -87,10 +87,23 @@ func (h *Handle) AddAddr(ifname string, addr netip.Prefix) error {
 // AddPeerAddr assigns local to a point-to-point interface and names the peer
 // at its other end, like `ip addr add LOCAL peer PEER dev IFNAME`. The kernel
 // then routes peer through the interface without a separate route. IPv6
-// addresses skip duplicate address detection.
+// addresses skip duplicate address detection. An IPv6 peer address needs
+// the interface up (SetLinkUp) first: Linux installs the route to an IPv6
+// peer only when the address is added to an interface that is up, and does
+// not restore it when the interface comes up later.
 func (h *Handle) AddPeerAddr(ifname string, local netip.Addr, peer netip.Prefix) error {
 	if !peer.IsValid() {
 		return fmt.Errorf("netns: peer of %s on %s is not a valid prefix", local, ifname)
+	}
+	if local.Is6() {
+		l, err := h.link(ifname)
+		if err != nil {
+			return err
+		}
+		if l.Attrs().Flags&net.FlagUp == 0 {
+			return fmt.Errorf("netns: %s: set %s up before adding the IPv6 peer address %s, or the kernel installs no route to peer %s",
+				h.name, ifname, local, peer)
+		}
 	}
 	return h.addAddr(ifname, netip.PrefixFrom(local, local.BitLen()), peer)
 }

@@ -1,6 +1,7 @@
 package netns
 
 import (
+	"fmt"
 	"net/netip"
 	"os/exec"
 	"strings"
@@ -30,7 +31,9 @@ func TestConfigFromInside(t *testing.T) {
 		{"v4", h.AddAddr("wl-d0", netip.MustParsePrefix("10.250.7.1/24"))},
 		{"v4 peer", h.AddPeerAddr("wl-d0", netip.MustParseAddr("10.250.8.1"), netip.MustParsePrefix("10.250.8.2/32"))},
 		{"v6", h.AddAddr("wl-d0", netip.MustParsePrefix("fd77:7::1/64"))},
+		{"v6 peer while down", wantErr(h.AddPeerAddr("wl-d0", netip.MustParseAddr("fd77:8::1"), netip.MustParsePrefix("fd77:8::2/128")), "before adding the IPv6 peer")},
 		{"up", h.SetLinkUp("wl-d0")},
+		{"v6 peer", h.AddPeerAddr("wl-d0", netip.MustParseAddr("fd77:8::1"), netip.MustParsePrefix("fd77:8::2/128"))},
 		{"default", h.AddRoute(Route{Dst: netip.MustParsePrefix("0.0.0.0/0"), Dev: "wl-d0"})},
 		{"default6", h.AddRoute(Route{Dst: netip.MustParsePrefix("::/0"), Dev: "wl-d0"})},
 		{"via", h.AddRoute(Route{Dst: netip.MustParsePrefix("10.251.0.0/16"), Dev: "wl-d0", Via: netip.MustParseAddr("10.250.7.2"), Src: netip.MustParseAddr("10.250.7.1")})},
@@ -47,7 +50,7 @@ func TestConfigFromInside(t *testing.T) {
 		}
 	}
 	addrs := ipNetnsExec(t, h.Name(), "ip", "-o", "addr", "show", "dev", "wl-d0")
-	for _, want := range []string{"inet 10.250.7.1/24", "inet 10.250.8.1 peer 10.250.8.2/32", "inet6 fd77:7::1/64"} {
+	for _, want := range []string{"inet 10.250.7.1/24", "inet 10.250.8.1 peer 10.250.8.2/32", "inet6 fd77:7::1/64", "inet6 fd77:8::1 peer fd77:8::2/128"} {
 		if !strings.Contains(addrs, want) {
 			t.Errorf("ip addr lacks %q:\n%s", want, addrs)
 		}
@@ -63,8 +66,11 @@ func TestConfigFromInside(t *testing.T) {
 			t.Errorf("ip route lacks %q:\n%s", want, routes)
 		}
 	}
-	if r6 := ipNetnsExec(t, h.Name(), "ip", "-6", "route", "show"); !strings.Contains(r6, "default dev wl-d0") {
-		t.Errorf("ip -6 route lacks the default route:\n%s", r6)
+	r6 := ipNetnsExec(t, h.Name(), "ip", "-6", "route", "show")
+	for _, want := range []string{"default dev wl-d0", "fd77:8::2 dev wl-d0"} {
+		if !strings.Contains(r6, want) {
+			t.Errorf("ip -6 route lacks %q:\n%s", want, r6)
+		}
 	}
 	// Nothing of this reached the root namespace.
 	if out, _ := exec.Command("ip", "-o", "link", "show", "wl-d0").CombinedOutput(); !strings.Contains(string(out), "does not exist") {
@@ -100,4 +106,12 @@ func TestLinkStatsCountsPackets(t *testing.T) {
 	if d := after.TxPackets - before.TxPackets; d < 4 {
 		t.Errorf("lo sent %d packets during ping -c 2, want at least 4", d)
 	}
+}
+
+// wantErr turns an expected error into nil and its absence into an error.
+func wantErr(err error, substr string) error {
+	if err != nil && strings.Contains(err.Error(), substr) {
+		return nil
+	}
+	return fmt.Errorf("got error %v, want one containing %q", err, substr)
 }

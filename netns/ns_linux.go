@@ -79,8 +79,9 @@ type panicked struct{ v any }
 // thread, and moves the thread back to its original namespace afterwards.
 func onLockedThread(enter, f func() error, what string) error {
 	type result struct {
-		err error
-		p   *panicked
+		err    error
+		p      *panicked
+		goexit bool
 	}
 	done := make(chan result, 1)
 	go func() {
@@ -103,7 +104,21 @@ func onLockedThread(enter, f func() error, what string) error {
 			done <- result{err: err}
 			return
 		}
-		var r result
+		// The deferred restore also runs if f ends its goroutine with
+		// runtime.Goexit (t.FailNow, for one), which recover cannot stop.
+		r := result{goexit: true}
+		defer func() {
+			if err := setNS(orig); err != nil {
+				// Stay locked: the goroutine exits and the runtime
+				// kills the thread, which is still in the other
+				// namespace.
+				r.err = errors.Join(r.err, fmt.Errorf("netns: leave %s: %w (thread discarded)", what, err))
+				done <- r
+				return
+			}
+			runtime.UnlockOSThread()
+			done <- r
+		}()
 		func() {
 			defer func() {
 				if v := recover(); v != nil {
@@ -112,19 +127,14 @@ func onLockedThread(enter, f func() error, what string) error {
 			}()
 			r.err = f()
 		}()
-		if err := setNS(orig); err != nil {
-			// Stay locked: the goroutine exits and the runtime kills the
-			// thread, which is still inside the other namespace.
-			r.err = errors.Join(r.err, fmt.Errorf("netns: leave %s: %w (thread discarded)", what, err))
-			done <- r
-			return
-		}
-		runtime.UnlockOSThread()
-		done <- r
+		r.goexit = false
 	}()
 	r := <-done
 	if r.p != nil {
 		panic(r.p.v)
+	}
+	if r.goexit {
+		return errors.Join(r.err, fmt.Errorf("netns: the function run in %s called runtime.Goexit (t.FailNow?) on Do's goroutine", what))
 	}
 	return r.err
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -206,6 +207,12 @@ func TestDoPassesPanicsAndErrors(t *testing.T) {
 	}()
 	if err := Do(h, func() error { return nil }); err != nil {
 		t.Fatalf("Do after a panic: %v", err)
+	}
+	if err := Do(h, func() error { runtime.Goexit(); return nil }); err == nil || !strings.Contains(err.Error(), "Goexit") {
+		t.Fatalf("Do with a Goexit = %v, want an error naming it", err)
+	}
+	if err := Do(h, func() error { return nil }); err != nil {
+		t.Fatalf("Do after a Goexit: %v", err)
 	}
 	closed := &Handle{name: "wl-closed", fd: -1}
 	if err := Do(closed, func() error { return nil }); err == nil {
