@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestCommandRunsInside(t *testing.T) {
@@ -86,5 +88,30 @@ func TestTestbedTracksChildren(t *testing.T) {
 	err = <-waited
 	if !errors.As(err, new(*exec.ExitError)) || !strings.Contains(err.Error(), "terminated") {
 		t.Errorf("sleep ended with %v, want it terminated by SIGTERM", err)
+	}
+}
+
+func TestCloseKillsAChildThatIgnoresSIGTERM(t *testing.T) {
+	tb := newTestbed(t)
+	h := mustNamespace(t, tb, "a")
+	// exec keeps it one process, with SIGTERM still ignored.
+	c := tb.Command(h, "sh", "-c", `trap "" TERM; exec sleep 30`)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- c.Wait() }()
+	time.Sleep(100 * time.Millisecond) // let sh install the trap and exec
+	start := time.Now()
+	if err := tb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := <-waited
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("child ended with %v, want SIGKILL", err)
+	}
+	if d := time.Since(start); d < childGrace {
+		t.Errorf("SIGKILL came after %v, before the %v grace period", d, childGrace)
 	}
 }

@@ -206,7 +206,9 @@ func (t *Testbed) AddDevice(ns *Handle, ifname string) error {
 
 // Command returns a Cmd that runs inside ns and is recorded in the testbed
 // from Start until Wait returns, so that removing the testbed, or cleaning
-// it up after a crash, terminates it.
+// it up after a crash, terminates it (SIGTERM, then SIGKILL after two
+// seconds). Only that process is signalled, by pid: a shell command should
+// exec its last program rather than fork it.
 func (t *Testbed) Command(ns *Handle, name string, args ...string) *Cmd {
 	c := Command(ns, name, args...)
 	c.started = t.track
