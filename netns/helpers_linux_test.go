@@ -1,0 +1,81 @@
+package netns
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// The main goroutine stays on the main thread in the root namespace, as in
+// the wanlab command, so Do's goroutines never run on the main thread.
+func init() { runtime.LockOSThread() }
+
+func TestMain(m *testing.M) {
+	if os.Geteuid() == 0 {
+		// Remove what an interrupted earlier run of these tests left.
+		if gone, err := CleanStale(); err != nil {
+			fmt.Fprintln(os.Stderr, "CleanStale:", err)
+		} else if len(gone) > 0 {
+			fmt.Fprintln(os.Stderr, "removed stale namespaces:", gone)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root to create network namespaces (run the tests as root)")
+	}
+}
+
+// newTestbed registers a testbed with a random name and removes it, with all
+// its namespaces, when the test ends.
+func newTestbed(t *testing.T) *Testbed {
+	t.Helper()
+	needRoot(t)
+	name := fmt.Sprintf("t%06x", rand.Uint32()&0xffffff)
+	tb, err := NewTestbed(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		st, _ := tb.State()
+		if err := tb.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		for _, n := range st.Namespaces {
+			if Exists(n) {
+				t.Errorf("namespace %s still exists after Close", n)
+			}
+		}
+		if _, err := os.Stat(statePath(name)); !os.IsNotExist(err) {
+			t.Errorf("state file of %s still there after Close (%v)", name, err)
+		}
+	})
+	return tb
+}
+
+func mustNamespace(t *testing.T, tb *Testbed, role string) *Handle {
+	t.Helper()
+	h, err := tb.Namespace(role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// ipNetnsExec runs a command through iproute2's `ip netns exec`, the
+// independent view a person would use.
+func ipNetnsExec(t *testing.T, ns string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ip netns exec %s %s: %v\n%s", ns, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}

@@ -1,0 +1,124 @@
+// Package tun opens TUN devices inside network namespaces and moves packets
+// through them in batches: the router's window onto the kernels of the
+// emulated hosts.
+//
+// Two implementations share the Device interface so that the router can
+// compare them. Offload uses wireguard-go's TUN with IFF_VNET_HDR and TSO
+// (and USO where the kernel has it): the kernel hands over TCP and UDP
+// super-packets of up to 64 KiB, Read splits them into MTU-sized packets,
+// and Write coalesces consecutive segments of a flow back into super-packets
+// (GRO), so a whole batch costs a few system calls. Raw is a plain
+// /dev/net/tun with IFF_NO_PI: one packet per read or write system call.
+//
+// Open also sizes the device's transmit ring and replaces its qdisc so that
+// the kernel's side of the TUN neither reorders nor silently drops; see
+// SetupQueue and Stats.
+package tun
+
+import (
+	"errors"
+
+	wgtun "golang.zx2c4.com/wireguard/tun"
+)
+
+// ErrTooManySegments is returned by the offload device's Read when a
+// super-packet has more segments than the caller gave buffers for.
+var ErrTooManySegments = wgtun.ErrTooManySegments
+
+// errOffset is returned by Write for an offset below MinOffset.
+var errOffset = errors.New("tun: Write needs an offset of at least MinOffset bytes")
+
+// Device is one TUN device. Read and Write may be called concurrently with
+// each other (one reader, one writer), and Close unblocks both.
+type Device interface {
+	// Read waits for the kernel to send at least one packet through the
+	// device and stores up to len(bufs) packets, the i-th at bufs[i][offset:]
+	// with its length in sizes[i]. It returns the number of packets stored.
+	// len(sizes) must be at least len(bufs), len(bufs) should be BatchSize()
+	// and every bufs[i][offset:] must hold an MTU-sized packet: a
+	// super-packet with more segments than len(bufs) loses the rest and
+	// yields ErrTooManySegments along with the packets that fit. After
+	// Close it returns an error wrapping os.ErrClosed.
+	Read(bufs [][]byte, sizes []int, offset int) (int, error)
+
+	// Write hands the packets bufs[i][offset:] to the kernel, as if they had
+	// arrived on the device. offset must be at least MinOffset. Write may
+	// rewrite the buffers and the slice headers in bufs (the offload device
+	// coalesces packets in place), so the caller must treat them as consumed.
+	// It returns len(bufs) when every packet was accepted; otherwise an error
+	// and the number of packets known to be accepted (the raw device knows
+	// exactly; the offload device, whose coalesced writes hide which packet
+	// failed, reports 0).
+	Write(bufs [][]byte, offset int) (int, error)
+
+	// BatchSize is the most packets one Read returns and the batch size
+	// Write handles best. It does not change.
+	BatchSize() int
+
+	// Name returns the interface name.
+	Name() string
+
+	// Close removes the device (TUN devices are not persistent) and
+	// releases its file descriptor.
+	Close() error
+}
+
+// MinOffset is the smallest offset Write accepts: the room, in front of each
+// packet, for the virtio-net header that the offload device prepends.
+const MinOffset = 10
+
+// MaxCoalesced is the largest super-packet the offload device's Write
+// builds. A write buffer whose capacity beyond offset is smaller than this
+// limits how many segments can be coalesced into it; it is never an error.
+const MaxCoalesced = 65535
+
+// Kind selects the Device implementation.
+type Kind int
+
+const (
+	// Offload is wireguard-go's TUN with virtio-net headers, TSO/USO,
+	// segmentation on Read and coalescing on Write.
+	Offload Kind = iota
+	// Raw is a plain TUN device: one packet per system call.
+	Raw
+)
+
+// String returns "offload" or "raw".
+func (k Kind) String() string {
+	switch k {
+	case Offload:
+		return "offload"
+	case Raw:
+		return "raw"
+	}
+	return "Kind(?)"
+}
+
+// Defaults for Options' zero fields.
+const (
+	DefaultMTU = 1500
+	// DefaultTxQueueLen is the transmit ring size Open gives a device,
+	// twenty times Linux's 500 for TUN, so that a reader that falls behind
+	// for a moment does not lose packets.
+	DefaultTxQueueLen = 10000
+)
+
+// Options configure Open. Zero fields take the defaults.
+type Options struct {
+	Kind Kind
+	// MTU is the device MTU in bytes (DefaultMTU).
+	MTU int
+	// TxQueueLen is the number of packets the kernel can hold for the
+	// reader before it drops (DefaultTxQueueLen).
+	TxQueueLen int
+}
+
+func (o Options) withDefaults() Options {
+	if o.MTU == 0 {
+		o.MTU = DefaultMTU
+	}
+	if o.TxQueueLen == 0 {
+		o.TxQueueLen = DefaultTxQueueLen
+	}
+	return o
+}
