@@ -1,0 +1,79 @@
+package tcspec
+
+import "strings"
+
+// args walks the option words of one qdisc, as tc's argc/argv loops do.
+type args struct {
+	kind  string
+	words []string
+	i     int
+}
+
+func (a *args) more() bool { return a.i < len(a.words) }
+
+// take returns the next word and moves past it.
+func (a *args) take() string {
+	w := a.words[a.i]
+	a.i++
+	return w
+}
+
+// peek returns the next word without moving, or "" at the end.
+func (a *args) peek() string {
+	if a.i < len(a.words) {
+		return a.words[a.i]
+	}
+	return ""
+}
+
+// nextIsNumber is netem's NEXT_IS_NUMBER: an optional positional value is
+// taken only if the next word starts with a digit.
+func (a *args) nextIsNumber() bool {
+	w := a.peek()
+	return w != "" && isDigit(w[0])
+}
+
+// nextIsSigned is NEXT_IS_SIGNED_NUMBER: a digit or a minus sign.
+func (a *args) nextIsSigned() bool {
+	w := a.peek()
+	return w != "" && (isDigit(w[0]) || w[0] == '-')
+}
+
+// value is NEXT_ARG: the value that keyword kw requires. what describes it
+// for the error when it is missing.
+func (a *args) value(kw, what string) (string, error) {
+	if !a.more() {
+		return "", failf(a.kind, kw, "%q needs a value: write %q", kw, kw+" "+what)
+	}
+	return a.take(), nil
+}
+
+// bad wraps a unit reader's complaint about the value v of keyword kw.
+func (a *args) bad(kw, v string, err error) error {
+	return failf(a.kind, v, "%q: %v", kw+" "+v, err)
+}
+
+// fail reports a problem with token.
+func (a *args) fail(token, format string, v ...any) error {
+	return failf(a.kind, token, format, v...)
+}
+
+// unknown reports a word that is no option of this qdisc.
+func (a *args) unknown(w, takes string) error {
+	if w == "help" {
+		return a.fail(w, "%s takes: %s", a.kind, takes)
+	}
+	return a.fail(w, "%q is not a %s option; %s takes: %s", w, a.kind, a.kind, takes)
+}
+
+// dup reports a keyword that tc refuses to see twice.
+func (a *args) dup(kw string) error {
+	return a.fail(kw, "%q given twice: give it once", kw)
+}
+
+// words builds a command line word by word.
+type words struct{ w []string }
+
+func (b *words) add(w ...string) { b.w = append(b.w, w...) }
+
+func (b *words) String() string { return strings.Join(b.w, " ") }

@@ -1,0 +1,240 @@
+package tcspec
+
+import (
+	"strings"
+
+	"wanlab/qdisc"
+)
+
+// Options carries what parsing needs from outside the pure core.
+type Options struct {
+	// LoadDist loads a netem distribution table by name (a .dist file);
+	// called only for names that are not built in ("uniform", "normal",
+	// "pareto", "paretonormal", which produce qdisc.Distribution{Name: name}
+	// with a nil Table: netem resolves them).
+	LoadDist func(name string) ([]int16, error)
+	// LinkSpeed is the device speed in bit/s for "N%" rates; 0 makes a
+	// percent rate an error that says so.
+	LinkSpeed uint64
+}
+
+// Kinds lists the qdiscs tcspec reads, by tc's names.
+var Kinds = []string{"netem", "tbf", "pfifo", "bfifo", "pfifo_head_drop", "pfifo_fast", "codel", "fq_codel", "pie"}
+
+// parsers maps each kind to its option reader.
+var parsers = map[string]func(a *args, opt Options) (qdisc.Spec, error){
+	"netem":           parseNetem,
+	"tbf":             parseTBF,
+	"pfifo":           parseFifo,
+	"bfifo":           parseFifo,
+	"pfifo_head_drop": parseFifo,
+	"pfifo_fast":      parsePfifoFast,
+	"codel":           parseCoDel,
+	"fq_codel":        parseFQCoDel,
+	"pie":             parsePIE,
+}
+
+// Parse reads one qdisc: its kind and options as tc takes them ("netem
+// delay 100ms 10ms 25%"), or a whole pasted command ("tc qdisc add dev eth0
+// root netem delay 100ms"), whose dev, handle and parent are ignored. Fields
+// that tc or the kernel default are filled in. Errors are *Error.
+func Parse(s string, opt Options) (qdisc.Spec, error) {
+	elems := split(s)
+	switch len(elems) {
+	case 0:
+		return nil, failf("", "", "no qdisc given: write e.g. \"netem delay 100ms\"")
+	case 1:
+		return parseElem(elems[0], opt)
+	}
+	return nil, failf("", "", "%d qdiscs given: Parse reads one; read a chain with ParseChain", len(elems))
+}
+
+// ParseChain reads "QDISC; QDISC; ...": the first is the root and each next
+// one the child of the one before. Each element may be a pasted tc command;
+// newlines separate elements as ";" does, a backslash at the end of a line
+// continues it, and "#" starts a comment. An empty chain is nil, nil.
+// Errors are *Error with Index set to the offending element.
+func ParseChain(s string, opt Options) ([]qdisc.Spec, error) {
+	var specs []qdisc.Spec
+	for i, e := range split(s) {
+		spec, err := parseElem(e, opt)
+		if err != nil {
+			if te, ok := err.(*Error); ok {
+				te.Index = i
+			}
+			return nil, err
+		}
+		specs = append(specs, spec)
+	}
+	return specs, nil
+}
+
+// Format prints s in tc syntax ("netem limit 1000 delay 100ms 10ms 25%").
+// For every value Parse returns, Parse(Format(x)) equals x.
+func Format(s qdisc.Spec) string {
+	switch c := s.(type) {
+	case qdisc.NetemConfig:
+		return formatNetem(c)
+	case *qdisc.NetemConfig:
+		return formatNetem(*c)
+	case qdisc.TBFConfig:
+		return formatTBF(c)
+	case *qdisc.TBFConfig:
+		return formatTBF(*c)
+	case qdisc.FifoConfig:
+		return formatFifo(c)
+	case *qdisc.FifoConfig:
+		return formatFifo(*c)
+	case qdisc.PfifoFastConfig, *qdisc.PfifoFastConfig:
+		return "pfifo_fast"
+	case qdisc.CoDelConfig:
+		return formatCoDel(c)
+	case *qdisc.CoDelConfig:
+		return formatCoDel(*c)
+	case qdisc.FQCoDelConfig:
+		return formatFQCoDel(c)
+	case *qdisc.FQCoDelConfig:
+		return formatFQCoDel(*c)
+	case qdisc.PIEConfig:
+		return formatPIE(c)
+	case *qdisc.PIEConfig:
+		return formatPIE(*c)
+	case nil:
+		return ""
+	}
+	return s.Kind()
+}
+
+// FormatChain prints a chain as ParseChain reads it, joined with "; ".
+func FormatChain(specs []qdisc.Spec) string {
+	parts := make([]string, len(specs))
+	for i, s := range specs {
+		parts[i] = Format(s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// split cuts text into the word lists of its qdiscs.
+func split(s string) [][]string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\\\n", " ")
+	var elems [][]string
+	for _, line := range strings.Split(s, "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		for _, part := range strings.Split(line, ";") {
+			if w := strings.Fields(part); len(w) > 0 {
+				elems = append(elems, w)
+			}
+		}
+	}
+	return elems
+}
+
+// parseElem reads one qdisc, bare or inside a tc command.
+func parseElem(words []string, opt Options) (qdisc.Spec, error) {
+	if words[0] == "tc" || words[0] == "sudo" || matches(words[0], "qdisc") {
+		var err error
+		if words, err = stripCommand(words); err != nil {
+			return nil, err
+		}
+	}
+	kind := words[0]
+	parse, ok := parsers[kind]
+	if !ok {
+		return nil, unknownKind(kind)
+	}
+	return parse(&args{kind: kind, words: words[1:]}, opt)
+}
+
+// unsupported are tc qdiscs that wanlab does not emulate (yet).
+var unsupported = map[string]bool{
+	"cake": true, "htb": true, "hfsc": true, "prio": true, "sfq": true, "fq": true, "fq_pie": true,
+	"red": true, "choke": true, "sfb": true, "drr": true, "ets": true, "qfq": true, "cbs": true,
+	"etf": true, "taprio": true, "mqprio": true, "multiq": true, "mq": true, "hhf": true, "gred": true,
+	"plug": true, "skbprio": true, "cbq": true, "dsmark": true, "atm": true, "dualpi2": true,
+	"ingress": true, "clsact": true, "noqueue": true,
+}
+
+func unknownKind(kind string) error {
+	list := strings.Join(Kinds, ", ")
+	if _, ok := parsers[strings.ToLower(kind)]; ok {
+		return failf("", kind, "unknown qdisc %q: tc's kind names are lower case: write %q", kind, strings.ToLower(kind))
+	}
+	if unsupported[kind] {
+		return failf("", kind, "qdisc %q is not supported by wanlab; it emulates %s", kind, list)
+	}
+	return failf("", kind, "unknown qdisc %q: wanlab emulates %s", kind, list)
+}
+
+// stripCommand removes "[sudo] tc [OPTIONS] qdisc add|change|replace dev
+// DEV (root | parent X:Y) [handle X:] ..." and returns KIND OPTIONS.
+func stripCommand(w []string) ([]string, error) {
+	line := strings.Join(w, " ")
+	if w[0] == "sudo" {
+		w = w[1:]
+	}
+	if len(w) > 0 && w[0] == "tc" {
+		w = w[1:]
+		for len(w) > 0 && strings.HasPrefix(w[0], "-") {
+			o := w[0]
+			switch {
+			case matches(o, "-batch") && len(o) > 1:
+				return nil, failf("", o, "%q: tc -batch reads commands from a file; paste the commands themselves", line)
+			case (matches(o, "-netns") || o == "-cf" || matches(o, "-conf")) && len(o) > 1:
+				w = w[1:] // the option's argument
+			}
+			if len(w) > 0 {
+				w = w[1:]
+			}
+		}
+	}
+	if len(w) == 0 || !matches(w[0], "qdisc") {
+		tok := ""
+		if len(w) > 0 {
+			tok = w[0]
+		}
+		return nil, failf("", tok, "%q: only \"tc qdisc\" commands describe a qdisc; write \"tc qdisc add dev DEV root KIND OPTIONS\"", line)
+	}
+	w = w[1:]
+	if len(w) == 0 {
+		return nil, failf("", "", "%q: no command: write \"tc qdisc add dev DEV root KIND OPTIONS\"", line)
+	}
+	// tc tries its subcommands in this order, each by prefix.
+	switch cmd := w[0]; {
+	case matches(cmd, "add"), matches(cmd, "change"), matches(cmd, "replace"):
+	case matches(cmd, "link"), matches(cmd, "delete"), matches(cmd, "list"), matches(cmd, "show"), matches(cmd, "lst"), matches(cmd, "get"), matches(cmd, "help"):
+		return nil, failf("", cmd, "%q: \"tc qdisc %s\" does not configure a qdisc; wanlab reads add, change or replace commands", line, cmd)
+	default:
+		return nil, failf("", cmd, "%q: unknown tc qdisc command %q: write add, change or replace", line, cmd)
+	}
+	w = w[1:]
+	for len(w) > 0 {
+		// In tc's order: ingress and clsact are whole words, tried before
+		// the ingress_block prefix.
+		switch o := w[0]; {
+		case o == "ingress" || o == "clsact":
+			return nil, failf("", o, "%q: %s is not a queueing discipline; wanlab shapes with netem, tbf, fifos, codel, fq_codel and pie", line, o)
+		case o == "dev" || o == "handle" || o == "parent" || matches(o, "ingress_block") || matches(o, "egress_block"):
+			if len(w) < 2 {
+				return nil, failf("", o, "%q: %q needs a value", line, o)
+			}
+			w = w[2:]
+		case o == "root":
+			w = w[1:]
+		case matches(o, "estimator"):
+			if len(w) < 3 {
+				return nil, failf("", o, "%q: \"estimator\" needs an interval and a time constant", line)
+			}
+			w = w[3:]
+		case matches(o, "stab"):
+			return nil, failf("", o, "%q: size tables (stab) are not supported by wanlab; use tbf's overhead/mpu/linklayer or netem's rate overheads", line)
+		case matches(o, "help"):
+			return nil, failf("", o, "%q: write \"tc qdisc add dev DEV root KIND OPTIONS\"", line)
+		default:
+			return w, nil
+		}
+	}
+	return nil, failf("", "", "%q: no qdisc kind: write e.g. \"tc qdisc add dev eth0 root netem delay 100ms\"", line)
+}

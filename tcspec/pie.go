@@ -1,0 +1,105 @@
+package tcspec
+
+import (
+	"fmt"
+
+	"wanlab/qdisc"
+)
+
+const pieTakes = "limit PACKETS, target TIME, tupdate TIME, alpha 0-32, beta 0-32, ecn | noecn, bytemode | nobytemode, dq_rate_estimator | no_dq_rate_estimator"
+
+// pieMax is tc's ALPHA_MAX and BETA_MAX.
+const pieMax = 32
+
+// parsePIE follows pie_parse_opt (whole words only); zero values are not
+// sent, so they mean the kernel's defaults, which are filled in.
+func parsePIE(a *args, _ Options) (qdisc.Spec, error) {
+	var c qdisc.PIEConfig
+	for a.more() {
+		w := a.take()
+		var err error
+		switch w {
+		case "limit":
+			c.Limit, err = aqmCount(a, w)
+		case "target":
+			c.Target, err = aqmTime(a, w)
+		case "tupdate":
+			c.TUpdate, err = aqmTime(a, w)
+		case "alpha":
+			c.Alpha, err = pieWeight(a, w)
+		case "beta":
+			c.Beta, err = pieWeight(a, w)
+		case "ecn":
+			c.ECN = true
+		case "noecn":
+			c.ECN = false
+		case "bytemode":
+			c.Bytemode = true
+		case "nobytemode":
+			c.Bytemode = false
+		case "dq_rate_estimator":
+			c.DQRateEstimator = true
+		case "no_dq_rate_estimator":
+			c.DQRateEstimator = false
+		default:
+			err = a.unknown(w, pieTakes)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if c.Limit == 0 {
+		c.Limit = qdisc.DefaultPIELimit
+	}
+	if c.Target == 0 {
+		c.Target = qdisc.DefaultPIETarget
+	}
+	if c.TUpdate == 0 {
+		c.TUpdate = qdisc.DefaultPIETUpdate
+	}
+	if c.Alpha == 0 {
+		c.Alpha = qdisc.DefaultPIEAlpha
+	}
+	if c.Beta == 0 {
+		c.Beta = qdisc.DefaultPIEBeta
+	}
+	return c, nil
+}
+
+func pieWeight(a *args, w string) (int, error) {
+	n, err := aqmCount(a, w)
+	if err == nil && n > pieMax {
+		err = a.fail(a.words[a.i-1], "%q: %s is in units of 1/16 and tc allows 0 to %d", w+" "+a.words[a.i-1], w, pieMax)
+	}
+	return n, err
+}
+
+func formatPIE(c qdisc.PIEConfig) string {
+	var b words
+	b.add("pie")
+	if c.Limit != 0 {
+		b.add("limit", fmt.Sprint(c.Limit))
+	}
+	if c.Target != 0 {
+		b.add("target", formatDuration(c.Target))
+	}
+	if c.TUpdate != 0 {
+		b.add("tupdate", formatDuration(c.TUpdate))
+	}
+	if c.Alpha != 0 {
+		b.add("alpha", fmt.Sprint(c.Alpha))
+	}
+	if c.Beta != 0 {
+		b.add("beta", fmt.Sprint(c.Beta))
+	}
+	if c.ECN {
+		b.add("ecn")
+	}
+	if c.Bytemode {
+		b.add("bytemode")
+	}
+	if c.DQRateEstimator {
+		b.add("dq_rate_estimator")
+	}
+	return b.String()
+}

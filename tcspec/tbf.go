@@ -1,0 +1,206 @@
+package tcspec
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"wanlab/qdisc"
+)
+
+const tbfTakes = "rate RATE, burst|buffer|maxburst SIZE[/CELL], limit SIZE | latency TIME, peakrate RATE, mtu|minburst SIZE[/CELL], mpu SIZE, overhead N (0-65535), linklayer ethernet|atm|adsl"
+
+// parseTBF follows tbf_parse_opt: limit, latency, burst, peakrate, overhead
+// and linklayer by prefix; buffer, maxburst, mtu, minburst, mpu and rate
+// only as whole words. tc refuses a keyword given twice (with a non-zero
+// value) and limit together with latency, then turns latency into a limit.
+func parseTBF(a *args, _ Options) (qdisc.Spec, error) {
+	var (
+		c             qdisc.TBFConfig
+		limit, buffer uint32
+		mtu, mpu      uint32
+		latency       time.Duration
+		overhead      uint64
+		rate, peak    qdisc.Rate
+	)
+	for a.more() {
+		w := a.take()
+		switch {
+		case matches(w, "limit"):
+			v, err := a.value(w, "SIZE")
+			if err != nil {
+				return nil, err
+			}
+			if limit != 0 {
+				return nil, a.dup("limit")
+			}
+			if latency != 0 {
+				return nil, a.fail(w, "\"limit\" and \"latency\" together: tc refuses both; give one (latency is turned into a limit)")
+			}
+			if limit, err = getSize(v); err != nil {
+				return nil, a.bad(w, v, err)
+			}
+		case matches(w, "latency"):
+			v, err := a.value(w, "TIME")
+			if err != nil {
+				return nil, err
+			}
+			if latency != 0 {
+				return nil, a.dup("latency")
+			}
+			if limit != 0 {
+				return nil, a.fail(w, "\"limit\" and \"latency\" together: tc refuses both; give one (latency is turned into a limit)")
+			}
+			if latency, err = getTime(v); err != nil {
+				return nil, a.bad(w, v, err)
+			}
+		case matches(w, "burst") || w == "buffer" || w == "maxburst":
+			v, err := a.value(w, "SIZE")
+			if err != nil {
+				return nil, err
+			}
+			if buffer != 0 {
+				return nil, a.dup("buffer/burst/maxburst")
+			}
+			if buffer, err = getSizeAndCell(v); err != nil {
+				return nil, a.bad(w, v, err)
+			}
+		case w == "mtu" || w == "minburst":
+			v, err := a.value(w, "SIZE")
+			if err != nil {
+				return nil, err
+			}
+			if mtu != 0 {
+				return nil, a.dup("mtu/minburst")
+			}
+			if mtu, err = getSizeAndCell(v); err != nil {
+				return nil, a.bad(w, v, err)
+			}
+		case w == "mpu":
+			v, err := a.value(w, "SIZE")
+			if err != nil {
+				return nil, err
+			}
+			if mpu != 0 {
+				return nil, a.dup("mpu")
+			}
+			if mpu, err = getSize(v); err != nil {
+				return nil, a.bad(w, v, err)
+			}
+		case w == "rate":
+			v, err := a.value(w, "RATE")
+			if err != nil {
+				return nil, err
+			}
+			if rate != 0 {
+				return nil, a.dup("rate")
+			}
+			if rate, err = tbfRate(v); err != nil {
+				return nil, a.bad(w, v, err)
+			}
+		case matches(w, "peakrate"):
+			v, err := a.value(w, "RATE")
+			if err != nil {
+				return nil, err
+			}
+			if peak != 0 {
+				return nil, a.dup("peakrate")
+			}
+			if peak, err = tbfRate(v); err != nil {
+				return nil, a.bad(w, v, err)
+			}
+		case matches(w, "overhead"):
+			v, err := a.value(w, "N")
+			if err != nil {
+				return nil, err
+			}
+			if overhead != 0 {
+				return nil, a.dup("overhead")
+			}
+			if overhead, err = getUint(v, 10, 1<<16-1); err != nil {
+				return nil, a.bad(w, v, err)
+			}
+		case matches(w, "linklayer"):
+			v, err := a.value(w, "ethernet")
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case matches(v, "ethernet"):
+				c.Link = qdisc.LinkEthernet
+			case matches(v, "atm"), matches(v, "adsl"):
+				c.Link = qdisc.LinkATM
+			default:
+				return nil, a.fail(v, "%q: unknown link layer: write ethernet, atm or adsl", w+" "+v)
+			}
+		default:
+			return nil, a.unknown(w, tbfTakes)
+		}
+	}
+	// tc reports every missing parameter at once.
+	var missing []string
+	if rate == 0 {
+		missing = append(missing, "the \"rate\" parameter is mandatory: add e.g. \"rate 10mbit\"")
+	}
+	if buffer == 0 {
+		missing = append(missing, "the \"burst\" parameter is mandatory: add e.g. \"burst 32k\" (at least one MTU)")
+	}
+	if peak != 0 && mtu == 0 {
+		missing = append(missing, "when \"peakrate\" is specified, \"mtu\" must also be specified: add e.g. \"mtu 1514\"")
+	}
+	if limit == 0 && latency == 0 {
+		missing = append(missing, "either \"limit\" or \"latency\" is required: add e.g. \"latency 50ms\"")
+	}
+	if len(missing) > 0 {
+		return nil, a.fail("", "%s", strings.Join(missing, "; "))
+	}
+
+	if limit == 0 {
+		// tc's arithmetic, in doubles, truncated to a u32.
+		us := float64(latency / time.Microsecond)
+		lim := float64(rate)*us/1e6 + float64(buffer)
+		if peak != 0 {
+			if lim2 := float64(peak)*us/1e6 + float64(mtu); lim2 < lim {
+				lim = lim2
+			}
+		}
+		if lim >= 1<<32 {
+			return nil, a.fail("latency", "\"latency %s\" at this rate makes a limit above 4Gb: give a smaller latency or an explicit limit", formatDuration(latency))
+		}
+		limit = uint32(lim)
+	}
+	c.Rate, c.Burst, c.Limit = rate, int(buffer), int(limit)
+	c.PeakRate, c.MTU, c.MPU, c.Overhead = peak, int(mtu), int(mpu), int(overhead)
+	return c, nil
+}
+
+// tbfRate reads tbf's rate and peakrate, which tc takes in absolute units
+// only.
+func tbfRate(v string) (qdisc.Rate, error) {
+	if containsByte(v, '%') {
+		return 0, fmt.Errorf("bad rate %q: tc's tbf takes no percentages: give an absolute rate such as 10mbit", v)
+	}
+	return getRate64(v)
+}
+
+// formatTBF prints tbf with its limit in bytes (latency is not kept).
+func formatTBF(c qdisc.TBFConfig) string {
+	var b words
+	b.add("tbf", "rate", formatRate(c.Rate), "burst", formatSize(c.Burst), "limit", formatSize(c.Limit))
+	if c.PeakRate != 0 {
+		b.add("peakrate", formatRate(c.PeakRate))
+	}
+	if c.MTU != 0 {
+		b.add("mtu", formatSize(c.MTU))
+	}
+	if c.MPU != 0 {
+		b.add("mpu", formatSize(c.MPU))
+	}
+	if c.Overhead != 0 {
+		b.add("overhead", fmt.Sprint(c.Overhead))
+	}
+	if c.Link == qdisc.LinkATM {
+		b.add("linklayer", "atm")
+	}
+	return b.String()
+}

@@ -1,0 +1,274 @@
+package tcspec
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"wanlab/qdisc"
+)
+
+// The readers in this file follow iproute2's get_rate64, get_size,
+// get_time, get_time64, parse_percent and get_u32 & co: a strtod or strtoul
+// prefix, then a unit compared case-insensitively. Where tc would feed an
+// out-of-range double into an integer (undefined behaviour in C: negative
+// sizes, rates beyond 2^64, NaN), they reject the value instead.
+
+// matches reports whether word abbreviates keyword, as tc's matches(): word
+// must be a non-empty prefix of keyword.
+func matches(word, keyword string) bool {
+	return word != "" && strings.HasPrefix(keyword, word)
+}
+
+// rateSuffixes is tc's table, searched in order with strcasecmp.
+var rateSuffixes = []struct {
+	name  string
+	scale float64
+}{
+	{"bit", 1}, {"kibit", 1024}, {"kbit", 1000}, {"mibit", 1024 * 1024}, {"mbit", 1e6},
+	{"gibit", 1024 * 1024 * 1024}, {"gbit", 1e9}, {"tibit", 1024 * 1024 * 1024 * 1024}, {"tbit", 1e12},
+	{"bps", 8}, {"kibps", 8 * 1024}, {"kbps", 8000}, {"mibps", 8 * 1024 * 1024}, {"mbps", 8e6},
+	{"gibps", 8 * 1024 * 1024 * 1024}, {"gbps", 8e9}, {"tibps", 8 * 1024 * 1024 * 1024 * 1024}, {"tbps", 8e12},
+}
+
+const rateHelp = "use a number with a unit: bit, kbit, mbit, gbit, tbit (×1000), kibit, mibit, gibit, tibit (×1024), or bytes per second: bps, kbps, mbps, gbps (so 10mbps is 80 Mbit/s)"
+
+// getRate64 reads a rate in bit/s units and returns bytes per second.
+func getRate64(s string) (qdisc.Rate, error) {
+	f := scanFloat(s)
+	if f.n == 0 {
+		return 0, fmt.Errorf("bad rate %q: %s", s, rateHelp)
+	}
+	bps := f.v
+	if unit := s[f.n:]; unit != "" {
+		found := false
+		for _, u := range rateSuffixes {
+			if strings.EqualFold(u.name, unit) {
+				bps *= u.scale
+				found = true
+				break
+			}
+		}
+		if !found {
+			return 0, fmt.Errorf("bad rate %q: unknown unit %q: %s", s, unit, rateHelp)
+		}
+	}
+	bps /= 8
+	if math.IsNaN(bps) || bps < 0 || bps >= 1<<64 {
+		return 0, fmt.Errorf("bad rate %q: out of range: %s", s, rateHelp)
+	}
+	return qdisc.Rate(bps), nil
+}
+
+// getPercentRate64 reads "N%" of a link of linkSpeed bit/s, as tc's
+// get_percent_rate64 does with the device's speed: it keeps the leading run
+// of digits, dots and percent signs (ignoring the rest, as tc's sscanf
+// does), prints perc·speed with six decimals and reads that back in bit/s.
+func getPercentRate64(s string, linkSpeed uint64) (qdisc.Rate, error) {
+	if linkSpeed == 0 {
+		return 0, fmt.Errorf("rate %q is a percentage of the link speed, which is unknown here: set the link speed, or give an absolute rate such as 10mbit", s)
+	}
+	run := 0
+	for run < len(s) && (isDigit(s[run]) || s[run] == '.' || s[run] == '%') {
+		run++
+	}
+	if run == 0 {
+		return 0, fmt.Errorf("bad rate %q: write a percentage such as 50%%", s)
+	}
+	perc, err := parsePercent(s[:run])
+	if err != nil {
+		return 0, fmt.Errorf("bad rate %q: a percentage must lie between 0%% and 100%%", s)
+	}
+	bits := strconv.FormatFloat(perc*float64(linkSpeed), 'f', 6, 64)
+	return getRate64(bits)
+}
+
+const sizeHelp = "use bytes or a unit: b, k or kb (×1024), m or mb (×1024²), g or gb (×1024³), kbit, mbit, gbit"
+
+// getSize reads a size in bytes (binary multiples; kbit = 128 bytes).
+func getSize(s string) (uint32, error) {
+	f := scanFloat(s)
+	if f.n == 0 {
+		return 0, fmt.Errorf("bad size %q: %s", s, sizeHelp)
+	}
+	sz := f.v
+	switch unit := strings.ToLower(s[f.n:]); unit {
+	case "":
+	case "kb", "k":
+		sz *= 1024
+	case "gb", "g":
+		sz *= 1024 * 1024 * 1024
+	case "gbit":
+		sz *= 1024 * 1024 * 1024 / 8
+	case "mb", "m":
+		sz *= 1024 * 1024
+	case "mbit":
+		sz *= 1024 * 1024 / 8
+	case "kbit":
+		sz *= 1024 / 8
+	case "b":
+	default:
+		return 0, fmt.Errorf("bad size %q: unknown unit %q: %s", s, s[f.n:], sizeHelp)
+	}
+	if math.IsNaN(sz) || sz < 0 || sz >= 1<<32 {
+		return 0, fmt.Errorf("bad size %q: must lie between 0 and 4Gb", s)
+	}
+	return uint32(sz), nil
+}
+
+// getSizeAndCell reads tbf's legacy "SIZE/CELL" (CELL a power of two,
+// which only shaped tc's rate table and has no effect here).
+func getSizeAndCell(s string) (uint32, error) {
+	size, cell, slash := strings.Cut(s, "/")
+	n, err := getSize(size)
+	if err != nil || !slash {
+		return n, err
+	}
+	c, err := getInt(cell, 0, math.MinInt32, math.MaxInt32)
+	if err != nil || c <= 0 || c&(c-1) != 0 {
+		return 0, fmt.Errorf("bad cell size %q in %q: the part after / must be a power of two such as 8", cell, s)
+	}
+	return n, nil
+}
+
+// timeUnit is one suffix of get_time/get_time64 and its scale in ns.
+type timeUnit struct {
+	names []string
+	ns    float64
+}
+
+var timeUnits = []timeUnit{
+	{[]string{"s", "sec", "secs"}, 1e9},
+	{[]string{"ms", "msec", "msecs"}, 1e6},
+	{[]string{"us", "usec", "usecs"}, 1e3},
+	{[]string{"ns", "nsec", "nsecs"}, 1},
+}
+
+// scanTime reads a number and a time unit; bare reports a missing unit.
+// withNS allows ns units (get_time64).
+func scanTime(s string, withNS bool) (v float64, scale float64, bare bool, ok bool) {
+	f := scanFloat(s)
+	if f.n == 0 {
+		return 0, 0, false, false
+	}
+	unit := s[f.n:]
+	if unit == "" {
+		return f.v, 0, true, true
+	}
+	for _, u := range timeUnits {
+		if u.ns == 1 && !withNS {
+			continue
+		}
+		for _, name := range u.names {
+			if strings.EqualFold(name, unit) {
+				return f.v, u.ns, false, true
+			}
+		}
+	}
+	return 0, 0, false, false
+}
+
+// getTime reads a time as tc's get_time: a bare number is µs, the result is
+// truncated to whole µs and must fit a u32.
+func getTime(s string) (time.Duration, error) {
+	v, scale, bare, ok := scanTime(s, false)
+	if !ok {
+		return 0, fmt.Errorf("bad time %q: use a number with a unit: us, ms, s", s)
+	}
+	us := v
+	if !bare {
+		us = v * (scale / 1e3)
+	}
+	if math.IsNaN(us) || us < 0 || us >= 1<<32 {
+		return 0, fmt.Errorf("bad time %q: must lie between 0 and 4294s", s)
+	}
+	return time.Duration(uint32(us)) * time.Microsecond, nil
+}
+
+// errBareTime is returned by getTime64 for a bare non-zero number.
+var errBareTime = errors.New("bare number")
+
+// getTime64 reads a time as tc's get_time64 (ns, truncated). tc reads a
+// bare number as ns; since that changed in 2024 (before, netem read µs),
+// wanlab refuses bare non-zero numbers with errBareTime and the caller
+// names the fix.
+func getTime64(s string) (time.Duration, error) {
+	v, scale, bare, ok := scanTime(s, true)
+	if !ok {
+		return 0, fmt.Errorf("bad time %q: use a number with a unit: ns, us, ms, s", s)
+	}
+	if bare {
+		if v != 0 {
+			return 0, errBareTime
+		}
+		scale = 1
+	}
+	ns := v * scale
+	if math.IsNaN(ns) || ns <= -(1<<63) || ns >= 1<<63 {
+		return 0, fmt.Errorf("bad time %q: out of range", s)
+	}
+	return time.Duration(int64(ns)), nil
+}
+
+// parsePercent reads tc's percentages: strtod/100 in [0,1], followed by "%"
+// or nothing ("loss 1" is 1%).
+func parsePercent(s string) (float64, error) {
+	f := scanFloat(s)
+	v := f.v / 100
+	if f.nan || v > 1 || v < 0 {
+		return 0, fmt.Errorf("bad percentage %q: use a number from 0 to 100, optionally followed by %%", s)
+	}
+	if rest := s[f.n:]; rest != "" && rest != "%" {
+		return 0, fmt.Errorf("bad percentage %q: use a number from 0 to 100, optionally followed by %%", s)
+	}
+	if v == 0 {
+		v = 0 // no negative zero
+	}
+	return v, nil
+}
+
+// prob32 is how tc hands a probability to the kernel: rint(p·(2³²−1)).
+func prob32(p float64) uint32 {
+	return uint32(math.RoundToEven(p * math.MaxUint32))
+}
+
+// getUint reads an unsigned integer (get_u32, get_u16, get_u8, get_u64,
+// get_unsigned) in the given base, no larger than max. tc's strtoul would
+// wrap a negative number; wanlab refuses it.
+func getUint(s string, base int, max uint64) (uint64, error) {
+	r := scanUint(s, base)
+	if r.n == 0 || r.n != len(s) {
+		return 0, fmt.Errorf("bad number %q: use a whole number", s)
+	}
+	if r.overflow || r.mag > max {
+		return 0, fmt.Errorf("bad number %q: must be at most %d", s, max)
+	}
+	if r.neg && r.mag != 0 {
+		return 0, fmt.Errorf("bad number %q: must not be negative", s)
+	}
+	return r.mag, nil
+}
+
+// getInt reads a signed integer (get_s32, get_integer) in [min, max].
+func getInt(s string, base int, min, max int64) (int64, error) {
+	r := scanUint(s, base)
+	if r.n == 0 || r.n != len(s) {
+		return 0, fmt.Errorf("bad number %q: use a whole number", s)
+	}
+	if r.overflow || r.mag > 1<<63 {
+		return 0, fmt.Errorf("bad number %q: must lie between %d and %d", s, min, max)
+	}
+	v := int64(r.mag)
+	if r.neg {
+		v = -v // -(1<<63) wraps to itself, which is what we want
+	} else if r.mag == 1<<63 {
+		return 0, fmt.Errorf("bad number %q: must lie between %d and %d", s, min, max)
+	}
+	if v < min || v > max {
+		return 0, fmt.Errorf("bad number %q: must lie between %d and %d", s, min, max)
+	}
+	return v, nil
+}
