@@ -37,15 +37,21 @@ func Open(ns *netns.Handle, name string, o Options) (Device, error) {
 				return err
 			}
 			dev = d
+		case VNet:
+			d, err := openVNet(name)
+			if err != nil {
+				return err
+			}
+			dev = d
 		default:
-			return fmt.Errorf("tun: unknown device kind %d (use tun.Offload or tun.Raw)", o.Kind)
+			return fmt.Errorf("tun: unknown device kind %d (use tun.Offload, tun.Raw or tun.VNet)", o.Kind)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if o.Kind == Raw {
+	if o.Kind == Raw || o.Kind == VNet {
 		err = ns.SetMTU(name, o.MTU)
 	}
 	if err == nil {

@@ -81,15 +81,20 @@ const (
 	Offload Kind = iota
 	// Raw is a plain TUN device: one packet per system call.
 	Raw
+	// VNet is a TUN with virtio-net headers and TSO/USO whose packets stay
+	// whole, super-packets included; see VNetDevice.
+	VNet
 )
 
-// String returns "offload" or "raw".
+// String returns "offload", "raw" or "vnet".
 func (k Kind) String() string {
 	switch k {
 	case Offload:
 		return "offload"
 	case Raw:
 		return "raw"
+	case VNet:
+		return "vnet"
 	}
 	return "Kind(?)"
 }

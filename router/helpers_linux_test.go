@@ -1,0 +1,208 @@
+package router
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"wanlab/link"
+	"wanlab/netns"
+	"wanlab/qdisc"
+	"wanlab/tcspec"
+	"wanlab/tun"
+)
+
+// The main goroutine stays in the root namespace, as in the wanlab command.
+func init() { runtime.LockOSThread() }
+
+func TestMain(m *testing.M) {
+	if os.Geteuid() == 0 {
+		if gone, err := netns.CleanStale(); err != nil {
+			fmt.Fprintln(os.Stderr, "CleanStale:", err)
+		} else if len(gone) > 0 {
+			fmt.Fprintln(os.Stderr, "removed stale namespaces:", gone)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func needRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root to create network namespaces and TUN devices (run the tests as root)")
+	}
+}
+
+const tunName = "wl-tun"
+
+// host is one side of the testbed.
+type host struct {
+	ns     *netns.Handle
+	dev    tun.Device
+	v4, v6 netip.Addr
+}
+
+// bed is a client and a server namespace joined by a router.
+type bed struct {
+	tb     *netns.Testbed
+	c, s   *host
+	r      *Router
+	pcap   *syncBuffer
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// syncBuffer is a bytes.Buffer safe for the router's flusher and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) Bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.b.Bytes())
+}
+
+// bedOptions configure newBed.
+type bedOptions struct {
+	kind     tun.Kind
+	up, down string // chains in tc syntax
+	seed     uint64
+	pcap     bool
+}
+
+// newBed builds namespaces wl-tNNNNNN-c and -s with a TUN each, addressed
+// 10.251.X.1 <-> 10.251.X.2 and fd79:X::1 <-> fd79:X::2, and runs a router
+// between them until the test ends.
+func newBed(t *testing.T, o bedOptions) *bed {
+	t.Helper()
+	needRoot(t)
+	tb, err := netns.NewTestbed(fmt.Sprintf("t%06x", rand.Uint32()&0xffffff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		st, _ := tb.State()
+		if err := tb.Close(); err != nil {
+			t.Errorf("testbed Close: %v", err)
+		}
+		for _, n := range st.Namespaces {
+			if netns.Exists(n) {
+				t.Errorf("namespace %s still exists after Close", n)
+			}
+		}
+	})
+	x := rand.IntN(256)
+	a4 := netip.MustParseAddr(fmt.Sprintf("10.251.%d.1", x))
+	b4 := netip.MustParseAddr(fmt.Sprintf("10.251.%d.2", x))
+	a6 := netip.MustParseAddr(fmt.Sprintf("fd79:%x::1", x))
+	b6 := netip.MustParseAddr(fmt.Sprintf("fd79:%x::2", x))
+	b := &bed{tb: tb}
+	b.c = newHost(t, tb, "c", o.kind, a4, b4, a6, b6)
+	b.s = newHost(t, tb, "s", o.kind, b4, a4, b6, a6)
+	cfg := Config{
+		Up:       link.Config{Name: "up", Chain: mustChain(t, o.up), Env: qdisc.Env{Seed: o.seed}},
+		Down:     link.Config{Name: "down", Chain: mustChain(t, o.down), Env: qdisc.Env{Seed: o.seed + 1}},
+		Client:   b.c.dev,
+		Server:   b.s.dev,
+		ClientIf: tunName,
+		ServerIf: tunName,
+		UpQueueDrops: func() (uint64, error) {
+			return tun.QueueDrops(b.c.ns, tunName)
+		},
+		DownQueueDrops: func() (uint64, error) {
+			return tun.QueueDrops(b.s.ns, tunName)
+		},
+	}
+	if o.pcap {
+		b.pcap = new(syncBuffer)
+		cfg.Pcap = b.pcap
+	}
+	b.r, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.cancel = cancel
+	b.done = make(chan error, 1)
+	go func() { b.done <- b.r.Run(ctx) }()
+	t.Cleanup(func() {
+		if err := b.stop(); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return b
+}
+
+// stop ends the router and returns Run's error; it may be called twice.
+func (b *bed) stop() error {
+	if b.cancel == nil {
+		return nil
+	}
+	b.cancel()
+	b.cancel = nil
+	select {
+	case err := <-b.done:
+		return err
+	case <-time.After(5 * time.Second):
+		return errors.New("Run did not return within 5 s of cancellation")
+	}
+}
+
+func mustChain(t *testing.T, s string) []qdisc.Spec {
+	t.Helper()
+	c, err := tcspec.ParseChain(s, tcspec.Options{})
+	if err != nil {
+		t.Fatalf("chain %q: %v", s, err)
+	}
+	return c
+}
+
+func newHost(t *testing.T, tb *netns.Testbed, role string, kind tun.Kind, self, peer, self6, peer6 netip.Addr) *host {
+	t.Helper()
+	h, err := tb.Namespace(role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := tun.Open(h, tunName, tun.Options{Kind: kind})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	if err := tb.AddDevice(h, tunName); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{
+		h.LoopbackUp(),
+		h.SetLinkUp(tunName),
+		h.AddPeerAddr(tunName, self, netip.PrefixFrom(peer, 32)),
+		h.AddPeerAddr(tunName, self6, netip.PrefixFrom(peer6, 128)),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &host{ns: h, dev: dev, v4: self, v6: self6}
+}
+
+// command runs name in h's namespace as a testbed process called wl-...
+func (b *bed) command(h *host, name string, args ...string) *netns.Cmd {
+	cmd := b.tb.Command(h.ns, name, args...)
+	cmd.Args[0] = netns.Prefix + b.tb.Name() + "-" + name
+	return cmd
+}

@@ -1,0 +1,266 @@
+package router
+
+import (
+	"errors"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"wanlab/clock"
+	"wanlab/packet"
+	"wanlab/tun"
+)
+
+// vnetIngress reads a VNet device directly on the loop's thread, into a
+// ring of large pool packets; a packet the link keeps is replaced in the
+// ring by a fresh one.
+type vnetIngress struct {
+	dev   tun.VNetDevice
+	ring  []*packet.Packet
+	bufs  [][]byte
+	sizes []int
+}
+
+func newVNetIngress(dev tun.VNetDevice, pool *packet.Pool) *vnetIngress {
+	v := &vnetIngress{
+		dev:   dev,
+		ring:  make([]*packet.Packet, readBatch),
+		bufs:  make([][]byte, readBatch),
+		sizes: make([]int, readBatch),
+	}
+	for i := range v.ring {
+		v.ring[i] = pool.Get()
+		v.bufs[i], _ = v.ring[i].Buffer()
+	}
+	return v
+}
+
+func (v *vnetIngress) read(l *loop) (int, error) {
+	n, err := v.dev.TryRead(v.bufs, v.sizes, headroom)
+	now := l.clk.Now()
+	for i := range n {
+		p := v.ring[i]
+		p.SetData(headroom, v.sizes[i])
+		if l.arrive(now, p, true) {
+			v.ring[i] = l.large.Get()
+			v.bufs[i], _ = v.ring[i].Buffer()
+		}
+	}
+	return n, err
+}
+
+func (v *vnetIngress) wait(l *loop, timeout time.Duration) (event, woken bool, err error) {
+	readable, woken, err := v.dev.Wait(l.wake, timeout)
+	return readable || woken, woken, err
+}
+
+func (v *vnetIngress) close() {}
+
+// vnetEgress writes each packet to a VNet device with its own system call,
+// with the virtio-net header the kernel gave it, or zeros for a packet the
+// router split or completed.
+type vnetEgress struct {
+	dev tun.VNetDevice
+}
+
+func (e *vnetEgress) write(l *loop, p *packet.Packet, at clock.Time) {
+	buf, off := p.Buffer()
+	if !tagHasVNet(p) {
+		clear(buf[off-tun.VNetHdrLen : off])
+	}
+	errno := e.dev.WriteOne(buf[:off+p.Len()], off)
+	if errno == 0 {
+		l.capture(p, at)
+	}
+	l.wrote(p, errno)
+	p.Free()
+}
+
+func (e *vnetEgress) flush(*loop) {}
+
+// chanIngress reads any Device on a goroutine of its own (the Device
+// interface blocks) and hands batches to the loop, signalling its wake
+// eventfd for each.
+type chanIngress struct {
+	dev   tun.Device
+	clk   *clock.Real
+	full  chan *rbatch
+	free  chan *rbatch
+	errc  chan error
+	done  chan struct{}
+	stage *packet.Packet // large packet the loop copies each one into
+
+	mu     sync.Mutex // guards wake against close
+	wake   int
+	closed bool
+}
+
+type rbatch struct {
+	bufs  [][]byte
+	sizes []int
+	n     int
+	at    clock.Time
+}
+
+const (
+	chanBatches = 4
+	chanOffset  = 16 // room for the offload device's virtio-net header
+)
+
+func newChanIngress(dev tun.Device, wake int, clk *clock.Real) *chanIngress {
+	c := &chanIngress{
+		dev:  dev,
+		clk:  clk,
+		full: make(chan *rbatch, chanBatches),
+		free: make(chan *rbatch, chanBatches),
+		errc: make(chan error, 1),
+		done: make(chan struct{}),
+		wake: wake,
+	}
+	n := dev.BatchSize()
+	for range chanBatches {
+		b := &rbatch{bufs: make([][]byte, n), sizes: make([]int, n)}
+		for i := range b.bufs {
+			b.bufs[i] = make([]byte, chanOffset+tun.MaxCoalesced)
+		}
+		c.free <- b
+	}
+	go c.reader()
+	return c
+}
+
+func (c *chanIngress) reader() {
+	for {
+		var b *rbatch
+		select {
+		case b = <-c.free:
+		case <-c.done:
+			return
+		}
+		n, err := c.dev.Read(b.bufs, b.sizes, chanOffset)
+		if err != nil && !errors.Is(err, tun.ErrTooManySegments) {
+			select {
+			case c.errc <- err:
+			default:
+			}
+			c.signal()
+			return
+		}
+		b.n, b.at = n, c.clk.Now()
+		select {
+		case c.full <- b:
+		case <-c.done:
+			return
+		}
+		c.signal()
+	}
+}
+
+func (c *chanIngress) signal() {
+	c.mu.Lock()
+	if !c.closed {
+		signalWake(c.wake)
+	}
+	c.mu.Unlock()
+}
+
+func (c *chanIngress) read(l *loop) (int, error) {
+	total := 0
+	for range chanBatches {
+		select {
+		case b := <-c.full:
+			for i := range b.n {
+				if c.stage == nil {
+					c.stage = l.large.Get()
+				}
+				sz := b.sizes[i]
+				buf, off := c.stage.Buffer()
+				copy(buf[off:], b.bufs[i][chanOffset:chanOffset+sz])
+				c.stage.SetLen(sz)
+				if l.arrive(b.at, c.stage, false) {
+					c.stage = nil
+				}
+			}
+			total += b.n
+			c.free <- b
+		default:
+			select {
+			case err := <-c.errc:
+				return total, err
+			default:
+			}
+			return total, nil
+		}
+	}
+	return total, nil
+}
+
+func (c *chanIngress) wait(l *loop, timeout time.Duration) (event, woken bool, err error) {
+	woken, err = pollWake(l.wake, timeout)
+	return woken, woken, err
+}
+
+func (c *chanIngress) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	close(c.done)
+}
+
+// batchEgress writes to any Device in batches of its BatchSize.
+type batchEgress struct {
+	dev  tun.Device
+	pend []*packet.Packet
+	at   []clock.Time
+	bufs [][]byte
+}
+
+func newBatchEgress(dev tun.Device) *batchEgress {
+	n := max(dev.BatchSize(), 1)
+	return &batchEgress{
+		dev:  dev,
+		pend: make([]*packet.Packet, 0, n),
+		at:   make([]clock.Time, 0, n),
+		bufs: make([][]byte, n),
+	}
+}
+
+func (e *batchEgress) write(l *loop, p *packet.Packet, at clock.Time) {
+	e.pend = append(e.pend, p)
+	e.at = append(e.at, at)
+	if len(e.pend) == cap(e.pend) {
+		e.flush(l)
+	}
+}
+
+func (e *batchEgress) flush(l *loop) {
+	k := len(e.pend)
+	if k == 0 {
+		return
+	}
+	for i, p := range e.pend {
+		// Captured before Write, which may coalesce packets in place.
+		l.capture(p, e.at[i])
+		buf, off := p.Buffer()
+		e.bufs[i] = buf[off-chanOffset : off+p.Len()]
+	}
+	n, err := e.dev.Write(e.bufs[:k], chanOffset)
+	var errno syscall.Errno
+	if err != nil && !errors.As(err, &errno) {
+		errno = syscall.EIO
+		if errors.Is(err, os.ErrClosed) {
+			errno = syscall.EBADF
+		}
+	}
+	for i, p := range e.pend {
+		if err == nil || i < n {
+			l.wrote(p, 0)
+		} else {
+			l.wrote(p, errno)
+		}
+		p.Free()
+		e.pend[i] = nil
+	}
+	e.pend, e.at = e.pend[:0], e.at[:0]
+}

@@ -1,0 +1,496 @@
+package router
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"wanlab/clock"
+	"wanlab/link"
+	"wanlab/packet"
+	"wanlab/qdisc"
+	"wanlab/tcspec"
+	"wanlab/tun"
+)
+
+// Buffer sizes: small buffers hold one MTU-sized packet, large ones a GSO
+// super-packet; both keep DefaultHeadroom in front for the virtio-net
+// header.
+const (
+	headroom  = packet.DefaultHeadroom
+	smallData = 2048
+	largeData = tun.VNetMaxPacket + 256
+	// readBatch is how many packets one read pass takes at most.
+	readBatch = 64
+	// The loop stops sleeping l.spin before a deadline and spins. l.spin
+	// starts at initialSpin and follows the wake-up delays seen, within
+	// [minSpin, maxSpin].
+	initialSpin = 100 * time.Microsecond
+	minSpin     = 10 * time.Microsecond
+	maxSpin     = 2 * time.Millisecond
+)
+
+// adaptSpin takes the delay of one timed wake-up: the spin grows at once to
+// cover it with a margin, and shrinks slowly (by 1/64 of the difference
+// per wake-up) when wake-ups come early, so that it tracks the high
+// percentiles of the wake-up delay rather than its mean.
+func (l *loop) adaptSpin(late time.Duration) {
+	want := late + late/4 + 5*time.Microsecond
+	if want > l.spin {
+		l.spin = want
+	} else {
+		l.spin -= (l.spin - want) / 64
+	}
+	l.spin = min(max(l.spin, minSpin), maxSpin)
+}
+
+// ingress is where a loop's packets come from.
+type ingress interface {
+	// read takes the packets that are ready now, without waiting, and
+	// hands each to l.arrive; it returns how many it took.
+	read(l *loop) (int, error)
+	// wait waits until packets may be ready, l.wake is signalled or
+	// timeout passes; a negative timeout waits for ever. event reports
+	// that it returned for input or the wake fd rather than the timeout,
+	// woken that the wake fd is readable.
+	wait(l *loop, timeout time.Duration) (event, woken bool, err error)
+	// close releases what the ingress holds (a reader goroutine).
+	close()
+}
+
+// egress is where a loop's packets go. write takes ownership of p: it
+// reports the outcome through l.wrote and frees p, now or at flush.
+type egress interface {
+	write(l *loop, p *packet.Packet, at clock.Time)
+	flush(l *loop)
+}
+
+// extras are what whole super-packets add to the link's counters, which
+// count buffers: the segments beyond the first and the bytes of their
+// repeated headers.
+type extras struct {
+	sent, bytesIn, delivered, bytesOut, dropped uint64
+	droppedBy                                   [qdisc.NumReasons]uint64
+}
+
+type qextra struct{ pkts, bytes, drops uint64 }
+
+// loop is one direction: it reads from in, runs the link and writes to
+// out. Everything but the fields marked otherwise belongs to the loop's
+// goroutine while it runs.
+type loop struct {
+	r     *Router
+	name  string
+	dir   *link.Direction
+	env   qdisc.Env // the configured Env, to validate new chains
+	chain []qdisc.Spec
+	kinds []string // kinds of the chain's disciplines, root first
+	qx    []qextra
+	built bool // the tree came from Config.Build: opaque to the policy
+	trace bool
+	vnet  bool // ingress and egress are both VNet devices
+	whole bool // super-packets cross the current chain whole
+
+	clk   *clock.Real
+	in    ingress
+	out   egress
+	small *packet.Pool
+	large *packet.Pool
+	flows flowTable
+	xs    extras
+	late  latHist
+
+	lastNext   clock.Time // when the link said, at its last empty Dequeue, it next has a packet
+	userHook   link.Hook
+	queueDrops func() (uint64, error)
+	writeDrops [numWriteReasons]uint64
+	malformed  uint64
+	split      uint64
+	maxLen     int
+	fatal      error
+	spin       time.Duration
+
+	wake     int         // eventfd: stop, requests, reader batches
+	stopping atomic.Bool // set by stop
+	running  bool        // guarded by r.mu
+	reqMu    sync.Mutex
+	reqs     []func()
+	hasReq   atomic.Bool
+}
+
+// Write-drop reasons.
+const (
+	writeAgain = iota
+	writeNoBufs
+	writeOther
+	numWriteReasons
+)
+
+var writeReasonNames = [numWriteReasons]string{"eagain", "enobufs", "other"}
+
+func newLoop(r *Router, cfg link.Config, in, out tun.Device, queueDrops func() (uint64, error)) (*loop, error) {
+	l := &loop{
+		r:          r,
+		name:       cfg.Name,
+		env:        cfg.Env,
+		chain:      slices.Clone(cfg.Chain),
+		built:      cfg.Build != nil,
+		trace:      cfg.Trace != nil,
+		clk:        r.clk,
+		small:      packet.NewPool(headroom+smallData, headroom),
+		large:      packet.NewPool(headroom+largeData, headroom),
+		flows:      newFlowTable(),
+		userHook:   cfg.Hook,
+		queueDrops: queueDrops,
+		spin:       initialSpin,
+		wake:       -1,
+	}
+	l.env.Pool, l.env.Observer, l.env.Root = nil, nil, nil
+	// Duplicates of any packet must fit, and they are rare: the large pool.
+	cfg.Env.Pool = l.large
+	cfg.PerFlow = false
+	cfg.Hook = l
+	dir, err := link.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("router: %w", err)
+	}
+	l.dir = dir
+	l.resetChainState()
+	vin, inVNet := in.(tun.VNetDevice)
+	vout, outVNet := out.(tun.VNetDevice)
+	l.vnet = inVNet && outVNet
+	l.whole = l.wholeAllowed()
+	if l.wake, err = newWake(); err != nil {
+		return nil, err
+	}
+	if inVNet {
+		l.in = newVNetIngress(vin, l.large)
+	} else {
+		l.in = newChanIngress(in, l.wake, l.clk)
+	}
+	if outVNet {
+		l.out = &vnetEgress{dev: vout}
+	} else {
+		l.out = newBatchEgress(out)
+	}
+	return l, nil
+}
+
+func (l *loop) wholeAllowed() bool {
+	return l.vnet && !l.trace && !l.built && keepsWhole(l.chain)
+}
+
+// resetChainState records the kinds of the current tree, whose own
+// counters start from zero.
+func (l *loop) resetChainState() {
+	l.kinds = l.kinds[:0]
+	for q := l.dir.Root(); q != nil; q = q.Child() {
+		l.kinds = append(l.kinds, q.Kind())
+	}
+	l.qx = make([]qextra, len(l.kinds))
+}
+
+// get returns a packet whose buffer holds n bytes of data.
+func (l *loop) get(n int) *packet.Packet {
+	if n <= smallData {
+		return l.small.Get()
+	}
+	return l.large.Get()
+}
+
+// arrive takes packet p, read at now (with a virtio-net header in front of
+// it when vnet is set), into the link: whole, split into segments, or
+// copied into a small buffer. It reports whether it kept p itself; if not,
+// p still belongs to the caller.
+func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
+	pkt := p.Bytes()
+	var h vnetHdr
+	buf, off := p.Buffer()
+	if vnet {
+		h = decodeVNet(buf[off-tun.VNetHdrLen : off])
+	}
+	g, err := inspect(pkt, h)
+	flow := int32(-1)
+	if err != nil {
+		if h.gsoType&^gsoECN != gsoNone {
+			l.malformed++
+			return false
+		}
+		// Not IP as far as the header views can tell: it crosses as it
+		// is, outside every flow.
+		g = gsoInfo{segs: 1, wire: len(pkt), l4: -1}
+	} else if t, err := packet.ParseTuple(pkt); err == nil {
+		flow = l.flows.lookup(t)
+	}
+	if g.segs > 1 && !l.whole {
+		l.split++
+		seg := g
+		seg.segs = 1
+		for i := range g.segs {
+			q := l.get(g.hdrLen + g.size)
+			qb, qoff := q.Buffer()
+			n := segment(qb[qoff:], pkt, g, i)
+			q.SetLen(n)
+			seg.wire = n
+			l.enqueue(now, q, seg, false, flow)
+		}
+		return false
+	}
+	if !l.whole && h.flags&vnetNeedsCsum != 0 {
+		if completeChecksum(pkt, h) != nil {
+			l.malformed++
+			return false
+		}
+	}
+	keep := vnet && l.whole
+	if len(pkt) <= smallData {
+		q := l.small.Get()
+		qb, qoff := q.Buffer()
+		copy(qb[qoff-tun.VNetHdrLen:], buf[off-tun.VNetHdrLen:off+len(pkt)])
+		q.SetLen(len(pkt))
+		l.enqueue(now, q, g, keep, flow)
+		return false
+	}
+	l.enqueue(now, p, g, keep, flow)
+	return true
+}
+
+// enqueue offers q, described by g, to the link.
+func (l *loop) enqueue(now clock.Time, q *packet.Packet, g gsoInfo, keepHdr bool, flow int32) {
+	q.Segs = int32(g.segs)
+	q.Flow = -1
+	q.Seq = -1
+	if flow >= 0 {
+		q.Seq = l.flows.arrivalSeq(flow, q.Bytes(), g)
+	}
+	q.Tag = makeTag(g.wire, g.hdrLen, keepHdr, flow)
+	if g.segs > 1 {
+		l.xs.sent += uint64(g.segs - 1)
+		l.xs.bytesIn += uint64(g.wire - q.Len())
+	}
+	l.dir.Enqueue(now, q)
+}
+
+// release hands every packet that is due at now to the egress device.
+func (l *loop) release(now clock.Time) {
+	for {
+		p, next := l.dir.Dequeue(now)
+		if p == nil {
+			l.lastNext = next
+			break
+		}
+		l.send(p, l.deadline(p, now))
+	}
+	l.out.flush(l)
+}
+
+// deadline returns when p, released at now, could have left: the time the
+// link last said it would next have a packet, its netem time to send, or
+// its arrival, whichever is latest and not after now. For a packet behind
+// another in a shaper's queue this may be earlier than the true deadline,
+// so lateness errs on the high side.
+func (l *loop) deadline(p *packet.Packet, now clock.Time) clock.Time {
+	d := p.Arrival
+	if n := l.lastNext; n != clock.Never && n > d && n <= now {
+		d = n
+	}
+	if t := p.TimeToSend; t > d && t <= now {
+		d = t
+	}
+	return d
+}
+
+// send accounts p as leaving and writes it.
+func (l *loop) send(p *packet.Packet, deadline clock.Time) {
+	if segs := segsOf(p); segs > 1 {
+		extra, bytes := uint64(segs-1), uint64(tagWire(p)-p.Len())
+		l.xs.delivered += extra
+		l.xs.bytesOut += bytes
+		for i := range l.qx {
+			l.qx[i].pkts += extra
+			l.qx[i].bytes += bytes
+		}
+	}
+	t := l.clk.Now()
+	l.late.add(int64(t - deadline))
+	l.out.write(l, p, t)
+}
+
+// capture writes p to the pcap stream, if there is one, as leaving at t.
+func (l *loop) capture(p *packet.Packet, t clock.Time) {
+	if l.r.pcap != nil {
+		l.r.pcap.write(t, p.Bytes())
+	}
+}
+
+// wrote records the outcome of writing p: errno 0 if the device took it.
+func (l *loop) wrote(p *packet.Packet, errno syscall.Errno) {
+	if errno == 0 {
+		l.flows.delivered(p)
+		return
+	}
+	why := writeOther
+	switch errno {
+	case syscall.EAGAIN:
+		why = writeAgain
+	case syscall.ENOBUFS:
+		why = writeNoBufs
+	case syscall.EBADF, syscall.EBADFD, syscall.ENODEV:
+		if l.fatal == nil {
+			l.fatal = fmt.Errorf("router: %s: write: %w", l.name, errno)
+		}
+	}
+	l.writeDrops[why] += uint64(segsOf(p))
+	l.flows.dropped(p)
+}
+
+// Event implements link.Hook: it keeps the segment accounting of drops and
+// passes every event on to the configured hook.
+func (l *loop) Event(e *link.Event) {
+	if e.Kind == link.Drop {
+		p := e.Packet
+		l.flows.dropped(p)
+		if segs := segsOf(p); segs > 1 {
+			extra := uint64(segs - 1)
+			l.xs.dropped += extra
+			l.xs.droppedBy[e.Reason] += extra
+			if i := slices.Index(l.kinds, e.Qdisc); i >= 0 {
+				l.qx[i].drops += extra
+			}
+		}
+	}
+	if l.userHook != nil {
+		l.userHook.Event(e)
+	}
+}
+
+// request queues f to run on the loop's goroutine between iterations.
+func (l *loop) request(f func()) {
+	l.reqMu.Lock()
+	l.reqs = append(l.reqs, f)
+	l.reqMu.Unlock()
+	l.hasReq.Store(true)
+	signalWake(l.wake)
+}
+
+// serve runs the queued requests.
+func (l *loop) serve() {
+	l.reqMu.Lock()
+	fs := l.reqs
+	l.reqs = nil
+	l.hasReq.Store(false)
+	l.reqMu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// stop asks the loop to end after its current iteration.
+func (l *loop) stop() {
+	l.stopping.Store(true)
+	signalWake(l.wake)
+}
+
+// exit ends the loop's run: from now on requests run on their caller.
+func (l *loop) exit() {
+	l.r.mu.Lock()
+	l.running = false
+	l.r.mu.Unlock()
+	l.serve()
+}
+
+func (l *loop) setChain(chain []qdisc.Spec) error {
+	// Building a tree here catches whatever the loop's SetChain would
+	// refuse, without stopping the loop.
+	if _, err := link.New(link.Config{Name: l.name, Chain: chain, Env: l.env}); err != nil {
+		return fmt.Errorf("router: %w", err)
+	}
+	var err error
+	l.r.inLoop(l, func() {
+		if err = l.dir.SetChain(chain); err != nil {
+			return
+		}
+		l.chain = slices.Clone(chain)
+		l.built = false
+		l.resetChainState()
+		l.whole = l.wholeAllowed()
+		l.lastNext = 0
+	})
+	if err != nil {
+		return fmt.Errorf("router: %w", err)
+	}
+	return nil
+}
+
+func (l *loop) snapshot() DirSnapshot {
+	var s DirSnapshot
+	l.r.inLoop(l, func() { s = l.snap() })
+	if l.queueDrops != nil {
+		n, err := l.queueDrops()
+		s.TunQueueDrops = n
+		if err != nil {
+			s.TunQueueErr = err.Error()
+		}
+	}
+	return s
+}
+
+// snap copies the counters; it runs on the loop's goroutine.
+func (l *loop) snap() DirSnapshot {
+	c := l.dir.Counters()
+	x := &l.xs
+	c.Sent += x.sent
+	c.BytesIn += x.bytesIn
+	c.Delivered += x.delivered
+	c.BytesOut += x.bytesOut
+	c.Dropped += x.dropped
+	for i := range c.DroppedByReason {
+		c.DroppedByReason[i] += x.droppedBy[i]
+	}
+	c.Queued = c.Sent + c.Duplicated - c.Delivered - c.Dropped
+	c.Reordered = l.flows.reordered()
+	s := DirSnapshot{
+		Name:        l.name,
+		Chain:       tcspec.FormatChain(l.chain),
+		Counters:    c,
+		Lateness:    l.late.summary(),
+		Reordered:   c.Reordered,
+		Flows:       l.flows.snapshot(),
+		Malformed:   l.malformed,
+		Whole:       l.whole,
+		Split:       l.split,
+		MaxInFlight: l.maxLen,
+	}
+	i := 0
+	for q := l.dir.Root(); q != nil; q = q.Child() {
+		st := q.Stats()
+		if i < len(l.qx) {
+			st.Packets += l.qx[i].pkts
+			st.Bytes += l.qx[i].bytes
+			st.Drops += l.qx[i].drops
+		}
+		s.Qdiscs = append(s.Qdiscs, QdiscStats{Kind: q.Kind(), Stats: st})
+		i++
+	}
+	for why, n := range l.writeDrops {
+		if n > 0 {
+			if s.WriteDropsByReason == nil {
+				s.WriteDropsByReason = map[string]uint64{}
+			}
+			s.WriteDropsByReason[writeReasonNames[why]] = n
+			s.WriteDrops += n
+		}
+	}
+	return s
+}
+
+func (l *loop) close() {
+	if l.in != nil {
+		l.in.close()
+	}
+	closeWake(l.wake)
+	l.wake = -1
+}

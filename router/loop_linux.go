@@ -1,0 +1,129 @@
+package router
+
+import (
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"wanlab/clock"
+)
+
+// run is the direction's real-time loop. It locks its goroutine to an OS
+// thread for good: the thread gets a timer slack of 1 ns, so that ppoll's
+// timeouts expire when asked rather than up to 50 µs later, and the runtime
+// discards the thread when the loop ends instead of lending that setting to
+// other goroutines.
+func (l *loop) run() error {
+	runtime.LockOSThread()
+	defer l.exit()
+	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("router: %s: set the timer slack: %w", l.name, err)
+	}
+	for {
+		if l.hasReq.Load() {
+			l.serve()
+		}
+		if l.stopping.Load() {
+			return errStopped
+		}
+		l.release(l.clk.Now())
+		n, err := l.in.read(l)
+		if err != nil {
+			return fmt.Errorf("router: %s: %w", l.name, err)
+		}
+		if n > 0 {
+			l.maxLen = max(l.maxLen, l.dir.Len())
+			l.release(l.clk.Now())
+		}
+		if l.fatal != nil {
+			return l.fatal
+		}
+		if n >= readBatch {
+			continue // more is probably waiting
+		}
+		if err := l.idle(); err != nil {
+			return fmt.Errorf("router: %s: %w", l.name, err)
+		}
+	}
+}
+
+// idle waits for the next packet or the link's next deadline. A sleeping
+// thread wakes up late (tens of microseconds on a virtual machine, more
+// after a long sleep), so the loop sleeps until l.spin before the deadline
+// and spins on the clock for the rest; l.spin follows the wake-up delays
+// it sees (see adaptSpin).
+func (l *loop) idle() error {
+	timeout := time.Duration(-1)
+	var target clock.Time
+	if next := l.lastNext; next != clock.Never {
+		now := l.clk.Now()
+		d := time.Duration(next - now)
+		if d <= 0 {
+			return nil
+		}
+		if d <= l.spin {
+			for l.clk.Now() < next {
+			}
+			return nil
+		}
+		timeout = d - l.spin
+		target = now + clock.Time(timeout)
+	}
+	event, woken, err := l.in.wait(l, timeout)
+	if woken {
+		drainWake(l.wake)
+	}
+	if !event && err == nil && timeout >= 0 {
+		l.adaptSpin(time.Duration(l.clk.Now() - target))
+	}
+	return err
+}
+
+// newWake returns a non-blocking eventfd.
+func newWake() (int, error) {
+	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return -1, fmt.Errorf("router: eventfd: %w", err)
+	}
+	return fd, nil
+}
+
+func signalWake(fd int) {
+	if fd < 0 {
+		return
+	}
+	var one [8]byte
+	binary.NativeEndian.PutUint64(one[:], 1)
+	unix.Write(fd, one[:])
+}
+
+func drainWake(fd int) {
+	var b [8]byte
+	unix.Read(fd, b[:])
+}
+
+func closeWake(fd int) {
+	if fd >= 0 {
+		unix.Close(fd)
+	}
+}
+
+// pollWake waits until fd is readable or timeout passes (negative: for
+// ever) and reports whether it is.
+func pollWake(fd int, timeout time.Duration) (bool, error) {
+	fds := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	var ts unix.Timespec
+	tsp := &ts
+	if timeout < 0 {
+		tsp = nil
+	} else {
+		ts = unix.NsecToTimespec(int64(timeout))
+	}
+	if _, err := unix.Ppoll(fds[:], tsp, nil); err != nil && err != unix.EINTR {
+		return false, fmt.Errorf("poll: %w", err)
+	}
+	return fds[0].Revents != 0, nil
+}

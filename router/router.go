@@ -1,0 +1,217 @@
+// Package router is wanlab's real-time loop: it carries the kernel traffic
+// of two hosts, read from and written to their TUN devices, through one
+// link.Direction per direction.
+//
+// Each direction runs on its own OS thread, locked and with a timer slack of
+// 1 ns. It waits in ppoll(2) on the ingress device with a nanosecond timeout
+// until the next packet or the link's next deadline, spins through the last
+// microseconds before a deadline, and then releases every packet that is
+// due. How late each packet leaves against the time the link said it could
+// (its release lateness) is kept in a histogram: it is the emulator's own
+// timing error.
+//
+// With devices of kind tun.VNet, GSO super-packets of up to 64 KiB cross
+// whole where the direction's chain makes no per-packet decision (an empty
+// chain, netem with a constant delay and at most a limit, plain fifos), and
+// are split into wire segments with correct headers and checksums
+// otherwise. All counters count wire segments and their IP bytes, so a whole
+// super-packet counts as the segments it stands for; see DirSnapshot.
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"wanlab/clock"
+	"wanlab/link"
+	"wanlab/qdisc"
+	"wanlab/tun"
+)
+
+// Config describes one router between two hosts.
+type Config struct {
+	// Up carries client→server traffic (read from Client, written to
+	// Server); Down the reverse. Each is a link.Config (Name "up"/"down",
+	// Chain in qdisc.Spec form, optional Trace, Env.Seed/MTU/TxQueueLen).
+	// The router sets Env.Pool, PerFlow and the Hook itself; a Hook given
+	// here is called after the router's own, with event times on the
+	// router's clock (see Router.Wall).
+	Up, Down link.Config
+	// Client and Server are opened by the caller, in their namespaces.
+	// Devices of kind tun.VNet are read and written directly, without a
+	// goroutine in between; any other Device goes through a reader
+	// goroutine.
+	Client, Server tun.Device
+	// ClientIf and ServerIf are the interface names, for reports.
+	ClientIf, ServerIf string
+	// UpQueueDrops and DownQueueDrops, when set, read the kernel-queue
+	// drop counters of the TUN that a direction writes to (lab passes
+	// closures over tun.QueueDrops(ns, ifname)); the router reports them in
+	// the Snapshot.
+	UpQueueDrops, DownQueueDrops func() (uint64, error)
+	// Pcap, when set, receives every packet that crosses, both directions,
+	// as a pcap stream (nanosecond timestamps, LINKTYPE_RAW) with the time
+	// the router handed it to the egress device.
+	Pcap io.Writer
+}
+
+// Router forwards between two TUN devices. Its methods are safe for
+// concurrent use.
+type Router struct {
+	clk      *clock.Real
+	up, down *loop
+	pcap     *pcapWriter
+
+	mu      sync.Mutex // guards started and each loop's running
+	started bool
+}
+
+// New checks cfg and prepares a router; Run starts it.
+func New(cfg Config) (*Router, error) {
+	if cfg.Client == nil || cfg.Server == nil {
+		return nil, errors.New("router: Config needs both the Client and the Server device")
+	}
+	if cfg.Client == cfg.Server {
+		return nil, errors.New("router: Client and Server are the same device; give one device per host")
+	}
+	r := &Router{clk: clock.NewReal()}
+	if cfg.Pcap != nil {
+		p, err := newPcapWriter(cfg.Pcap, r.clk)
+		if err != nil {
+			return nil, err
+		}
+		r.pcap = p
+	}
+	if cfg.Up.Name == "" {
+		cfg.Up.Name = "up"
+	}
+	if cfg.Down.Name == "" {
+		cfg.Down.Name = "down"
+	}
+	var err error
+	r.up, err = newLoop(r, cfg.Up, cfg.Client, cfg.Server, cfg.UpQueueDrops)
+	if err != nil {
+		return nil, err
+	}
+	r.down, err = newLoop(r, cfg.Down, cfg.Server, cfg.Client, cfg.DownQueueDrops)
+	if err != nil {
+		r.up.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Run forwards until ctx is cancelled or a device fails; it returns nil on
+// cancellation (unless writing the pcap stream failed) and the device's
+// error otherwise. It may be called once. The devices stay open: the
+// caller closes them after Run returns.
+func (r *Router) Run(ctx context.Context) error {
+	r.mu.Lock()
+	if r.started {
+		r.mu.Unlock()
+		return errors.New("router: Run called twice")
+	}
+	r.started = true
+	r.up.running, r.down.running = true, true
+	r.mu.Unlock()
+
+	errc := make(chan error, 2)
+	for _, l := range []*loop{r.up, r.down} {
+		go func() { errc <- l.run() }()
+	}
+	stopFlush := make(chan struct{})
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		if r.pcap == nil {
+			return
+		}
+		t := time.NewTicker(pcapFlushEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				r.pcap.flush()
+			case <-stopFlush:
+				return
+			}
+		}
+	}()
+
+	errs := make([]error, 0, 2)
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		errs = append(errs, err)
+	}
+	r.up.stop()
+	r.down.stop()
+	for len(errs) < 2 {
+		errs = append(errs, <-errc)
+	}
+	var err error
+	for _, e := range errs {
+		if e != nil && !errors.Is(e, errStopped) {
+			err = e
+			break
+		}
+	}
+	close(stopFlush)
+	<-flushed
+	if r.pcap != nil {
+		err = errors.Join(err, r.pcap.flush())
+	}
+	r.up.close()
+	r.down.close()
+	return err
+}
+
+// errStopped ends a loop that was asked to stop.
+var errStopped = errors.New("router: stopped")
+
+// Snapshot returns live counters; safe to call from any goroutine while Run
+// runs, and before or after.
+func (r *Router) Snapshot() Snapshot {
+	return Snapshot{Up: r.up.snapshot(), Down: r.down.snapshot()}
+}
+
+// SetChain replaces a direction's qdisc chain while running, as `tc qdisc
+// change` does ("up" or "down"); safe from any goroutine. The packets the
+// old chain holds move into the new one (see link.Direction.SetChain). It
+// returns once the direction's loop uses the new chain, or with the error
+// that building it gave, in which case the old chain stays.
+func (r *Router) SetChain(dir string, chain []qdisc.Spec) error {
+	var l *loop
+	switch dir {
+	case r.up.name, "up":
+		l = r.up
+	case r.down.name, "down":
+		l = r.down
+	default:
+		return fmt.Errorf("router: no direction %q: use \"up\" or \"down\"", dir)
+	}
+	return l.setChain(chain)
+}
+
+// Wall converts a time on the router's clock (event and pcap times) to wall
+// time.
+func (r *Router) Wall(t clock.Time) time.Time { return r.clk.Wall(t) }
+
+// inLoop runs f on l's thread between two iterations while l runs, and
+// directly otherwise, and returns when f has run.
+func (r *Router) inLoop(l *loop, f func()) {
+	r.mu.Lock()
+	if !l.running {
+		defer r.mu.Unlock()
+		f()
+		return
+	}
+	done := make(chan struct{})
+	l.request(func() { f(); close(done) })
+	r.mu.Unlock()
+	<-done
+}

@@ -1,0 +1,337 @@
+package router
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"wanlab/netns"
+	"wanlab/qdisc"
+	"wanlab/tun"
+)
+
+// pingRTT pings dst from h n times and returns min and max RTT in ms.
+func (b *bed) pingRTT(t *testing.T, h *host, dst netip.Addr, n int) (lo, hi float64) {
+	t.Helper()
+	out, err := b.command(h, "ping", "-c", strconv.Itoa(n), "-i", "0.05", "-W", "2", dst.String()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ping %s: %v\n%s", dst, err, out)
+	}
+	m := regexp.MustCompile(`= ([0-9.]+)/([0-9.]+)/([0-9.]+)/`).FindSubmatch(out)
+	if m == nil || !bytes.Contains(out, []byte(" "+strconv.Itoa(n)+" received")) {
+		t.Fatalf("ping %s: no summary or losses:\n%s", dst, out)
+	}
+	lo, _ = strconv.ParseFloat(string(m[1]), 64)
+	hi, _ = strconv.ParseFloat(string(m[3]), 64)
+	return lo, hi
+}
+
+func TestPingDelay(t *testing.T) {
+	b := newBed(t, bedOptions{kind: tun.VNet, up: "netem delay 25ms", down: "netem delay 25ms", pcap: true})
+	const n = 10
+	for _, dst := range []netip.Addr{b.s.v4, b.s.v6} {
+		lo, hi := b.pingRTT(t, b.c, dst, n)
+		t.Logf("ping %s: rtt min %.3f max %.3f ms", dst, lo, hi)
+		if lo < 50 || hi > 51 {
+			t.Errorf("ping %s: rtt %.3f..%.3f ms, want 50 ms ± 1 ms", dst, lo, hi)
+		}
+	}
+	s := b.r.Snapshot()
+	for _, d := range []DirSnapshot{s.Up, s.Down} {
+		t.Logf("%s: chain %q, lateness %+v, delay mean %.0f ns", d.Name, d.Chain, d.Lateness, d.Counters.Delay.Mean)
+		if d.Chain != "netem limit 1000 delay 25ms" {
+			t.Errorf("%s: chain %q", d.Name, d.Chain)
+		}
+		if d.Counters.Delivered < 2*n || d.Lateness.N < 2*n {
+			t.Errorf("%s: %d delivered, %d lateness samples; want >= %d", d.Name, d.Counters.Delivered, d.Lateness.N, 2*n)
+		}
+		if d.Counters.Delay.Min < 25e6 {
+			t.Errorf("%s: a packet left after %.0f ns, before its 25 ms", d.Name, d.Counters.Delay.Min)
+		}
+		if len(d.Qdiscs) == 0 || d.Qdiscs[0].Kind != "netem" {
+			t.Errorf("%s: qdiscs %+v", d.Name, d.Qdiscs)
+		}
+		if !d.Whole {
+			t.Errorf("%s: constant netem delay should keep super-packets whole", d.Name)
+		}
+	}
+	if err := b.stop(); err != nil {
+		t.Fatal(err)
+	}
+	recs := readPcap(t, b.pcap.Bytes())
+	echo := 0
+	for _, r := range recs {
+		if len(r) >= 28 && r[0]>>4 == 4 && r[9] == 1 {
+			echo++
+		}
+	}
+	if echo != 2*n {
+		t.Errorf("pcap: %d ICMP packets, want %d (requests and replies); %d records in all", echo, 2*n, len(recs))
+	}
+}
+
+// readPcap parses a nanosecond pcap of LINKTYPE_RAW and returns its
+// packets; timestamps must not go backwards by more than a few ms (the two
+// directions interleave).
+func readPcap(t *testing.T, b []byte) [][]byte {
+	t.Helper()
+	if len(b) < 24 || binary.LittleEndian.Uint32(b) != pcapMagicNano || binary.LittleEndian.Uint32(b[20:]) != 101 {
+		t.Fatalf("pcap: bad global header % x", b[:min(len(b), 24)])
+	}
+	b = b[24:]
+	var out [][]byte
+	for len(b) > 0 {
+		if len(b) < 16 {
+			t.Fatalf("pcap: truncated record header")
+		}
+		incl := int(binary.LittleEndian.Uint32(b[8:]))
+		if len(b) < 16+incl {
+			t.Fatalf("pcap: truncated record")
+		}
+		out = append(out, b[16:16+incl])
+		b = b[16+incl:]
+	}
+	return out
+}
+
+// transfer sends data over TCP from the client to a listener on dst in the
+// server's namespace and checks that it arrives intact.
+func (b *bed) transfer(t *testing.T, dst netip.Addr, data []byte) time.Duration {
+	t.Helper()
+	var ln net.Listener
+	if err := netns.Do(b.s.ns, func() (err error) {
+		ln, err = net.Listen("tcp", netip.AddrPortFrom(dst, 0).String())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	type result struct {
+		n   int64
+		sum [32]byte
+		err error
+		at  time.Time
+	}
+	done := make(chan result, 1)
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(time.Minute))
+		h := sha256.New()
+		n, err := io.Copy(h, conn)
+		r := result{n: n, err: err, at: time.Now()}
+		copy(r.sum[:], h.Sum(nil))
+		done <- r
+	}()
+	start := time.Now()
+	var conn net.Conn
+	if err := netns.Do(b.c.ns, func() (err error) {
+		conn, err = net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetDeadline(time.Now().Add(time.Minute))
+	if _, err := io.Copy(conn, bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	conn.(*net.TCPConn).CloseWrite()
+	r := <-done
+	conn.Close()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if want := sha256.Sum256(data); r.n != int64(len(data)) || r.sum != want {
+		t.Fatalf("server got %d bytes (sha256 %x), want %d (%x)", r.n, r.sum[:8], len(data), want[:8])
+	}
+	return r.at.Sub(start)
+}
+
+func randomData(n int) []byte {
+	data := make([]byte, n)
+	rand.NewChaCha8([32]byte{'w', 'l'}).Read(data)
+	return data
+}
+
+func TestTCPTransfer(t *testing.T) {
+	data := randomData(64 << 20)
+	for _, tc := range []struct {
+		name  string
+		kind  tun.Kind
+		chain string
+		whole bool
+	}{
+		{"vnet-direct", tun.VNet, "", true},
+		{"vnet-delay", tun.VNet, "netem delay 2ms", true},
+		{"vnet-split", tun.VNet, "netem limit 100000 delay 2ms 100us fifo_jitter", false},
+		{"offload-direct", tun.Offload, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBed(t, bedOptions{kind: tc.kind, up: tc.chain, down: tc.chain})
+			for _, dst := range []netip.Addr{b.s.v4, b.s.v6} {
+				d := data
+				if dst.Is6() {
+					d = data[:16<<20]
+				}
+				el := b.transfer(t, dst, d)
+				t.Logf("%s: %d MB in %v = %.2f Gbit/s", dst, len(d)>>20, el.Round(time.Millisecond), float64(len(d))*8/el.Seconds()/1e9)
+			}
+			s := b.r.Snapshot()
+			up := s.Up
+			if up.Whole != tc.whole {
+				t.Errorf("whole = %v, want %v", up.Whole, tc.whole)
+			}
+			// Each transfer's flow carries exactly its data as payload
+			// (retransmissions aside).
+			var flows []FlowSnapshot
+			for _, f := range up.Flows {
+				if f.Proto == "tcp" && f.Payload > 1<<20 {
+					flows = append(flows, f)
+				}
+			}
+			if len(flows) != 2 {
+				t.Fatalf("%d bulk TCP flows up, want 2: %+v", len(flows), up.Flows)
+			}
+			for i, f := range flows {
+				want := float64(len(data))
+				if i == 1 {
+					want = 16 << 20
+				}
+				if r := float64(f.Payload) / want; r < 1 || r > 1.01 {
+					t.Errorf("flow %s -> %s: payload %d bytes, want %.0f (within 1%%)", f.Src, f.Dst, f.Payload, want)
+				}
+				hdr := 52.0 // IPv4 + TCP with timestamps
+				if i == 1 {
+					hdr = 72
+				}
+				if got, want := float64(f.Bytes), float64(f.Payload)+hdr*float64(f.Packets); math.Abs(got-want) > want*0.001 {
+					t.Errorf("flow %s: %d bytes for %d segments of payload %d: want about %.0f", f.Src, f.Bytes, f.Packets, f.Payload, want)
+				}
+			}
+			for _, d := range []DirSnapshot{s.Up, s.Down} {
+				c := d.Counters
+				t.Logf("%s: sent %d delivered %d bytes %d split %d lateness %+v reordered %d maxlen %d",
+					d.Name, c.Sent, c.Delivered, c.BytesOut, d.Split, d.Lateness, d.Reordered, d.MaxInFlight)
+				if c.Dropped != 0 || d.WriteDrops != 0 || d.TunQueueDrops != 0 || d.Malformed != 0 {
+					t.Errorf("%s: dropped %d, write drops %v, tun queue drops %d (%s), malformed %d; want none",
+						d.Name, c.Dropped, d.WriteDropsByReason, d.TunQueueDrops, d.TunQueueErr, d.Malformed)
+				}
+				if c.Sent != c.Delivered+c.Dropped+c.Queued {
+					t.Errorf("%s: sent %d != delivered %d + dropped %d + queued %d", d.Name, c.Sent, c.Delivered, c.Dropped, c.Queued)
+				}
+				if d.Reordered != 0 {
+					t.Errorf("%s: %d reordered on a path that does not reorder", d.Name, d.Reordered)
+				}
+			}
+		})
+	}
+}
+
+// TestLoss sends 40000 UDP datagrams through netem loss 1% and checks the
+// router's count of losses.
+func TestLoss(t *testing.T) {
+	b := newBed(t, bedOptions{kind: tun.VNet, up: "netem loss 1%", seed: 7})
+	const n = 40000
+	var sink net.PacketConn
+	if err := netns.Do(b.s.ns, func() (err error) {
+		sink, err = net.ListenPacket("udp4", netip.AddrPortFrom(b.s.v4, 0).String())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := sink.ReadFrom(buf); err != nil {
+				return
+			}
+		}
+	}()
+	dst := sink.LocalAddr().String()
+	var conn net.Conn
+	if err := netns.Do(b.c.ns, func() (err error) {
+		conn, err = net.Dial("udp4", dst)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	msg := make([]byte, 200)
+	for i := range n {
+		if _, err := conn.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if i%100 == 99 {
+			time.Sleep(200 * time.Microsecond)
+		}
+	}
+	var f FlowSnapshot
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		s := b.r.Snapshot()
+		for _, g := range s.Up.Flows {
+			if g.Proto == "udp" && g.Dst == dst {
+				f = g
+			}
+		}
+		if f.Packets+f.Dropped >= n || time.Now().After(deadline) {
+			c := s.Up.Counters
+			t.Logf("up: sent %d delivered %d dropped %d (loss %d), lateness %+v, tun queue drops %d",
+				c.Sent, c.Delivered, c.Dropped, c.DroppedByReason[qdisc.ReasonLoss], s.Up.Lateness, s.Up.TunQueueDrops)
+			if c.Dropped != c.DroppedByReason[qdisc.ReasonLoss] {
+				t.Errorf("drops %d, of which loss %d: want all by loss", c.Dropped, c.DroppedByReason[qdisc.ReasonLoss])
+			}
+			if s.Up.TunQueueDrops != 0 {
+				t.Errorf("%d drops in the client's TUN queue", s.Up.TunQueueDrops)
+			}
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if f.Packets+f.Dropped != n {
+		t.Fatalf("flow counted %d delivered + %d dropped, want %d in all", f.Packets, f.Dropped, n)
+	}
+	rate := float64(f.Dropped) / n
+	t.Logf("loss %.3f%% of %d", rate*100, n)
+	if math.Abs(rate-0.01) > 0.002 {
+		t.Errorf("loss %.3f%%, want 1%% ± 0.2%%", rate*100)
+	}
+}
+
+// TestSetChain changes the delay while traffic may be in flight.
+func TestSetChain(t *testing.T) {
+	b := newBed(t, bedOptions{kind: tun.VNet})
+	if lo, _ := b.pingRTT(t, b.c, b.s.v4, 3); lo > 5 {
+		t.Errorf("direct path: rtt at least %.3f ms", lo)
+	}
+	if err := b.r.SetChain("up", mustChain(t, "netem delay 30ms")); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := b.pingRTT(t, b.c, b.s.v4, 3)
+	if lo < 30 || hi > 31 {
+		t.Errorf("after SetChain up netem delay 30ms: rtt %.3f..%.3f ms", lo, hi)
+	}
+	if err := b.r.SetChain("down", mustChain(t, "pie; netem delay 1s")); err == nil {
+		t.Error("SetChain accepted a child under pie")
+	}
+	if err := b.r.SetChain("sideways", nil); err == nil {
+		t.Error("SetChain accepted direction \"sideways\"")
+	}
+	if got := b.r.Snapshot().Up.Chain; got != "netem limit 1000 delay 30ms" {
+		t.Errorf("up chain %q after SetChain", got)
+	}
+}
