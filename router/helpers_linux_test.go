@@ -164,7 +164,7 @@ func (b *bed) stop() error {
 	}
 }
 
-func mustChain(t *testing.T, s string) []qdisc.Spec {
+func mustChain(t testing.TB, s string) []qdisc.Spec {
 	t.Helper()
 	c, err := tcspec.ParseChain(s, tcspec.Options{})
 	if err != nil {
