@@ -37,7 +37,11 @@ func newVNetIngress(dev tun.VNetDevice, pool *packet.Pool) *vnetIngress {
 }
 
 func (v *vnetIngress) read(l *loop) (int, error) {
-	n, err := v.dev.TryRead(v.bufs, v.sizes, headroom)
+	k := len(v.bufs)
+	if l.lastNext != clock.Never && time.Duration(l.lastNext-l.clk.Now()) < closeDeadline {
+		k = 1 // a release is due soon: do not let a batch of reads delay it
+	}
+	n, err := v.dev.TryRead(v.bufs[:k], v.sizes, headroom)
 	now := l.clk.Now()
 	for i := range n {
 		p := v.ring[i]
@@ -49,6 +53,10 @@ func (v *vnetIngress) read(l *loop) (int, error) {
 	}
 	return n, err
 }
+
+// closeDeadline is how near the next deadline must be for the loop to read
+// one packet per pass instead of a batch.
+const closeDeadline = 20 * time.Microsecond
 
 func (v *vnetIngress) wait(l *loop, timeout time.Duration) (event, woken bool, err error) {
 	readable, woken, err := v.dev.Wait(l.wake, timeout)

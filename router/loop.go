@@ -24,7 +24,7 @@ const (
 	smallData = 2048
 	largeData = tun.VNetMaxPacket + 256
 	// readBatch is how many packets one read pass takes at most.
-	readBatch = 64
+	readBatch = 8
 	// The loop stops sleeping l.spin before a deadline and spins. l.spin
 	// starts at initialSpin and follows the wake-up delays seen, within
 	// [minSpin, maxSpin].
@@ -112,6 +112,7 @@ type loop struct {
 	maxLen     int
 	fatal      error
 	spin       time.Duration
+	rtPrio     int
 
 	wake     int         // eventfd: stop, requests, reader batches
 	stopping atomic.Bool // set by stop
@@ -131,7 +132,7 @@ const (
 
 var writeReasonNames = [numWriteReasons]string{"eagain", "enobufs", "other"}
 
-func newLoop(r *Router, cfg link.Config, in, out tun.Device, queueDrops func() (uint64, error)) (*loop, error) {
+func newLoop(r *Router, cfg link.Config, in, out tun.Device, queueDrops func() (uint64, error), rtPrio int) (*loop, error) {
 	l := &loop{
 		r:          r,
 		name:       cfg.Name,
@@ -147,6 +148,7 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, queueDrops func() (
 		queueDrops: queueDrops,
 		spin:       initialSpin,
 		wake:       -1,
+		rtPrio:     rtPrio,
 	}
 	l.env.Pool, l.env.Observer, l.env.Root = nil, nil, nil
 	// Duplicates of any packet must fit, and they are rare: the large pool.

@@ -22,6 +22,12 @@ func (l *loop) run() error {
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("router: %s: set the timer slack: %w", l.name, err)
 	}
+	if l.rtPrio > 0 {
+		attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(l.rtPrio)}
+		if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+			return fmt.Errorf("router: %s: SCHED_FIFO priority %d: %w", l.name, l.rtPrio, err)
+		}
+	}
 	for {
 		if l.hasReq.Load() {
 			l.serve()
@@ -52,9 +58,11 @@ func (l *loop) run() error {
 
 // idle waits for the next packet or the link's next deadline. A sleeping
 // thread wakes up late (tens of microseconds on a virtual machine, more
-// after a long sleep), so the loop sleeps until l.spin before the deadline
-// and spins on the clock for the rest; l.spin follows the wake-up delays
-// it sees (see adaptSpin).
+// after a long sleep), so the loop sleeps only until l.spin before the
+// deadline; l.spin follows the wake-up delays it sees (see adaptSpin).
+// Within l.spin of the deadline idle returns at once: the loop then polls,
+// reading without waiting on every pass, so that packets arriving meanwhile
+// get their true arrival time and the deadline is met within a pass.
 func (l *loop) idle() error {
 	timeout := time.Duration(-1)
 	var target clock.Time
@@ -65,8 +73,6 @@ func (l *loop) idle() error {
 			return nil
 		}
 		if d <= l.spin {
-			for l.clk.Now() < next {
-			}
 			return nil
 		}
 		timeout = d - l.spin

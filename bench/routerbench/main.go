@@ -1,0 +1,270 @@
+// Command routerbench measures wanlab's router against a plain veth pair:
+// TCP throughput with iperf3 between two fresh wl- namespaces, and release
+// lateness under UDP load. bench/router.sh runs it; it needs root.
+//
+//	routerbench veth [-t SECONDS]
+//	routerbench router [-chain TC] [-t SECONDS] [-udp RATE] [-kind vnet|offload|raw]
+//
+// It prints one line of key=value pairs per run.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"wanlab/link"
+	"wanlab/netns"
+	"wanlab/qdisc"
+	"wanlab/router"
+	"wanlab/tcspec"
+	"wanlab/tun"
+)
+
+func init() { runtime.LockOSThread() }
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: routerbench veth|router [flags]")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	secs := fs.Int("t", 5, "seconds per iperf3 run")
+	chain := fs.String("chain", "", "qdisc chain of both directions, tc syntax")
+	udp := fs.String("udp", "", "send UDP at this rate (iperf3 -b) instead of TCP")
+	kind := fs.String("kind", "vnet", "TUN kind: vnet, offload or raw")
+	streams := fs.Int("P", 1, "parallel streams")
+	rt := fs.Int("rt", 0, "SCHED_FIFO priority of the router's loops (0: normal scheduling)")
+	fs.Parse(os.Args[2:])
+	if err := run(os.Args[1], *secs, *chain, *udp, *kind, *streams, *rt); err != nil {
+		fmt.Fprintln(os.Stderr, "routerbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(mode string, secs int, chain, udp, kind string, streams, rt int) error {
+	if _, err := netns.CleanStale(); err != nil {
+		return err
+	}
+	tb, err := netns.NewTestbed(fmt.Sprintf("rb%d", os.Getpid()))
+	if err != nil {
+		return err
+	}
+	defer tb.Close()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		tb.Close()
+		os.Exit(130)
+	}()
+	c, err := tb.Namespace("c")
+	if err != nil {
+		return err
+	}
+	s, err := tb.Namespace("s")
+	if err != nil {
+		return err
+	}
+	for _, h := range []*netns.Handle{c, s} {
+		if err := tuneTCP(h); err != nil {
+			return err
+		}
+	}
+	ca, sa := netip.MustParseAddr("10.252.0.1"), netip.MustParseAddr("10.252.0.2")
+	var r *router.Router
+	switch mode {
+	case "veth":
+		if err := veth(tb, c, s, ca, sa); err != nil {
+			return err
+		}
+	case "router":
+		k := map[string]tun.Kind{"vnet": tun.VNet, "offload": tun.Offload, "raw": tun.Raw}
+		kd, ok := k[kind]
+		if !ok {
+			return fmt.Errorf("unknown kind %q", kind)
+		}
+		specs, err := tcspec.ParseChain(chain, tcspec.Options{})
+		if err != nil {
+			return err
+		}
+		cd, err := openTUN(tb, c, kd, ca, sa)
+		if err != nil {
+			return err
+		}
+		defer cd.Close()
+		sd, err := openTUN(tb, s, kd, sa, ca)
+		if err != nil {
+			return err
+		}
+		defer sd.Close()
+		r, err = router.New(router.Config{
+			Up:               link.Config{Name: "up", Chain: specs, Env: qdisc.Env{Seed: 1}},
+			Down:             link.Config{Name: "down", Chain: specs, Env: qdisc.Env{Seed: 2}},
+			Client:           cd,
+			Server:           sd,
+			UpQueueDrops:     func() (uint64, error) { return tun.QueueDrops(c, "wl-tun") },
+			DownQueueDrops:   func() (uint64, error) { return tun.QueueDrops(s, "wl-tun") },
+			RealTimePriority: rt,
+		})
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				fmt.Fprintln(os.Stderr, "router:", err)
+			}
+		}()
+	default:
+		return fmt.Errorf("unknown mode %q: use veth or router", mode)
+	}
+	res, err := iperf(tb, c, s, sa, secs, udp, streams)
+	if err != nil {
+		return err
+	}
+	line := fmt.Sprintf("mode=%s kind=%s chain=%q rt=%d proto=%s gbps=%.3f", mode, kind, chain, rt, res.proto, res.bps/1e9)
+	if mode == "veth" {
+		line = fmt.Sprintf("mode=veth proto=%s gbps=%.3f", res.proto, res.bps/1e9)
+	}
+	if udp != "" {
+		line += fmt.Sprintf(" lost_pct=%.3f", res.lost)
+	}
+	if r != nil {
+		sn := r.Snapshot()
+		up := sn.Up
+		line += fmt.Sprintf(" up_p50_us=%.1f up_p99_us=%.1f up_max_us=%.1f up_n=%d down_p99_us=%.1f whole=%v split=%d dropped=%d write_drops=%d tun_drops=%d,%d",
+			float64(up.Lateness.P50Ns)/1e3, float64(up.Lateness.P99Ns)/1e3, float64(up.Lateness.MaxNs)/1e3, up.Lateness.N,
+			float64(sn.Down.Lateness.P99Ns)/1e3, up.Whole, up.Split, up.Counters.Dropped, up.WriteDrops, up.TunQueueDrops, sn.Down.TunQueueDrops)
+		for _, f := range up.Flows {
+			if f.Payload > 1<<20 {
+				line += fmt.Sprintf(" flow_payload_mb=%.1f", float64(f.Payload)/1e6)
+			}
+		}
+		line += fmt.Sprintf(" iperf_mb=%.1f", res.bytes/1e6)
+	}
+	fmt.Println(line)
+	return nil
+}
+
+// tuneTCP gives the namespace's TCP buffers room for 10 Gbit/s at 20 ms.
+func tuneTCP(h *netns.Handle) error {
+	for k, v := range map[string]string{
+		"net.ipv4.tcp_rmem": "4096 131072 67108864",
+		"net.ipv4.tcp_wmem": "4096 131072 67108864",
+	} {
+		if err := h.SetSysctl(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func veth(tb *netns.Testbed, c, s *netns.Handle, ca, sa netip.Addr) error {
+	out, err := netns.Command(c, "ip", "link", "add", "wl-va", "type", "veth", "peer", "name", "wl-vb", "netns", s.Name()).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("veth: %v: %s", err, out)
+	}
+	for _, x := range []struct {
+		h          *netns.Handle
+		dev        string
+		self, peer netip.Addr
+	}{{c, "wl-va", ca, sa}, {s, "wl-vb", sa, ca}} {
+		if err := tb.AddDevice(x.h, x.dev); err != nil {
+			return err
+		}
+		for _, err := range []error{x.h.LoopbackUp(), x.h.SetLinkUp(x.dev), x.h.AddPeerAddr(x.dev, x.self, netip.PrefixFrom(x.peer, 32))} {
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func openTUN(tb *netns.Testbed, h *netns.Handle, k tun.Kind, self, peer netip.Addr) (tun.Device, error) {
+	d, err := tun.Open(h, "wl-tun", tun.Options{Kind: k})
+	if err != nil {
+		return nil, err
+	}
+	for _, err := range []error{tb.AddDevice(h, "wl-tun"), h.LoopbackUp(), h.SetLinkUp("wl-tun"), h.AddPeerAddr("wl-tun", self, netip.PrefixFrom(peer, 32))} {
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+type result struct {
+	proto      string
+	bps, bytes float64
+	lost       float64
+}
+
+// iperf runs an iperf3 server in s and a client in c for secs seconds.
+func iperf(tb *netns.Testbed, c, s *netns.Handle, sa netip.Addr, secs int, udp string, streams int) (result, error) {
+	srv := tb.Command(s, "iperf3", "-s", "-1", "-B", sa.String())
+	srv.Args[0] = netns.Prefix + "iperf3-s"
+	if err := srv.Start(); err != nil {
+		return result{}, err
+	}
+	defer func() {
+		srv.Process.Kill()
+		srv.Wait()
+	}()
+	args := []string{"-c", sa.String(), "-t", strconv.Itoa(secs), "-J", "-P", strconv.Itoa(streams)}
+	if udp != "" {
+		args = append(args, "-u", "-b", udp, "-l", "1400")
+	}
+	var out []byte
+	var err error
+	for try := 0; try < 20; try++ {
+		time.Sleep(100 * time.Millisecond)
+		cl := tb.Command(c, "iperf3", args...)
+		cl.Args[0] = netns.Prefix + "iperf3-c"
+		out, err = cl.Output()
+		if err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return result{}, fmt.Errorf("iperf3 client: %v\n%s", err, out)
+	}
+	var j struct {
+		End struct {
+			SumReceived struct {
+				Bps   float64 `json:"bits_per_second"`
+				Bytes float64 `json:"bytes"`
+			} `json:"sum_received"`
+			Sum struct {
+				Bps   float64 `json:"bits_per_second"`
+				Bytes float64 `json:"bytes"`
+				Lost  float64 `json:"lost_percent"`
+			} `json:"sum"`
+		} `json:"end"`
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(out, &j); err != nil {
+		return result{}, fmt.Errorf("iperf3 output: %v", err)
+	}
+	if j.Error != "" {
+		return result{}, errors.New("iperf3: " + j.Error)
+	}
+	if udp != "" {
+		return result{proto: "udp", bps: j.End.Sum.Bps, bytes: j.End.Sum.Bytes, lost: j.End.Sum.Lost}, nil
+	}
+	return result{proto: "tcp", bps: j.End.SumReceived.Bps, bytes: j.End.SumReceived.Bytes}, nil
+}
