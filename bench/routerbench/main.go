@@ -3,7 +3,10 @@
 // lateness under UDP load. bench/router.sh runs it; it needs root.
 //
 //	routerbench veth [-t SECONDS]
-//	routerbench router [-chain TC] [-t SECONDS] [-udp RATE] [-kind vnet|offload|raw]
+//	routerbench router [-chain TC] [-t SECONDS] [-udp RATE] [-kind vnet|offload|raw] [-rt PRIO] [-P STREAMS]
+//
+// -iperf-cpus CPUS pins the iperf3 processes (taskset -c), so that a router
+// started under taskset on other CPUs is not preempted by them.
 //
 // It prints one line of key=value pairs per run.
 package main
@@ -44,7 +47,11 @@ func main() {
 	kind := fs.String("kind", "vnet", "TUN kind: vnet, offload or raw")
 	streams := fs.Int("P", 1, "parallel streams")
 	rt := fs.Int("rt", 0, "SCHED_FIFO priority of the router's loops (0: normal scheduling)")
+	cpus := fs.String("iperf-cpus", "", "run iperf3 under taskset -c CPUS")
 	fs.Parse(os.Args[2:])
+	if *cpus != "" {
+		iperfCmd = []string{"taskset", "-c", *cpus, "iperf3"}
+	}
 	if err := run(os.Args[1], *secs, *chain, *udp, *kind, *streams, *rt); err != nil {
 		fmt.Fprintln(os.Stderr, "routerbench:", err)
 		os.Exit(1)
@@ -208,6 +215,9 @@ func openTUN(tb *netns.Testbed, h *netns.Handle, k tun.Kind, self, peer netip.Ad
 	return d, nil
 }
 
+// iperfCmd runs iperf3, pinned to the CPUs of -iperf-cpus if given.
+var iperfCmd = []string{"iperf3"}
+
 type result struct {
 	proto      string
 	bps, bytes float64
@@ -216,7 +226,7 @@ type result struct {
 
 // iperf runs an iperf3 server in s and a client in c for secs seconds.
 func iperf(tb *netns.Testbed, c, s *netns.Handle, sa netip.Addr, secs int, udp string, streams int) (result, error) {
-	srv := tb.Command(s, "iperf3", "-s", "-1", "-B", sa.String())
+	srv := tb.Command(s, iperfCmd[0], append(iperfCmd[1:], "-s", "-1", "-B", sa.String())...)
 	srv.Args[0] = netns.Prefix + "iperf3-s"
 	if err := srv.Start(); err != nil {
 		return result{}, err
@@ -233,7 +243,7 @@ func iperf(tb *netns.Testbed, c, s *netns.Handle, sa netip.Addr, secs int, udp s
 	var err error
 	for try := 0; try < 20; try++ {
 		time.Sleep(100 * time.Millisecond)
-		cl := tb.Command(c, "iperf3", args...)
+		cl := tb.Command(c, iperfCmd[0], append(iperfCmd[1:], args...)...)
 		cl.Args[0] = netns.Prefix + "iperf3-c"
 		out, err = cl.Output()
 		if err == nil {
