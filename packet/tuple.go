@@ -147,7 +147,9 @@ func (p *Packet) FlowHash(seed uint64) uint32 {
 		return p.Hash
 	}
 	h := uint32(1)
-	if t, err := ParseTuple(p.Bytes()); err == nil {
+	if fh, ok := fastHash4(p.Bytes(), seed); ok {
+		h = fh
+	} else if t, err := ParseTuple(p.Bytes()); err == nil {
 		h = t.Hash(seed)
 		if h == 0 {
 			h = 1
@@ -155,4 +157,30 @@ func (p *Packet) FlowHash(seed uint64) uint32 {
 	}
 	p.Hash = h
 	return h
+}
+
+// fastHash4 hashes an unfragmented IPv4 TCP or UDP packet straight from its
+// header: the per-packet hot path of fq_codel's classifier. Each endpoint
+// (address, port) is packed into 48 bits and the pair is ordered, so both
+// directions hash alike, as Tuple.Hash does, at a fraction of its cost. The
+// values differ from Tuple.Hash's; only consistency matters.
+func fastHash4(b []byte, seed uint64) (uint32, bool) {
+	if len(b) < 20 || b[0] != 0x45 || len(b) < 24 {
+		return 0, false
+	}
+	proto := b[9]
+	if (proto != ProtoTCP && proto != ProtoUDP) || binary.BigEndian.Uint16(b[6:8])&0x3fff != 0 {
+		return 0, false
+	}
+	a := uint64(binary.BigEndian.Uint32(b[12:16]))<<16 | uint64(binary.BigEndian.Uint16(b[20:22]))
+	c := uint64(binary.BigEndian.Uint32(b[16:20]))<<16 | uint64(binary.BigEndian.Uint16(b[22:24]))
+	if a > c {
+		a, c = c, a
+	}
+	z := mix(seed ^ a ^ uint64(proto)<<56 ^ mix(c^0x5851f42d4c957f2d))
+	h := uint32(z>>32) ^ uint32(z)
+	if h == 0 {
+		h = 1
+	}
+	return h, true
 }
