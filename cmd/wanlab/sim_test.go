@@ -146,3 +146,27 @@ func TestSimBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A user distribution file, as tc reads from /usr/lib/tc/NAME.dist: here a
+// two-point table (-1σ or +1σ), so every delay is 40 or 60 ms.
+func TestSimUserDistributionFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "twopoint.dist")
+	if err := os.WriteFile(path, []byte("# two points\n-8192 8192\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := simRun(t, "--up", "netem delay 50ms 10ms distribution "+path, "--flow", "cbr rate=1mbit size=500", "--duration", "2s")
+	if d := r.Up.DelayMs; d == nil || d.Min != 40 || d.Max != 60 {
+		t.Fatalf("delay %+v, want min 40 and max 60 ms", d)
+	}
+	// Looked up by name in $TC_LIB_DIR, as tc does.
+	t.Setenv("TC_LIB_DIR", dir)
+	r = simRun(t, "--up", "netem delay 50ms 10ms distribution twopoint", "--flow", "cbr rate=1mbit size=500", "--duration", "2s")
+	if d := r.Up.DelayMs; d == nil || d.Min != 40 || d.Max != 60 {
+		t.Fatalf("by name: delay %+v, want min 40 and max 60 ms", d)
+	}
+	_, errOut, code := runWanlab(t, "sim", "--up", "netem delay 50ms 10ms distribution nosuch")
+	if code != 2 || !strings.Contains(errOut, "nosuch") {
+		t.Fatalf("missing table: exit %d, %q", code, errOut)
+	}
+}
