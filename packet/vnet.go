@@ -40,8 +40,10 @@ const (
 	// becomes one UDP datagram per segment, not IP fragments.
 	GSOUDPL4 uint8 = 5
 	// GSOECN is or-ed into a TCP type when the super-packet has CWR set
-	// (the kernel's SKB_GSO_TCP_ECN); CWR then stays on the first segment
-	// only.
+	// (the kernel's SKB_GSO_TCP_ECN). SplitGSO keeps CWR on the first
+	// segment only whether or not the bit is set, as tcp_gso_segment does
+	// for RFC 3168 ECN, and ignores the bit on UDP_L4, as
+	// virtio_net_hdr_to_skb accepts it there.
 	GSOECN uint8 = 0x80
 )
 
