@@ -94,14 +94,15 @@ type loop struct {
 	vnet  bool // ingress and egress are both VNet devices
 	whole bool // super-packets cross the current chain whole
 
-	clk   *clock.Real
-	in    ingress
-	out   egress
-	small *packet.Pool
-	large *packet.Pool
-	flows flowTable
-	xs    extras
-	late  latHist
+	clk      *clock.Real
+	in       ingress
+	out      egress
+	small    *packet.Pool
+	large    *packet.Pool
+	flows    flowTable
+	splitter *splitter
+	xs       extras
+	late     latHist
 
 	lastNext   clock.Time // when the link said, at its last empty Dequeue, it next has a packet
 	userHook   link.Hook
@@ -144,6 +145,7 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, queueDrops func() (
 		small:      packet.NewPool(headroom+smallData, headroom),
 		large:      packet.NewPool(headroom+largeData, headroom),
 		flows:      newFlowTable(),
+		splitter:   newSplitter(),
 		userHook:   cfg.Hook,
 		queueDrops: queueDrops,
 		spin:       initialSpin,
@@ -209,40 +211,41 @@ func (l *loop) get(n int) *packet.Packet {
 // p still belongs to the caller.
 func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 	pkt := p.Bytes()
-	var h vnetHdr
+	var h packet.VirtioNetHdr
 	buf, off := p.Buffer()
 	if vnet {
-		h = decodeVNet(buf[off-tun.VNetHdrLen : off])
+		h, _ = packet.DecodeVirtioNetHdr(buf[off-tun.VNetHdrLen : off])
 	}
 	g, err := inspect(pkt, h)
-	flow := int32(-1)
 	if err != nil {
-		if h.gsoType&^gsoECN != gsoNone {
+		if !l.whole {
 			l.malformed++
 			return false
 		}
-		// Not IP as far as the header views can tell: it crosses as it
-		// is, outside every flow.
-		g = gsoInfo{segs: 1, wire: len(pkt), l4: -1}
-	} else if t, err := packet.ParseTuple(pkt); err == nil {
+		// Whole, it crosses as the kernel gave it; count it as one.
+		g = gsoInfo{segs: 1, wire: len(pkt), hdrLen: g.hdrLen, l4: g.l4, proto: g.proto}
+	}
+	flow := int32(-1)
+	if t, err := packet.ParseTuple(pkt); err == nil {
 		flow = l.flows.lookup(t)
 	}
 	if g.segs > 1 && !l.whole {
+		segs, err := l.splitter.split(pkt, h, g, l.get)
+		if err != nil {
+			l.malformed++
+			return false
+		}
 		l.split++
 		seg := g
 		seg.segs = 1
-		for i := range g.segs {
-			q := l.get(g.hdrLen + g.size)
-			qb, qoff := q.Buffer()
-			n := segment(qb[qoff:], pkt, g, i)
-			q.SetLen(n)
-			seg.wire = n
+		for _, q := range segs {
+			seg.wire = q.Len()
 			l.enqueue(now, q, seg, false, flow)
 		}
 		return false
 	}
-	if !l.whole && h.flags&vnetNeedsCsum != 0 {
-		if completeChecksum(pkt, h) != nil {
+	if !l.whole && h.Flags&packet.VirtioNetHdrNeedsCsum != 0 {
+		if packet.CompleteChecksum(pkt, h) != nil {
 			l.malformed++
 			return false
 		}

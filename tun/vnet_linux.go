@@ -11,11 +11,14 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"wanlab/packet"
 )
 
 // VNetHdrLen is the size of the virtio-net header (struct virtio_net_hdr,
-// without num_buffers) that a VNet device puts in front of every packet.
-const VNetHdrLen = 10
+// without num_buffers; see packet.VirtioNetHdr) that a VNet device puts in
+// front of every packet.
+const VNetHdrLen = packet.VirtioNetHdrLen
 
 // VNetMaxPacket is the largest packet a VNet device's Read returns: a GSO
 // super-packet of up to 64 KiB (the kernel's GSO_LEGACY_MAX_SIZE).
