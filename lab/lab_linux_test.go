@@ -1,0 +1,227 @@
+package lab
+
+import (
+	"encoding/binary"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"wanlab/netns"
+	"wanlab/qdisc"
+)
+
+func TestUpInfoPingAndCleanup(t *testing.T) {
+	tb := up(t, Options{CC: "reno"})
+	i := tb.Info()
+	name := tb.Name()
+	if i.Name != name || i.Client.NS != "wl-"+name+"-c" || i.Server.NS != "wl-"+name+"-s" {
+		t.Errorf("Info = %+v, want namespaces wl-%s-c and wl-%s-s", i, name, name)
+	}
+	for _, r := range []Role{Client, Server} {
+		h := i.Host(r)
+		if !netns.Exists(h.NS) {
+			t.Errorf("namespace %s does not exist", h.NS)
+		}
+		if _, err := tb.Namespace(r).LinkStats(h.IfName); err != nil {
+			t.Errorf("device %s in %s: %v", h.IfName, h.NS, err)
+		}
+		if cc, err := tb.Namespace(r).Sysctl("net.ipv4.tcp_congestion_control"); err != nil || cc != "reno" {
+			t.Errorf("%s: tcp_congestion_control = %q, %v; want reno", r, cc, err)
+		}
+	}
+	ping(t, tb, Client, i.Server.Addr4.String(), "-c", "2", "-i", "0.1", "-W", "2")
+	ping(t, tb, Server, i.Client.Addr6.String(), "-c", "2", "-i", "0.1", "-W", "2")
+	st := tb.Status()
+	if st.Up.Counters.Delivered < 2 || st.Down.Counters.Delivered < 2 {
+		t.Errorf("router delivered %d up and %d down, want at least the 2+2 echoes", st.Up.Counters.Delivered, st.Down.Counters.Delivered)
+	}
+}
+
+func TestUpRefusesSecondOwnerAndBadOptions(t *testing.T) {
+	tb := up(t, Options{})
+	_, err := Up(t.Context(), Options{Name: tb.Name()})
+	if err == nil || !strings.Contains(err.Error(), "wanlab down "+tb.Name()) {
+		t.Errorf("second Up of %s: %v, want an error naming `wanlab down %s`", tb.Name(), err, tb.Name())
+	}
+	for _, o := range []Options{{Name: "Bad Name"}, {Name: strings.Repeat("x", 33)}, {ECN: -2}, {CC: "bbr; rm"}} {
+		if _, err := Up(t.Context(), o); err == nil {
+			t.Errorf("Up(%+v) succeeded, want an error", o)
+		}
+	}
+}
+
+func TestDelayRTT(t *testing.T) {
+	tb := up(t, Options{Up: chain(t, "netem delay 25ms"), Down: chain(t, "netem delay 25ms")})
+	i := tb.Info()
+	min, avg, max := ping(t, tb, Client, i.Server.Addr4.String(), "-c", "10", "-i", "0.1", "-W", "2")
+	t.Logf("ping: min %.3f avg %.3f max %.3f ms", min, avg, max)
+	if min < 49 || avg > 51 {
+		t.Errorf("ping RTT min %.3f avg %.3f max %.3f ms, want 50±1 ms", min, avg, max)
+	}
+	min6, avg6, max6 := ping(t, tb, Client, i.Server.Addr6.String(), "-c", "5", "-i", "0.1", "-W", "2")
+	t.Logf("ping6: min %.3f avg %.3f max %.3f ms", min6, avg6, max6)
+	if min6 < 49 || avg6 > 51 {
+		t.Errorf("ping6 RTT min %.3f avg %.3f max %.3f ms, want within 50±1 ms", min6, avg6, max6)
+	}
+
+	srv := netip.AddrPortFrom(i.Server.Addr4, 5001).String()
+	l, _ := listenIn(t, tb, Server, "tcp", srv)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.Copy(c, c) // echo
+	}()
+	c, connect := dialIn(t, tb, Client, "tcp", srv)
+	// A few round trips give the kernel's smoothed RTT samples.
+	buf := make([]byte, 100)
+	for range 5 {
+		if _, err := c.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info := tcpInfo(t, c)
+	srtt := float64(info.Rtt) / 1000
+	t.Logf("TCP: connect %.3f ms, srtt %.3f ms", float64(connect)/1e6, srtt)
+	if ms := float64(connect) / 1e6; ms < 49 || ms > 51 {
+		t.Errorf("TCP connect took %.3f ms, want 50±1 ms (one round trip)", ms)
+	}
+	if srtt < 49 || srtt > 51 {
+		t.Errorf("TCP_INFO rtt %.3f ms, want 50±1 ms", srtt)
+	}
+}
+
+func tcpInfo(t *testing.T, c net.Conn) *unix.TCPInfo {
+	t.Helper()
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info *unix.TCPInfo
+	var ierr error
+	rc.Control(func(fd uintptr) { info, ierr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) })
+	if ierr != nil {
+		t.Fatal(ierr)
+	}
+	return info
+}
+
+// TestTCPUploadThroughTBF runs a 5 s upload with each congestion control
+// through a 100 Mbit/s token bucket. A full-sized packet is 1500 IP bytes
+// for 1448 bytes of payload (TCP with timestamps), so the goodput ceiling
+// is 96.5 Mbit/s.
+func TestTCPUploadThroughTBF(t *testing.T) {
+	for _, cc := range []string{"reno", "cubic", "bbr"} {
+		t.Run(cc, func(t *testing.T) {
+			tb := up(t, Options{CC: cc, Up: chain(t, "tbf rate 100mbit burst 32k latency 50ms")})
+			srv := netip.AddrPortFrom(tb.Info().Server.Addr4, 5002).String()
+			l, _ := listenIn(t, tb, Server, "tcp", srv)
+			type result struct {
+				n   int64
+				dur time.Duration
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				c, err := l.Accept()
+				if err != nil {
+					done <- result{err: err}
+					return
+				}
+				defer c.Close()
+				start := time.Now()
+				n, err := io.Copy(io.Discard, c)
+				done <- result{n, time.Since(start), err}
+			}()
+			c, _ := dialIn(t, tb, Client, "tcp", srv)
+			buf := make([]byte, 1<<16)
+			deadline := time.Now().Add(5 * time.Second)
+			for time.Now().Before(deadline) {
+				if _, err := c.Write(buf); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.Close()
+			r := <-done
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			mbps := float64(r.n) * 8 / r.dur.Seconds() / 1e6
+			st := tb.Status()
+			t.Logf("%s: %d bytes in %v = %.2f Mbit/s; router up: %d pkts, %d drops, tun queue drops %d",
+				cc, r.n, r.dur.Round(time.Millisecond), mbps, st.Up.Counters.Delivered, st.Up.Counters.Dropped, st.Up.TunQueueDrops)
+			if mbps < 90 || mbps > 96 {
+				t.Errorf("%s upload: %.2f Mbit/s, want 90–96", cc, mbps)
+			}
+			if st.Up.TunQueueDrops != 0 || st.Down.TunQueueDrops != 0 {
+				t.Errorf("the kernel dropped %d/%d packets in front of the TUNs; the router fell behind", st.Up.TunQueueDrops, st.Down.TunQueueDrops)
+			}
+		})
+	}
+}
+
+// TestUDPLoss sends 20000 datagrams through netem loss 1%: the router's
+// count of drops must be 1% ± 0.2% (the binomial standard deviation is
+// 0.07%), and what arrives must be what the router delivered.
+func TestUDPLoss(t *testing.T) {
+	tb := up(t, Options{Up: chain(t, "netem loss 1%"), Seed: 7})
+	srv := netip.AddrPortFrom(tb.Info().Server.Addr4, 5003).String()
+	_, pc := listenIn(t, tb, Server, "udp", srv)
+	const n = 20000
+	got := make(chan int, 1)
+	go func() {
+		buf := make([]byte, 2048)
+		k := 0
+		for {
+			pc.SetReadDeadline(time.Now().Add(time.Second))
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				got <- k
+				return
+			}
+			k++
+		}
+	}()
+	c, _ := dialIn(t, tb, Client, "udp", srv)
+	msg := make([]byte, 200)
+	start := time.Now()
+	for k := range n {
+		binary.BigEndian.PutUint32(msg, uint32(k))
+		if _, err := c.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		// 10000 datagrams per second: fast enough to be quick, slow
+		// enough that no queue in the kernel overflows.
+		if d := time.Duration(k+1)*100*time.Microsecond - time.Since(start); d > 0 {
+			time.Sleep(d)
+		}
+	}
+	received := <-got
+	st := tb.Status().Up
+	var flow *uint64
+	for _, f := range st.Flows {
+		if f.Proto == "udp" && strings.HasSuffix(f.Dst, ":5003") {
+			flow = &f.Packets
+		}
+	}
+	loss := float64(st.Counters.DroppedByReason[qdisc.ReasonLoss]) / float64(st.Counters.Sent)
+	t.Logf("sent %d, router: in %d, dropped %d (%.3f%%), delivered %d; received %d", n, st.Counters.Sent, st.Counters.Dropped, 100*loss, st.Counters.Delivered, received)
+	if loss < 0.008 || loss > 0.012 {
+		t.Errorf("router dropped %.3f%%, want 1%% ± 0.2%%", 100*loss)
+	}
+	if flow == nil {
+		t.Fatalf("no UDP flow to port 5003 among the router's flows %+v", st.Flows)
+	}
+	if uint64(received) != *flow {
+		t.Errorf("received %d datagrams, the router delivered %d of the flow", received, *flow)
+	}
+}
