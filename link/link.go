@@ -81,7 +81,7 @@ type Direction struct {
 	// wait is when the tree said, at the latest opportunity that found
 	// nothing ready, it might next have a packet (0 once anything arrives).
 	wait clock.Time
-	out  fifo // packets fully sent by the trace, not yet dequeued
+	out  packet.Queue // packets fully sent by the trace, not yet dequeued
 
 	total   acc
 	perFlow bool
@@ -172,7 +172,7 @@ func (d *Direction) Trace() *Trace { return d.trace }
 // Len returns the number of packets inside the direction: in its trees, on
 // the trace's wire, and due but not yet dequeued.
 func (d *Direction) Len() int {
-	n := d.q.Len() + d.out.n
+	n := d.q.Len() + d.out.Len()
 	for _, r := range d.retiring {
 		n += r.Len()
 	}
@@ -223,7 +223,7 @@ func (d *Direction) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 		return p, now
 	}
 	d.advance(now, true)
-	if p := d.out.pop(); p != nil {
+	if p := d.out.Pop(); p != nil {
 		d.deliver(now, p)
 		return p, now
 	}
@@ -266,7 +266,7 @@ func (d *Direction) advance(now clock.Time, inclusive bool) {
 			d.left -= n
 			budget -= n
 			if d.left == 0 {
-				d.out.push(d.transit)
+				d.out.Push(d.transit)
 				d.transit = nil
 			}
 		}

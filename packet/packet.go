@@ -159,8 +159,12 @@ func (pl *Pool) Put(p *Packet) {
 	pl.free = append(pl.free, p)
 }
 
-// Clone returns a copy of p (data and metadata) from the same pool.
+// Clone returns a copy of p (data and metadata) in a buffer of pl. It panics
+// if p's data cannot fit in pl's buffers.
 func (pl *Pool) Clone(p *Packet) *Packet {
+	if p.n > pl.size {
+		panic(fmt.Sprintf("packet: Clone of a %d-byte packet into a pool of %d-byte buffers", p.n, pl.size))
+	}
 	c := pl.Get()
 	c.off = p.off
 	if c.off+p.n > len(c.buf) {

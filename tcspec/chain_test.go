@@ -172,3 +172,26 @@ func TestFormat(t *testing.T) {
 		t.Errorf("FormatChain = %q", got)
 	}
 }
+
+func TestFormatPointersAndOthers(t *testing.T) {
+	var nilNetem *qdisc.NetemConfig
+	tests := []struct {
+		in   qdisc.Spec
+		want string
+	}{
+		{&qdisc.TBFConfig{Rate: 125000, Burst: 4096, Limit: 54096}, "tbf rate 1Mbit burst 4Kb limit 54096"},
+		{&qdisc.PIEConfig{Limit: 5}, "pie limit 5"},
+		{nilNetem, ""},
+		{nil, ""},
+		{other{}, "cake"},
+	}
+	for _, tt := range tests {
+		if got := Format(tt.in); got != tt.want {
+			t.Errorf("Format(%#v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+type other struct{}
+
+func (other) Kind() string { return "cake" }

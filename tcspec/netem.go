@@ -2,7 +2,6 @@ package tcspec
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"wanlab/qdisc"
@@ -41,14 +40,7 @@ func parseNetem(a *args, opt Options) (qdisc.Spec, error) {
 		case matches(w, "loss") || matches(w, "drop"):
 			err = p.loss(a, w)
 		case matches(w, "seed"):
-			var v string
-			if v, err = a.value(w, "N"); err == nil {
-				var n uint64
-				if n, err = getUint(v, 10, 1<<64-1); err != nil {
-					err = a.bad(w, v, err)
-				}
-				c.Seed, c.SeedSet = n, true
-			}
+			err = p.seed(a, w)
 		case matches(w, "ecn"):
 			c.ECN = true
 		case matches(w, "reorder"):
@@ -56,38 +48,17 @@ func parseNetem(a *args, opt Options) (qdisc.Spec, error) {
 		case matches(w, "corrupt"):
 			c.Corrupt, c.CorruptCorr, err = p.probability(a, w, c.CorruptCorr)
 		case matches(w, "gap"):
-			var v string
-			if v, err = a.value(w, "N"); err == nil {
-				var n uint64
-				if n, err = getUint(v, 0, 1<<32-1); err != nil {
-					err = a.bad(w, v, err)
-				}
-				c.Gap = uint32(n)
-			}
+			err = p.gap(a, w)
 		case matches(w, "duplicate"):
 			c.Duplicate, c.DuplicateCorr, err = p.probability(a, w, c.DuplicateCorr)
 		case matches(w, "distribution"):
-			var v string
-			if v, err = a.value(w, "normal"); err == nil {
-				c.Dist, err = loadDist(a, w, v, opt)
-				p.distSet = true
-			}
+			err = p.distribution(a, w, opt)
 		case matches(w, "rate"):
 			err = p.rate(a, w, opt)
 		case matches(w, "slot"):
 			err = p.slot(a, w, opt)
 		case w == "correlation":
-			var v string
-			if v, err = a.value(w, "kernel"); err == nil {
-				switch v {
-				case "kernel":
-					c.Correlation = qdisc.CorrelationKernel
-				case "correct":
-					c.Correlation = qdisc.CorrelationCorrect
-				default:
-					err = a.fail(v, "%q: write \"correlation kernel\" (bit-exact get_crandom) or \"correlation correct\" (the default)", w+" "+v)
-				}
-			}
+			err = p.correlation(a, w)
 		case w == "fifo_jitter":
 			c.FIFOJitter = true
 		case w == "oldgap":
@@ -100,6 +71,58 @@ func parseNetem(a *args, opt Options) (qdisc.Spec, error) {
 		}
 	}
 	return p.check(a)
+}
+
+func (p *netemParse) seed(a *args, w string) error {
+	v, err := a.value(w, "N")
+	if err != nil {
+		return err
+	}
+	if p.c.Seed, err = getUint(v, 10, 1<<64-1); err != nil {
+		return a.bad(w, v, err)
+	}
+	p.c.SeedSet = true
+	return nil
+}
+
+func (p *netemParse) gap(a *args, w string) error {
+	v, err := a.value(w, "N")
+	if err != nil {
+		return err
+	}
+	n, err := getUint(v, 0, 1<<32-1)
+	if err != nil {
+		return a.bad(w, v, err)
+	}
+	p.c.Gap = uint32(n)
+	return nil
+}
+
+func (p *netemParse) distribution(a *args, w string, opt Options) error {
+	v, err := a.value(w, "normal")
+	if err != nil {
+		return err
+	}
+	p.c.Dist, err = loadDist(a, w, v, opt)
+	p.distSet = true
+	return err
+}
+
+// correlation reads the wanlab extension "correlation kernel|correct".
+func (p *netemParse) correlation(a *args, w string) error {
+	v, err := a.value(w, "kernel")
+	if err != nil {
+		return err
+	}
+	switch v {
+	case "kernel":
+		p.c.Correlation = qdisc.CorrelationKernel
+	case "correct":
+		p.c.Correlation = qdisc.CorrelationCorrect
+	default:
+		return a.fail(v, "%q: write \"correlation kernel\" (bit-exact get_crandom) or \"correlation correct\" (the default)", w+" "+v)
+	}
+	return nil
 }
 
 func (p *netemParse) limit(a *args, w string) error {
@@ -430,118 +453,4 @@ func containsByte(s string, b byte) bool {
 		}
 	}
 	return false
-}
-
-// formatNetem prints netem's options in the order tc shows them.
-func formatNetem(c qdisc.NetemConfig) string {
-	var b words
-	b.add("netem")
-	if c.Limit != 0 {
-		b.add("limit", fmt.Sprint(c.Limit))
-	}
-	if c.Delay != 0 || c.Jitter != 0 || c.DelayCorr != 0 || c.Dist.Name != "" {
-		b.add("delay", formatDuration(c.Delay))
-		if c.Jitter != 0 || c.DelayCorr != 0 {
-			b.add(formatDuration(c.Jitter))
-			if c.DelayCorr != 0 {
-				b.add(formatPercent(c.DelayCorr))
-			}
-		}
-	}
-	if c.Dist.Name != "" {
-		b.add("distribution", c.Dist.Name)
-	}
-	formatLoss(&b, c.Loss)
-	if c.ECN {
-		b.add("ecn")
-	}
-	formatProbability(&b, "corrupt", c.Corrupt, c.CorruptCorr)
-	formatProbability(&b, "duplicate", c.Duplicate, c.DuplicateCorr)
-	formatProbability(&b, "reorder", c.Reorder, c.ReorderCorr)
-	if c.Gap != 0 && !(prob32(c.Reorder) != 0 && c.Gap == 1) {
-		b.add("gap", fmt.Sprint(c.Gap))
-	}
-	if c.Rate != 0 || c.PacketOverhead != 0 || c.CellSize != 0 || c.CellOverhead != 0 {
-		b.add("rate", formatRate(c.Rate))
-		if c.PacketOverhead != 0 || c.CellSize != 0 || c.CellOverhead != 0 {
-			b.add(fmt.Sprint(c.PacketOverhead))
-			if c.CellSize != 0 || c.CellOverhead != 0 {
-				b.add(fmt.Sprint(c.CellSize))
-				if c.CellOverhead != 0 {
-					b.add(fmt.Sprint(c.CellOverhead))
-				}
-			}
-		}
-	}
-	formatSlot(&b, c.Slot)
-	if c.SeedSet {
-		b.add("seed", fmt.Sprint(c.Seed))
-	}
-	if c.Correlation != qdisc.CorrelationCorrect {
-		b.add("correlation", c.Correlation.String())
-	}
-	if c.FIFOJitter {
-		b.add("fifo_jitter")
-	}
-	if c.OldGap {
-		b.add("oldgap")
-	}
-	return b.String()
-}
-
-func formatProbability(b *words, kw string, p, corr float64) {
-	if p == 0 && corr == 0 {
-		return
-	}
-	b.add(kw, formatPercent(p))
-	if corr != 0 {
-		b.add(formatPercent(corr))
-	}
-}
-
-// formatLoss prints the loss model with the shortest argument list that
-// reproduces it: trailing arguments equal to tc's defaults are left out.
-func formatLoss(b *words, l qdisc.Loss) {
-	switch l.Kind {
-	case qdisc.LossRandom:
-		b.add("loss", "random", formatPercent(l.P))
-		if l.Corr != 0 {
-			b.add(formatPercent(l.Corr))
-		}
-	case qdisc.LossState:
-		b.add("loss", "state")
-		formatPositional(b, []float64{l.P13, l.P31, l.P32, l.P23, l.P14}, []float64{l.P13, 1 - l.P13, 0, 1, 0})
-	case qdisc.LossGEModel:
-		b.add("loss", "gemodel")
-		formatPositional(b, []float64{l.GEP, l.GER, l.OneMinusH, l.OneMinusK}, []float64{l.GEP, 1 - l.GEP, 1, 0})
-	}
-}
-
-func formatPositional(b *words, vals, defaults []float64) {
-	last := 0
-	for i := range vals {
-		if vals[i] != defaults[i] {
-			last = i
-		}
-	}
-	for _, v := range vals[:last+1] {
-		b.add(formatPercent(v))
-	}
-}
-
-func formatSlot(b *words, s qdisc.Slot) {
-	if s.Min == 0 && s.Max == 0 && s.Dist.Name == "" && s.DistDelay == 0 && s.DistJitter == 0 && s.Packets == 0 && s.Bytes == 0 {
-		return
-	}
-	if s.Dist.Name != "" {
-		b.add("slot", "distribution", s.Dist.Name, formatDuration(s.DistDelay), formatDuration(s.DistJitter))
-	} else {
-		b.add("slot", formatDuration(s.Min), formatDuration(s.Max))
-	}
-	if s.Packets != 0 {
-		b.add("packets", fmt.Sprint(s.Packets))
-	}
-	if s.Bytes != 0 {
-		b.add("bytes", formatSize(s.Bytes))
-	}
 }

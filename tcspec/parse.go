@@ -18,8 +18,8 @@ type Options struct {
 	LinkSpeed uint64
 }
 
-// Kinds lists the qdiscs tcspec reads, by tc's names.
-var Kinds = []string{"netem", "tbf", "pfifo", "bfifo", "pfifo_head_drop", "pfifo_fast", "codel", "fq_codel", "pie"}
+// kinds lists the qdiscs tcspec reads, by tc's names, for messages.
+var kinds = []string{"netem", "tbf", "pfifo", "bfifo", "pfifo_head_drop", "pfifo_fast", "codel", "fq_codel", "pie"}
 
 // parsers maps each kind to its option reader.
 var parsers = map[string]func(a *args, opt Options) (qdisc.Spec, error){
@@ -69,40 +69,71 @@ func ParseChain(s string, opt Options) ([]qdisc.Spec, error) {
 	return specs, nil
 }
 
-// Format prints s in tc syntax ("netem limit 1000 delay 100ms 10ms 25%").
-// For every value Parse returns, Parse(Format(x)) equals x.
+// Format prints s in tc syntax ("netem limit 1000 delay 100ms 10ms 25%"):
+// the options tc -s qdisc show would print, in forms that read back
+// exactly (times and sizes in their largest exact unit, rates in bits).
+// For every value Parse returns, Parse(Format(x)) equals x, provided
+// LoadDist returns the same table for the same name. Configs built by hand
+// with values no tc syntax produces (a zero netem limit, a codel target
+// below 1us) print as the nearest tc line.
 func Format(s qdisc.Spec) string {
-	switch c := s.(type) {
+	switch c := deref(s).(type) {
 	case qdisc.NetemConfig:
 		return formatNetem(c)
-	case *qdisc.NetemConfig:
-		return formatNetem(*c)
 	case qdisc.TBFConfig:
 		return formatTBF(c)
-	case *qdisc.TBFConfig:
-		return formatTBF(*c)
 	case qdisc.FifoConfig:
 		return formatFifo(c)
-	case *qdisc.FifoConfig:
-		return formatFifo(*c)
-	case qdisc.PfifoFastConfig, *qdisc.PfifoFastConfig:
+	case qdisc.PfifoFastConfig:
 		return "pfifo_fast"
 	case qdisc.CoDelConfig:
 		return formatCoDel(c)
-	case *qdisc.CoDelConfig:
-		return formatCoDel(*c)
 	case qdisc.FQCoDelConfig:
 		return formatFQCoDel(c)
-	case *qdisc.FQCoDelConfig:
-		return formatFQCoDel(*c)
 	case qdisc.PIEConfig:
 		return formatPIE(c)
-	case *qdisc.PIEConfig:
-		return formatPIE(*c)
 	case nil:
 		return ""
 	}
 	return s.Kind()
+}
+
+// deref turns a pointer to a config into the config (nil for a nil
+// pointer), so that Format takes both.
+func deref(s qdisc.Spec) qdisc.Spec {
+	switch p := s.(type) {
+	case *qdisc.NetemConfig:
+		if p != nil {
+			return *p
+		}
+	case *qdisc.TBFConfig:
+		if p != nil {
+			return *p
+		}
+	case *qdisc.FifoConfig:
+		if p != nil {
+			return *p
+		}
+	case *qdisc.PfifoFastConfig:
+		if p != nil {
+			return *p
+		}
+	case *qdisc.CoDelConfig:
+		if p != nil {
+			return *p
+		}
+	case *qdisc.FQCoDelConfig:
+		if p != nil {
+			return *p
+		}
+	case *qdisc.PIEConfig:
+		if p != nil {
+			return *p
+		}
+	default:
+		return s
+	}
+	return nil
 }
 
 // FormatChain prints a chain as ParseChain reads it, joined with "; ".
@@ -158,7 +189,7 @@ var unsupported = map[string]bool{
 }
 
 func unknownKind(kind string) error {
-	list := strings.Join(Kinds, ", ")
+	list := strings.Join(kinds, ", ")
 	if _, ok := parsers[strings.ToLower(kind)]; ok {
 		return failf("", kind, "unknown qdisc %q: tc's kind names are lower case: write %q", kind, strings.ToLower(kind))
 	}

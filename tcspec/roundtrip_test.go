@@ -197,3 +197,13 @@ func FuzzParseChain(f *testing.F) {
 		roundTrip(t, s)
 	})
 }
+
+func BenchmarkParseChain(b *testing.B) {
+	const s = "tc qdisc add dev eth0 root handle 1: netem delay 50ms 5ms 25% loss 1%; tbf rate 10mbit burst 32k latency 50ms; fq_codel"
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := ParseChain(s, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

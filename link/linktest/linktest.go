@@ -39,7 +39,7 @@ func (DelaySpec) Kind() string { return "testdelay" }
 type Delay struct {
 	spec  DelaySpec
 	env   *qdisc.Env
-	q     ring
+	q     packet.Queue
 	last  clock.Time // departure of the latest packet from the rate stage
 	n     uint64     // packets offered, duplicates included
 	orig  uint64     // packets offered that are not duplicates
@@ -58,7 +58,7 @@ func Builder(spec DelaySpec) func(env *qdisc.Env) (qdisc.Qdisc, error) {
 
 // Enqueue implements qdisc.Qdisc.
 func (d *Delay) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
-	if d.spec.Limit > 0 && d.q.n >= d.spec.Limit {
+	if d.spec.Limit > 0 && d.q.Len() >= d.spec.Limit {
 		d.stats.Drops++
 		d.stats.DropsByReason[qdisc.ReasonLimit]++
 		d.env.Drop(now, p, "testdelay", qdisc.ReasonLimit)
@@ -85,20 +85,20 @@ func (d *Delay) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
 	}
 	p.TimeToSend = start.Add(d.spec.Delay)
 	p.Enqueued = now
-	d.q.push(p)
+	d.q.Push(p)
 	return qdisc.Queued
 }
 
 // Dequeue implements qdisc.Qdisc.
 func (d *Delay) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
-	p := d.q.front()
+	p := d.q.Front()
 	if p == nil {
 		return nil, clock.Never
 	}
 	if p.TimeToSend > now {
 		return nil, p.TimeToSend
 	}
-	d.q.pop()
+	d.q.Pop()
 	d.stats.Packets++
 	d.stats.Bytes += uint64(p.Len())
 	return p, now
@@ -106,7 +106,7 @@ func (d *Delay) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 
 // Peek implements qdisc.Qdisc.
 func (d *Delay) Peek(now clock.Time) (*packet.Packet, clock.Time) {
-	p := d.q.front()
+	p := d.q.Front()
 	if p == nil {
 		return nil, clock.Never
 	}
@@ -118,16 +118,16 @@ func (d *Delay) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 
 // Drain implements link.Drainer.
 func (d *Delay) Drain(yield func(*packet.Packet)) {
-	for p := d.q.pop(); p != nil; p = d.q.pop() {
+	for p := d.q.Pop(); p != nil; p = d.q.Pop() {
 		yield(p)
 	}
 }
 
 // Len implements qdisc.Qdisc.
-func (d *Delay) Len() int { return d.q.n }
+func (d *Delay) Len() int { return d.q.Len() }
 
 // Backlog implements qdisc.Qdisc.
-func (d *Delay) Backlog() int { return d.q.bytes }
+func (d *Delay) Backlog() int { return d.q.Bytes() }
 
 // Kind returns "testdelay".
 func (d *Delay) Kind() string { return "testdelay" }
@@ -141,7 +141,7 @@ func (d *Delay) Config() qdisc.Spec { return d.spec }
 // Stats implements qdisc.Qdisc.
 func (d *Delay) Stats() qdisc.Stats {
 	s := d.stats
-	s.Qlen, s.Backlog = d.q.n, d.q.bytes
+	s.Qlen, s.Backlog = d.q.Len(), d.q.Bytes()
 	return s
 }
 
@@ -162,7 +162,7 @@ func (SwapSpec) Kind() string { return "testswap" }
 // 0 1 2 3 leave as 1 0 3 2. A packet without a partner leaves after Hold.
 type Swap struct {
 	spec  SwapSpec
-	q     ring
+	q     packet.Queue
 	ahead *packet.Packet // the first of a pair, due right after its partner
 	stats qdisc.Stats
 }
@@ -184,7 +184,7 @@ func SwapBuilder(spec SwapSpec) func(env *qdisc.Env) (qdisc.Qdisc, error) {
 // Enqueue implements qdisc.Qdisc.
 func (s *Swap) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
 	p.Enqueued = now
-	s.q.push(p)
+	s.q.Push(p)
 	return qdisc.Queued
 }
 
@@ -196,12 +196,12 @@ func (s *Swap) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 	}
 	if p == s.ahead {
 		s.ahead = nil
-	} else if s.q.n >= 2 {
-		first := s.q.pop()
-		s.q.pop()
+	} else if s.q.Len() >= 2 {
+		first := s.q.Pop()
+		s.q.Pop()
 		s.ahead = first
 	} else {
-		s.q.pop()
+		s.q.Pop()
 	}
 	s.stats.Packets++
 	s.stats.Bytes += uint64(p.Len())
@@ -213,10 +213,10 @@ func (s *Swap) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 	switch {
 	case s.ahead != nil:
 		return s.ahead, now
-	case s.q.n >= 2:
-		return s.q.at(1), now
-	case s.q.n == 1:
-		p := s.q.front()
+	case s.q.Len() >= 2:
+		return s.q.At(1), now
+	case s.q.Len() == 1:
+		p := s.q.Front()
 		if due := p.Enqueued.Add(s.spec.Hold); due > now {
 			return nil, due
 		}
@@ -239,17 +239,17 @@ func (s *Swap) Drain(yield func(*packet.Packet)) {
 // Len implements qdisc.Qdisc.
 func (s *Swap) Len() int {
 	if s.ahead != nil {
-		return s.q.n + 1
+		return s.q.Len() + 1
 	}
-	return s.q.n
+	return s.q.Len()
 }
 
 // Backlog implements qdisc.Qdisc.
 func (s *Swap) Backlog() int {
 	if s.ahead != nil {
-		return s.q.bytes + s.ahead.Len()
+		return s.q.Bytes() + s.ahead.Len()
 	}
-	return s.q.bytes
+	return s.q.Bytes()
 }
 
 // Kind returns "testswap".
@@ -270,48 +270,6 @@ func (s *Swap) Stats() qdisc.Stats {
 
 // noDrain hides the Drain method of the discipline it holds.
 type noDrain struct{ qdisc.Qdisc }
-
-// ring is a FIFO of packets (power-of-two circular buffer).
-type ring struct {
-	buf   []*packet.Packet
-	head  int
-	n     int
-	bytes int
-}
-
-func (r *ring) push(p *packet.Packet) {
-	if r.n == len(r.buf) {
-		nb := make([]*packet.Packet, max(2*len(r.buf), 16))
-		for i := range r.n {
-			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
-		}
-		r.buf, r.head = nb, 0
-	}
-	r.buf[(r.head+r.n)&(len(r.buf)-1)] = p
-	r.n++
-	r.bytes += p.Len()
-}
-
-func (r *ring) front() *packet.Packet {
-	if r.n == 0 {
-		return nil
-	}
-	return r.buf[r.head]
-}
-
-func (r *ring) at(i int) *packet.Packet { return r.buf[(r.head+i)&(len(r.buf)-1)] }
-
-func (r *ring) pop() *packet.Packet {
-	if r.n == 0 {
-		return nil
-	}
-	p := r.buf[r.head]
-	r.buf[r.head] = nil
-	r.head = (r.head + 1) & (len(r.buf) - 1)
-	r.n--
-	r.bytes -= p.Len()
-	return p
-}
 
 var (
 	_ qdisc.Qdisc = (*Delay)(nil)

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"wanlab/qdisc"
+	"wanlab/tcspec"
+)
+
+// pathFlags are the flags that describe a path, shared by every command that
+// builds one (sim, up, set): a tc chain per direction.
+type pathFlags struct {
+	up, down, both string
+}
+
+func (p *pathFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&p.up, "up", "", `qdisc chain client→server in tc syntax, root first: "netem delay 50ms; tbf rate 10mbit burst 32k latency 50ms"`)
+	fs.StringVar(&p.down, "down", "", "qdisc chain server→client, as --up")
+	fs.StringVar(&p.both, "both", "", "the same chain in both directions (each direction gets its own instance)")
+}
+
+// chains parses the flags into one chain per direction. An empty chain is a
+// direct path.
+func (p *pathFlags) chains() (up, down []qdisc.Spec, err error) {
+	if p.both != "" && (p.up != "" || p.down != "") {
+		return nil, nil, usagef("--both sets both directions: give either --both, or --up and/or --down")
+	}
+	upText, downText := p.up, p.down
+	if p.both != "" {
+		upText, downText = p.both, p.both
+	}
+	if up, err = parseChain("--up", upText); err != nil {
+		return nil, nil, err
+	}
+	if p.both != "" {
+		// Parse again rather than share: each direction owns its configs.
+		down, err = parseChain("--both", downText)
+	} else {
+		down, err = parseChain("--down", downText)
+	}
+	return up, down, err
+}
+
+func parseChain(flag, text string) ([]qdisc.Spec, error) {
+	specs, err := tcspec.ParseChain(text, tcOptions())
+	if err != nil {
+		return nil, usagef("%s: %v", flag, err)
+	}
+	return specs, nil
+}
+
+// tcOptions gives the tc parser access to distribution files.
+func tcOptions() tcspec.Options { return tcspec.Options{LoadDist: loadDist} }
+
+// loadDist reads a netem distribution table. A name with a slash or a .dist
+// suffix is a file; otherwise it is looked up as tc does, in $TC_LIB_DIR and
+// then /usr/lib/tc (and /usr/lib64/tc).
+func loadDist(name string) ([]int16, error) {
+	var candidates []string
+	if strings.ContainsRune(name, '/') || strings.HasSuffix(name, ".dist") {
+		candidates = []string{name}
+	} else {
+		for _, dir := range []string{os.Getenv("TC_LIB_DIR"), "/usr/lib/tc", "/usr/lib64/tc"} {
+			if dir != "" {
+				candidates = append(candidates, filepath.Join(dir, name+".dist"))
+			}
+		}
+	}
+	for _, path := range candidates {
+		text, err := os.ReadFile(path)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		table, err := qdisc.ParseDistTable(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return table, nil
+	}
+	return nil, fmt.Errorf("distribution %q not found (looked for %s); built in are uniform, normal, pareto, paretonormal, or give a path to a .dist file", name, strings.Join(candidates, ", "))
+}
+
+// chainWarnings collects the warnings of a chain's disciplines: settings
+// that behave very differently from what their numbers suggest.
+func chainWarnings(dir string, chain []qdisc.Spec, mtu int) []string {
+	var ws []string
+	for _, s := range chain {
+		var w []string
+		switch c := s.(type) {
+		case qdisc.NetemConfig:
+			w = qdisc.NetemWarnings(c)
+		case qdisc.TBFConfig:
+			w = qdisc.TBFWarnings(c, mtu)
+		}
+		for _, x := range w {
+			ws = append(ws, fmt.Sprintf("%s: %s: %s", dir, s.Kind(), x))
+		}
+	}
+	return ws
+}
+
+// describeChain prints a chain for humans; an empty one is a direct path.
+func describeChain(chain []qdisc.Spec) string {
+	if len(chain) == 0 {
+		return "direct (no qdisc)"
+	}
+	return tcspec.FormatChain(chain)
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"wanlab/link"
+	"wanlab/qdisc"
+	"wanlab/sim"
+)
+
+func init() { addCommand(newSimCommand) }
+
+type simOptions struct {
+	path       pathFlags
+	flows      []string
+	duration   time.Duration
+	seed       uint64
+	json       bool
+	events     string
+	traceUp    string
+	traceDown  string
+	mtu        int
+	txqueuelen int
+}
+
+func newSimCommand(s *streams) *cobra.Command {
+	var o simOptions
+	c := &cobra.Command{
+		Use:   "sim [path flags] [--flow SPEC]... [--duration T]",
+		Short: "Simulate a path on a virtual clock with synthetic traffic (no root needed)",
+		Long: `sim drives synthetic flows through the path's qdisc chains on a virtual
+clock and reports, per direction and per flow, what was delivered, dropped,
+marked, duplicated and reordered, the throughput and the one-way delay.
+
+Flows (repeatable --flow; default: one 10 Mbit/s CBR flow each way):
+  cbr rate=RATE size=BYTES [dir=up|down] [start=T] [count=N] [tos=0xNN] [ecn=ect0|ect1|notect]
+  poisson rate=RATE size=BYTES ...     (exponential gaps with the same mean rate)
+RATE uses tc's units (10mbit, 1gbit, 100kbps = 800 kbit/s).`,
+		Example: `  wanlab sim --both "netem delay 50ms" --flow "cbr rate=10mbit size=1500"
+  wanlab sim --up "netem delay 20ms; tbf rate 10mbit burst 32k latency 50ms; fq_codel" \
+      --flow "cbr rate=12mbit size=1500" --flow "poisson rate=100kbit size=100 tos=0xb8" --json
+  wanlab sim --up "netem delay 100ms 10ms 25%" --events packets.csv`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return runSim(s, &o) },
+	}
+	fs := c.Flags()
+	o.path.register(fs)
+	fs.StringArrayVar(&o.flows, "flow", nil, "a synthetic flow (repeatable): cbr|poisson rate=RATE size=BYTES [dir=up|down] ...")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "virtual time to simulate")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of every random choice: the same seed gives the same run")
+	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
+	fs.StringVar(&o.events, "events", "", "write one CSV row per packet to this file: flow,seq,dir,size,sent_ns,left_ns,verdict")
+	fs.StringVar(&o.traceUp, "trace-up", "", "mahimahi trace file limiting the up direction's capacity")
+	fs.StringVar(&o.traceDown, "trace-down", "", "mahimahi trace file limiting the down direction's capacity")
+	fs.IntVar(&o.mtu, "mtu", 1500, "device MTU the disciplines assume (psched_mtu; 1500 on TUN)")
+	fs.IntVar(&o.txqueuelen, "txqueuelen", 1000, "device txqueuelen: the default limit of the fifos and pfifo_fast's bands")
+	return c
+}
+
+func runSim(s *streams, o *simOptions) error {
+	up, down, err := o.path.chains()
+	if err != nil {
+		return err
+	}
+	if o.duration <= 0 {
+		return usagef("--duration %v must be positive, e.g. --duration 10s", o.duration)
+	}
+	specs := o.flows
+	if len(specs) == 0 {
+		specs = []string{"cbr rate=10mbit size=1500 dir=up", "cbr rate=10mbit size=1500 dir=down"}
+	}
+	flows := make([]sim.Flow, len(specs))
+	for i, spec := range specs {
+		if flows[i], err = sim.ParseFlow(spec); err != nil {
+			return usagef("--flow %q: %v", spec, err)
+		}
+	}
+	env := qdisc.Env{MTU: o.mtu, TxQueueLen: o.txqueuelen}
+	cfg := sim.Config{
+		Up:       link.Config{Name: "up", Chain: up, Env: env},
+		Down:     link.Config{Name: "down", Chain: down, Env: env},
+		Flows:    flows,
+		Duration: o.duration,
+		Seed:     o.seed,
+	}
+	if cfg.Up.Trace, err = readTrace("--trace-up", o.traceUp); err != nil {
+		return err
+	}
+	if cfg.Down.Trace, err = readTrace("--trace-down", o.traceDown); err != nil {
+		return err
+	}
+	for _, w := range append(chainWarnings("up", up, o.mtu), chainWarnings("down", down, o.mtu)...) {
+		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
+	}
+
+	var events *atomicFile
+	if o.events != "" {
+		if events, err = createAtomic(o.events); err != nil {
+			return err
+		}
+		defer events.Abort() // no-op after a successful Commit's rename
+		events.WriteString("flow,seq,dir,size,sent_ns,left_ns,verdict\n")
+		var row []byte
+		cfg.OnPacket = func(r sim.PacketRecord) {
+			row = row[:0]
+			row = strconv.AppendInt(row, int64(r.Flow), 10)
+			row = append(row, ',')
+			row = strconv.AppendInt(row, r.Seq, 10)
+			row = append(row, ',')
+			row = append(row, r.Dir...)
+			row = append(row, ',')
+			row = strconv.AppendInt(row, int64(r.Size), 10)
+			row = append(row, ',')
+			row = strconv.AppendInt(row, r.SentNs, 10)
+			row = append(row, ',')
+			if r.LeftNs >= 0 {
+				row = strconv.AppendInt(row, r.LeftNs, 10)
+			}
+			row = append(row, ',')
+			row = append(row, r.Verdict...)
+			row = append(row, '\n')
+			events.Write(row)
+		}
+	}
+
+	res, err := sim.Run(cfg)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if events != nil {
+		if err := events.Commit(); err != nil {
+			return err
+		}
+	}
+	if o.json {
+		enc := json.NewEncoder(s.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	printSim(s.out, res, up, down)
+	return nil
+}
+
+func readTrace(flag, path string) (*link.Trace, error) {
+	if path == "" {
+		return nil, nil
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("%s: %v", flag, err)
+	}
+	t, err := link.ParseTrace(text)
+	if err != nil {
+		return nil, usagef("%s %s: %v", flag, path, err)
+	}
+	return t, nil
+}
+
+// printSim writes the human-readable report: the path, then one row per
+// direction and per flow.
+func printSim(w io.Writer, r *sim.Result, up, down []qdisc.Spec) {
+	fmt.Fprintf(w, "path  up:   %s\n      down: %s\n", describeChain(up), describeChain(down))
+	fmt.Fprintf(w, "simulated %gs, seed %d\n\n", r.DurationS, r.Seed)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tsent\tdelivered\tdropped\tmarked\tdup\treordered\tqueued\tMbit/s\tdelay ms: min\tmean\tp50\tp90\tp99\tmax\t")
+	row := func(name string, d sim.DirResult) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t", name, d.Sent, d.Delivered, d.Dropped, d.Marked, d.Duplicated, d.Reordered, d.Queued, d.ThroughputBps/1e6)
+		if d.DelayMs == nil {
+			fmt.Fprintln(tw, "-\t-\t-\t-\t-\t-\t")
+			return
+		}
+		m := d.DelayMs
+		fmt.Fprintf(tw, "%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", m.Min, m.Mean, m.P50, m.P90, m.P99, m.Max)
+	}
+	row("up", r.Up)
+	row("down", r.Down)
+	for _, f := range r.Flows {
+		row(fmt.Sprintf("flow %d %s", f.Flow, f.Dir), f.DirResult)
+	}
+	tw.Flush()
+	for _, d := range []struct {
+		name string
+		r    sim.DirResult
+	}{{"up", r.Up}, {"down", r.Down}} {
+		if len(d.r.DroppedByReason) > 0 {
+			fmt.Fprintf(w, "%s drops by reason: %v\n", d.name, d.r.DroppedByReason)
+		}
+	}
+	fmt.Fprintln(w)
+	for _, f := range r.Flows {
+		fmt.Fprintf(w, "flow %d: %s\n", f.Flow, f.Spec)
+	}
+}

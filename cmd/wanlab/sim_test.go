@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runWanlab(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, strings.NewReader(""), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+type simJSON struct {
+	Up struct {
+		Sent, Delivered, Dropped uint64
+		ThroughputBps            float64 `json:"throughput_bps"`
+		DelayMs                  *struct {
+			Min, P50, P99, Max float64
+		} `json:"delay_ms"`
+		DroppedByReason map[string]uint64 `json:"dropped_by_reason"`
+	}
+	Down struct {
+		Sent uint64
+	}
+	Flows []struct {
+		Flow      int
+		Dir       string
+		Delivered uint64
+	}
+}
+
+func simRun(t *testing.T, args ...string) simJSON {
+	t.Helper()
+	out, errOut, code := runWanlab(t, append([]string{"sim", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("wanlab sim %v: exit %d: %s", args, code, errOut)
+	}
+	var r simJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	return r
+}
+
+// The README's main example: a constant 50 ms delay gives a p50 of 50.0 ms.
+func TestSimConstantDelay(t *testing.T) {
+	r := simRun(t, "--both", "netem delay 50ms", "--flow", "cbr rate=10mbit size=1500", "--duration", "10s")
+	if r.Up.DelayMs == nil || r.Up.DelayMs.P50 != 50.0 || r.Up.DelayMs.Max != 50.0 {
+		t.Fatalf("delay = %+v, want p50 = max = 50.0 ms", r.Up.DelayMs)
+	}
+	if r.Down.Sent != 0 {
+		t.Errorf("down sent %d packets; the only flow is up", r.Down.Sent)
+	}
+	// 10 Mbit/s for 10 s, less the 50 ms still in flight at the end.
+	if got := r.Up.ThroughputBps; math.Abs(got-9.95e6) > 0.01e6 {
+		t.Errorf("throughput = %.0f bit/s, want 9.95e6", got)
+	}
+}
+
+// With a rate, serialisation adds to the delay: 1500 B at 10 Mbit/s is 1.2 ms.
+func TestSimDelayWithRate(t *testing.T) {
+	r := simRun(t, "--up", "netem delay 50ms rate 20mbit", "--flow", "cbr rate=10mbit size=1500", "--duration", "2s")
+	if r.Up.DelayMs == nil || r.Up.DelayMs.P50 != 50.6 {
+		t.Fatalf("delay = %+v, want p50 = 50.6 ms (50 ms + 0.6 ms at 20 Mbit/s)", r.Up.DelayMs)
+	}
+}
+
+func TestSimLossIsCounted(t *testing.T) {
+	r := simRun(t, "--up", "netem loss 10%", "--flow", "cbr rate=100mbit size=1000", "--duration", "2s", "--seed", "7")
+	ratio := float64(r.Up.Dropped) / float64(r.Up.Sent)
+	if math.Abs(ratio-0.10) > 0.01 {
+		t.Fatalf("loss ratio %.4f, want 0.10 ± 0.01", ratio)
+	}
+	if r.Up.DroppedByReason["loss"] != r.Up.Dropped {
+		t.Errorf("drops by reason %v do not add up to %d", r.Up.DroppedByReason, r.Up.Dropped)
+	}
+}
+
+func TestSimSeedReproducible(t *testing.T) {
+	args := []string{"--up", "netem delay 20ms 5ms loss 2%", "--flow", "poisson rate=5mbit size=800", "--duration", "1s", "--seed", "42"}
+	a, _, _ := runWanlab(t, append([]string{"sim", "--json"}, args...)...)
+	b, _, _ := runWanlab(t, append([]string{"sim", "--json"}, args...)...)
+	if a != b || a == "" {
+		t.Fatal("two runs with the same seed differ")
+	}
+}
+
+func TestSimEventsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ev.csv")
+	r := simRun(t, "--up", "netem loss 20%", "--flow", "cbr rate=1mbit size=1000 count=50", "--duration", "1s", "--events", path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if lines[0] != "flow,seq,dir,size,sent_ns,left_ns,verdict" {
+		t.Fatalf("header %q", lines[0])
+	}
+	if len(lines)-1 != 50 {
+		t.Fatalf("%d rows, want 50", len(lines)-1)
+	}
+	dropped := 0
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if len(f) != 7 {
+			t.Fatalf("row %q has %d fields", l, len(f))
+		}
+		if strings.HasPrefix(f[6], "dropped:") {
+			dropped++
+			if f[5] != "" {
+				t.Errorf("dropped row %q has a left_ns", l)
+			}
+		}
+	}
+	if uint64(dropped) != r.Up.Dropped {
+		t.Errorf("%d dropped rows, JSON says %d", dropped, r.Up.Dropped)
+	}
+}
+
+func TestSimBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--up", "netem delay 10mz"}, "10mz"},
+		{[]string{"--up", "netem gap 5 delay 10ms"}, "reorder"},
+		{[]string{"--both", "netem delay 1ms", "--up", "netem delay 2ms"}, "--both"},
+		{[]string{"--flow", "cbr size=1500"}, "rate"},
+		{[]string{"--up", "fq_codel; netem delay 1ms"}, "child"},
+		{[]string{"--duration", "0s"}, "positive"},
+		{[]string{"--nonsense"}, "nonsense"},
+	} {
+		_, errOut, code := runWanlab(t, append([]string{"sim"}, tc.args...)...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2", tc.args, code)
+		}
+		if lines := strings.Count(strings.TrimSpace(errOut), "\n"); lines != 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: stderr %q, want one line mentioning %q", tc.args, errOut, tc.want)
+		}
+	}
+}
+
+// A user distribution file, as tc reads from /usr/lib/tc/NAME.dist: here a
+// two-point table (-1σ or +1σ), so every delay is 40 or 60 ms.
+func TestSimUserDistributionFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "twopoint.dist")
+	if err := os.WriteFile(path, []byte("# two points\n-8192 8192\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := simRun(t, "--up", "netem delay 50ms 10ms distribution "+path, "--flow", "cbr rate=1mbit size=500", "--duration", "2s")
+	if d := r.Up.DelayMs; d == nil || d.Min != 40 || d.Max != 60 {
+		t.Fatalf("delay %+v, want min 40 and max 60 ms", d)
+	}
+	// Looked up by name in $TC_LIB_DIR, as tc does.
+	t.Setenv("TC_LIB_DIR", dir)
+	r = simRun(t, "--up", "netem delay 50ms 10ms distribution twopoint", "--flow", "cbr rate=1mbit size=500", "--duration", "2s")
+	if d := r.Up.DelayMs; d == nil || d.Min != 40 || d.Max != 60 {
+		t.Fatalf("by name: delay %+v, want min 40 and max 60 ms", d)
+	}
+	_, errOut, code := runWanlab(t, "sim", "--up", "netem delay 50ms 10ms distribution nosuch")
+	if code != 2 || !strings.Contains(errOut, "nosuch") {
+		t.Fatalf("missing table: exit %d, %q", code, errOut)
+	}
+}
