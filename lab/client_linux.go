@@ -12,9 +12,13 @@ import (
 	"wanlab/netns"
 )
 
-// ErrNotRunning is wrapped by the errors of the client functions when no
-// live process runs the testbed.
-var ErrNotRunning = errors.New("testbed is not running")
+// Errors wrapped by the client functions.
+var (
+	// ErrNotRunning: no live process runs the testbed.
+	ErrNotRunning = errors.New("not running")
+	// ErrAmbiguous: no testbed was named and several are running.
+	ErrAmbiguous = errors.New("several testbeds are running")
+)
 
 // Running returns the names of the testbeds whose owners are alive, sorted.
 func Running() ([]string, error) {
@@ -41,18 +45,18 @@ func Resolve(name string) (string, error) {
 				return name, nil
 			}
 		}
-		return "", fmt.Errorf("testbed %s: %w; start it with `wanlab up --name %s`", name, ErrNotRunning, name)
+		return "", fmt.Errorf("testbed %s is %w; start it with `wanlab up --name %s`", name, ErrNotRunning, name)
 	}
 	switch len(running) {
 	case 0:
 		if err != nil {
 			return "", err
 		}
-		return "", fmt.Errorf("no testbed is running; start one with `wanlab up`")
+		return "", fmt.Errorf("no testbed is running (%w); start one with `wanlab up`", ErrNotRunning)
 	case 1:
 		return running[0], nil
 	}
-	return "", fmt.Errorf("%d testbeds are running (%s); name one", len(running), strings.Join(running, ", "))
+	return "", fmt.Errorf("%w (%s); name one", ErrAmbiguous, strings.Join(running, ", "))
 }
 
 // dial connects to testbed name's control socket.
@@ -64,7 +68,7 @@ func dial(name string) (*net.UnixConn, error) {
 	c, err := net.DialUnix(network, nil, &net.UnixAddr{Name: path, Net: network})
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, fmt.Errorf("testbed %s: %w (no one listens on %s); start it with `wanlab up --name %s`", name, ErrNotRunning, path, name)
+			return nil, fmt.Errorf("testbed %s is %w (no one listens on %s); start it with `wanlab up --name %s`", name, ErrNotRunning, path, name)
 		}
 		return nil, fmt.Errorf("testbed %s: %w", name, err)
 	}

@@ -81,7 +81,7 @@ func TestParseRole(t *testing.T) {
 }
 
 func TestExpandPeer(t *testing.T) {
-	i := infoFor("lab")
+	i := InfoOf("lab")
 	p4, p6 := i.Server.Addr4.String(), i.Server.Addr6.String()
 	got := ExpandPeer([]string{"ping", "-c3", "@peer", "@peer6", "http://@peer:80/", "@peers", "me@peer_x", "@peer6@peer"}, i, Client)
 	want := []string{"ping", "-c3", p4, p6, "http://" + p4 + ":80/", "@peers", "me@peer_x", p6 + p4}

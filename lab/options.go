@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"wanlab/qdisc"
+	"wanlab/tcspec"
 	"wanlab/tun"
 )
 
@@ -37,6 +38,9 @@ type Options struct {
 	// Seed seeds the random streams of the qdiscs: the up direction uses
 	// Seed and the down direction Seed+1, so that the two differ.
 	Seed uint64
+	// TC is how chains given to the control socket's set request are
+	// read (tcspec.Options.LoadDist finds distribution tables).
+	TC tcspec.Options
 }
 
 func (o Options) withDefaults() Options {
@@ -90,8 +94,9 @@ func (i Info) Host(r Role) HostInfo {
 	return i.Client
 }
 
-// infoFor returns the Info a testbed called name has.
-func infoFor(name string) Info {
+// InfoOf returns the Info of the testbed called name, running or not:
+// names and addresses follow from the name alone.
+func InfoOf(name string) Info {
 	host := func(r Role) HostInfo {
 		v4, v6 := Addrs(name, r)
 		return HostInfo{NS: NamespaceName(name, r), IfName: IfName(name, r), Addr4: v4, Addr6: v6}

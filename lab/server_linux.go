@@ -90,7 +90,7 @@ func (t *Testbed) serveConn(c *net.UnixConn) {
 }
 
 func (t *Testbed) setText(dir, chain string) error {
-	specs, err := tcspec.ParseChain(chain, tcspec.Options{})
+	specs, err := tcspec.ParseChain(chain, t.opts.TC)
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
 	}
 	t := &Testbed{
 		opts:    o,
-		info:    infoFor(o.Name),
+		info:    InfoOf(o.Name),
 		created: time.Now(),
 		nt:      nt,
 		hosts:   map[Role]*netns.Handle{},
