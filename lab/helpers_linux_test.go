@@ -11,8 +11,11 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"wanlab/netns"
 	"wanlab/qdisc"
@@ -133,15 +136,24 @@ func listenIn(t *testing.T, tb *Testbed, r Role, network, addr string) (l net.Li
 }
 
 // dialIn connects from inside host r of tb and returns the connection and
-// how long the connect took (for TCP, one round trip).
-func dialIn(t *testing.T, tb *Testbed, r Role, network, addr string) (net.Conn, time.Duration) {
+// how long the connect took (for TCP, one round trip). A TCP socket uses
+// the congestion control cc if it is not empty.
+func dialIn(t *testing.T, tb *Testbed, r Role, network, addr string, cc ...string) (net.Conn, time.Duration) {
 	t.Helper()
 	var c net.Conn
 	var took time.Duration
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if len(cc) > 0 && cc[0] != "" {
+		d.Control = func(_, _ string, rc syscall.RawConn) error {
+			var serr error
+			err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, cc[0]) })
+			return errors.Join(err, serr)
+		}
+	}
 	err := netns.Do(tb.Namespace(r), func() error {
 		var err error
 		start := time.Now()
-		c, err = net.DialTimeout(network, addr, 5*time.Second)
+		c, err = d.Dial(network, addr)
 		took = time.Since(start)
 		return err
 	})

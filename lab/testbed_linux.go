@@ -53,6 +53,11 @@ func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	if o.CC != "" {
+		if err := CheckCC(o.CC); err != nil {
+			return nil, err
+		}
+	}
 	nt, err := netns.NewTestbed(o.Name)
 	if err != nil {
 		return nil, err

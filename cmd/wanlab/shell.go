@@ -51,6 +51,10 @@ func runShell(s *streams, name string, role lab.Role) error {
 			sh = "/bin/bash"
 		}
 	}
+	if !isTerminal(s.in) {
+		// Commands piped in: a plain shell reads and runs them.
+		return execIn(s, name, role, []string{sh}, false, nil)
+	}
 	prompt := fmt.Sprintf("(wanlab %s:%s) ", name, role)
 	argv := []string{sh, "-i"}
 	env := []string{"PS1=" + prompt + `\u@\h:\w\$ `}
@@ -70,9 +74,9 @@ func runShell(s *streams, name string, role lab.Role) error {
 	}
 	i := lab.InfoOf(name).Host(role)
 	fmt.Fprintf(s.err, "wanlab: %s of testbed %s (netns %s, %s); the peer is $WANLAB_PEER4; leave with exit\n", role, name, i.NS, i.Addr4)
-	err := execIn(s, name, role, argv, isTerminal(s.in), env)
+	err := execIn(s, name, role, argv, true, env)
 	if _, ok := err.(exitStatus); ok {
-		return nil // the shell's last status is the user's business
+		return nil // an interactive shell's last status is no error of wanlab's
 	}
 	return err
 }

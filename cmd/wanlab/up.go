@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -114,8 +113,8 @@ func (o *upOptions) options() (lab.Options, error) {
 		return lo, usagef("--device %q: use offload or raw", o.device)
 	}
 	if o.cc != "" {
-		if err := checkCC(o.cc); err != nil {
-			return lo, err
+		if err := lab.CheckCC(o.cc); err != nil {
+			return lo, usagef("--cc: %v", err)
 		}
 	}
 	if o.pcap != "" {
@@ -126,20 +125,6 @@ func (o *upOptions) options() (lab.Options, error) {
 		lo.Pcap = abs
 	}
 	return lo, nil
-}
-
-// checkCC refuses a congestion control the kernel does not have, before
-// anything is built.
-func checkCC(cc string) error {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
-	if err != nil {
-		return nil // let the kernel judge
-	}
-	avail := strings.Fields(string(b))
-	if slices.Contains(avail, cc) {
-		return nil
-	}
-	return usagef("--cc %s: this kernel has %s; load %s with `modprobe tcp_%s` or choose one of those", cc, strings.Join(avail, ", "), cc, cc)
 }
 
 func runUp(s *streams, o *upOptions) error {
