@@ -120,6 +120,15 @@ func Set(name, dir, chain string) error {
 	return err
 }
 
+// noTestbed is the error for a testbed name nobody has registered; it
+// matches os.ErrNotExist.
+type noTestbed string
+
+func (n noTestbed) Error() string {
+	return fmt.Sprintf("there is no testbed %s (see `wanlab status`)", string(n))
+}
+func (n noTestbed) Is(target error) bool { return target == os.ErrNotExist }
+
 // downWait is how long Down waits for a live owner to finish its own
 // cleanup before it removes what is left itself.
 const downWait = 15 * time.Second
@@ -140,7 +149,7 @@ func Down(name string) error {
 		}
 	} else if !registered(name) {
 		removeFiles(name)
-		return fmt.Errorf("no testbed %s: %w", name, os.ErrNotExist)
+		return noTestbed(name)
 	}
 	if registered(name) {
 		err = netns.Remove(name)
