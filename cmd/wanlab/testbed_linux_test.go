@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"wanlab/lab"
 	"wanlab/netns"
 )
@@ -351,4 +353,76 @@ func TestCLIIperf3AgreesWithRouter(t *testing.T) {
 	if got == 0 || diff < -0.01 || diff > 0.01 {
 		t.Errorf("router's payload bytes %d vs iperf3's %d: %+.3f%%, want within 1%%", payload, got, 100*diff)
 	}
+}
+
+// TestCLIShellOnATerminal drives `wanlab shell` from a pseudo-terminal, as
+// a person at a terminal would: the prompt names the host, and commands run
+// inside it.
+func TestCLIShellOnATerminal(t *testing.T) {
+	bin := wanlabBin(t)
+	name := uniqueName()
+	info := upDetached(t, name)
+	master, slave, err := openTestPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	sh := exec.Command(bin, "shell", name, "--on", "server")
+	sh.Env = append(os.Environ(), "SHELL=/bin/bash")
+	sh.Stdin, sh.Stdout, sh.Stderr = slave, slave, slave
+	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	out := make(chan string, 1)
+	go func() {
+		var b bytes.Buffer
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			b.Write(buf[:n])
+			if err != nil || strings.Contains(b.String(), "done-server-") {
+				out <- b.String()
+				return
+			}
+		}
+	}()
+	fmt.Fprintf(master, "echo done-$WANLAB_HOST-$(ip -br addr show dev %s | wc -l)\nexit\n", info.Server.IfName)
+	var got string
+	select {
+	case got = <-out:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no output from the shell within 10 s")
+	}
+	if err := sh.Wait(); err != nil {
+		t.Errorf("wanlab shell: %v", err)
+	}
+	if !strings.Contains(got, "(wanlab "+name+":server)") || !strings.Contains(got, "done-server-1") {
+		t.Errorf("the shell's terminal showed:\n%s\nwant the prompt (wanlab %s:server) and done-server-1", got, name)
+	}
+}
+
+// openTestPTY opens a pseudo-terminal pair.
+func openTestPTY() (master, slave *os.File, err error) {
+	master, err = os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fd := int(master.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		master.Close()
+		return nil, nil, err
+	}
+	n, err := unix.IoctlGetUint32(fd, unix.TIOCGPTN)
+	if err != nil {
+		master.Close()
+		return nil, nil, err
+	}
+	slave, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		master.Close()
+		return nil, nil, err
+	}
+	return master, slave, nil
 }
