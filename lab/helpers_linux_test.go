@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -94,22 +95,43 @@ func assertGone(t *testing.T, name string) {
 	}
 }
 
-var pingRTT = regexp.MustCompile(`rtt min/avg/max/mdev = ([0-9.]+)/([0-9.]+)/([0-9.]+)/([0-9.]+) ms`)
+var pingTime = regexp.MustCompile(`icmp_seq=\d+ .*time=([0-9.]+) ms`)
 
-// ping runs ping inside host r to addr and returns min, avg and max RTT in
-// ms.
-func ping(t *testing.T, tb *Testbed, r Role, addr string, args ...string) (min, avg, max float64) {
+// ping runs ping inside host r to addr and returns each reply's RTT in ms,
+// sorted.
+func ping(t *testing.T, tb *Testbed, r Role, addr string, args ...string) []float64 {
 	t.Helper()
 	out, err := tb.Command(r, "ping", append(args, addr)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ping %s from %s: %v\n%s", addr, r, err, out)
 	}
-	m := pingRTT.FindStringSubmatch(string(out))
-	if m == nil {
-		t.Fatalf("no rtt line in ping's output:\n%s", out)
+	var rtts []float64
+	for _, m := range pingTime.FindAllStringSubmatch(string(out), -1) {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		rtts = append(rtts, v)
 	}
-	f := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
-	return f(m[1]), f(m[2]), f(m[3])
+	if len(rtts) == 0 {
+		t.Fatalf("no replies in ping's output:\n%s", out)
+	}
+	slices.Sort(rtts)
+	return rtts
+}
+
+// checkRTT fails the test unless the median RTT is within want±tol ms and
+// nine samples in ten are too.
+func checkRTT(t *testing.T, what string, rtts []float64, want, tol float64) {
+	t.Helper()
+	med := rtts[len(rtts)/2]
+	in := 0
+	for _, v := range rtts {
+		if v >= want-tol && v <= want+tol {
+			in++
+		}
+	}
+	t.Logf("%s: %d samples, min %.3f median %.3f max %.3f ms", what, len(rtts), rtts[0], med, rtts[len(rtts)-1])
+	if med < want-tol || med > want+tol || in*10 < len(rtts)*9 {
+		t.Errorf("%s: median %.3f ms, %d of %d within %.0f±%.0f ms; want the median and 90%% within", what, med, in, len(rtts), want, tol)
+	}
 }
 
 // listenIn opens a socket inside host r of tb.

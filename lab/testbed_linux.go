@@ -29,7 +29,7 @@ type Testbed struct {
 	hosts map[Role]*netns.Handle
 	devs  []tun.Device
 	r     *router.Router
-	pcap  *pcapWriter
+	pcap  *os.File // the router buffers its writes
 	ln    *net.UnixListener
 
 	cancel  context.CancelFunc
@@ -83,8 +83,8 @@ func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
 		}
 	}
 	if o.Pcap != "" {
-		if t.pcap, err = createPcap(o.Pcap); err != nil {
-			return nil, err
+		if t.pcap, err = os.Create(o.Pcap); err != nil {
+			return nil, fmt.Errorf("pcap: %w", err)
 		}
 	}
 	if err := t.startRouter(ctx); err != nil {
