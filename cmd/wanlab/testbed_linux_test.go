@@ -31,9 +31,18 @@ import (
 
 var (
 	buildOnce sync.Once
+	binDir    string
 	binPath   string
 	buildErr  error
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
 
 // wanlabBin builds the command into a temporary directory.
 func wanlabBin(t *testing.T) string {
@@ -42,12 +51,11 @@ func wanlabBin(t *testing.T) string {
 		t.Skip("skipped: needs root to build testbeds (run the tests as root)")
 	}
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "wl-bin-")
-		if err != nil {
-			buildErr = err
+		binDir, buildErr = os.MkdirTemp("", "wl-bin-")
+		if buildErr != nil {
 			return
 		}
-		binPath = filepath.Join(dir, "wanlab")
+		binPath = filepath.Join(binDir, "wanlab")
 		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
