@@ -109,7 +109,7 @@ func (t *Testbed) setupHost(r Role) error {
 	if err := h.LoopbackUp(); err != nil {
 		return err
 	}
-	if err := t.setSysctls(h, hi.IfName); err != nil {
+	if err := t.setSysctls(h); err != nil {
 		return err
 	}
 	dev, err := tun.Open(h, hi.IfName, tun.Options{Kind: t.opts.DeviceKind})
@@ -140,7 +140,7 @@ func (t *Testbed) setupHost(r Role) error {
 
 // setSysctls writes the host's TCP settings. They are per namespace, so
 // they never change the machine's own.
-func (t *Testbed) setSysctls(h *netns.Handle, ifname string) error {
+func (t *Testbed) setSysctls(h *netns.Handle) error {
 	o := t.opts
 	set := []struct{ key, val string }{
 		{"net.ipv4.tcp_congestion_control", o.CC},

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -27,6 +28,10 @@ func init() { addCommand(newUpCommand) }
 // --detach` reports, to the process that started it, that it is ready (or
 // why it is not). Only that process sets it.
 const readyFDEnv = "WANLAB_READY_FD"
+
+// detachTimeout bounds the wait for a detached testbed: building one takes
+// well under a second, removing a dead predecessor's programs a few.
+const detachTimeout = 60 * time.Second
 
 type upOptions struct {
 	name    string
@@ -139,6 +144,7 @@ func runUp(s *streams, o *upOptions) error {
 		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
 	}
 	ready := os.Getenv(readyFDEnv)
+	os.Unsetenv(readyFDEnv) // not for the programs the testbed runs
 	if ready == "" {
 		if _, err := lab.CleanStale(); err != nil {
 			fmt.Fprintf(s.err, "wanlab: warning: removing leftovers of earlier runs: %v\n", err)
@@ -227,20 +233,38 @@ func detach(s *streams, o *upOptions) error {
 		return fmt.Errorf("start the background testbed: %w", err)
 	}
 	pw.Close()
-	var m readyMsg
-	line, rerr := bufio.NewReader(pr).ReadBytes('\n')
-	if rerr == nil {
-		rerr = json.Unmarshal(line, &m)
+	type result struct {
+		m   readyMsg
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		var r result
+		line, err := bufio.NewReader(pr).ReadBytes('\n')
+		if err == nil {
+			err = json.Unmarshal(line, &r.m)
+		}
+		r.err = err
+		got <- r
+	}()
+	var r result
+	select {
+	case r = <-got:
+	case <-time.After(detachTimeout):
+		cmd.Process.Kill()
+		cmd.Wait()
+		lab.Down(o.name) // whatever it built by then
+		return fmt.Errorf("the background testbed was not ready within %v and was stopped; see %s", detachTimeout, logPath)
 	}
 	switch {
-	case rerr == nil && m.Info != nil:
+	case r.err == nil && r.m.Info != nil:
 		cmd.Process.Release()
-		printReady(s.out, *m.Info, o.json, true)
+		printReady(s.out, *r.m.Info, o.json, true)
 		return nil
-	case rerr == nil && m.Error != "":
-		err = errors.New(m.Error)
+	case r.err == nil && r.m.Error != "":
+		err = errors.New(r.m.Error)
 	default:
-		err = fmt.Errorf("the background testbed exited before it was ready; see %s", logPath)
+		err = fmt.Errorf("the background testbed failed to start (%v); see %s", r.err, logPath)
 	}
 	cmd.Wait()
 	return err
