@@ -253,8 +253,7 @@ func detach(s *streams, o *upOptions) error {
 	case <-time.After(detachTimeout):
 		cmd.Process.Kill()
 		cmd.Wait()
-		lab.Down(o.name) // whatever it built by then
-		return fmt.Errorf("the background testbed was not ready within %v and was stopped; see %s", detachTimeout, logPath)
+		return fmt.Errorf("the background testbed was not ready within %v and was killed; see %s, then remove what it left with `wanlab down %s`", detachTimeout, logPath, o.name)
 	}
 	switch {
 	case r.err == nil && r.m.Info != nil:
