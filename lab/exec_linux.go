@@ -2,7 +2,6 @@ package lab
 
 import (
 	"fmt"
-	"log"
 	"net"
 	"os"
 	"sync"
@@ -65,7 +64,7 @@ func (t *Testbed) serveExec(c *net.UnixConn, spec ExecSpec, files []*os.File) {
 		return
 	}
 	pid := cmd.Process.Pid
-	log.Printf("testbed %s: %s runs %q as pid %d", t.opts.Name, spec.Host, spec.Args, pid)
+	t.logf("testbed %s: %s runs %q as pid %d", t.opts.Name, spec.Host, spec.Args, pid)
 	var err error
 	if master != nil {
 		err = send(c, response{PID: pid}, master)
@@ -84,7 +83,7 @@ func (t *Testbed) serveExec(c *net.UnixConn, spec ExecSpec, files []*os.File) {
 	cmd.Wait()
 	g.exited()
 	code := exitCode(cmd.ProcessState)
-	log.Printf("testbed %s: pid %d exited with status %d", t.opts.Name, pid, code)
+	t.logf("testbed %s: pid %d exited with status %d", t.opts.Name, pid, code)
 	send(c, response{Exit: &code})
 }
 

@@ -2,9 +2,11 @@ package lab
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -285,5 +287,79 @@ func TestPcap(t *testing.T) {
 	}
 	if n := count(); uint64(n) != forwarded {
 		t.Errorf("tshark finds %d packets, the router forwarded %d", n, forwarded)
+	}
+}
+
+// TestControlSocket drives a testbed through its socket as another
+// process would: status, set, exec and down.
+func TestControlSocket(t *testing.T) {
+	tb := up(t, Options{})
+	name := tb.Name()
+	if got, err := Resolve(name); err != nil || got != name {
+		t.Fatalf("Resolve(%s) = %q, %v", name, got, err)
+	}
+	st, err := GetStatus(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Info != tb.Info() || st.Owner != os.Getpid() || st.Up.Chain != "" {
+		t.Errorf("status: %+v", st)
+	}
+	if err := Set(name, "both", "netem delay 10ms"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Set(name, "up", "netem delay"); err == nil {
+		t.Error("Set with a bad chain succeeded")
+	}
+	if err := Set(name, "sideways", ""); err == nil || !strings.Contains(err.Error(), "up, down or both") {
+		t.Errorf("Set(sideways): %v, want an error naming up, down or both", err)
+	}
+	st, _ = GetStatus(name)
+	if st.Up.Chain != "netem limit 1000 delay 10ms" || st.Down.Chain != st.Up.Chain {
+		t.Errorf("after set: up %q, down %q; want netem limit 1000 delay 10ms both ways", st.Up.Chain, st.Down.Chain)
+	}
+
+	stdin, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	out, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	spec := ExecSpec{Host: Server, Path: "/bin/sh", Args: []string{"sh", "-c", "echo $WANLAB_HOST $WANLAB_PEER4 $KEEP; exit 3"}, Env: []string{"KEEP=kept", "WANLAB_HOST=wrong"}, Dir: "/"}
+	code, err := Exec(name, spec, stdin, out, out)
+	if err != nil || code != 3 {
+		t.Fatalf("Exec: status %d, %v; want 3", code, err)
+	}
+	b, _ := os.ReadFile(out.Name())
+	if want := "server " + tb.Info().Client.Addr4.String() + " kept\n"; string(b) != want {
+		t.Errorf("program printed %q, want %q", b, want)
+	}
+	spec = ExecSpec{Path: "/bin/sh", Args: []string{"sh", "-c", "kill -TERM $$"}, Dir: "/"}
+	if code, err := Exec(name, spec, stdin, out, out); err != nil || code != 128+15 {
+		t.Errorf("program killed by SIGTERM: status %d, %v; want 143", code, err)
+	}
+
+	downed := make(chan error, 1)
+	go func() { downed <- Down(name) }()
+	select {
+	case <-tb.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a down request did not close Done")
+	}
+	if err := tb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-downed; err != nil {
+		t.Errorf("Down: %v", err)
+	}
+	if _, err := GetStatus(name); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("status after down: %v, want ErrNotRunning", err)
+	}
+	if err := Down(name); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("second Down: %v, want os.ErrNotExist", err)
 	}
 }

@@ -41,6 +41,9 @@ type Options struct {
 	// TC is how chains given to the control socket's set request are
 	// read (tcspec.Options.LoadDist finds distribution tables).
 	TC tcspec.Options
+	// Logf, when not nil, is told in one line about each control request
+	// and each program run through the control socket.
+	Logf func(format string, args ...any)
 }
 
 func (o Options) withDefaults() Options {

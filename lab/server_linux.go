@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"log"
 	"net"
 	"os"
 	"slices"
@@ -74,7 +73,7 @@ func (t *Testbed) serveConn(c *net.UnixConn) {
 	case "set":
 		send(c, errResponse(t.setText(req.Dir, req.Chain)))
 	case "down":
-		log.Printf("testbed %s: down requested", t.opts.Name)
+		t.logf("testbed %s: down requested", t.opts.Name)
 		send(c, response{})
 		t.requestStop()
 	case "exec":
@@ -97,7 +96,7 @@ func (t *Testbed) setText(dir, chain string) error {
 	if err := t.Set(dir, specs); err != nil {
 		return err
 	}
-	log.Printf("testbed %s: %s chain set to %q", t.opts.Name, dir, tcspec.FormatChain(specs))
+	t.logf("testbed %s: %s chain set to %q", t.opts.Name, dir, tcspec.FormatChain(specs))
 	return nil
 }
 

@@ -203,6 +203,12 @@ func (t *Testbed) startRouter(ctx context.Context) error {
 	return nil
 }
 
+func (t *Testbed) logf(format string, args ...any) {
+	if t.opts.Logf != nil {
+		t.opts.Logf(format, args...)
+	}
+}
+
 // requestStop closes Done.
 func (t *Testbed) requestStop() { t.stopped.Do(func() { close(t.stop) }) }
 

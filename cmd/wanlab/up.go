@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -153,6 +154,8 @@ func runUp(s *streams, o *upOptions) error {
 	if o.detach && ready == "" {
 		return detach(s, o)
 	}
+	logger := log.New(s.err, "", log.LstdFlags)
+	lo.Logf = logger.Printf
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	tb, err := lab.Up(ctx, lo)
@@ -164,8 +167,11 @@ func runUp(s *streams, o *upOptions) error {
 	}
 	if ready == "" {
 		printReady(s.out, tb.Info(), o.json, false)
+	} else {
+		logger.Printf("testbed %s is up: up %q, down %q", lo.Name, describeChain(lo.Up), describeChain(lo.Down))
 	}
 	<-tb.Done()
+	logger.Printf("testbed %s: stopping", lo.Name)
 	cerr := tb.Close()
 	return errors.Join(tb.Err(), cerr)
 }
