@@ -26,6 +26,12 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
+// exitStatus ends wanlab with a status of its own choosing and no message:
+// `wanlab exec` passes on the status of the program it ran.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
 // streams are the standard streams a command uses, so tests can capture them.
 type streams struct {
 	in       io.Reader
@@ -66,6 +72,10 @@ func run(args []string, in io.Reader, out, errOut io.Writer) int {
 	err := root.Execute()
 	if err == nil {
 		return exitOK
+	}
+	var xs exitStatus
+	if errors.As(err, &xs) {
+		return int(xs)
 	}
 	fmt.Fprintf(errOut, "wanlab: %s\n", strings.TrimSpace(err.Error()))
 	var ue *usageError

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"wanlab/lab"
+)
+
+func init() { addCommand(newExecCommand) }
+
+func newExecCommand(s *streams) *cobra.Command {
+	var on string
+	var tty bool
+	c := &cobra.Command{
+		Use:   "exec [N] [--on client|server] -- CMD [ARGS...]",
+		Short: "Run a program inside a host of a running testbed",
+		Long: `exec runs CMD inside the client (default) or the server of testbed N, with
+stdin, stdout and stderr passed through, and exits with CMD's exit status
+(128+n if a signal n ended it). SIGINT, SIGTERM, SIGHUP and SIGQUIT that
+reach exec are passed on to CMD. The program is recorded in the testbed, so
+'wanlab down' ends it if it still runs.
+
+The program sees WANLAB_PEER4 and WANLAB_PEER6 (the other host's addresses),
+WANLAB_ADDR4 and WANLAB_ADDR6 (its own), WANLAB_HOST and WANLAB_NAME. Your
+shell expands $VARIABLES before wanlab runs, so let a shell inside the host
+expand them, or write @peer and @peer6, which exec replaces in the arguments
+with the peer's IPv4 and IPv6 address.
+
+N may be left out when one testbed is running.`,
+		Example: `  wanlab exec -- ping -c 3 @peer
+  wanlab exec -- sh -c 'ping -c 3 $WANLAB_PEER4'
+  wanlab exec wan --on server -- iperf3 -s -1 &
+  wanlab exec wan -- iperf3 -c @peer -t 10 --json`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			dash := c.ArgsLenAtDash()
+			if dash < 0 {
+				return usagef("put the program after --: wanlab exec [N] [--on client|server] -- CMD [ARGS...]")
+			}
+			if dash > 1 {
+				return usagef("exec takes at most one testbed name before --, got %q", args[:dash])
+			}
+			if dash == len(args) {
+				return usagef("no program after --: wanlab exec [N] -- CMD [ARGS...]")
+			}
+			role, err := lab.ParseRole(on)
+			if err != nil {
+				return usagef("--on: %v", err)
+			}
+			name, err := testbedArg(args[:dash])
+			if err != nil {
+				return err
+			}
+			argv := lab.ExpandPeer(args[dash:], lab.InfoOf(name), role)
+			return execIn(s, name, role, argv, tty, nil)
+		},
+	}
+	c.Flags().StringVar(&on, "on", "client", "host to run on: client or server")
+	c.Flags().BoolVarP(&tty, "tty", "t", false, "run on a new pseudo-terminal, for full-screen and interactive programs")
+	return c
+}
+
+// execIn runs argv inside host role of testbed name and returns its exit
+// status as an exitStatus (nil for 0). env is added to wanlab's own
+// environment.
+func execIn(s *streams, name string, role lab.Role, argv []string, tty bool, env []string) error {
+	path := argv[0]
+	if !strings.Contains(path, "/") {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return usagef("%s: not found in $PATH", path)
+		}
+		path = p
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		dir = "/"
+	}
+	spec := lab.ExecSpec{Host: role, Path: path, Args: argv, Env: append(os.Environ(), env...), Dir: dir, TTY: tty}
+	files, done, err := stdioFiles(s)
+	if err != nil {
+		return err
+	}
+	code, err := lab.Exec(name, spec, files[0], files[1], files[2])
+	done()
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return exitStatus(code)
+	}
+	return nil
+}
+
+// stdioFiles returns the command's streams as files, which exec hands to
+// the program. Streams that are not files (in tests) are bridged through
+// pipes; done closes wanlab's ends and waits until the output is copied.
+func stdioFiles(s *streams) (files [3]*os.File, done func(), err error) {
+	var wg sync.WaitGroup
+	var mine []*os.File
+	fail := func(err error) ([3]*os.File, func(), error) {
+		for _, f := range mine {
+			f.Close()
+		}
+		return files, nil, err
+	}
+	if f, ok := s.in.(*os.File); ok {
+		files[0] = f
+	} else {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return fail(err)
+		}
+		files[0] = pr
+		mine = append(mine, pr)
+		go func() {
+			io.Copy(pw, s.in)
+			pw.Close()
+		}()
+	}
+	for i, w := range []io.Writer{s.out, s.err} {
+		if f, ok := w.(*os.File); ok {
+			files[i+1] = f
+			continue
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return fail(err)
+		}
+		files[i+1] = pw
+		mine = append(mine, pw)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			io.Copy(w, pr)
+			pr.Close()
+		}()
+	}
+	return files, func() {
+		for _, f := range mine {
+			f.Close()
+		}
+		wg.Wait()
+	}, nil
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"wanlab/lab"
+	"wanlab/qdisc"
+	"wanlab/router"
+)
+
+func init() { addCommand(newStatusCommand) }
+
+func newStatusCommand(s *streams) *cobra.Command {
+	var asJSON bool
+	var flows int
+	c := &cobra.Command{
+		Use:   "status [N] [--json]",
+		Short: "Show a running testbed's paths and the router's live counters",
+		Long: `status prints, for each direction, the qdisc chain in tc syntax with each
+qdisc's counters as 'tc -s qdisc show' prints them (Sent bytes and packets,
+dropped, overlimits, requeues, backlog), then what the direction delivered
+and dropped (by reason), marked, duplicated and reordered, the delay
+percentiles, how late the router released packets against their deadlines,
+the kernel's drops in front of the TUN, and the busiest flows.
+
+N may be left out when one testbed is running.`,
+		Example: `  wanlab status
+  wanlab status wan --json | jq .up.counters`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			name, err := testbedArg(args)
+			if err != nil {
+				return err
+			}
+			st, err := lab.GetStatus(name)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(s.out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			printStatus(s.out, st, flows)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	c.Flags().IntVar(&flows, "flows", 5, "how many of the busiest flows to list per direction")
+	return c
+}
+
+// testbedArg returns the testbed an optional argument names, or the only
+// running one. An invalid or ambiguous name is a usage error; a testbed
+// that is not running is not.
+func testbedArg(args []string) (string, error) {
+	var name string
+	if len(args) > 0 {
+		name = args[0]
+		if err := lab.CheckName(name); err != nil {
+			return "", usagef("%v", err)
+		}
+	}
+	n, err := lab.Resolve(name)
+	if errors.Is(err, lab.ErrAmbiguous) {
+		return "", usagef("%v", err)
+	}
+	return n, err
+}
+
+func printStatus(w io.Writer, st lab.Status, flows int) {
+	fmt.Fprintf(w, "testbed %s: owner pid %d, up %s, cc %s, seed %d, device %s\n",
+		st.Name, st.Owner, time.Since(st.Created).Round(time.Second), st.CC, st.Seed, st.Device)
+	for _, h := range []struct {
+		role string
+		h    lab.HostInfo
+	}{{"client", st.Client}, {"server", st.Server}} {
+		fmt.Fprintf(w, "  %-6s  netns %-14s  dev %-15s  %s  %s\n", h.role, h.h.NS, h.h.IfName, h.h.Addr4, h.h.Addr6)
+	}
+	if st.Pcap != "" {
+		fmt.Fprintf(w, "  pcap    %s\n", st.Pcap)
+	}
+	printDir(w, "up (client → server)", st.Up, st.Server.IfName, flows)
+	printDir(w, "down (server → client)", st.Down, st.Client.IfName, flows)
+}
+
+// printDir prints one direction: its qdiscs as `tc -s qdisc show` does,
+// then the router's own figures.
+func printDir(w io.Writer, title string, d router.DirSnapshot, egress string, flows int) {
+	chain := d.Chain
+	if chain == "" {
+		chain = "direct (no qdisc)"
+	}
+	fmt.Fprintf(w, "\n%s: %s\n", title, chain)
+	opts := strings.Split(d.Chain, "; ")
+	for i, q := range d.Qdiscs {
+		where := "root"
+		if i > 0 {
+			where = fmt.Sprintf("parent %d:", i)
+		}
+		line := q.Kind
+		if i < len(opts) {
+			line = opts[i]
+		}
+		_, rest, _ := strings.Cut(line, " ")
+		fmt.Fprintf(w, " qdisc %s %d: %s %s\n", q.Kind, i+1, where, rest)
+		printQdiscStats(w, q.Stats)
+	}
+	c := d.Counters
+	fmt.Fprintf(w, " delivered %d pkt %d bytes; in %d pkt %d bytes; queued %d\n", c.Delivered, c.BytesOut, c.Sent, c.BytesIn, c.Queued)
+	fmt.Fprintf(w, " dropped %d%s; marked %d; duplicated %d; reordered %d\n", c.Dropped, byReason(c.DroppedByReason), c.Marked, c.Duplicated, d.Reordered)
+	if c.Delay.N > 0 {
+		ms := func(ns float64) float64 { return ns / 1e6 }
+		fmt.Fprintf(w, " delay ms: min %.3f mean %.3f p50 %.3f p90 %.3f p99 %.3f max %.3f\n",
+			ms(c.Delay.Min), ms(c.Delay.Mean), ms(c.Delay.P50), ms(c.Delay.P90), ms(c.Delay.P99), ms(c.Delay.Max))
+	}
+	if l := d.Lateness; l.N > 0 {
+		us := func(ns int64) float64 { return float64(ns) / 1e3 }
+		fmt.Fprintf(w, " release lateness µs: p50 %.1f p99 %.1f max %.1f (%d releases)\n", us(l.P50Ns), us(l.P99Ns), us(l.MaxNs), l.N)
+	}
+	fmt.Fprintf(w, " kernel queue drops in front of %s: %d\n", egress, d.TunQueueDrops)
+	if len(d.Flows) > 0 && flows > 0 {
+		fmt.Fprintf(w, " flows (busiest first):\n")
+		for i, f := range d.Flows {
+			if i == flows {
+				fmt.Fprintf(w, "  ... %d more (see --json)\n", len(d.Flows)-flows)
+				break
+			}
+			fmt.Fprintf(w, "  %-4s %s > %s  %d pkt %d bytes, dropped %d\n", f.Proto, f.Src, f.Dst, f.Packets, f.Bytes, f.Dropped)
+		}
+	}
+}
+
+func printQdiscStats(w io.Writer, s qdisc.Stats) {
+	fmt.Fprintf(w, "  Sent %d bytes %d pkt (dropped %d, overlimits %d requeues %d)\n", s.Bytes, s.Packets, s.Drops, s.Overlimits, s.Requeues)
+	fmt.Fprintf(w, "  backlog %db %dp requeues %d", s.Backlog, s.Qlen, s.Requeues)
+	if s.Marks > 0 {
+		fmt.Fprintf(w, " marked %d", s.Marks)
+	}
+	fmt.Fprintln(w)
+}
+
+func byReason(r [qdisc.NumReasons]uint64) string {
+	var parts []string
+	for _, why := range qdisc.Reasons() {
+		if n := r[why]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", why, n))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}

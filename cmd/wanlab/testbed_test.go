@@ -1,0 +1,85 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"wanlab/lab"
+	"wanlab/qdisc"
+	"wanlab/router"
+)
+
+// Bad command lines fail before anything is built, with status 2 and one
+// line that names the problem; they need neither root nor a testbed.
+func TestTestbedCommandUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"up", "--name", "Bad Name"}, "--name"},
+		{[]string{"up", "--name", strings.Repeat("x", 33)}, "--name"},
+		{[]string{"up", "--both", "netem delay 1ms", "--up", "tbf"}, "--both"},
+		{[]string{"up", "--up", "netem delay"}, "--up"},
+		{[]string{"up", "--ecn", "3"}, "--ecn"},
+		{[]string{"up", "--device", "tap"}, "--device"},
+		{[]string{"up", "--cc", "no_such_cc"}, "--cc"},
+		{[]string{"up", "extra"}, "unknown command"},
+		{[]string{"exec", "ping"}, "after --"},
+		{[]string{"exec", "a", "b", "--", "true"}, "at most one"},
+		{[]string{"exec", "--"}, "no program"},
+		{[]string{"exec", "--on", "router", "--", "true"}, "client or server"},
+		{[]string{"set"}, "nothing to set"},
+		{[]string{"set", "--both", "netem", "--up", "netem"}, "--both"},
+		{[]string{"set", "--down", "fq_codel bogus"}, "--down"},
+		{[]string{"down", "x", "--all"}, "not both"},
+		{[]string{"status", "Bad"}, "not allowed"},
+		{[]string{"shell", "--on", "x"}, "client or server"},
+	} {
+		_, errOut, code := runWanlab(t, c.args...)
+		msg := strings.TrimSpace(errOut)
+		if code != exitUsage || strings.Contains(msg, "\n") || !strings.Contains(msg, c.want) {
+			t.Errorf("wanlab %q: exit %d, stderr %q; want 2 and one line mentioning %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+func TestPrintStatus(t *testing.T) {
+	st := lab.Status{
+		Info:    lab.InfoOf("lab"),
+		Owner:   42,
+		Created: time.Now().Add(-time.Minute),
+		CC:      "cubic",
+		Device:  "offload",
+		Up: router.DirSnapshot{
+			Name:  "up",
+			Chain: "netem limit 1000 delay 25ms; tbf rate 100Mbit burst 32Kb lat 50ms",
+			Qdiscs: []router.QdiscStats{
+				{Kind: "netem", Stats: qdisc.Stats{Bytes: 3000, Packets: 2, Qlen: 1, Backlog: 1500}},
+				{Kind: "tbf", Stats: qdisc.Stats{Bytes: 1500, Packets: 1, Drops: 3, Overlimits: 7}},
+			},
+			Flows: []router.FlowSnapshot{{Proto: "tcp", Src: "10.0.0.1:1", Dst: "10.0.0.2:2", Packets: 9, Bytes: 900}},
+		},
+	}
+	st.Up.Counters.Delivered = 5
+	st.Up.Counters.Dropped = 3
+	st.Up.Counters.DroppedByReason[qdisc.ReasonLimit] = 3
+	st.Up.Lateness = router.Lateness{N: 5, P50Ns: 1000, P99Ns: 5000, MaxNs: 9000}
+	var b strings.Builder
+	printStatus(&b, st, 5)
+	out := b.String()
+	for _, want := range []string{
+		"testbed lab: owner pid 42, up 1m0s, cc cubic",
+		"up (client → server): netem limit 1000 delay 25ms; tbf rate 100Mbit burst 32Kb lat 50ms",
+		" qdisc netem 1: root limit 1000 delay 25ms\n  Sent 3000 bytes 2 pkt (dropped 0, overlimits 0 requeues 0)\n  backlog 1500b 1p requeues 0\n",
+		" qdisc tbf 2: parent 1: rate 100Mbit burst 32Kb lat 50ms\n  Sent 1500 bytes 1 pkt (dropped 3, overlimits 7 requeues 0)\n",
+		"dropped 3 (limit 3)",
+		"release lateness µs: p50 1.0 p99 5.0 max 9.0 (5 releases)",
+		"tcp  10.0.0.1:1 > 10.0.0.2:2  9 pkt 900 bytes, dropped 0",
+		"down (server → client): direct (no qdisc)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+}

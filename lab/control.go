@@ -1,0 +1,77 @@
+package lab
+
+import (
+	"path/filepath"
+	"time"
+
+	"wanlab/router"
+)
+
+// RunDir holds each testbed's control socket (NAME.sock) and, for testbeds
+// started with `wanlab up --detach`, its log (NAME.log), beside the
+// registry's state files.
+const RunDir = "/run/wanlab"
+
+// SocketPath returns the control socket of testbed name.
+func SocketPath(name string) string { return filepath.Join(RunDir, name+".sock") }
+
+// LogPath returns the log file of a detached testbed name.
+func LogPath(name string) string { return filepath.Join(RunDir, name+".log") }
+
+// Status is a running testbed's description and live counters, as the
+// control socket's status request returns it.
+type Status struct {
+	Info
+	// Owner is the pid of the process running the testbed.
+	Owner   int       `json:"owner_pid"`
+	Created time.Time `json:"created"`
+	// CC is the hosts' TCP congestion control.
+	CC     string `json:"cc"`
+	Seed   uint64 `json:"seed"`
+	Device string `json:"device"`
+	Pcap   string `json:"pcap,omitempty"`
+	// Up and Down are the router's counters of each direction.
+	Up   router.DirSnapshot `json:"up"`
+	Down router.DirSnapshot `json:"down"`
+}
+
+// ExecSpec is a program to run inside a host of a running testbed.
+type ExecSpec struct {
+	// Host is the host to run on (Client if empty).
+	Host Role `json:"host"`
+	// Path is the program's file, absolute or relative to Dir; Args its
+	// arguments with Args[0] the program's name.
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+	// Env is the program's environment; the testbed adds the variables of
+	// Env(info, Host), replacing any of the same names.
+	Env []string `json:"env"`
+	// Dir is the working directory.
+	Dir string `json:"dir"`
+	// TTY runs the program on a new pseudo-terminal whose other end Exec
+	// connects to the caller's terminal, as an interactive shell needs.
+	TTY bool `json:"tty,omitempty"`
+}
+
+// request is one message from a client to a testbed's control socket.
+type request struct {
+	Op string `json:"op"` // status, set, down, exec, signal
+	// Dir and Chain are set's direction (up, down, both) and chain in tc
+	// syntax.
+	Dir   string    `json:"dir,omitempty"`
+	Chain string    `json:"chain,omitempty"`
+	Exec  *ExecSpec `json:"exec,omitempty"`
+	// Signal is sent by an exec client to forward a signal to its program.
+	Signal int `json:"signal,omitempty"`
+}
+
+// response is one message from the control socket to a client.
+type response struct {
+	Error  string  `json:"error,omitempty"`
+	Status *Status `json:"status,omitempty"`
+	// PID is the started program's pid (exec).
+	PID int `json:"pid,omitempty"`
+	// Exit is the program's exit status once it has ended (exec): its
+	// exit code, or 128 plus the signal that ended it.
+	Exit *int `json:"exit,omitempty"`
+}

@@ -1,0 +1,142 @@
+package lab
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// serveExec starts spec inside its host as a recorded process of the
+// testbed and reports its exit status. The client passed its stdin, stdout
+// and stderr (or, for a TTY program, nothing: it receives the master of a
+// new pseudo-terminal instead). Signals the client forwards go to the
+// program's process group; if the client goes away first, the group gets
+// SIGHUP, as when a terminal hangs up.
+func (t *Testbed) serveExec(c *net.UnixConn, spec ExecSpec, files []*os.File) {
+	defer func() { closeAll(files) }()
+	if spec.Host == "" {
+		spec.Host = Client
+	}
+	if _, err := ParseRole(string(spec.Host)); err != nil {
+		send(c, response{Error: err.Error()})
+		return
+	}
+	if len(spec.Args) == 0 || spec.Path == "" {
+		send(c, response{Error: "exec: no program given"})
+		return
+	}
+	var master *os.File
+	var stdio [3]*os.File
+	switch {
+	case spec.TTY:
+		m, slave, err := openPTY()
+		if err != nil {
+			send(c, response{Error: err.Error()})
+			return
+		}
+		master = m
+		files = append(files, slave) // closed once the program has it
+		stdio = [3]*os.File{slave, slave, slave}
+	case len(files) == 3:
+		copy(stdio[:], files)
+	default:
+		send(c, response{Error: fmt.Sprintf("exec: got %d file descriptors, want stdin, stdout and stderr", len(files))})
+		return
+	}
+	cmd := t.nt.Command(t.hosts[spec.Host], spec.Path, spec.Args[1:]...)
+	cmd.Args[0] = spec.Args[0]
+	cmd.Env = withEnv(spec.Env, Env(t.info, spec.Host))
+	cmd.Dir = spec.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdio[0], stdio[1], stdio[2]
+	// A session of its own: the program has no controlling terminal but
+	// the pseudo-terminal, if any, and a process group that signals reach
+	// as a whole. Without a controlling terminal, a program that reads a
+	// terminal it was handed is not stopped for reading from the
+	// background.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: spec.TTY}
+	if err := cmd.Start(); err != nil {
+		if master != nil {
+			master.Close()
+		}
+		send(c, response{Error: fmt.Sprintf("exec %s in %s: %v", spec.Path, spec.Host, err)})
+		return
+	}
+	pid := cmd.Process.Pid
+	t.logf("testbed %s: %s runs %q as pid %d", t.opts.Name, spec.Host, spec.Args, pid)
+	var err error
+	if master != nil {
+		err = send(c, response{PID: pid}, master)
+		master.Close()
+	} else {
+		err = send(c, response{PID: pid})
+	}
+	if err != nil {
+		syscall.Kill(-pid, syscall.SIGHUP) // nobody is left to talk to it
+	}
+	// The stdio copies are the program's now.
+	closeAll(files)
+	files = nil
+	g := &group{pid: pid}
+	go g.forward(c)
+	cmd.Wait()
+	g.exited()
+	code := exitCode(cmd.ProcessState)
+	t.logf("testbed %s: pid %d exited with status %d", t.opts.Name, pid, code)
+	send(c, response{Exit: &code})
+}
+
+// group is the process group of a program started by exec; it is signalled
+// only while the program has not been reaped, so that a reused pid is
+// never hit.
+type group struct {
+	mu   sync.Mutex
+	pid  int
+	done bool
+}
+
+func (g *group) signal(sig syscall.Signal) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.done {
+		syscall.Kill(-g.pid, sig)
+	}
+}
+
+// exited records that the program is gone. Its group may live on in
+// children it left behind, which the testbed's Close terminates only if
+// they were recorded; a program should not leave any.
+func (g *group) exited() {
+	g.mu.Lock()
+	g.done = true
+	g.mu.Unlock()
+}
+
+// forward relays the client's signal messages to the group until the
+// connection ends; a client that goes away while the program runs hangs the
+// group up, as a closed terminal would.
+func (g *group) forward(c *net.UnixConn) {
+	for {
+		var req request
+		if _, err := recv(c, &req); err != nil {
+			g.signal(syscall.SIGHUP)
+			return
+		}
+		if req.Op == "signal" && req.Signal > 0 && req.Signal < 65 {
+			g.signal(syscall.Signal(req.Signal))
+		}
+	}
+}
+
+// exitCode turns a finished process's state into a shell-style status:
+// the exit code, or 128 plus the signal that ended it.
+func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return 1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}

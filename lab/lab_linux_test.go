@@ -1,0 +1,365 @@
+package lab
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"wanlab/netns"
+	"wanlab/qdisc"
+)
+
+func TestUpInfoPingAndCleanup(t *testing.T) {
+	tb := up(t, Options{CC: "reno"})
+	i := tb.Info()
+	name := tb.Name()
+	if i.Name != name || i.Client.NS != "wl-"+name+"-c" || i.Server.NS != "wl-"+name+"-s" {
+		t.Errorf("Info = %+v, want namespaces wl-%s-c and wl-%s-s", i, name, name)
+	}
+	for _, r := range []Role{Client, Server} {
+		h := i.Host(r)
+		if !netns.Exists(h.NS) {
+			t.Errorf("namespace %s does not exist", h.NS)
+		}
+		if _, err := tb.Namespace(r).LinkStats(h.IfName); err != nil {
+			t.Errorf("device %s in %s: %v", h.IfName, h.NS, err)
+		}
+		if cc, err := tb.Namespace(r).Sysctl("net.ipv4.tcp_congestion_control"); err != nil || cc != "reno" {
+			t.Errorf("%s: tcp_congestion_control = %q, %v; want reno", r, cc, err)
+		}
+	}
+	ping(t, tb, Client, i.Server.Addr4.String(), "-c", "2", "-i", "0.1", "-W", "2")
+	ping(t, tb, Server, i.Client.Addr6.String(), "-c", "2", "-i", "0.1", "-W", "2")
+	st := tb.Status()
+	if st.Up.Counters.Delivered < 2 || st.Down.Counters.Delivered < 2 {
+		t.Errorf("router delivered %d up and %d down, want at least the 2+2 echoes", st.Up.Counters.Delivered, st.Down.Counters.Delivered)
+	}
+}
+
+func TestUpRefusesSecondOwnerAndBadOptions(t *testing.T) {
+	tb := up(t, Options{})
+	_, err := Up(t.Context(), Options{Name: tb.Name()})
+	if err == nil || !strings.Contains(err.Error(), "wanlab down "+tb.Name()) {
+		t.Errorf("second Up of %s: %v, want an error naming `wanlab down %s`", tb.Name(), err, tb.Name())
+	}
+	for _, o := range []Options{{Name: "Bad Name"}, {Name: strings.Repeat("x", 33)}, {ECN: -2}, {CC: "bbr; rm"}} {
+		if _, err := Up(t.Context(), o); err == nil {
+			t.Errorf("Up(%+v) succeeded, want an error", o)
+		}
+	}
+}
+
+func TestDelayRTT(t *testing.T) {
+	tb := up(t, Options{Up: chain(t, "netem delay 25ms"), Down: chain(t, "netem delay 25ms")})
+	i := tb.Info()
+	checkRTT(t, "ping", ping(t, tb, Client, i.Server.Addr4.String(), "-c", "20", "-i", "0.05", "-W", "2"), 50, 1)
+	checkRTT(t, "ping6", ping(t, tb, Client, i.Server.Addr6.String(), "-c", "10", "-i", "0.05", "-W", "2"), 50, 1)
+
+	srv := netip.AddrPortFrom(i.Server.Addr4, 5001).String()
+	l, _ := listenIn(t, tb, Server, "tcp", srv)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				io.Copy(c, c) // echo
+			}()
+		}
+	}()
+	// Each connect takes one round trip (SYN, SYN-ACK); a single one
+	// also catches a scheduling delay of the test, so take the median.
+	var connects []float64
+	var c net.Conn
+	for range 5 {
+		var took time.Duration
+		c, took = dialIn(t, tb, Client, "tcp", srv)
+		connects = append(connects, float64(took)/1e6)
+	}
+	checkRTT(t, "TCP connect", slices.Sorted(slices.Values(connects)), 50, 1)
+	// A few round trips on the last connection give the kernel's
+	// smoothed RTT samples.
+	buf := make([]byte, 100)
+	for range 5 {
+		if _, err := c.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srtt := float64(tcpInfo(t, c).Rtt) / 1000
+	t.Logf("TCP_INFO rtt %.3f ms", srtt)
+	if srtt < 49 || srtt > 51 {
+		t.Errorf("TCP_INFO rtt %.3f ms, want 50±1 ms", srtt)
+	}
+}
+
+func tcpInfo(t *testing.T, c net.Conn) *unix.TCPInfo {
+	t.Helper()
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info *unix.TCPInfo
+	var ierr error
+	rc.Control(func(fd uintptr) { info, ierr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) })
+	if ierr != nil {
+		t.Fatal(ierr)
+	}
+	return info
+}
+
+func congestionControl(t *testing.T, c net.Conn) string {
+	t.Helper()
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cc string
+	var cerr error
+	rc.Control(func(fd uintptr) { cc, cerr = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION) })
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	return cc
+}
+
+// TestTCPUploadThroughTBF runs a 5 s upload with each congestion control
+// through a 100 Mbit/s token bucket. A full-sized packet is 1500 IP bytes
+// for 1448 bytes of payload (TCP with timestamps), so the goodput ceiling
+// is 96.5 Mbit/s (on Ethernet, whose 14-byte header tbf would count too,
+// it would be 95.6). Where the kernel does not allow an algorithm as a
+// namespace's default (see CheckCC), the socket chooses it itself.
+func TestTCPUploadThroughTBF(t *testing.T) {
+	for _, cc := range []string{"reno", "cubic", "bbr"} {
+		t.Run(cc, func(t *testing.T) {
+			o := Options{CC: cc, Up: chain(t, "tbf rate 100mbit burst 32k latency 50ms")}
+			perSocket := ""
+			if err := CheckCC(cc); err != nil {
+				t.Logf("%v; setting it per socket", err)
+				o.CC, perSocket = "", cc
+			}
+			tb := up(t, o)
+			srv := netip.AddrPortFrom(tb.Info().Server.Addr4, 5002).String()
+			l, _ := listenIn(t, tb, Server, "tcp", srv)
+			type result struct {
+				n   int64
+				dur time.Duration
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				c, err := l.Accept()
+				if err != nil {
+					done <- result{err: err}
+					return
+				}
+				defer c.Close()
+				start := time.Now()
+				n, err := io.Copy(io.Discard, c)
+				done <- result{n, time.Since(start), err}
+			}()
+			c, _ := dialIn(t, tb, Client, "tcp", srv, perSocket)
+			if got := congestionControl(t, c); got != cc {
+				t.Fatalf("the sending socket uses %s, want %s", got, cc)
+			}
+			buf := make([]byte, 1<<16)
+			deadline := time.Now().Add(5 * time.Second)
+			for time.Now().Before(deadline) {
+				if _, err := c.Write(buf); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.Close()
+			r := <-done
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			mbps := float64(r.n) * 8 / r.dur.Seconds() / 1e6
+			st := tb.Status()
+			t.Logf("%s: %d bytes in %v = %.2f Mbit/s; router up: %d pkts, %d drops, tun queue drops %d",
+				cc, r.n, r.dur.Round(time.Millisecond), mbps, st.Up.Counters.Delivered, st.Up.Counters.Dropped, st.Up.TunQueueDrops)
+			// tbf lets the bucket's 32 KiB through on top of the rate.
+			ceiling := (100e6*1448/1500 + 32*1024*8/r.dur.Seconds()) / 1e6
+			if mbps < 90 || mbps > ceiling*1.002 {
+				t.Errorf("%s upload: %.2f Mbit/s, want 90 to the goodput ceiling %.2f", cc, mbps, ceiling)
+			}
+			if st.Up.TunQueueDrops != 0 || st.Down.TunQueueDrops != 0 {
+				t.Errorf("the kernel dropped %d/%d packets in front of the TUNs; the router fell behind", st.Up.TunQueueDrops, st.Down.TunQueueDrops)
+			}
+		})
+	}
+}
+
+// TestUDPLoss sends 20000 datagrams through netem loss 1%: the router's
+// count of drops must be 1% ± 0.2% (the binomial standard deviation is
+// 0.07%), and what arrives must be what the router delivered.
+func TestUDPLoss(t *testing.T) {
+	tb := up(t, Options{Up: chain(t, "netem loss 1%"), Seed: 7})
+	srv := netip.AddrPortFrom(tb.Info().Server.Addr4, 5003).String()
+	_, pc := listenIn(t, tb, Server, "udp", srv)
+	const n = 20000
+	got := make(chan int, 1)
+	go func() {
+		buf := make([]byte, 2048)
+		k := 0
+		for {
+			pc.SetReadDeadline(time.Now().Add(time.Second))
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				got <- k
+				return
+			}
+			k++
+		}
+	}()
+	c, _ := dialIn(t, tb, Client, "udp", srv)
+	msg := make([]byte, 200)
+	start := time.Now()
+	for k := range n {
+		binary.BigEndian.PutUint32(msg, uint32(k))
+		if _, err := c.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		// 10000 datagrams per second: fast enough to be quick, slow
+		// enough that no queue in the kernel overflows.
+		if d := time.Duration(k+1)*100*time.Microsecond - time.Since(start); d > 0 {
+			time.Sleep(d)
+		}
+	}
+	received := <-got
+	st := tb.Status().Up
+	var flow *uint64
+	for _, f := range st.Flows {
+		if f.Proto == "udp" && strings.HasSuffix(f.Dst, ":5003") {
+			flow = &f.Packets
+		}
+	}
+	loss := float64(st.Counters.DroppedByReason[qdisc.ReasonLoss]) / float64(st.Counters.Sent)
+	t.Logf("sent %d, router: in %d, dropped %d (%.3f%%), delivered %d; received %d", n, st.Counters.Sent, st.Counters.Dropped, 100*loss, st.Counters.Delivered, received)
+	if loss < 0.008 || loss > 0.012 {
+		t.Errorf("router dropped %.3f%%, want 1%% ± 0.2%%", 100*loss)
+	}
+	if flow == nil {
+		t.Fatalf("no UDP flow to port 5003 among the router's flows %+v", st.Flows)
+	}
+	if uint64(received) != *flow {
+		t.Errorf("received %d datagrams, the router delivered %d of the flow", received, *flow)
+	}
+}
+
+// TestPcap captures ten pings and reads the file back with tshark: twenty
+// ICMP packets, and as many packets in all as the router forwarded.
+func TestPcap(t *testing.T) {
+	tshark := need(t, "tshark")
+	path := filepath.Join(t.TempDir(), "wl-test.pcap")
+	tb := up(t, Options{Pcap: path})
+	i := tb.Info()
+	ping(t, tb, Client, i.Server.Addr4.String(), "-c", "10", "-i", "0.05", "-W", "2")
+	st := tb.Status()
+	forwarded := st.Up.Counters.Delivered + st.Down.Counters.Delivered
+	if err := tb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	count := func(filter ...string) int {
+		args := append([]string{"-r", path}, filter...)
+		out, err := exec.Command(tshark, args...).Output()
+		if err != nil {
+			t.Fatalf("tshark %v: %v", args, err)
+		}
+		return strings.Count(string(out), "\n")
+	}
+	if n := count("-Y", "icmp"); n != 20 {
+		t.Errorf("tshark finds %d ICMP packets, want 10 requests and 10 replies", n)
+	}
+	if n := count(); uint64(n) != forwarded {
+		t.Errorf("tshark finds %d packets, the router forwarded %d", n, forwarded)
+	}
+}
+
+// TestControlSocket drives a testbed through its socket as another
+// process would: status, set, exec and down.
+func TestControlSocket(t *testing.T) {
+	tb := up(t, Options{})
+	name := tb.Name()
+	if got, err := Resolve(name); err != nil || got != name {
+		t.Fatalf("Resolve(%s) = %q, %v", name, got, err)
+	}
+	st, err := GetStatus(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Info != tb.Info() || st.Owner != os.Getpid() || st.Up.Chain != "" {
+		t.Errorf("status: %+v", st)
+	}
+	if err := Set(name, "both", "netem delay 10ms"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Set(name, "up", "netem delay"); err == nil {
+		t.Error("Set with a bad chain succeeded")
+	}
+	if err := Set(name, "sideways", ""); err == nil || !strings.Contains(err.Error(), "up, down or both") {
+		t.Errorf("Set(sideways): %v, want an error naming up, down or both", err)
+	}
+	st, _ = GetStatus(name)
+	if st.Up.Chain != "netem limit 1000 delay 10ms" || st.Down.Chain != st.Up.Chain {
+		t.Errorf("after set: up %q, down %q; want netem limit 1000 delay 10ms both ways", st.Up.Chain, st.Down.Chain)
+	}
+
+	stdin, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	out, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	spec := ExecSpec{Host: Server, Path: "/bin/sh", Args: []string{"sh", "-c", "echo $WANLAB_HOST $WANLAB_PEER4 $KEEP; exit 3"}, Env: []string{"KEEP=kept", "WANLAB_HOST=wrong"}, Dir: "/"}
+	code, err := Exec(name, spec, stdin, out, out)
+	if err != nil || code != 3 {
+		t.Fatalf("Exec: status %d, %v; want 3", code, err)
+	}
+	b, _ := os.ReadFile(out.Name())
+	if want := "server " + tb.Info().Client.Addr4.String() + " kept\n"; string(b) != want {
+		t.Errorf("program printed %q, want %q", b, want)
+	}
+	spec = ExecSpec{Path: "/bin/sh", Args: []string{"sh", "-c", "kill -TERM $$"}, Dir: "/"}
+	if code, err := Exec(name, spec, stdin, out, out); err != nil || code != 128+15 {
+		t.Errorf("program killed by SIGTERM: status %d, %v; want 143", code, err)
+	}
+
+	downed := make(chan error, 1)
+	go func() { downed <- Down(name) }()
+	select {
+	case <-tb.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a down request did not close Done")
+	}
+	if err := tb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-downed; err != nil {
+		t.Errorf("Down: %v", err)
+	}
+	if _, err := GetStatus(name); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("status after down: %v, want ErrNotRunning", err)
+	}
+	if err := Down(name); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("second Down: %v, want os.ErrNotExist", err)
+	}
+}

@@ -1,0 +1,100 @@
+package lab
+
+import (
+	"fmt"
+	"hash/fnv"
+	"net/netip"
+
+	"wanlab/netns"
+)
+
+// DefaultName is the testbed name used when none is given.
+const DefaultName = "lab"
+
+// Role names a host of a testbed.
+type Role string
+
+// The two hosts of a testbed.
+const (
+	Client Role = "client"
+	Server Role = "server"
+)
+
+// ParseRole reads "client" or "server" (or their first letters).
+func ParseRole(s string) (Role, error) {
+	switch s {
+	case "client", "c":
+		return Client, nil
+	case "server", "s":
+		return Server, nil
+	}
+	return "", fmt.Errorf("host %q is unknown: use client or server", s)
+}
+
+// Peer returns the other host.
+func (r Role) Peer() Role {
+	if r == Client {
+		return Server
+	}
+	return Client
+}
+
+// short is the namespace role of a host: "c" or "s".
+func (r Role) short() string { return string(r[:1]) }
+
+// maxName is the longest testbed name netns accepts.
+const maxName = 32
+
+// CheckName reports whether name can name a testbed: 1 to 32 bytes of
+// lowercase letters, digits, '-' and '_'.
+func CheckName(name string) error {
+	if name == "" || len(name) > maxName {
+		return fmt.Errorf("testbed name %q must be 1 to %d bytes long", name, maxName)
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return fmt.Errorf("testbed name %q: byte %q is not allowed (use a-z, 0-9, '-', '_')", name, c)
+		}
+	}
+	return nil
+}
+
+// NamespaceName returns the namespace of host r of testbed name:
+// "wl-NAME-c" or "wl-NAME-s".
+func NamespaceName(name string, r Role) string {
+	return netns.NamespaceName(name, r.short())
+}
+
+// IfName returns the TUN device name of host r of testbed name:
+// "wl-NAME-c0" when that fits the kernel's 15 bytes, otherwise the first
+// five bytes of NAME followed by four hex digits of its hash
+// ("wl-exper1a2b-c0"), so that every name of up to 32 bytes gets a device
+// name that still shows where it comes from.
+func IfName(name string, r Role) string {
+	ifn := netns.Prefix + name + "-" + r.short() + "0"
+	if len(ifn) <= netns.MaxIfNameLen {
+		return ifn
+	}
+	return fmt.Sprintf("%s%.5s%04x-%s0", netns.Prefix, name, nameHash(name)&0xffff, r.short())
+}
+
+func nameHash(name string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return h.Sum32()
+}
+
+// Addrs returns the IPv4 and IPv6 addresses of host r of testbed name:
+// 10.X.Y.1 and fd00:776c:0:XXYY::1 for the client, .2 and ::2 for the
+// server, where X.Y are two bytes of a hash of name.
+func Addrs(name string, r Role) (v4, v6 netip.Addr) {
+	h := nameHash(name)
+	x, y := byte(h>>8), byte(h)
+	host := byte(1)
+	if r == Server {
+		host = 2
+	}
+	v4 = netip.AddrFrom4([4]byte{10, x, y, host})
+	v6 = netip.AddrFrom16([16]byte{0xfd, 0x00, 0x77, 0x6c, 0, 0, x, y, 15: host})
+	return v4, v6
+}

@@ -1,0 +1,108 @@
+package lab
+
+import (
+	"fmt"
+	"net/netip"
+
+	"wanlab/qdisc"
+	"wanlab/tcspec"
+	"wanlab/tun"
+)
+
+// ECNOff asks Options.ECN for tcp_ecn 0 (ECN never used); the zero value
+// of ECN keeps the kernel's default.
+const ECNOff = -1
+
+// Options configure a testbed. Zero fields keep the defaults.
+type Options struct {
+	// Name names the testbed, its namespaces (wl-NAME-c, wl-NAME-s) and its
+	// control socket; DefaultName if empty. See CheckName.
+	Name string
+	// Up is the qdisc chain from client to server and Down the reverse, root
+	// first, as tcspec.ParseChain returns it; empty is a direct path.
+	Up, Down []qdisc.Spec
+	// CC is net.ipv4.tcp_congestion_control for both hosts ("reno",
+	// "cubic", "bbr"); empty keeps the kernel's default.
+	CC string
+	// TCPRmem and TCPWmem are net.ipv4.tcp_rmem and tcp_wmem for both
+	// hosts ("4096 131072 6291456"); empty keeps the kernel's.
+	TCPRmem, TCPWmem string
+	// ECN is net.ipv4.tcp_ecn for both hosts (1 requests ECN, 2 only
+	// accepts it); 0 keeps the kernel's default and ECNOff writes 0.
+	ECN int
+	// Pcap, when not empty, is a file that receives every packet the
+	// router forwards, in both directions (pcap, LINKTYPE_RAW).
+	Pcap string
+	// DeviceKind selects the TUN implementation (tun.Offload by default).
+	DeviceKind tun.Kind
+	// Seed seeds the random streams of the qdiscs: the up direction uses
+	// Seed and the down direction Seed+1, so that the two differ.
+	Seed uint64
+	// TC is how chains given to the control socket's set request are
+	// read (tcspec.Options.LoadDist finds distribution tables).
+	TC tcspec.Options
+	// Logf, when not nil, is told in one line about each control request
+	// and each program run through the control socket.
+	Logf func(format string, args ...any)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Name == "" {
+		o.Name = DefaultName
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	if err := CheckName(o.Name); err != nil {
+		return err
+	}
+	if o.ECN < ECNOff {
+		return fmt.Errorf("ECN %d is invalid: use 0 (kernel default), %d (off), 1 (request) or 2 (accept)", o.ECN, ECNOff)
+	}
+	for _, c := range []byte(o.CC) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return fmt.Errorf("congestion control %q is not a kernel algorithm name (reno, cubic, bbr, ...)", o.CC)
+		}
+	}
+	if o.DeviceKind != tun.Offload && o.DeviceKind != tun.Raw {
+		return fmt.Errorf("device kind %d is unknown: use tun.Offload or tun.Raw", o.DeviceKind)
+	}
+	return nil
+}
+
+// Info describes a running testbed, as `wanlab up --json` prints it.
+type Info struct {
+	Name   string   `json:"name"`
+	Client HostInfo `json:"client"`
+	Server HostInfo `json:"server"`
+}
+
+// HostInfo describes one host of a testbed.
+type HostInfo struct {
+	// NS is the host's namespace, usable with `ip netns exec`.
+	NS string `json:"ns"`
+	// IfName is the host's TUN device, which leads to the router.
+	IfName string `json:"ifname"`
+	// Addr4 and Addr6 are the host's addresses on IfName.
+	Addr4 netip.Addr `json:"addr4"`
+	Addr6 netip.Addr `json:"addr6"`
+}
+
+// Host returns the description of host r.
+func (i Info) Host(r Role) HostInfo {
+	if r == Server {
+		return i.Server
+	}
+	return i.Client
+}
+
+// InfoOf returns the Info of the testbed called name, running or not:
+// names and addresses follow from the name alone.
+func InfoOf(name string) Info {
+	host := func(r Role) HostInfo {
+		v4, v6 := Addrs(name, r)
+		return HostInfo{NS: NamespaceName(name, r), IfName: IfName(name, r), Addr4: v4, Addr6: v6}
+	}
+	return Info{Name: name, Client: host(Client), Server: host(Server)}
+}

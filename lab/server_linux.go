@@ -1,0 +1,121 @@
+package lab
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+
+	"wanlab/router"
+	"wanlab/tcspec"
+)
+
+// listen opens the control socket and serves it on its own goroutine. A
+// socket file left by a dead owner is replaced: netns.NewTestbed has made
+// this process the name's owner.
+func (t *Testbed) listen() error {
+	path := SocketPath(t.opts.Name)
+	if err := os.MkdirAll(RunDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("control socket: %w", err)
+	}
+	ln, err := net.ListenUnix(network, &net.UnixAddr{Name: path, Net: network})
+	if err != nil {
+		return fmt.Errorf("control socket: %w", err)
+	}
+	// Whoever reaches the socket can run programs as this process's
+	// user; the mode and the check in serveConn keep it to that user.
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return fmt.Errorf("control socket: %w", err)
+	}
+	t.ln = ln
+	go t.serve(ln)
+	return nil
+}
+
+func (t *Testbed) serve(ln *net.UnixListener) {
+	for {
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			return
+		}
+		go t.serveConn(c)
+	}
+}
+
+// serveConn answers the one request of a connection.
+func (t *Testbed) serveConn(c *net.UnixConn) {
+	defer c.Close()
+	if uid, err := peerUID(c); err != nil || uid != os.Geteuid() {
+		send(c, response{Error: fmt.Sprintf("control socket: only uid %d may use testbed %s", os.Geteuid(), t.opts.Name)})
+		return
+	}
+	var req request
+	files, err := recv(c, &req)
+	if err != nil {
+		send(c, response{Error: err.Error()})
+		return
+	}
+	if req.Op != "exec" {
+		closeAll(files)
+	}
+	switch req.Op {
+	case "status":
+		st := t.Status()
+		st.Up.Flows = topFlows(st.Up.Flows)
+		st.Down.Flows = topFlows(st.Down.Flows)
+		send(c, response{Status: &st})
+	case "set":
+		send(c, errResponse(t.setText(req.Dir, req.Chain)))
+	case "down":
+		t.logf("testbed %s: down requested", t.opts.Name)
+		send(c, response{})
+		t.requestStop()
+	case "exec":
+		if req.Exec == nil {
+			closeAll(files)
+			send(c, response{Error: "control socket: exec request without a program"})
+			return
+		}
+		t.serveExec(c, *req.Exec, files)
+	default:
+		send(c, response{Error: fmt.Sprintf("control socket: unknown request %q", req.Op)})
+	}
+}
+
+func (t *Testbed) setText(dir, chain string) error {
+	specs, err := tcspec.ParseChain(chain, t.opts.TC)
+	if err != nil {
+		return err
+	}
+	if err := t.Set(dir, specs); err != nil {
+		return err
+	}
+	t.logf("testbed %s: %s chain set to %q", t.opts.Name, dir, tcspec.FormatChain(specs))
+	return nil
+}
+
+// maxFlows is how many flows per direction a status response lists, the
+// busiest first; it keeps the message small on a testbed with many flows.
+const maxFlows = 20
+
+func topFlows(fs []router.FlowSnapshot) []router.FlowSnapshot {
+	fs = slices.Clone(fs)
+	slices.SortStableFunc(fs, func(a, b router.FlowSnapshot) int { return cmp.Compare(b.Bytes, a.Bytes) })
+	if len(fs) > maxFlows {
+		fs = fs[:maxFlows]
+	}
+	return fs
+}
+
+func errResponse(err error) response {
+	if err != nil {
+		return response{Error: err.Error()}
+	}
+	return response{}
+}

@@ -1,0 +1,336 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"wanlab/link"
+	"wanlab/netns"
+	"wanlab/qdisc"
+	"wanlab/router"
+	"wanlab/tcspec"
+	"wanlab/tun"
+)
+
+// Testbed is a running testbed owned by the calling process. Its methods
+// are safe for concurrent use.
+type Testbed struct {
+	opts    Options
+	info    Info
+	created time.Time
+
+	nt    *netns.Testbed
+	hosts map[Role]*netns.Handle
+	devs  []tun.Device
+	r     *router.Router
+	pcap  *os.File // the router buffers its writes
+	ln    *net.UnixListener
+
+	cancel  context.CancelFunc
+	ran     chan struct{} // closed when the router's Run has returned
+	runErr  error         // Run's result, readable once ran is closed
+	stop    chan struct{} // closed by requestStop
+	stopped sync.Once
+
+	mu     sync.Mutex // serialises SetChain calls and Close
+	closed bool
+}
+
+// Up builds the testbed o describes and starts its router and control
+// socket. It first removes the leftovers of a testbed of the same name
+// whose owner died; it fails, naming `wanlab down NAME`, if a live process
+// owns one. The router stops when ctx is done, when a `down` request
+// arrives or when a device fails, all of which close Done; the caller must
+// then (or at any time) call Close, which removes everything.
+func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
+	o = o.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if o.CC != "" {
+		if err := CheckCC(o.CC); err != nil {
+			return nil, err
+		}
+	}
+	nt, err := netns.NewTestbed(o.Name)
+	if err != nil {
+		return nil, err
+	}
+	t := &Testbed{
+		opts:    o,
+		info:    InfoOf(o.Name),
+		created: time.Now(),
+		nt:      nt,
+		hosts:   map[Role]*netns.Handle{},
+		ran:     make(chan struct{}),
+		stop:    make(chan struct{}),
+	}
+	close(t.ran) // until a router runs, there is nothing to wait for
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, t.Close())
+		}
+	}()
+	for _, r := range []Role{Client, Server} {
+		if err := t.setupHost(r); err != nil {
+			return nil, err
+		}
+	}
+	if o.Pcap != "" {
+		if t.pcap, err = os.Create(o.Pcap); err != nil {
+			return nil, fmt.Errorf("pcap: %w", err)
+		}
+	}
+	if err := t.startRouter(ctx); err != nil {
+		return nil, err
+	}
+	if err := t.listen(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// setupHost creates host r's namespace and TUN device and configures its
+// addresses, routes and sysctls.
+func (t *Testbed) setupHost(r Role) error {
+	h, err := t.nt.Namespace(r.short())
+	if err != nil {
+		return err
+	}
+	t.hosts[r] = h
+	hi := t.info.Host(r)
+	peer := t.info.Host(r.Peer())
+	if err := h.LoopbackUp(); err != nil {
+		return err
+	}
+	if err := t.setSysctls(h); err != nil {
+		return err
+	}
+	dev, err := tun.Open(h, hi.IfName, tun.Options{Kind: t.opts.DeviceKind})
+	if err != nil {
+		return err
+	}
+	t.devs = append(t.devs, dev)
+	if err := t.nt.AddDevice(h, hi.IfName); err != nil {
+		return err
+	}
+	// The per-device IPv6 keys exist once the device does; they must be
+	// set before it comes up, when the kernel would start soliciting.
+	if err := quietIPv6(h, hi.IfName); err != nil {
+		return err
+	}
+	if err := h.SetLinkUp(hi.IfName); err != nil {
+		return err
+	}
+	// A point-to-point address makes the kernel route the peer through
+	// the device; IPv6 needs the device up for that (see AddPeerAddr).
+	for _, a := range [][2]netip.Addr{{hi.Addr4, peer.Addr4}, {hi.Addr6, peer.Addr6}} {
+		if err := h.AddPeerAddr(hi.IfName, a[0], netip.PrefixFrom(a[1], a[1].BitLen())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setSysctls writes the host's TCP settings. They are per namespace, so
+// they never change the machine's own.
+func (t *Testbed) setSysctls(h *netns.Handle) error {
+	o := t.opts
+	set := []struct{ key, val string }{
+		{"net.ipv4.tcp_congestion_control", o.CC},
+		{"net.ipv4.tcp_rmem", o.TCPRmem},
+		{"net.ipv4.tcp_wmem", o.TCPWmem},
+	}
+	switch {
+	case o.ECN == ECNOff:
+		set = append(set, struct{ key, val string }{"net.ipv4.tcp_ecn", "0"})
+	case o.ECN > 0:
+		set = append(set, struct{ key, val string }{"net.ipv4.tcp_ecn", fmt.Sprint(o.ECN)})
+	}
+	for _, s := range set {
+		if s.val == "" {
+			continue
+		}
+		if err := h.SetSysctl(s.key, s.val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// quietIPv6 stops the host from sending router solicitations on the TUN,
+// so that the only traffic crossing the router is what the user runs
+// (multicast listener reports for the host's own addresses still go out).
+func quietIPv6(h *netns.Handle, ifname string) error {
+	return h.SetSysctl("net/ipv6/conf/"+ifname+"/router_solicitations", "0")
+}
+
+// startRouter makes the router and runs it on its own goroutine.
+func (t *Testbed) startRouter(ctx context.Context) error {
+	c, s := t.hosts[Client], t.hosts[Server]
+	ci, si := t.info.Client.IfName, t.info.Server.IfName
+	cfg := router.Config{
+		Up:             link.Config{Name: "up", Chain: t.opts.Up, Env: qdisc.Env{Seed: t.opts.Seed}},
+		Down:           link.Config{Name: "down", Chain: t.opts.Down, Env: qdisc.Env{Seed: t.opts.Seed + 1}},
+		Client:         t.devs[0],
+		Server:         t.devs[1],
+		ClientIf:       ci,
+		ServerIf:       si,
+		UpQueueDrops:   func() (uint64, error) { return tun.QueueDrops(s, si) },
+		DownQueueDrops: func() (uint64, error) { return tun.QueueDrops(c, ci) },
+	}
+	if t.pcap != nil {
+		cfg.Pcap = t.pcap
+	}
+	r, err := router.New(cfg)
+	if err != nil {
+		return err
+	}
+	t.r = r
+	ctx, t.cancel = context.WithCancel(ctx)
+	t.ran = make(chan struct{})
+	go func() {
+		defer close(t.ran)
+		t.runErr = r.Run(ctx)
+		t.requestStop()
+	}()
+	return nil
+}
+
+func (t *Testbed) logf(format string, args ...any) {
+	if t.opts.Logf != nil {
+		t.opts.Logf(format, args...)
+	}
+}
+
+// requestStop closes Done.
+func (t *Testbed) requestStop() { t.stopped.Do(func() { close(t.stop) }) }
+
+// Done is closed when the testbed should be closed: its router stopped
+// (see Err), or a `down` request arrived on the control socket.
+func (t *Testbed) Done() <-chan struct{} { return t.stop }
+
+// Err returns the router's error once it has stopped on its own (a device
+// failed), and nil while it runs or after a stop that was asked for.
+func (t *Testbed) Err() error {
+	select {
+	case <-t.ran:
+		return t.runErr
+	default:
+		return nil
+	}
+}
+
+// Name returns the testbed's name.
+func (t *Testbed) Name() string { return t.opts.Name }
+
+// Info describes the testbed's hosts.
+func (t *Testbed) Info() Info { return t.info }
+
+// Namespace returns the open namespace of host r. It stays valid until
+// Close.
+func (t *Testbed) Namespace(r Role) *netns.Handle { return t.hosts[r] }
+
+// Snapshot returns the router's live counters.
+func (t *Testbed) Snapshot() router.Snapshot { return t.r.Snapshot() }
+
+// Status returns the testbed's description and live counters, as the
+// control socket's status request does.
+func (t *Testbed) Status() Status {
+	snap := t.r.Snapshot()
+	cc := t.opts.CC
+	if cc == "" {
+		cc, _ = t.hosts[Client].Sysctl("net.ipv4.tcp_congestion_control")
+	}
+	return Status{
+		Info:    t.info,
+		Owner:   os.Getpid(),
+		Created: t.created.UTC(),
+		CC:      cc,
+		Seed:    t.opts.Seed,
+		Device:  t.opts.DeviceKind.String(),
+		Pcap:    t.opts.Pcap,
+		Up:      snap.Up,
+		Down:    snap.Down,
+	}
+}
+
+// Set replaces the chain of dir ("up", "down" or "both") while the testbed
+// runs, as `tc qdisc change` would; the packets queued in the old chain
+// move to the new one.
+func (t *Testbed) Set(dir string, chain []qdisc.Spec) error {
+	dirs, err := directions(dir)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return fmt.Errorf("testbed %s is closed", t.opts.Name)
+	}
+	for _, d := range dirs {
+		if err := t.r.SetChain(d, chain); err != nil {
+			return fmt.Errorf("set %s to %q: %w", d, tcspec.FormatChain(chain), err)
+		}
+	}
+	return nil
+}
+
+// directions expands "up", "down" or "both".
+func directions(dir string) ([]string, error) {
+	switch dir {
+	case "up", "down":
+		return []string{dir}, nil
+	case "both":
+		return []string{"up", "down"}, nil
+	}
+	return nil, fmt.Errorf("direction %q is unknown: use up, down or both", dir)
+}
+
+// Command returns a command that runs inside host r with the testbed's
+// environment (see Env) added to the caller's. It is recorded in the
+// testbed from Start until Wait returns, so Close, `wanlab down` and the
+// crash cleanup terminate it if it still runs.
+func (t *Testbed) Command(r Role, name string, args ...string) *netns.Cmd {
+	c := t.nt.Command(t.hosts[r], name, args...)
+	c.Env = append(os.Environ(), Env(t.info, r)...)
+	return c
+}
+
+// Close stops the router and the control socket, terminates the programs
+// started inside the hosts and removes the devices, namespaces, socket and
+// state record. Closing twice is a no-op.
+func (t *Testbed) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	t.mu.Unlock()
+	var errs []error
+	if t.ln != nil {
+		errs = append(errs, t.ln.Close())
+	}
+	if t.cancel != nil {
+		t.cancel()
+	}
+	<-t.ran
+	for _, d := range t.devs {
+		if err := d.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if t.pcap != nil {
+		errs = append(errs, t.pcap.Close())
+	}
+	errs = append(errs, t.nt.Close())
+	t.requestStop()
+	return errors.Join(errs...)
+}
