@@ -8,7 +8,8 @@
 # uses netns.Testbed, which also clears what an interrupted run left).
 #  1. TCP over a plain veth pair between the namespaces: the baseline.
 #  2. TCP through the router (TUNs of kind vnet), empty chain.
-#  3. TCP through the router, netem delay 10ms each way.
+#  3. TCP through the router, netem delay 10ms each way, as fast as it
+#     goes and paced at 1 Gbit/s (iperf3 -b 1G).
 #  4. UDP at 1 Gbit/s through netem delay 10ms limit 10000: release
 #     lateness, with normal scheduling, then with iperf3 pinned to CPU 0
 #     and the router to CPU 1, then that and SCHED_FIFO.
@@ -37,6 +38,7 @@ row() {
 row "tcp router, empty chain" "$("$bin" router -t "$secs")"
 row "tcp router, netem delay 10ms" "$("$bin" router -t "$secs" -chain 'netem delay 10ms')"
 lat='netem delay 10ms limit 10000'
+row "tcp 1G router, netem delay 10ms" "$("$bin" router -t "$secs" -chain 'netem delay 10ms' -b 1G)"
 row "udp 1G router, delay 10ms" "$("$bin" router -t "$secs" -chain "$lat" -udp 1G)"
 row "udp 1G router, delay 10ms, pinned" "$(taskset -c 1 "$bin" router -t "$secs" -chain "$lat" -udp 1G -iperf-cpus 0)"
 row "udp 1G router, delay 10ms, pinned, fifo 10" "$(taskset -c 1 "$bin" router -t "$secs" -chain "$lat" -udp 1G -iperf-cpus 0 -rt 10)"
