@@ -23,6 +23,8 @@ type fakeVNet struct {
 	written int
 	bytes   int
 	segs    int
+	zeroHdr int // writes with a header of zeros
+	badCsum int // of those, IPv4 TCP packets whose checksum is wrong
 }
 
 func (f *fakeVNet) TryRead(bufs [][]byte, sizes []int, offset int) (int, error) {
@@ -55,6 +57,12 @@ func (f *fakeVNet) WriteOne(b []byte, offset int) syscall.Errno {
 		return syscall.EINVAL
 	}
 	f.segs += g.segs
+	if h == (packet.VirtioNetHdr{}) {
+		f.zeroHdr++
+		if p := b[offset:]; g.proto == packet.ProtoTCP && p[0]>>4 == 4 && !refChecksumOK(p, 20) {
+			f.badCsum++
+		}
+	}
 	return 0
 }
 
@@ -246,5 +254,21 @@ func TestFakeMixedKinds(t *testing.T) {
 	}
 	if s.packets != 10*segs || s.bad != 0 {
 		t.Errorf("server got %d packets (%d bad), want %d good ones", s.packets, s.bad, 10*segs)
+	}
+}
+
+// TestFakeOneSegmentSuperPacket sends super-packets with less than one
+// segment of payload through a splitting chain: they leave as plain
+// packets with complete checksums.
+func TestFakeOneSegmentSuperPacket(t *testing.T) {
+	r, c, s := fakeRouter(t, mustChain(t, "netem limit 10000 delay 1us 1us"), superPkts(false, 1000, 1448))
+	c.budget = 20
+	for end := time.Now().Add(time.Second); s.written < 20 && time.Now().Before(end); {
+		step(r.up)
+	}
+	snap := r.Snapshot().Up
+	if s.written != 20 || snap.Malformed != 0 || s.segs != 20 || s.zeroHdr != 20 || s.badCsum != 0 {
+		t.Errorf("server got %d writes (%d segments, %d with a zero header, %d bad checksums), router malformed %d; want 20, 20, 20, 0, 0",
+			s.written, s.segs, s.zeroHdr, s.badCsum, snap.Malformed)
 	}
 }
