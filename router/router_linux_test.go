@@ -350,3 +350,15 @@ func TestSetChain(t *testing.T) {
 		t.Errorf("up chain %q after SetChain", got)
 	}
 }
+
+// TestRealTimePriority runs the loops under SCHED_FIFO.
+func TestRealTimePriority(t *testing.T) {
+	if _, err := New(Config{Client: &plainFake{}, Server: &plainFake{}, RealTimePriority: 100}); err == nil {
+		t.Error("New accepted RealTimePriority 100")
+	}
+	b := newBed(t, bedOptions{kind: tun.VNet, up: "netem delay 10ms", rtPrio: 5})
+	if lo, med := b.pingRTT(t, b.c, b.s.v4, 5); lo < 10 || med > 11 {
+		t.Errorf("rtt min %.3f median %.3f ms, want 10 ms ± 1 ms", lo, med)
+	}
+	t.Logf("lateness up %+v", b.r.Snapshot().Up.Lateness)
+}
