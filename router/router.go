@@ -191,7 +191,10 @@ func (r *Router) Run(ctx context.Context) error {
 var errStopped = errors.New("router: stopped")
 
 // Snapshot returns live counters; safe to call from any goroutine while Run
-// runs, and before or after.
+// runs, and before or after. While Run runs, each direction's loop copies
+// its counters between two iterations (a few microseconds, which the
+// packets due then wait), so poll it every few milliseconds at most; the
+// TUN queue counters are read on the caller's goroutine.
 func (r *Router) Snapshot() Snapshot {
 	return Snapshot{Up: r.up.snapshot(), Down: r.down.snapshot()}
 }
