@@ -84,6 +84,7 @@ type bedOptions struct {
 	up, down string // chains in tc syntax
 	seed     uint64
 	pcap     bool
+	rtPrio   int // Config.RealTimePriority
 }
 
 // newBed builds namespaces wl-tNNNNNN-c and -s with a TUN each, addressed
@@ -128,6 +129,7 @@ func newBed(t *testing.T, o bedOptions) *bed {
 		DownQueueDrops: func() (uint64, error) {
 			return tun.QueueDrops(b.s.ns, tunName)
 		},
+		RealTimePriority: o.rtPrio,
 	}
 	if o.pcap {
 		b.pcap = new(syncBuffer)

@@ -255,11 +255,8 @@ func (e *batchEgress) flush(l *loop) {
 	}
 	n, err := e.dev.Write(e.bufs[:k], chanOffset)
 	var errno syscall.Errno
-	if err != nil && !errors.As(err, &errno) {
-		errno = syscall.EIO
-		if errors.Is(err, os.ErrClosed) {
-			errno = syscall.EBADF
-		}
+	if err != nil {
+		errno = errnoOf(err)
 	}
 	for i, p := range e.pend {
 		if err == nil || i < n {
@@ -271,4 +268,17 @@ func (e *batchEgress) flush(l *loop) {
 		e.pend[i] = nil
 	}
 	e.pend, e.at = e.pend[:0], e.at[:0]
+}
+
+// errnoOf returns the errno inside err, EBADF for a closed device and EIO
+// for anything else.
+func errnoOf(err error) syscall.Errno {
+	var e syscall.Errno
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, os.ErrClosed):
+		return syscall.EBADF
+	}
+	return syscall.EIO
 }

@@ -229,7 +229,9 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 	if t, err := packet.ParseTuple(pkt); err == nil {
 		flow = l.flows.lookup(t)
 	}
-	if g.segs > 1 && !l.whole {
+	if h.GSOType != packet.GSONone && !l.whole {
+		// Split, also a super-packet of one segment: its header must
+		// not go out with it.
 		segs, err := l.splitter.split(pkt, h, g, l.get)
 		if err != nil {
 			l.malformed++

@@ -38,8 +38,9 @@ type Config struct {
 	// Server); Down the reverse. Each is a link.Config (Name "up"/"down",
 	// Chain in qdisc.Spec form, optional Trace, Env.Seed/MTU/TxQueueLen).
 	// The router sets Env.Pool, PerFlow and the Hook itself; a Hook given
-	// here is called after the router's own, with event times on the
-	// router's clock (see Router.Wall).
+	// here is called after the router's own, on the direction's loop
+	// thread, with event times on the router's clock (see Router.Wall);
+	// it must not call the Router's methods, which wait for that loop.
 	Up, Down link.Config
 	// Client and Server are opened by the caller, in their namespaces.
 	// Devices of kind tun.VNet are read and written directly, without a
@@ -49,9 +50,12 @@ type Config struct {
 	// ClientIf and ServerIf are the interface names, for reports.
 	ClientIf, ServerIf string
 	// UpQueueDrops and DownQueueDrops, when set, read the kernel-queue
-	// drop counters of the TUN that a direction writes to (lab passes
-	// closures over tun.QueueDrops(ns, ifname)); the router reports them in
-	// the Snapshot.
+	// drop counters of a direction's TUN (lab passes closures over
+	// tun.QueueDrops(ns, ifname)); the router reports them in the
+	// Snapshot, reading them on the caller's goroutine. The kernel queues
+	// packets only on the way from a host's stack to the router, so the
+	// counter that can grow for "up" is the client's TUN's (packets the up
+	// loop did not read in time), and for "down" the server's.
 	UpQueueDrops, DownQueueDrops func() (uint64, error)
 	// Pcap, when set, receives every packet that crosses, both directions,
 	// as a pcap stream (nanosecond timestamps, LINKTYPE_RAW) with the time
@@ -187,7 +191,10 @@ func (r *Router) Run(ctx context.Context) error {
 var errStopped = errors.New("router: stopped")
 
 // Snapshot returns live counters; safe to call from any goroutine while Run
-// runs, and before or after.
+// runs, and before or after. While Run runs, each direction's loop copies
+// its counters between two iterations (a few microseconds, which the
+// packets due then wait), so poll it every few milliseconds at most; the
+// TUN queue counters are read on the caller's goroutine.
 func (r *Router) Snapshot() Snapshot {
 	return Snapshot{Up: r.up.snapshot(), Down: r.down.snapshot()}
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -19,30 +20,44 @@ import (
 	"wanlab/tun"
 )
 
-// pingRTT pings dst from h n times and returns min and max RTT in ms.
-func (b *bed) pingRTT(t *testing.T, h *host, dst netip.Addr, n int) (lo, hi float64) {
+// pingRTTs pings dst from h n times and returns the round-trip times in ms,
+// sorted.
+func (b *bed) pingRTTs(t *testing.T, h *host, dst netip.Addr, n int) []float64 {
 	t.Helper()
 	out, err := b.command(h, "ping", "-c", strconv.Itoa(n), "-i", "0.05", "-W", "2", dst.String()).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ping %s: %v\n%s", dst, err, out)
 	}
-	m := regexp.MustCompile(`= ([0-9.]+)/([0-9.]+)/([0-9.]+)/`).FindSubmatch(out)
-	if m == nil || !bytes.Contains(out, []byte(" "+strconv.Itoa(n)+" received")) {
-		t.Fatalf("ping %s: no summary or losses:\n%s", dst, out)
+	var rtts []float64
+	for _, m := range regexp.MustCompile(`time=([0-9.]+) ms`).FindAllSubmatch(out, -1) {
+		v, _ := strconv.ParseFloat(string(m[1]), 64)
+		rtts = append(rtts, v)
 	}
-	lo, _ = strconv.ParseFloat(string(m[1]), 64)
-	hi, _ = strconv.ParseFloat(string(m[3]), 64)
-	return lo, hi
+	if len(rtts) != n {
+		t.Fatalf("ping %s: %d replies, want %d:\n%s", dst, len(rtts), n, out)
+	}
+	slices.Sort(rtts)
+	return rtts
+}
+
+// pingRTT returns the smallest and the median RTT of n pings.
+func (b *bed) pingRTT(t *testing.T, h *host, dst netip.Addr, n int) (lo, med float64) {
+	t.Helper()
+	r := b.pingRTTs(t, h, dst, n)
+	return r[0], r[len(r)/2]
 }
 
 func TestPingDelay(t *testing.T) {
 	b := newBed(t, bedOptions{kind: tun.VNet, up: "netem delay 25ms", down: "netem delay 25ms", pcap: true})
 	const n = 10
+	// Every RTT is at least the 50 ms configured, and all but one are
+	// within 1 ms of it: one may meet a router thread that another
+	// program kept off its CPU (go test runs packages in parallel).
 	for _, dst := range []netip.Addr{b.s.v4, b.s.v6} {
-		lo, hi := b.pingRTT(t, b.c, dst, n)
-		t.Logf("ping %s: rtt min %.3f max %.3f ms", dst, lo, hi)
-		if lo < 50 || hi > 51 {
-			t.Errorf("ping %s: rtt %.3f..%.3f ms, want 50 ms ± 1 ms", dst, lo, hi)
+		rtts := b.pingRTTs(t, b.c, dst, n)
+		t.Logf("ping %s: rtt %v ms", dst, rtts)
+		if rtts[0] < 50 || rtts[n-2] > 51 {
+			t.Errorf("ping %s: rtts %v ms, want 50 ms ± 1 ms", dst, rtts)
 		}
 	}
 	s := b.r.Snapshot()
@@ -275,8 +290,8 @@ func TestLoss(t *testing.T) {
 		if _, err := conn.Write(msg); err != nil {
 			t.Fatal(err)
 		}
-		if i%100 == 99 {
-			time.Sleep(200 * time.Microsecond)
+		if i%50 == 49 {
+			time.Sleep(200 * time.Microsecond) // stay well below what the router can carry
 		}
 	}
 	var f FlowSnapshot
@@ -321,9 +336,9 @@ func TestSetChain(t *testing.T) {
 	if err := b.r.SetChain("up", mustChain(t, "netem delay 30ms")); err != nil {
 		t.Fatal(err)
 	}
-	lo, hi := b.pingRTT(t, b.c, b.s.v4, 3)
-	if lo < 30 || hi > 31 {
-		t.Errorf("after SetChain up netem delay 30ms: rtt %.3f..%.3f ms", lo, hi)
+	lo, med := b.pingRTT(t, b.c, b.s.v4, 5)
+	if lo < 30 || med > 31 {
+		t.Errorf("after SetChain up netem delay 30ms: rtt min %.3f median %.3f ms", lo, med)
 	}
 	if err := b.r.SetChain("down", mustChain(t, "pie; netem delay 1s")); err == nil {
 		t.Error("SetChain accepted a child under pie")
@@ -334,4 +349,16 @@ func TestSetChain(t *testing.T) {
 	if got := b.r.Snapshot().Up.Chain; got != "netem limit 1000 delay 30ms" {
 		t.Errorf("up chain %q after SetChain", got)
 	}
+}
+
+// TestRealTimePriority runs the loops under SCHED_FIFO.
+func TestRealTimePriority(t *testing.T) {
+	if _, err := New(Config{Client: &plainFake{}, Server: &plainFake{}, RealTimePriority: 100}); err == nil {
+		t.Error("New accepted RealTimePriority 100")
+	}
+	b := newBed(t, bedOptions{kind: tun.VNet, up: "netem delay 10ms", rtPrio: 5})
+	if lo, med := b.pingRTT(t, b.c, b.s.v4, 5); lo < 10 || med > 11 {
+		t.Errorf("rtt min %.3f median %.3f ms, want 10 ms ± 1 ms", lo, med)
+	}
+	t.Logf("lateness up %+v", b.r.Snapshot().Up.Lateness)
 }

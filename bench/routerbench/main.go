@@ -3,7 +3,7 @@
 // lateness under UDP load. bench/router.sh runs it; it needs root.
 //
 //	routerbench veth [-t SECONDS]
-//	routerbench router [-chain TC] [-t SECONDS] [-udp RATE] [-kind vnet|offload|raw] [-rt PRIO] [-P STREAMS]
+//	routerbench router [-chain TC] [-t SECONDS] [-udp RATE | -b RATE] [-kind vnet|offload|raw] [-rt PRIO] [-P STREAMS]
 //
 // -iperf-cpus CPUS pins the iperf3 processes (taskset -c), so that a router
 // started under taskset on other CPUs is not preempted by them.
@@ -44,6 +44,7 @@ func main() {
 	secs := fs.Int("t", 5, "seconds per iperf3 run")
 	chain := fs.String("chain", "", "qdisc chain of both directions, tc syntax")
 	udp := fs.String("udp", "", "send UDP at this rate (iperf3 -b) instead of TCP")
+	rate := fs.String("b", "", "limit TCP to this rate (iperf3 -b)")
 	kind := fs.String("kind", "vnet", "TUN kind: vnet, offload or raw")
 	streams := fs.Int("P", 1, "parallel streams")
 	rt := fs.Int("rt", 0, "SCHED_FIFO priority of the router's loops (0: normal scheduling)")
@@ -51,6 +52,9 @@ func main() {
 	fs.Parse(os.Args[2:])
 	if *cpus != "" {
 		iperfCmd = []string{"taskset", "-c", *cpus, "iperf3"}
+	}
+	if *udp == "" && *rate != "" {
+		tcpRate = *rate
 	}
 	if err := run(os.Args[1], *secs, *chain, *udp, *kind, *streams, *rt); err != nil {
 		fmt.Fprintln(os.Stderr, "routerbench:", err)
@@ -215,6 +219,9 @@ func openTUN(tb *netns.Testbed, h *netns.Handle, k tun.Kind, self, peer netip.Ad
 	return d, nil
 }
 
+// tcpRate is iperf3's -b for TCP ("": as fast as it goes).
+var tcpRate string
+
 // iperfCmd runs iperf3, pinned to the CPUs of -iperf-cpus if given.
 var iperfCmd = []string{"iperf3"}
 
@@ -238,6 +245,8 @@ func iperf(tb *netns.Testbed, c, s *netns.Handle, sa netip.Addr, secs int, udp s
 	args := []string{"-c", sa.String(), "-t", strconv.Itoa(secs), "-J", "-P", strconv.Itoa(streams)}
 	if udp != "" {
 		args = append(args, "-u", "-b", udp, "-l", "1400")
+	} else if tcpRate != "" {
+		args = append(args, "-b", tcpRate)
 	}
 	var out []byte
 	var err error
