@@ -49,10 +49,12 @@ func main() {
 	streams := fs.Int("P", 1, "parallel streams")
 	rt := fs.Int("rt", 0, "SCHED_FIFO priority of the router's loops (0: normal scheduling)")
 	cpus := fs.String("iperf-cpus", "", "run iperf3 under taskset -c CPUS")
+	pacing := fs.Int("pacing-us", 0, "iperf3 --pacing-timer in µs (0: iperf3's default of 1000 µs, which sends bursts every millisecond)")
 	fs.Parse(os.Args[2:])
 	if *cpus != "" {
 		iperfCmd = []string{"taskset", "-c", *cpus, "iperf3"}
 	}
+	pacingUs = *pacing
 	if *udp == "" && *rate != "" {
 		tcpRate = *rate
 	}
@@ -222,6 +224,9 @@ func openTUN(tb *netns.Testbed, h *netns.Handle, k tun.Kind, self, peer netip.Ad
 // tcpRate is iperf3's -b for TCP ("": as fast as it goes).
 var tcpRate string
 
+// pacingUs is iperf3's --pacing-timer for UDP (0: its default).
+var pacingUs int
+
 // iperfCmd runs iperf3, pinned to the CPUs of -iperf-cpus if given.
 var iperfCmd = []string{"iperf3"}
 
@@ -245,6 +250,9 @@ func iperf(tb *netns.Testbed, c, s *netns.Handle, sa netip.Addr, secs int, udp s
 	args := []string{"-c", sa.String(), "-t", strconv.Itoa(secs), "-J", "-P", strconv.Itoa(streams)}
 	if udp != "" {
 		args = append(args, "-u", "-b", udp, "-l", "1400")
+		if pacingUs > 0 {
+			args = append(args, "--pacing-timer", strconv.Itoa(pacingUs))
+		}
 	} else if tcpRate != "" {
 		args = append(args, "-b", tcpRate)
 	}
