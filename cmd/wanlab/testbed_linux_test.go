@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,6 +136,17 @@ func assertNothingLeft(t *testing.T, name string) {
 			t.Errorf("%s still there (%v)", p, err)
 		}
 	}
+	// The devices live in the namespaces; none may have reached the root
+	// namespace (where this goroutine's thread is).
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range ifs {
+		if strings.HasPrefix(i.Name, netns.Prefix+name) || i.Name == lab.IfName(name, lab.Client) || i.Name == lab.IfName(name, lab.Server) {
+			t.Errorf("device %s in the root namespace", i.Name)
+		}
+	}
 }
 
 var pingTime = regexp.MustCompile(`icmp_seq=\d+ .*time=([0-9.]+) ms`)
@@ -207,8 +219,27 @@ func TestCLITestbedLifecycle(t *testing.T) {
 		}
 	}
 
+	// A program still running in a host when the testbed goes down.
+	sleeper := exec.Command(wanlabBin(t), "exec", name, "--", "sleep", "300")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var child netns.Proc
+	waitFor(t, "the sleep to be recorded", func() bool {
+		cs := netnsChildren(name)
+		if len(cs) == 1 {
+			child = cs[0]
+		}
+		return len(cs) == 1
+	})
 	mustCLI(t, "down", name)
 	assertNothingLeft(t, name)
+	if child.Alive() {
+		t.Errorf("the sleep (pid %d) survived down", child.PID)
+	}
+	if err := sleeper.Wait(); err == nil {
+		t.Errorf("wanlab exec of a program that down killed exited 0")
+	}
 	if _, errOut, code := cli(t, "status", name); code != 1 || !strings.Contains(errOut, "not running") {
 		t.Errorf("status after down: exit %d, %q; want 1, not running", code, errOut)
 	}
