@@ -52,7 +52,7 @@ func Resolve(name string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return "", fmt.Errorf("no testbed is running (%w); start one with `wanlab up`", ErrNotRunning)
+		return "", notRunning("no testbed is running; start one with `wanlab up`")
 	case 1:
 		return running[0], nil
 	}
@@ -119,6 +119,13 @@ func Set(name, dir, chain string) error {
 	_, err := call(name, request{Op: "set", Dir: dir, Chain: chain})
 	return err
 }
+
+// notRunning is an error that matches ErrNotRunning with a message of its
+// own.
+type notRunning string
+
+func (n notRunning) Error() string        { return string(n) }
+func (n notRunning) Is(target error) bool { return target == ErrNotRunning }
 
 // noTestbed is the error for a testbed name nobody has registered; it
 // matches os.ErrNotExist.

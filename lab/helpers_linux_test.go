@@ -93,6 +93,17 @@ func assertGone(t *testing.T, name string) {
 	if _, err := os.Stat(SocketPath(name)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("control socket of %s still there (%v)", name, err)
 	}
+	// The devices lived in the namespaces: none may show in the root
+	// namespace, where this goroutine's thread is.
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range ifs {
+		if i.Name == IfName(name, Client) || i.Name == IfName(name, Server) {
+			t.Errorf("device %s in the root namespace", i.Name)
+		}
+	}
 }
 
 var pingTime = regexp.MustCompile(`icmp_seq=\d+ .*time=([0-9.]+) ms`)

@@ -18,6 +18,7 @@ import (
 
 	"wanlab/netns"
 	"wanlab/qdisc"
+	"wanlab/tun"
 )
 
 func TestUpInfoPingAndCleanup(t *testing.T) {
@@ -60,8 +61,19 @@ func TestUpRefusesSecondOwnerAndBadOptions(t *testing.T) {
 	}
 }
 
+// TestDelayRTT checks, on each kind of TUN device, that netem delay 25ms
+// in both directions gives ICMP and TCP round trips of 50 ms.
 func TestDelayRTT(t *testing.T) {
-	tb := up(t, Options{Up: chain(t, "netem delay 25ms"), Down: chain(t, "netem delay 25ms")})
+	for _, kind := range []tun.Kind{tun.Offload, tun.VNet, tun.Raw} {
+		t.Run(kind.String(), func(t *testing.T) { testDelayRTT(t, kind) })
+	}
+}
+
+func testDelayRTT(t *testing.T, kind tun.Kind) {
+	tb := up(t, Options{Up: chain(t, "netem delay 25ms"), Down: chain(t, "netem delay 25ms"), DeviceKind: kind})
+	if st := tb.Status(); st.Device != kind.String() {
+		t.Errorf("status says device %q, want %q", st.Device, kind)
+	}
 	i := tb.Info()
 	checkRTT(t, "ping", ping(t, tb, Client, i.Server.Addr4.String(), "-c", "20", "-i", "0.05", "-W", "2"), 50, 1)
 	checkRTT(t, "ping6", ping(t, tb, Client, i.Server.Addr6.String(), "-c", "10", "-i", "0.05", "-W", "2"), 50, 1)

@@ -33,8 +33,14 @@ type Options struct {
 	// Pcap, when not empty, is a file that receives every packet the
 	// router forwards, in both directions (pcap, LINKTYPE_RAW).
 	Pcap string
-	// DeviceKind selects the TUN implementation (tun.Offload by default).
+	// DeviceKind selects the TUN implementation. The zero value is
+	// tun.Offload; tun.VNet is the router's fastest (GSO super-packets
+	// cross whole where the chain allows).
 	DeviceKind tun.Kind
+	// RealTimePriority, between 1 and 99, runs the router's loops with
+	// SCHED_FIFO at that priority (router.Config.RealTimePriority); 0
+	// keeps normal scheduling.
+	RealTimePriority int
 	// Seed seeds the random streams of the qdiscs: the up direction uses
 	// Seed and the down direction Seed+1, so that the two differ.
 	Seed uint64
@@ -65,8 +71,13 @@ func (o Options) validate() error {
 			return fmt.Errorf("congestion control %q is not a kernel algorithm name (reno, cubic, bbr, ...)", o.CC)
 		}
 	}
-	if o.DeviceKind != tun.Offload && o.DeviceKind != tun.Raw {
-		return fmt.Errorf("device kind %d is unknown: use tun.Offload or tun.Raw", o.DeviceKind)
+	switch o.DeviceKind {
+	case tun.Offload, tun.Raw, tun.VNet:
+	default:
+		return fmt.Errorf("device kind %d is unknown: use tun.Offload, tun.Raw or tun.VNet", o.DeviceKind)
+	}
+	if o.RealTimePriority < 0 || o.RealTimePriority > 99 {
+		return fmt.Errorf("real-time priority %d is out of range: use 1 to 99, or 0 for normal scheduling", o.RealTimePriority)
 	}
 	return nil
 }

@@ -176,14 +176,17 @@ func (t *Testbed) startRouter(ctx context.Context) error {
 	c, s := t.hosts[Client], t.hosts[Server]
 	ci, si := t.info.Client.IfName, t.info.Server.IfName
 	cfg := router.Config{
-		Up:             link.Config{Name: "up", Chain: t.opts.Up, Env: qdisc.Env{Seed: t.opts.Seed}},
-		Down:           link.Config{Name: "down", Chain: t.opts.Down, Env: qdisc.Env{Seed: t.opts.Seed + 1}},
-		Client:         t.devs[0],
-		Server:         t.devs[1],
-		ClientIf:       ci,
-		ServerIf:       si,
-		UpQueueDrops:   func() (uint64, error) { return tun.QueueDrops(s, si) },
-		DownQueueDrops: func() (uint64, error) { return tun.QueueDrops(c, ci) },
+		Up:       link.Config{Name: "up", Chain: t.opts.Up, Env: qdisc.Env{Seed: t.opts.Seed}},
+		Down:     link.Config{Name: "down", Chain: t.opts.Down, Env: qdisc.Env{Seed: t.opts.Seed + 1}},
+		Client:   t.devs[0],
+		Server:   t.devs[1],
+		ClientIf: ci,
+		ServerIf: si,
+		// The kernel queues packets only on their way from a host to the
+		// router: a direction loses them at its ingress TUN.
+		UpQueueDrops:     func() (uint64, error) { return tun.QueueDrops(c, ci) },
+		DownQueueDrops:   func() (uint64, error) { return tun.QueueDrops(s, si) },
+		RealTimePriority: t.opts.RealTimePriority,
 	}
 	if t.pcap != nil {
 		cfg.Pcap = t.pcap

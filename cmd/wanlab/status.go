@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,13 +89,14 @@ func printStatus(w io.Writer, st lab.Status, flows int) {
 	if st.Pcap != "" {
 		fmt.Fprintf(w, "  pcap    %s\n", st.Pcap)
 	}
-	printDir(w, "up (client → server)", st.Up, st.Server.IfName, flows)
-	printDir(w, "down (server → client)", st.Down, st.Client.IfName, flows)
+	printDir(w, "up (client → server)", st.Up, st.Client.IfName, flows)
+	printDir(w, "down (server → client)", st.Down, st.Server.IfName, flows)
 }
 
 // printDir prints one direction: its qdiscs as `tc -s qdisc show` does,
-// then the router's own figures.
-func printDir(w io.Writer, title string, d router.DirSnapshot, egress string, flows int) {
+// then the router's own figures. ingress is the TUN the direction reads,
+// where the kernel drops what the router does not take in time.
+func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, flows int) {
 	chain := d.Chain
 	if chain == "" {
 		chain = "direct (no qdisc)"
@@ -105,12 +108,15 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, egress string, fl
 		if i > 0 {
 			where = fmt.Sprintf("parent %d:", i)
 		}
-		line := q.Kind
+		// A qdisc beyond the chain is one a parent added itself (tbf's
+		// inner bfifo), whose options the chain does not spell out.
+		var rest string
 		if i < len(opts) {
-			line = opts[i]
+			if k, r, _ := strings.Cut(opts[i], " "); k == q.Kind && r != "" {
+				rest = " " + r
+			}
 		}
-		_, rest, _ := strings.Cut(line, " ")
-		fmt.Fprintf(w, " qdisc %s %d: %s %s\n", q.Kind, i+1, where, rest)
+		fmt.Fprintf(w, " qdisc %s %d: %s%s\n", q.Kind, i+1, where, rest)
 		printQdiscStats(w, q.Stats)
 	}
 	c := d.Counters
@@ -125,7 +131,16 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, egress string, fl
 		us := func(ns int64) float64 { return float64(ns) / 1e3 }
 		fmt.Fprintf(w, " release lateness µs: p50 %.1f p99 %.1f max %.1f (%d releases)\n", us(l.P50Ns), us(l.P99Ns), us(l.MaxNs), l.N)
 	}
-	fmt.Fprintf(w, " kernel queue drops in front of %s: %d\n", egress, d.TunQueueDrops)
+	fmt.Fprintf(w, " emulator losses: kernel queue at %s %d", ingress, d.TunQueueDrops)
+	if d.TunQueueErr != "" {
+		fmt.Fprintf(w, " (%s)", d.TunQueueErr)
+	}
+	fmt.Fprintf(w, ", refused writes %d%s, malformed %d\n", d.WriteDrops, byErrno(d.WriteDropsByReason), d.Malformed)
+	gso := fmt.Sprintf("split into segments (%d so far)", d.Split)
+	if d.Whole {
+		gso = "cross whole"
+	}
+	fmt.Fprintf(w, " GSO super-packets %s; at most %d packets held\n", gso, d.MaxInFlight)
 	if len(d.Flows) > 0 && flows > 0 {
 		fmt.Fprintf(w, " flows (busiest first):\n")
 		for i, f := range d.Flows {
@@ -133,7 +148,8 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, egress string, fl
 				fmt.Fprintf(w, "  ... %d more (see --json)\n", len(d.Flows)-flows)
 				break
 			}
-			fmt.Fprintf(w, "  %-4s %s > %s  %d pkt %d bytes, dropped %d\n", f.Proto, f.Src, f.Dst, f.Packets, f.Bytes, f.Dropped)
+			fmt.Fprintf(w, "  %-4s %s > %s  %d pkt %d bytes (payload %d), dropped %d, reordered %d\n",
+				f.Proto, f.Src, f.Dst, f.Packets, f.Bytes, f.Payload, f.Dropped, f.Reordered)
 		}
 	}
 }
@@ -145,6 +161,18 @@ func printQdiscStats(w io.Writer, s qdisc.Stats) {
 		fmt.Fprintf(w, " marked %d", s.Marks)
 	}
 	fmt.Fprintln(w)
+}
+
+func byErrno(m map[string]uint64) string {
+	if len(m) == 0 {
+		return ""
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 func byReason(r [qdisc.NumReasons]uint64) string {

@@ -23,6 +23,7 @@ func TestTestbedCommandUsageErrors(t *testing.T) {
 		{[]string{"up", "--up", "netem delay"}, "--up"},
 		{[]string{"up", "--ecn", "3"}, "--ecn"},
 		{[]string{"up", "--device", "tap"}, "--device"},
+		{[]string{"up", "--rt-priority", "100"}, "--rt-priority"},
 		{[]string{"up", "--cc", "no_such_cc"}, "--cc"},
 		{[]string{"up", "extra"}, "unknown command"},
 		{[]string{"exec", "ping"}, "after --"},
@@ -57,8 +58,12 @@ func TestPrintStatus(t *testing.T) {
 			Qdiscs: []router.QdiscStats{
 				{Kind: "netem", Stats: qdisc.Stats{Bytes: 3000, Packets: 2, Qlen: 1, Backlog: 1500}},
 				{Kind: "tbf", Stats: qdisc.Stats{Bytes: 1500, Packets: 1, Drops: 3, Overlimits: 7}},
+				{Kind: "bfifo", Stats: qdisc.Stats{Bytes: 1500, Packets: 1}},
 			},
-			Flows: []router.FlowSnapshot{{Proto: "tcp", Src: "10.0.0.1:1", Dst: "10.0.0.2:2", Packets: 9, Bytes: 900}},
+			Flows:              []router.FlowSnapshot{{Proto: "tcp", Src: "10.0.0.1:1", Dst: "10.0.0.2:2", Packets: 9, Bytes: 900, Payload: 432}},
+			WriteDrops:         2,
+			WriteDropsByReason: map[string]uint64{"enobufs": 2},
+			TunQueueDrops:      4,
 		},
 	}
 	st.Up.Counters.Delivered = 5
@@ -73,9 +78,12 @@ func TestPrintStatus(t *testing.T) {
 		"up (client → server): netem limit 1000 delay 25ms; tbf rate 100Mbit burst 32Kb lat 50ms",
 		" qdisc netem 1: root limit 1000 delay 25ms\n  Sent 3000 bytes 2 pkt (dropped 0, overlimits 0 requeues 0)\n  backlog 1500b 1p requeues 0\n",
 		" qdisc tbf 2: parent 1: rate 100Mbit burst 32Kb lat 50ms\n  Sent 1500 bytes 1 pkt (dropped 3, overlimits 7 requeues 0)\n",
+		" qdisc bfifo 3: parent 2:\n",
 		"dropped 3 (limit 3)",
+		"GSO super-packets split into segments (0 so far)",
 		"release lateness µs: p50 1.0 p99 5.0 max 9.0 (5 releases)",
-		"tcp  10.0.0.1:1 > 10.0.0.2:2  9 pkt 900 bytes, dropped 0",
+		"tcp  10.0.0.1:1 > 10.0.0.2:2  9 pkt 900 bytes (payload 432), dropped 0, reordered 0",
+		"emulator losses: kernel queue at wl-lab-c0 4, refused writes 2 (enobufs 2), malformed 0",
 		"down (server → client): direct (no qdisc)",
 	} {
 		if !strings.Contains(out, want) {

@@ -35,18 +35,19 @@ const readyFDEnv = "WANLAB_READY_FD"
 const detachTimeout = 60 * time.Second
 
 type upOptions struct {
-	name    string
-	path    pathFlags
-	cc      string
-	pcap    string
-	rmem    string
-	wmem    string
-	ecn     string
-	device  string
-	seed    uint64
-	detach  bool
-	json    bool
-	changed []*pflag.Flag // the flags given, for the detached copy
+	name       string
+	path       pathFlags
+	cc         string
+	pcap       string
+	rmem       string
+	wmem       string
+	ecn        string
+	device     string
+	rtPriority int
+	seed       uint64
+	detach     bool
+	json       bool
+	changed    []*pflag.Flag // the flags given, for the detached copy
 }
 
 func newUpCommand(s *streams) *cobra.Command {
@@ -84,7 +85,8 @@ router with 'wanlab status'; change a chain with 'wanlab set'.`,
 	fs.StringVar(&o.rmem, "tcp-rmem", "", `net.ipv4.tcp_rmem of both hosts, e.g. "4096 131072 33554432"`)
 	fs.StringVar(&o.wmem, "tcp-wmem", "", `net.ipv4.tcp_wmem of both hosts, e.g. "4096 16384 33554432"`)
 	fs.StringVar(&o.ecn, "ecn", "", "net.ipv4.tcp_ecn of both hosts: off, 1 (request ECN) or 2 (accept it; the kernel's default)")
-	fs.StringVar(&o.device, "device", "offload", "TUN device kind: offload (virtio headers, TSO/GRO, batches) or raw (one packet per system call)")
+	fs.StringVar(&o.device, "device", "vnet", "TUN device kind: vnet (GSO super-packets cross whole where the chain allows), offload (split on read, coalesced on write) or raw (one packet per system call)")
+	fs.IntVar(&o.rtPriority, "rt-priority", 0, "run the router's loops with SCHED_FIFO at this priority (1-99): less timing error, less CPU for the hosts' programs")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the qdiscs' random choices (up uses SEED, down SEED+1)")
 	fs.BoolVar(&o.detach, "detach", false, "run in the background and return once the testbed is ready")
 	fs.BoolVar(&o.json, "json", false, `print {"name", "client": {"ns", "ifname", "addr4", "addr6"}, "server": {...}} on one line once ready`)
@@ -115,9 +117,15 @@ func (o *upOptions) options() (lab.Options, error) {
 		lo.DeviceKind = tun.Offload
 	case "raw":
 		lo.DeviceKind = tun.Raw
+	case "vnet":
+		lo.DeviceKind = tun.VNet
 	default:
-		return lo, usagef("--device %q: use offload or raw", o.device)
+		return lo, usagef("--device %q: use vnet, offload or raw", o.device)
 	}
+	if o.rtPriority < 0 || o.rtPriority > 99 {
+		return lo, usagef("--rt-priority %d: use 1 to 99, or 0 for normal scheduling", o.rtPriority)
+	}
+	lo.RealTimePriority = o.rtPriority
 	if o.cc != "" {
 		if err := lab.CheckCC(o.cc); err != nil {
 			return lo, usagef("--cc: %v", err)
