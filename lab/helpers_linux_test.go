@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
@@ -18,31 +17,15 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wanlab/internal/roottest"
 	"wanlab/netns"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
 )
 
-// The main goroutine stays in the root namespace, as in the wanlab command.
-func init() { runtime.LockOSThread() }
+func TestMain(m *testing.M) { roottest.Main(m, CleanStale) }
 
-func TestMain(m *testing.M) {
-	if os.Geteuid() == 0 {
-		if gone, err := CleanStale(); err != nil {
-			fmt.Fprintln(os.Stderr, "CleanStale:", err)
-		} else if len(gone) > 0 {
-			fmt.Fprintln(os.Stderr, "removed stale namespaces:", gone)
-		}
-	}
-	os.Exit(m.Run())
-}
-
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: needs root to create network namespaces and TUN devices (run the tests as root)")
-	}
-}
+func needRoot(t testing.TB) { roottest.NeedRoot(t) }
 
 // uniqueName returns a testbed name no other test run uses.
 func uniqueName() string { return fmt.Sprintf("tl%06x", rand.Uint32()&0xffffff) }

@@ -6,57 +6,19 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"wanlab/internal/roottest"
 	"wanlab/netns"
 )
 
-// The main goroutine stays in the root namespace, as in the wanlab command.
-func init() { runtime.LockOSThread() }
+func TestMain(m *testing.M) { roottest.Main(m, netns.CleanStale) }
 
-func TestMain(m *testing.M) {
-	if os.Geteuid() == 0 {
-		if gone, err := netns.CleanStale(); err != nil {
-			fmt.Fprintln(os.Stderr, "CleanStale:", err)
-		} else if len(gone) > 0 {
-			fmt.Fprintln(os.Stderr, "removed stale namespaces:", gone)
-		}
-	}
-	os.Exit(m.Run())
-}
+func needRoot(t testing.TB) { roottest.NeedRoot(t) }
 
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: needs root to create network namespaces and TUN devices (run the tests as root)")
-	}
-}
-
-// newTestbed registers a testbed with a random name; at the end of the test
-// it is removed and its namespaces must be gone.
-func newTestbed(t *testing.T) *netns.Testbed {
-	t.Helper()
-	needRoot(t)
-	tb, err := netns.NewTestbed(fmt.Sprintf("t%06x", rand.Uint32()&0xffffff))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		st, _ := tb.State()
-		if err := tb.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		for _, n := range st.Namespaces {
-			if netns.Exists(n) {
-				t.Errorf("namespace %s still exists after Close", n)
-			}
-		}
-	})
-	return tb
-}
+func newTestbed(t *testing.T) *netns.Testbed { return roottest.NewTestbed(t) }
 
 const tunName = "wl-tun"
 
