@@ -23,6 +23,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wanlab/internal/roottest"
 	"wanlab/lab"
 	"wanlab/netns"
 )
@@ -48,9 +49,7 @@ func TestMain(m *testing.M) {
 // wanlabBin builds the command into a temporary directory.
 func wanlabBin(t *testing.T) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: needs root to build testbeds (run the tests as root)")
-	}
+	roottest.NeedRoot(t)
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "wl-bin-")
 		if buildErr != nil {
