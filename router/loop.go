@@ -61,10 +61,12 @@ type ingress interface {
 	close()
 }
 
-// egress is where a loop's packets go. write takes ownership of p: it
-// reports the outcome through l.wrote and frees p, now or at flush.
+// egress is where a loop's packets go. write takes ownership of p, which
+// could have left at deadline: it records p's lateness when it hands p to
+// the device (l.leaving or l.late), reports the outcome through l.wrote
+// and frees p, now or at flush. release calls flush after each pass.
 type egress interface {
-	write(l *loop, p *packet.Packet, at clock.Time)
+	write(l *loop, p *packet.Packet, deadline clock.Time)
 	flush(l *loop)
 }
 
@@ -77,6 +79,10 @@ type extras struct {
 }
 
 type qextra struct{ pkts, bytes, drops uint64 }
+
+// usoCounts counts the USO super-packets the egress wrote and the
+// datagrams inside them.
+type usoCounts struct{ writes, datagrams uint64 }
 
 // loop is one direction: it reads from in, runs the link and writes to
 // out. Everything but the fields marked otherwise belongs to the loop's
@@ -110,6 +116,7 @@ type loop struct {
 	writeDrops [numWriteReasons]uint64
 	malformed  uint64
 	split      uint64
+	uso        usoCounts
 	maxLen     int
 	fatal      error
 	spin       time.Duration
@@ -176,7 +183,7 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, queueDrops func() (
 		l.in = newChanIngress(in, l.wake, l.clk)
 	}
 	if outVNet {
-		l.out = &vnetEgress{dev: vout}
+		l.out = newVNetEgress(vout)
 	} else {
 		l.out = newBatchEgress(out)
 	}
@@ -321,9 +328,15 @@ func (l *loop) send(p *packet.Packet, deadline clock.Time) {
 			l.qx[i].bytes += bytes
 		}
 	}
+	l.out.write(l, p, deadline)
+}
+
+// leaving records the lateness of a packet handed to the device now and
+// returns now.
+func (l *loop) leaving(deadline clock.Time) clock.Time {
 	t := l.clk.Now()
 	l.late.add(int64(t - deadline))
-	l.out.write(l, p, t)
+	return t
 }
 
 // capture writes p to the pcap stream, if there is one, as leaving at t.
@@ -460,16 +473,18 @@ func (l *loop) snap() DirSnapshot {
 	c.Queued = c.Sent + c.Duplicated - c.Delivered - c.Dropped
 	c.Reordered = l.flows.reordered()
 	s := DirSnapshot{
-		Name:        l.name,
-		Chain:       tcspec.FormatChain(l.chain),
-		Counters:    c,
-		Lateness:    l.late.summary(),
-		Reordered:   c.Reordered,
-		Flows:       l.flows.snapshot(),
-		Malformed:   l.malformed,
-		Whole:       l.whole,
-		Split:       l.split,
-		MaxInFlight: l.maxLen,
+		Name:         l.name,
+		Chain:        tcspec.FormatChain(l.chain),
+		Counters:     c,
+		Lateness:     l.late.summary(),
+		Reordered:    c.Reordered,
+		Flows:        l.flows.snapshot(),
+		Malformed:    l.malformed,
+		Whole:        l.whole,
+		Split:        l.split,
+		USOWrites:    l.uso.writes,
+		USODatagrams: l.uso.datagrams,
+		MaxInFlight:  l.maxLen,
 	}
 	i := 0
 	for q := l.dir.Root(); q != nil; q = q.Child() {

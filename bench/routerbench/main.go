@@ -161,6 +161,7 @@ func run(mode string, secs int, chain, udp, kind string, streams, rt int) error 
 		line += fmt.Sprintf(" up_p50_us=%.1f up_p99_us=%.1f up_max_us=%.1f up_n=%d down_p99_us=%.1f whole=%v split=%d dropped=%d write_drops=%d tun_drops=%d,%d",
 			float64(up.Lateness.P50Ns)/1e3, float64(up.Lateness.P99Ns)/1e3, float64(up.Lateness.MaxNs)/1e3, up.Lateness.N,
 			float64(sn.Down.Lateness.P99Ns)/1e3, up.Whole, up.Split, up.Counters.Dropped, up.WriteDrops, up.TunQueueDrops, sn.Down.TunQueueDrops)
+		line += fmt.Sprintf(" uso_writes=%d uso_dgrams=%d", up.USOWrites, up.USODatagrams)
 		for _, f := range up.Flows {
 			if f.Payload > 1<<20 {
 				line += fmt.Sprintf(" flow_payload_mb=%.1f", float64(f.Payload)/1e6)
