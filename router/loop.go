@@ -27,10 +27,22 @@ const (
 	readBatch = 8
 	// The loop stops sleeping l.spin before a deadline and spins. l.spin
 	// starts at initialSpin and follows the wake-up delays seen, within
-	// [minSpin, maxSpin].
+	// [minSpin, l.maxSpin]: maxSpin, or maxSpinRT under SCHED_FIFO, whose
+	// spinning no normal thread can interrupt (and whose wake-ups are as
+	// late as anyone's on a virtual machine: the timer interrupt itself
+	// comes late, tens of microseconds).
 	initialSpin = 100 * time.Microsecond
 	minSpin     = 10 * time.Microsecond
 	maxSpin     = 2 * time.Millisecond
+	maxSpinRT   = 300 * time.Microsecond
+	// The loop spins without a break for at most l.maxBusy (maxBusy, or
+	// maxBusyRT under SCHED_FIFO): then it halves l.spin and sleeps until
+	// the deadline (minSpin at least), so that a spin grown to cover one long wake-up delay
+	// shrinks again under dense traffic (which leaves no gap to sleep in),
+	// and a real-time loop leaves its CPU to others every so often
+	// instead of running into the kernel's real-time throttling.
+	maxBusy   = 4 * time.Millisecond
+	maxBusyRT = 300 * time.Microsecond
 )
 
 // adaptSpin takes the delay of one timed wake-up: the spin grows at once to
@@ -44,7 +56,7 @@ func (l *loop) adaptSpin(late time.Duration) {
 	} else {
 		l.spin -= (l.spin - want) / 64
 	}
-	l.spin = min(max(l.spin, minSpin), maxSpin)
+	l.spin = min(max(l.spin, minSpin), l.maxSpin)
 }
 
 // ingress is where a loop's packets come from.
@@ -120,7 +132,14 @@ type loop struct {
 	maxLen     int
 	fatal      error
 	spin       time.Duration
+	maxSpin    time.Duration
+	maxBusy    time.Duration
+	busySince  clock.Time // when the loop last slept; 0 while it is not spinning
 	rtPrio     int
+	sleeps     uint64        // timed or untimed waits
+	spins      uint64        // passes that polled instead of sleeping
+	onThread   bool          // run is running on the loop's thread
+	cpu        time.Duration // the thread's CPU time when last measured
 
 	wake     int         // eventfd: stop, requests, reader batches
 	stopping atomic.Bool // set by stop
@@ -156,8 +175,14 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, queueDrops func() (
 		userHook:   cfg.Hook,
 		queueDrops: queueDrops,
 		spin:       initialSpin,
+		maxSpin:    maxSpin,
+		maxBusy:    maxBusy,
 		wake:       -1,
 		rtPrio:     rtPrio,
+	}
+	if rtPrio > 0 {
+		l.maxSpin, l.maxBusy = maxSpinRT, maxBusyRT
+		l.spin = maxSpinRT
 	}
 	l.env.Pool, l.env.Observer, l.env.Root = nil, nil, nil
 	// Duplicates of any packet must fit, and they are rare: the large pool.
@@ -416,6 +441,7 @@ func (l *loop) stop() {
 
 // exit ends the loop's run: from now on requests run on their caller.
 func (l *loop) exit() {
+	l.cpu, l.onThread = threadCPU(), false
 	l.r.mu.Lock()
 	l.running = false
 	l.r.mu.Unlock()
@@ -472,6 +498,9 @@ func (l *loop) snap() DirSnapshot {
 	}
 	c.Queued = c.Sent + c.Duplicated - c.Delivered - c.Dropped
 	c.Reordered = l.flows.reordered()
+	if l.onThread {
+		l.cpu = threadCPU()
+	}
 	s := DirSnapshot{
 		Name:         l.name,
 		Chain:        tcspec.FormatChain(l.chain),

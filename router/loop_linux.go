@@ -18,6 +18,7 @@ import (
 // other goroutines.
 func (l *loop) run() error {
 	runtime.LockOSThread()
+	l.onThread = true
 	defer l.exit()
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("router: %s: set the timer slack: %w", l.name, err)
@@ -62,7 +63,9 @@ func (l *loop) run() error {
 // deadline; l.spin follows the wake-up delays it sees (see adaptSpin).
 // Within l.spin of the deadline idle returns at once: the loop then polls,
 // reading without waiting on every pass, so that packets arriving meanwhile
-// get their true arrival time and the deadline is met within a pass.
+// get their true arrival time and the deadline is met within a pass. After
+// l.maxBusy of polling without a break it sleeps until the deadline
+// instead, and halves l.spin.
 func (l *loop) idle() error {
 	timeout := time.Duration(-1)
 	var target clock.Time
@@ -72,12 +75,22 @@ func (l *loop) idle() error {
 		if d <= 0 {
 			return nil
 		}
-		if d <= l.spin {
-			return nil
-		}
 		timeout = d - l.spin
+		if d <= l.spin {
+			if l.busySince == 0 {
+				l.busySince = now
+			}
+			if time.Duration(now-l.busySince) < l.maxBusy {
+				l.spins++
+				return nil
+			}
+			l.spin = max(l.spin/2, minSpin)
+			timeout = max(d, minSpin)
+		}
 		target = now + clock.Time(timeout)
 	}
+	l.busySince = 0
+	l.sleeps++
 	event, woken, err := l.in.wait(l, timeout)
 	if woken {
 		drainWake(l.wake)
@@ -86,6 +99,15 @@ func (l *loop) idle() error {
 		l.adaptSpin(time.Duration(l.clk.Now() - target))
 	}
 	return err
+}
+
+// threadCPU returns the CPU time the calling thread has used.
+func threadCPU() time.Duration {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // newWake returns a non-blocking eventfd.

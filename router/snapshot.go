@@ -59,6 +59,12 @@ type DirSnapshot struct {
 	USODatagrams uint64 `json:"uso_datagrams"`
 	// MaxInFlight is the most packets (buffers) the direction has held.
 	MaxInFlight int `json:"max_in_flight"`
+	// LoopCPUNs is the CPU time the direction's loop thread has used, in
+	// ns; Sleeps counts the times it waited in the kernel and Spins the
+	// passes in which it polled instead, a deadline being near.
+	LoopCPUNs int64  `json:"loop_cpu_ns"`
+	Sleeps    uint64 `json:"sleeps"`
+	Spins     uint64 `json:"spins"`
 }
 
 // QdiscStats is one discipline of the chain.
