@@ -136,6 +136,7 @@ type loop struct {
 	maxBusy    time.Duration
 	busySince  clock.Time // when the loop last slept; 0 while it is not spinning
 	rtPrio     int
+	fifo       bool          // the thread runs under SCHED_FIFO now
 	sleeps     uint64        // timed or untimed waits
 	spins      uint64        // passes that polled instead of sleeping
 	onThread   bool          // run is running on the loop's thread
@@ -514,6 +515,9 @@ func (l *loop) snap() DirSnapshot {
 		USOWrites:    l.uso.writes,
 		USODatagrams: l.uso.datagrams,
 		MaxInFlight:  l.maxLen,
+		LoopCPUNs:    int64(l.cpu),
+		Sleeps:       l.sleeps,
+		Spins:        l.spins,
 	}
 	i := 0
 	for q := l.dir.Root(); q != nil; q = q.Child() {

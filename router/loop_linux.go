@@ -24,8 +24,7 @@ func (l *loop) run() error {
 		return fmt.Errorf("router: %s: set the timer slack: %w", l.name, err)
 	}
 	if l.rtPrio > 0 {
-		attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(l.rtPrio)}
-		if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+		if err := l.setFIFO(true); err != nil {
 			return fmt.Errorf("router: %s: SCHED_FIFO priority %d: %w", l.name, l.rtPrio, err)
 		}
 	}
@@ -82,6 +81,7 @@ func (l *loop) idle() error {
 			}
 			if time.Duration(now-l.busySince) < l.maxBusy {
 				l.spins++
+				l.setFIFO(false)
 				return nil
 			}
 			l.spin = max(l.spin/2, minSpin)
@@ -91,6 +91,7 @@ func (l *loop) idle() error {
 	}
 	l.busySince = 0
 	l.sleeps++
+	l.setFIFO(true)
 	event, woken, err := l.in.wait(l, timeout)
 	if woken {
 		drainWake(l.wake)
@@ -99,6 +100,33 @@ func (l *loop) idle() error {
 		l.adaptSpin(time.Duration(l.clk.Now() - target))
 	}
 	return err
+}
+
+// setFIFO puts the loop's thread under SCHED_FIFO at l.rtPrio, or back
+// under normal scheduling, if RealTimePriority asks for it at all. A
+// real-time loop spins under normal scheduling: spinning as a real-time
+// thread would keep the threads of the Go runtime it depends on (and the
+// hosts' programs) off its CPU until the kernel's real-time throttling
+// stepped in, which stalled the loop for most of a second. It sleeps as a
+// real-time thread, so that it runs as soon as it wakes, and keeps that
+// policy while it works on the packets that woke it.
+func (l *loop) setFIFO(on bool) error {
+	if l.rtPrio == 0 || l.fifo == on {
+		return nil
+	}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}
+	if on {
+		// Threads the runtime creates from this one must not inherit
+		// the policy: a runtime thread running as a real-time one
+		// would keep the loops off the CPU.
+		attr.Policy, attr.Priority = unix.SCHED_FIFO, uint32(l.rtPrio)
+		attr.Flags = unix.SCHED_FLAG_RESET_ON_FORK
+	}
+	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+		return err
+	}
+	l.fifo = on
+	return nil
 }
 
 // threadCPU returns the CPU time the calling thread has used.
