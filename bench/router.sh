@@ -12,8 +12,12 @@
 #     goes and paced at 1 Gbit/s (iperf3 -b 1G).
 #  4. UDP at 1 Gbit/s through netem delay 10ms limit 10000: release
 #     lateness, with normal scheduling, then with iperf3 pinned to CPU 0
-#     and the router to CPU 1, then that and SCHED_FIFO.
-#  5. The in-memory loop benchmark (fake devices, allocations per packet).
+#     and the router to CPU 1, then that and SCHED_FIFO, then that with
+#     iperf3 --pacing-timer 100 (bursts every 100 µs instead of 1 ms).
+#  5. The machine's scheduling-latency floor: wake-up delays of a probe
+#     thread (clock_nanosleep, ppoll; SCHED_OTHER and SCHED_FIFO) alone,
+#     and beside the router under the UDP load.
+#  6. The in-memory loop benchmark (fake devices, allocations per packet).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
@@ -42,6 +46,13 @@ row "tcp 1G router, netem delay 10ms" "$("$bin" router -t "$secs" -chain 'netem 
 row "udp 1G router, delay 10ms" "$("$bin" router -t "$secs" -chain "$lat" -udp 1G)"
 row "udp 1G router, delay 10ms, pinned" "$(taskset -c 1 "$bin" router -t "$secs" -chain "$lat" -udp 1G -iperf-cpus 0)"
 row "udp 1G router, delay 10ms, pinned, fifo 10" "$(taskset -c 1 "$bin" router -t "$secs" -chain "$lat" -udp 1G -iperf-cpus 0 -rt 10)"
+row "udp 1G, pinned, fifo 10, pacing 100us" "$(taskset -c 1 "$bin" router -t "$secs" -chain "$lat" -udp 1G -iperf-cpus 0 -rt 10 -pacing-us 100)"
+
+echo
+echo "# wake-up probe (µs late): idle, under load, pinned under load"
+"$bin" probe -t 3 -rt 10
+"$bin" router -t "$secs" -chain "$lat" -udp 1G -probe | grep -o 'up_p99_us=[^ ]*\|probe.*'
+taskset -c 1 "$bin" router -t "$secs" -chain "$lat" -udp 1G -iperf-cpus 0 -rt 10 -probe | grep -o 'up_p99_us=[^ ]*\|probe.*'
 
 echo
 go test ./router -run '^$' -bench BenchmarkLoop -benchtime=20000x | grep Benchmark

@@ -25,6 +25,10 @@ type fakeVNet struct {
 	segs    int
 	zeroHdr int // writes with a header of zeros
 	badCsum int // of those, IPv4 TCP packets whose checksum is wrong
+
+	offloads uint     // what Offloads reports
+	keep     bool     // keep what is written in got, super-packets split
+	got      [][]byte // the packets a receiving kernel would see
 }
 
 func (f *fakeVNet) TryRead(bufs [][]byte, sizes []int, offset int) (int, error) {
@@ -57,6 +61,9 @@ func (f *fakeVNet) WriteOne(b []byte, offset int) syscall.Errno {
 		return syscall.EINVAL
 	}
 	f.segs += g.segs
+	if f.keep {
+		f.keepSegments(b[offset:], h, g.segs)
+	}
 	if h == (packet.VirtioNetHdr{}) {
 		f.zeroHdr++
 		if p := b[offset:]; g.proto == packet.ProtoTCP && p[0]>>4 == 4 && !refChecksumOK(p, 20) {
@@ -73,7 +80,26 @@ func (f *fakeVNet) Write(bufs [][]byte, offset int) (int, error) {
 	return len(bufs), nil
 }
 
-func (f *fakeVNet) Offloads() uint { return 0 }
+// keepSegments appends to f.got the packets p stands for.
+func (f *fakeVNet) keepSegments(p []byte, h packet.VirtioNetHdr, segs int) {
+	if h.GSOType == packet.GSONone {
+		f.got = append(f.got, append([]byte(nil), p...))
+		return
+	}
+	out, sizes := make([][]byte, segs), make([]int, segs)
+	for i := range out {
+		out[i] = make([]byte, 2048)
+	}
+	n, err := packet.SplitGSO(p, h, out, sizes)
+	if err != nil {
+		panic(err)
+	}
+	for i := range n {
+		f.got = append(f.got, out[i][:sizes[i]])
+	}
+}
+
+func (f *fakeVNet) Offloads() uint { return f.offloads }
 func (f *fakeVNet) BatchSize() int { return readBatch }
 func (f *fakeVNet) Name() string   { return "fake" }
 func (f *fakeVNet) Close() error   { return nil }

@@ -65,27 +65,93 @@ func (v *vnetIngress) wait(l *loop, timeout time.Duration) (event, woken bool, e
 
 func (v *vnetIngress) close() {}
 
-// vnetEgress writes each packet to a VNet device with its own system call,
-// with the virtio-net header the kernel gave it, or zeros for a packet the
-// router split or completed.
+// vnetEgress writes to a VNet device with the virtio-net header the kernel
+// gave each packet, or zeros for a packet the router split or completed.
+// Where the device takes USO, consecutive UDP datagrams of one flow that
+// leave in the same release pass go in one super-packet (see usoBatch);
+// every other packet gets a system call of its own.
 type vnetEgress struct {
-	dev tun.VNetDevice
+	dev        tun.VNetDevice
+	uso4, uso6 bool
+	batch      *usoBatch
 }
 
-func (e *vnetEgress) write(l *loop, p *packet.Packet, at clock.Time) {
+// TUNSETOFFLOAD flags for USO (TUN_F_USO4, TUN_F_USO6 in
+// include/uapi/linux/if_tun.h), as tun.VNetDevice.Offloads reports them.
+const (
+	tunUSO4 = 0x20
+	tunUSO6 = 0x40
+)
+
+func newVNetEgress(dev tun.VNetDevice) *vnetEgress {
+	off := dev.Offloads()
+	return &vnetEgress{dev: dev, uso4: off&tunUSO4 != 0, uso6: off&tunUSO6 != 0, batch: newUSOBatch()}
+}
+
+func (e *vnetEgress) write(l *loop, p *packet.Packet, deadline clock.Time) {
+	if e.uso4 || e.uso6 {
+		if d, ok := usoCandidate(p); ok && (d.v6 && e.uso6 || !d.v6 && e.uso4) {
+			if !e.batch.add(p, d, deadline) {
+				e.flush(l)
+				e.batch.add(p, d, deadline)
+			}
+			return
+		}
+	}
+	e.flush(l)
+	e.writeOne(l, p, deadline)
+}
+
+// writeOne writes p with a system call of its own.
+func (e *vnetEgress) writeOne(l *loop, p *packet.Packet, deadline clock.Time) {
 	buf, off := p.Buffer()
 	if !tagHasVNet(p) {
 		clear(buf[off-tun.VNetHdrLen : off])
 	}
+	t := l.leaving(deadline)
 	errno := e.dev.WriteOne(buf[:off+p.Len()], off)
 	if errno == 0 {
-		l.capture(p, at)
+		l.capture(p, t)
 	}
 	l.wrote(p, errno)
 	p.Free()
 }
 
-func (e *vnetEgress) flush(*loop) {}
+// flush writes the batch gathered so far.
+func (e *vnetEgress) flush(l *loop) {
+	u := e.batch
+	switch len(u.pkts) {
+	case 0:
+		return
+	case 1:
+		e.writeOne(l, u.pkts[0], u.dls[0])
+		u.reset()
+		return
+	}
+	b := u.build()
+	t := l.clk.Now()
+	errno := e.dev.WriteOne(b, headroom)
+	if errno == syscall.EINVAL {
+		// A kernel that refuses the super-packet gets no more of them.
+		e.uso4, e.uso6 = false, false
+		for i, p := range u.pkts {
+			e.writeOne(l, p, u.dls[i])
+		}
+		u.reset()
+		return
+	}
+	for i, p := range u.pkts {
+		l.late.add(int64(t - u.dls[i]))
+		if errno == 0 {
+			l.capture(p, t)
+		}
+		l.wrote(p, errno)
+		p.Free()
+	}
+	l.uso.writes++
+	l.uso.datagrams += uint64(len(u.pkts))
+	u.reset()
+}
 
 // chanIngress reads any Device on a goroutine of its own (the Device
 // interface blocks) and hands batches to the loop, signalling its wake
@@ -220,7 +286,7 @@ func (c *chanIngress) close() {
 type batchEgress struct {
 	dev  tun.Device
 	pend []*packet.Packet
-	at   []clock.Time
+	at   []clock.Time // each packet's deadline
 	bufs [][]byte
 }
 
@@ -234,9 +300,9 @@ func newBatchEgress(dev tun.Device) *batchEgress {
 	}
 }
 
-func (e *batchEgress) write(l *loop, p *packet.Packet, at clock.Time) {
+func (e *batchEgress) write(l *loop, p *packet.Packet, deadline clock.Time) {
 	e.pend = append(e.pend, p)
-	e.at = append(e.at, at)
+	e.at = append(e.at, deadline)
 	if len(e.pend) == cap(e.pend) {
 		e.flush(l)
 	}
@@ -247,9 +313,11 @@ func (e *batchEgress) flush(l *loop) {
 	if k == 0 {
 		return
 	}
+	t := l.clk.Now()
 	for i, p := range e.pend {
+		l.late.add(int64(t - e.at[i]))
 		// Captured before Write, which may coalesce packets in place.
-		l.capture(p, e.at[i])
+		l.capture(p, t)
 		buf, off := p.Buffer()
 		e.bufs[i] = buf[off-chanOffset : off+p.Len()]
 	}

@@ -27,10 +27,22 @@ const (
 	readBatch = 8
 	// The loop stops sleeping l.spin before a deadline and spins. l.spin
 	// starts at initialSpin and follows the wake-up delays seen, within
-	// [minSpin, maxSpin].
+	// [minSpin, l.maxSpin]: maxSpin, or maxSpinRT under SCHED_FIFO, whose
+	// spinning no normal thread can interrupt (and whose wake-ups are as
+	// late as anyone's on a virtual machine: the timer interrupt itself
+	// comes late, tens of microseconds).
 	initialSpin = 100 * time.Microsecond
 	minSpin     = 10 * time.Microsecond
 	maxSpin     = 2 * time.Millisecond
+	maxSpinRT   = 300 * time.Microsecond
+	// The loop spins without a break for at most l.maxBusy (maxBusy, or
+	// maxBusyRT under SCHED_FIFO): then it halves l.spin and sleeps until
+	// the deadline (minSpin at least), so that a spin grown to cover one long wake-up delay
+	// shrinks again under dense traffic (which leaves no gap to sleep in),
+	// and a real-time loop leaves its CPU to others every so often
+	// instead of running into the kernel's real-time throttling.
+	maxBusy   = 4 * time.Millisecond
+	maxBusyRT = 300 * time.Microsecond
 )
 
 // adaptSpin takes the delay of one timed wake-up: the spin grows at once to
@@ -44,7 +56,7 @@ func (l *loop) adaptSpin(late time.Duration) {
 	} else {
 		l.spin -= (l.spin - want) / 64
 	}
-	l.spin = min(max(l.spin, minSpin), maxSpin)
+	l.spin = min(max(l.spin, minSpin), l.maxSpin)
 }
 
 // ingress is where a loop's packets come from.
@@ -61,10 +73,12 @@ type ingress interface {
 	close()
 }
 
-// egress is where a loop's packets go. write takes ownership of p: it
-// reports the outcome through l.wrote and frees p, now or at flush.
+// egress is where a loop's packets go. write takes ownership of p, which
+// could have left at deadline: it records p's lateness when it hands p to
+// the device (l.leaving or l.late), reports the outcome through l.wrote
+// and frees p, now or at flush. release calls flush after each pass.
 type egress interface {
-	write(l *loop, p *packet.Packet, at clock.Time)
+	write(l *loop, p *packet.Packet, deadline clock.Time)
 	flush(l *loop)
 }
 
@@ -77,6 +91,10 @@ type extras struct {
 }
 
 type qextra struct{ pkts, bytes, drops uint64 }
+
+// usoCounts counts the USO super-packets the egress wrote and the
+// datagrams inside them.
+type usoCounts struct{ writes, datagrams uint64 }
 
 // loop is one direction: it reads from in, runs the link and writes to
 // out. Everything but the fields marked otherwise belongs to the loop's
@@ -110,10 +128,19 @@ type loop struct {
 	writeDrops [numWriteReasons]uint64
 	malformed  uint64
 	split      uint64
+	uso        usoCounts
 	maxLen     int
 	fatal      error
 	spin       time.Duration
+	maxSpin    time.Duration
+	maxBusy    time.Duration
+	busySince  clock.Time // when the loop last slept; 0 while it is not spinning
 	rtPrio     int
+	fifo       bool          // the thread runs under SCHED_FIFO now
+	sleeps     uint64        // timed or untimed waits
+	spins      uint64        // passes that polled instead of sleeping
+	onThread   bool          // run is running on the loop's thread
+	cpu        time.Duration // the thread's CPU time when last measured
 
 	wake     int         // eventfd: stop, requests, reader batches
 	stopping atomic.Bool // set by stop
@@ -149,8 +176,14 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, queueDrops func() (
 		userHook:   cfg.Hook,
 		queueDrops: queueDrops,
 		spin:       initialSpin,
+		maxSpin:    maxSpin,
+		maxBusy:    maxBusy,
 		wake:       -1,
 		rtPrio:     rtPrio,
+	}
+	if rtPrio > 0 {
+		l.maxSpin, l.maxBusy = maxSpinRT, maxBusyRT
+		l.spin = maxSpinRT
 	}
 	l.env.Pool, l.env.Observer, l.env.Root = nil, nil, nil
 	// Duplicates of any packet must fit, and they are rare: the large pool.
@@ -176,7 +209,7 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, queueDrops func() (
 		l.in = newChanIngress(in, l.wake, l.clk)
 	}
 	if outVNet {
-		l.out = &vnetEgress{dev: vout}
+		l.out = newVNetEgress(vout)
 	} else {
 		l.out = newBatchEgress(out)
 	}
@@ -321,9 +354,15 @@ func (l *loop) send(p *packet.Packet, deadline clock.Time) {
 			l.qx[i].bytes += bytes
 		}
 	}
+	l.out.write(l, p, deadline)
+}
+
+// leaving records the lateness of a packet handed to the device now and
+// returns now.
+func (l *loop) leaving(deadline clock.Time) clock.Time {
 	t := l.clk.Now()
 	l.late.add(int64(t - deadline))
-	l.out.write(l, p, t)
+	return t
 }
 
 // capture writes p to the pcap stream, if there is one, as leaving at t.
@@ -403,6 +442,7 @@ func (l *loop) stop() {
 
 // exit ends the loop's run: from now on requests run on their caller.
 func (l *loop) exit() {
+	l.cpu, l.onThread = threadCPU(), false
 	l.r.mu.Lock()
 	l.running = false
 	l.r.mu.Unlock()
@@ -459,17 +499,25 @@ func (l *loop) snap() DirSnapshot {
 	}
 	c.Queued = c.Sent + c.Duplicated - c.Delivered - c.Dropped
 	c.Reordered = l.flows.reordered()
+	if l.onThread {
+		l.cpu = threadCPU()
+	}
 	s := DirSnapshot{
-		Name:        l.name,
-		Chain:       tcspec.FormatChain(l.chain),
-		Counters:    c,
-		Lateness:    l.late.summary(),
-		Reordered:   c.Reordered,
-		Flows:       l.flows.snapshot(),
-		Malformed:   l.malformed,
-		Whole:       l.whole,
-		Split:       l.split,
-		MaxInFlight: l.maxLen,
+		Name:         l.name,
+		Chain:        tcspec.FormatChain(l.chain),
+		Counters:     c,
+		Lateness:     l.late.summary(),
+		Reordered:    c.Reordered,
+		Flows:        l.flows.snapshot(),
+		Malformed:    l.malformed,
+		Whole:        l.whole,
+		Split:        l.split,
+		USOWrites:    l.uso.writes,
+		USODatagrams: l.uso.datagrams,
+		MaxInFlight:  l.maxLen,
+		LoopCPUNs:    int64(l.cpu),
+		Sleeps:       l.sleeps,
+		Spins:        l.spins,
 	}
 	i := 0
 	for q := l.dir.Root(); q != nil; q = q.Child() {

@@ -18,13 +18,13 @@ import (
 // other goroutines.
 func (l *loop) run() error {
 	runtime.LockOSThread()
+	l.onThread = true
 	defer l.exit()
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("router: %s: set the timer slack: %w", l.name, err)
 	}
 	if l.rtPrio > 0 {
-		attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(l.rtPrio)}
-		if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+		if err := l.setFIFO(true); err != nil {
 			return fmt.Errorf("router: %s: SCHED_FIFO priority %d: %w", l.name, l.rtPrio, err)
 		}
 	}
@@ -62,7 +62,9 @@ func (l *loop) run() error {
 // deadline; l.spin follows the wake-up delays it sees (see adaptSpin).
 // Within l.spin of the deadline idle returns at once: the loop then polls,
 // reading without waiting on every pass, so that packets arriving meanwhile
-// get their true arrival time and the deadline is met within a pass.
+// get their true arrival time and the deadline is met within a pass. After
+// l.maxBusy of polling without a break it sleeps until the deadline
+// instead, and halves l.spin.
 func (l *loop) idle() error {
 	timeout := time.Duration(-1)
 	var target clock.Time
@@ -72,12 +74,24 @@ func (l *loop) idle() error {
 		if d <= 0 {
 			return nil
 		}
-		if d <= l.spin {
-			return nil
-		}
 		timeout = d - l.spin
+		if d <= l.spin {
+			if l.busySince == 0 {
+				l.busySince = now
+			}
+			if time.Duration(now-l.busySince) < l.maxBusy {
+				l.spins++
+				l.setFIFO(false)
+				return nil
+			}
+			l.spin = max(l.spin/2, minSpin)
+			timeout = max(d, minSpin)
+		}
 		target = now + clock.Time(timeout)
 	}
+	l.busySince = 0
+	l.sleeps++
+	l.setFIFO(true)
 	event, woken, err := l.in.wait(l, timeout)
 	if woken {
 		drainWake(l.wake)
@@ -86,6 +100,42 @@ func (l *loop) idle() error {
 		l.adaptSpin(time.Duration(l.clk.Now() - target))
 	}
 	return err
+}
+
+// setFIFO puts the loop's thread under SCHED_FIFO at l.rtPrio, or back
+// under normal scheduling, if RealTimePriority asks for it at all. A
+// real-time loop spins under normal scheduling: spinning as a real-time
+// thread would keep the threads of the Go runtime it depends on (and the
+// hosts' programs) off its CPU until the kernel's real-time throttling
+// stepped in, which stalled the loop for most of a second. It sleeps as a
+// real-time thread, so that it runs as soon as it wakes, and keeps that
+// policy while it works on the packets that woke it.
+func (l *loop) setFIFO(on bool) error {
+	if l.rtPrio == 0 || l.fifo == on {
+		return nil
+	}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}
+	if on {
+		// Threads the runtime creates from this one must not inherit
+		// the policy: a runtime thread running as a real-time one
+		// would keep the loops off the CPU.
+		attr.Policy, attr.Priority = unix.SCHED_FIFO, uint32(l.rtPrio)
+		attr.Flags = unix.SCHED_FLAG_RESET_ON_FORK
+	}
+	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+		return err
+	}
+	l.fifo = on
+	return nil
+}
+
+// threadCPU returns the CPU time the calling thread has used.
+func threadCPU() time.Duration {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // newWake returns a non-blocking eventfd.

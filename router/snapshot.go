@@ -51,8 +51,20 @@ type DirSnapshot struct {
 	// split before the link.
 	Whole bool   `json:"whole"`
 	Split uint64 `json:"split"`
+	// USOWrites counts the USO super-packets the direction wrote, each
+	// holding several consecutive UDP datagrams of one flow that were due
+	// together, and USODatagrams the datagrams they held (also counted,
+	// one by one, everywhere else).
+	USOWrites    uint64 `json:"uso_writes"`
+	USODatagrams uint64 `json:"uso_datagrams"`
 	// MaxInFlight is the most packets (buffers) the direction has held.
 	MaxInFlight int `json:"max_in_flight"`
+	// LoopCPUNs is the CPU time the direction's loop thread has used, in
+	// ns; Sleeps counts the times it waited in the kernel and Spins the
+	// passes in which it polled instead, a deadline being near.
+	LoopCPUNs int64  `json:"loop_cpu_ns"`
+	Sleeps    uint64 `json:"sleeps"`
+	Spins     uint64 `json:"spins"`
 }
 
 // QdiscStats is one discipline of the chain.

@@ -3,7 +3,13 @@
 // lateness under UDP load. bench/router.sh runs it; it needs root.
 //
 //	routerbench veth [-t SECONDS]
-//	routerbench router [-chain TC] [-t SECONDS] [-udp RATE | -b RATE] [-kind vnet|offload|raw] [-rt PRIO] [-P STREAMS]
+//	routerbench router [-chain TC] [-t SECONDS] [-udp RATE | -b RATE] [-kind vnet|offload|raw] [-rt PRIO] [-P STREAMS] [-probe]
+//	routerbench probe [-t SECONDS] [-rt PRIO]
+//
+// -probe runs, beside the router, a thread that measures its own wake-up
+// delays from clock_nanosleep and ppoll (and, with -rt, a SCHED_FIFO one):
+// the machine's scheduling-latency floor under the same load. The probe
+// mode measures it without any load.
 //
 // -iperf-cpus CPUS pins the iperf3 processes (taskset -c), so that a router
 // started under taskset on other CPUs is not preempted by them.
@@ -49,12 +55,20 @@ func main() {
 	streams := fs.Int("P", 1, "parallel streams")
 	rt := fs.Int("rt", 0, "SCHED_FIFO priority of the router's loops (0: normal scheduling)")
 	cpus := fs.String("iperf-cpus", "", "run iperf3 under taskset -c CPUS")
+	withProbe := fs.Bool("probe", false, "measure a probe thread's wake-up delays beside the router")
 	pacing := fs.Int("pacing-us", 0, "iperf3 --pacing-timer in µs (0: iperf3's default of 1000 µs, which sends bursts every millisecond)")
 	fs.Parse(os.Args[2:])
 	if *cpus != "" {
 		iperfCmd = []string{"taskset", "-c", *cpus, "iperf3"}
 	}
 	pacingUs = *pacing
+	probeOn = *withProbe
+	if os.Args[1] == "probe" {
+		stop := startProbes(*rt)
+		time.Sleep(time.Duration(*secs) * time.Second)
+		fmt.Println("mode=probe" + stop())
+		return
+	}
 	if *udp == "" && *rate != "" {
 		tcpRate = *rate
 	}
@@ -144,9 +158,17 @@ func run(mode string, secs int, chain, udp, kind string, streams, rt int) error 
 	default:
 		return fmt.Errorf("unknown mode %q: use veth or router", mode)
 	}
+	var stopProbes func() string
+	if probeOn {
+		stopProbes = startProbes(rt)
+	}
 	res, err := iperf(tb, c, s, sa, secs, udp, streams)
 	if err != nil {
 		return err
+	}
+	probes := ""
+	if stopProbes != nil {
+		probes = stopProbes()
 	}
 	line := fmt.Sprintf("mode=%s kind=%s chain=%q rt=%d proto=%s gbps=%.3f", mode, kind, chain, rt, res.proto, res.bps/1e9)
 	if mode == "veth" {
@@ -161,6 +183,8 @@ func run(mode string, secs int, chain, udp, kind string, streams, rt int) error 
 		line += fmt.Sprintf(" up_p50_us=%.1f up_p99_us=%.1f up_max_us=%.1f up_n=%d down_p99_us=%.1f whole=%v split=%d dropped=%d write_drops=%d tun_drops=%d,%d",
 			float64(up.Lateness.P50Ns)/1e3, float64(up.Lateness.P99Ns)/1e3, float64(up.Lateness.MaxNs)/1e3, up.Lateness.N,
 			float64(sn.Down.Lateness.P99Ns)/1e3, up.Whole, up.Split, up.Counters.Dropped, up.WriteDrops, up.TunQueueDrops, sn.Down.TunQueueDrops)
+		line += fmt.Sprintf(" uso_writes=%d uso_dgrams=%d up_cpu_s=%.2f down_cpu_s=%.2f up_sleeps=%d up_spins=%d down_sleeps=%d down_spins=%d",
+			up.USOWrites, up.USODatagrams, float64(up.LoopCPUNs)/1e9, float64(sn.Down.LoopCPUNs)/1e9, up.Sleeps, up.Spins, sn.Down.Sleeps, sn.Down.Spins)
 		for _, f := range up.Flows {
 			if f.Payload > 1<<20 {
 				line += fmt.Sprintf(" flow_payload_mb=%.1f", float64(f.Payload)/1e6)
@@ -168,6 +192,7 @@ func run(mode string, secs int, chain, udp, kind string, streams, rt int) error 
 		}
 		line += fmt.Sprintf(" iperf_mb=%.1f", res.bytes/1e6)
 	}
+	line += probes
 	fmt.Println(line)
 	return nil
 }
@@ -226,6 +251,9 @@ var tcpRate string
 
 // pacingUs is iperf3's --pacing-timer for UDP (0: its default).
 var pacingUs int
+
+// probeOn runs the wake-up probes during the iperf3 run.
+var probeOn bool
 
 // iperfCmd runs iperf3, pinned to the CPUs of -iperf-cpus if given.
 var iperfCmd = []string{"iperf3"}
