@@ -73,20 +73,35 @@ func pseudoSum(b []byte, n int) uint16 {
 	return ^packet.Checksum(ph)
 }
 
-// refChecksumOK verifies a segment's transport checksum the slow way.
+// refChecksumOK verifies a segment's transport checksum the slow way: a
+// plain one's-complement sum over the pseudo-header and the segment,
+// written out here rather than taken from the code under test (and without
+// allocating, so that the loop benchmarks count only the router's own
+// allocations).
 func refChecksumOK(b []byte, l4 int) bool {
-	var ph []byte
 	n := len(b) - l4
+	var s uint32
+	add := func(x []byte) {
+		for i := 0; i+1 < len(x); i += 2 {
+			s += uint32(x[i])<<8 | uint32(x[i+1])
+		}
+		if len(x)%2 == 1 {
+			s += uint32(x[len(x)-1]) << 8
+		}
+	}
+	proto := b[9]
 	if b[0]>>4 == 4 {
-		ph = append(ph, b[12:20]...)
+		add(b[12:20])
 	} else {
-		ph = append(ph, b[8:40]...)
+		add(b[8:40])
+		proto = b[6]
 	}
-	ph = append(ph, 0, 0, byte(n>>8), byte(n), 0, 0, 0, b[9])
-	if b[0]>>4 == 6 {
-		ph[len(ph)-1] = b[6]
+	s += uint32(n) + uint32(proto)
+	add(b[l4:])
+	for s > 0xffff {
+		s = s&0xffff + s>>16
 	}
-	return packet.Checksum(append(ph, b[l4:]...)) == 0
+	return s == 0xffff
 }
 
 func TestSplitTCP(t *testing.T) {
