@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
-	"os"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"wanlab/internal/roottest"
 	"wanlab/link"
 	"wanlab/netns"
 	"wanlab/qdisc"
@@ -20,26 +19,9 @@ import (
 	"wanlab/tun"
 )
 
-// The main goroutine stays in the root namespace, as in the wanlab command.
-func init() { runtime.LockOSThread() }
+func TestMain(m *testing.M) { roottest.Main(m, netns.CleanStale) }
 
-func TestMain(m *testing.M) {
-	if os.Geteuid() == 0 {
-		if gone, err := netns.CleanStale(); err != nil {
-			fmt.Fprintln(os.Stderr, "CleanStale:", err)
-		} else if len(gone) > 0 {
-			fmt.Fprintln(os.Stderr, "removed stale namespaces:", gone)
-		}
-	}
-	os.Exit(m.Run())
-}
-
-func needRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: needs root to create network namespaces and TUN devices (run the tests as root)")
-	}
-}
+func needRoot(t testing.TB) { roottest.NeedRoot(t) }
 
 const tunName = "wl-tun"
 
@@ -92,22 +74,7 @@ type bedOptions struct {
 // between them until the test ends.
 func newBed(t *testing.T, o bedOptions) *bed {
 	t.Helper()
-	needRoot(t)
-	tb, err := netns.NewTestbed(fmt.Sprintf("t%06x", rand.Uint32()&0xffffff))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		st, _ := tb.State()
-		if err := tb.Close(); err != nil {
-			t.Errorf("testbed Close: %v", err)
-		}
-		for _, n := range st.Namespaces {
-			if netns.Exists(n) {
-				t.Errorf("namespace %s still exists after Close", n)
-			}
-		}
-	})
+	tb := roottest.NewTestbed(t)
 	x := rand.IntN(256)
 	a4 := netip.MustParseAddr(fmt.Sprintf("10.251.%d.1", x))
 	b4 := netip.MustParseAddr(fmt.Sprintf("10.251.%d.2", x))
@@ -135,6 +102,7 @@ func newBed(t *testing.T, o bedOptions) *bed {
 		b.pcap = new(syncBuffer)
 		cfg.Pcap = b.pcap
 	}
+	var err error
 	b.r, err = New(cfg)
 	if err != nil {
 		t.Fatal(err)
