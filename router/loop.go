@@ -122,7 +122,12 @@ type loop struct {
 	xs       extras
 	late     latHist
 
-	lastNext   clock.Time // when the link said, at its last empty Dequeue, it next has a packet
+	lastNext clock.Time // when the link said, at its last empty Dequeue, it next has a packet
+	// arrived records an Enqueue since the last release. Only after one, or
+	// once lastNext has come, can a packet be due; asking the link at other
+	// times (the loop polls often near deadlines) would only make a
+	// throttled tbf count an overlimit per poll, far more than tc shows.
+	arrived    bool
 	userHook   link.Hook
 	queueDrops func() (uint64, error)
 	writeDrops [numWriteReasons]uint64
@@ -312,10 +317,15 @@ func (l *loop) enqueue(now clock.Time, q *packet.Packet, g gsoInfo, keepHdr bool
 		l.xs.bytesIn += uint64(g.wire - q.Len())
 	}
 	l.dir.Enqueue(now, q)
+	l.arrived = true
 }
 
 // release hands every packet that is due at now to the egress device.
 func (l *loop) release(now clock.Time) {
+	if !l.arrived && now < l.lastNext {
+		return
+	}
+	l.arrived = false
 	for {
 		p, next := l.dir.Dequeue(now)
 		if p == nil {
