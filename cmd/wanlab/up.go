@@ -86,7 +86,7 @@ router with 'wanlab status'; change a chain with 'wanlab set'.`,
 	fs.StringVar(&o.wmem, "tcp-wmem", "", `net.ipv4.tcp_wmem of both hosts, e.g. "4096 16384 33554432"`)
 	fs.StringVar(&o.ecn, "ecn", "", "net.ipv4.tcp_ecn of both hosts: off, 1 (request ECN) or 2 (accept it; the kernel's default)")
 	fs.StringVar(&o.device, "device", "vnet", "TUN device kind: vnet (GSO super-packets cross whole where the chain allows), offload (split on read, coalesced on write) or raw (one packet per system call)")
-	fs.IntVar(&o.rtPriority, "rt-priority", 0, "run the router's loops with SCHED_FIFO at this priority (1-99): less timing error, less CPU for the hosts' programs")
+	fs.IntVar(&o.rtPriority, "rt-priority", 0, "run the router's loops with SCHED_FIFO at this priority (1-99): less timing error where the loops have CPUs to themselves; on a machine whose CPUs the hosts' programs share, the kernel's real-time throttling can stall a loop for up to a second (see docs/benchmarks.md)")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the qdiscs' random choices (up uses SEED, down SEED+1)")
 	fs.BoolVar(&o.detach, "detach", false, "run in the background and return once the testbed is ready")
 	fs.BoolVar(&o.json, "json", false, `print {"name", "client": {"ns", "ifname", "addr4", "addr6"}, "server": {...}} on one line once ready`)
