@@ -64,12 +64,11 @@ type Config struct {
 	// RealTimePriority, when between 1 and 99, runs both loops with the
 	// SCHED_FIFO scheduling policy at that priority, so that the programs
 	// whose packets they carry (woken by the loop's own writes) cannot
-	// preempt them; 0 keeps normal scheduling. On a machine with few CPUs
-	// it cuts the tail of the release lateness several times (see
-	// docs/benchmarks.md). Under constant load a loop then keeps its CPU
-	// busy, and only the kernel's real-time throttling leaves other
-	// programs a share of it, so leave it off where the hosts' programs
-	// need that CPU.
+	// preempt them; 0 keeps normal scheduling. It is meant for loops that
+	// have CPUs to themselves: on the 2-CPU machines measured in
+	// docs/benchmarks.md it did not lower the lateness tail, and with the
+	// hosts' programs on the same CPUs the kernel's real-time throttling
+	// once stalled a loop for about a second.
 	RealTimePriority int
 }
 
