@@ -115,17 +115,7 @@ func ping(t *testing.T, tb *Testbed, r Role, addr string, args ...string) []floa
 // nine samples in ten are too.
 func checkRTT(t *testing.T, what string, rtts []float64, want, tol float64) {
 	t.Helper()
-	med := rtts[len(rtts)/2]
-	in := 0
-	for _, v := range rtts {
-		if v >= want-tol && v <= want+tol {
-			in++
-		}
-	}
-	t.Logf("%s: %d samples, min %.3f median %.3f max %.3f ms", what, len(rtts), rtts[0], med, rtts[len(rtts)-1])
-	if med < want-tol || med > want+tol || in*10 < len(rtts)*9 {
-		t.Errorf("%s: median %.3f ms, %d of %d within %.0f±%.0f ms; want the median and 90%% within", what, med, in, len(rtts), want, tol)
-	}
+	roottest.CheckRTT(t, what, rtts, want, tol)
 }
 
 // listenIn opens a socket inside host r of tb.

@@ -108,3 +108,30 @@ func NewTestbed(t testing.TB) *netns.Testbed {
 	})
 	return tb
 }
+
+// CheckRTT judges round-trip times (ms, sorted ascending) measured across an
+// emulated path whose configured RTT is want: none may be shorter than
+// want (the emulator never delivers early; ping prints 0.1 ms, so a 0.05 ms
+// allowance covers its rounding), the median must lie within tol of want,
+// and at least three in four samples too. The last rule, not "all", is
+// because a sample can meet a thread that another program kept off its CPU
+// on a 2-core machine: that is the machine's noise, which the median and the
+// quartile see through, while a systematic error moves both.
+func CheckRTT(t testing.TB, what string, rtts []float64, want, tol float64) {
+	t.Helper()
+	if len(rtts) == 0 {
+		t.Errorf("%s: no samples", what)
+		return
+	}
+	med := rtts[len(rtts)/2]
+	in := 0
+	for _, v := range rtts {
+		if v >= want-tol && v <= want+tol {
+			in++
+		}
+	}
+	t.Logf("%s: %d samples, min %.3f median %.3f max %.3f ms, %d within %g±%g ms", what, len(rtts), rtts[0], med, rtts[len(rtts)-1], in, want, tol)
+	if rtts[0] < want-0.05 || med < want-tol || med > want+tol || in*4 < len(rtts)*3 {
+		t.Errorf("%s: min %.3f, median %.3f ms, %d of %d within %g±%g ms; want none below %g, the median and 3 in 4 within", what, rtts[0], med, in, len(rtts), want, tol, want)
+	}
+}
