@@ -1,10 +1,7 @@
 package router
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"io"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -116,57 +113,7 @@ func readPcap(t *testing.T, b []byte) [][]byte {
 // server's namespace and checks that it arrives intact.
 func (b *bed) transfer(t *testing.T, dst netip.Addr, data []byte) time.Duration {
 	t.Helper()
-	var ln net.Listener
-	if err := netns.Do(b.s.ns, func() (err error) {
-		ln, err = net.Listen("tcp", netip.AddrPortFrom(dst, 0).String())
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	type result struct {
-		n   int64
-		sum [32]byte
-		err error
-		at  time.Time
-	}
-	done := make(chan result, 1)
-	go func() {
-		conn, err := ln.Accept()
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(time.Minute))
-		h := sha256.New()
-		n, err := io.Copy(h, conn)
-		r := result{n: n, err: err, at: time.Now()}
-		copy(r.sum[:], h.Sum(nil))
-		done <- r
-	}()
-	start := time.Now()
-	var conn net.Conn
-	if err := netns.Do(b.c.ns, func() (err error) {
-		conn, err = net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	conn.SetDeadline(time.Now().Add(time.Minute))
-	if _, err := io.Copy(conn, bytes.NewReader(data)); err != nil {
-		t.Fatal(err)
-	}
-	conn.(*net.TCPConn).CloseWrite()
-	r := <-done
-	conn.Close()
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if want := sha256.Sum256(data); r.n != int64(len(data)) || r.sum != want {
-		t.Fatalf("server got %d bytes (sha256 %x), want %d (%x)", r.n, r.sum[:8], len(data), want[:8])
-	}
-	return r.at.Sub(start)
+	return roottest.Transfer(t, b.c.ns, b.s.ns, dst, data)
 }
 
 func randomData(n int) []byte {

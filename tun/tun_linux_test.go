@@ -1,10 +1,7 @@
 package tun
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -12,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"wanlab/internal/roottest"
 	"wanlab/netns"
 )
 
@@ -192,7 +190,6 @@ func TestForwardingBetweenNamespaces(t *testing.T) {
 	data := make([]byte, size)
 	rng := rand.NewChaCha8([32]byte{'w', 'l'})
 	rng.Read(data)
-	want := sha256.Sum256(data)
 	for _, kind := range []Kind{Offload, Raw} {
 		t.Run(kind.String(), func(t *testing.T) {
 			tb, c, s := newPair(t, kind)
@@ -209,11 +206,7 @@ func TestForwardingBetweenNamespaces(t *testing.T) {
 				dst  netip.Addr
 				data []byte
 			}{{s.v4, data}, {s.v6, data[:4<<20]}} {
-				sum := sha256.Sum256(tc.data)
-				if len(tc.data) == size {
-					sum = want
-				}
-				elapsed := transfer(t, c, s, tc.dst, tc.data, sum)
+				elapsed := roottest.Transfer(t, c.ns, s.ns, tc.dst, tc.data)
 				t.Logf("%s, %s: %d MB in %v = %.0f Mbit/s", kind, tc.dst, len(tc.data)>>20, elapsed.Round(time.Millisecond),
 					float64(len(tc.data))*8/elapsed.Seconds()/1e6)
 			}
@@ -231,63 +224,4 @@ func TestForwardingBetweenNamespaces(t *testing.T) {
 			}
 		})
 	}
-}
-
-// transfer sends data over TCP from the client namespace to a listener in
-// the server namespace, checks that it arrived intact and returns how long
-// it took from connect to the last byte read.
-func transfer(t *testing.T, c, s *host, dst netip.Addr, data []byte, sum [32]byte) time.Duration {
-	t.Helper()
-	var ln net.Listener
-	if err := netns.Do(s.ns, func() (err error) {
-		ln, err = net.Listen("tcp", netip.AddrPortFrom(dst, 0).String())
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	type result struct {
-		n   int64
-		sum [32]byte
-		err error
-		at  time.Time
-	}
-	done := make(chan result, 1)
-	go func() {
-		conn, err := ln.Accept()
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(2 * time.Minute))
-		h := sha256.New()
-		n, err := io.Copy(h, conn)
-		var r result
-		r.n, r.err, r.at = n, err, time.Now()
-		copy(r.sum[:], h.Sum(nil))
-		done <- r
-	}()
-	start := time.Now()
-	var conn net.Conn
-	if err := netns.Do(c.ns, func() (err error) {
-		conn, err = net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	conn.SetDeadline(time.Now().Add(2 * time.Minute))
-	if _, err := io.Copy(conn, bytes.NewReader(data)); err != nil {
-		t.Fatal(err)
-	}
-	conn.(*net.TCPConn).CloseWrite()
-	r := <-done
-	conn.Close()
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if r.n != int64(len(data)) || r.sum != sum {
-		t.Fatalf("server got %d bytes (sha256 %x), want %d (%x)", r.n, r.sum[:8], len(data), sum[:8])
-	}
-	return r.at.Sub(start)
 }

@@ -1,13 +1,13 @@
 package tun
 
 import (
-	"crypto/sha256"
 	"math/rand/v2"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
+	"wanlab/internal/roottest"
 	"wanlab/netns"
 )
 
@@ -77,7 +77,7 @@ func TestVNetForwarding(t *testing.T) {
 	data := make([]byte, 32<<20)
 	rand.NewChaCha8([32]byte{'v'}).Read(data)
 	before := up.packets.Load()
-	el := transfer(t, c, s, s.v4, data, sha256.Sum256(data))
+	el := roottest.Transfer(t, c.ns, s.ns, s.v4, data)
 	n := up.packets.Load() - before
 	t.Logf("32 MB in %v (%.1f Gbit/s), %d packets up: %.0f bytes each", el.Round(time.Millisecond),
 		float64(len(data))*8/el.Seconds()/1e9, n, float64(len(data))/float64(n))

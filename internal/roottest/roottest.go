@@ -4,12 +4,18 @@
 package roottest
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -134,4 +140,63 @@ func CheckRTT(t testing.TB, what string, rtts []float64, want, tol float64) {
 	if rtts[0] < want-0.05 || med < want-tol || med > want+tol || in*4 < len(rtts)*3 {
 		t.Errorf("%s: min %.3f, median %.3f ms, %d of %d within %g±%g ms; want none below %g, the median and 3 in 4 within", what, rtts[0], med, in, len(rtts), want, tol, want)
 	}
+}
+
+// Transfer sends data over TCP from namespace client to a listener on dst
+// (any port) in namespace server, checks that exactly the same bytes arrive
+// (length and SHA-256) and returns how long it took from connect to the last
+// byte read.
+func Transfer(t testing.TB, client, server *netns.Handle, dst netip.Addr, data []byte) time.Duration {
+	t.Helper()
+	var ln net.Listener
+	if err := netns.Do(server, func() (err error) {
+		ln, err = net.Listen("tcp", netip.AddrPortFrom(dst, 0).String())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	type result struct {
+		n   int64
+		sum [32]byte
+		err error
+		at  time.Time
+	}
+	done := make(chan result, 1)
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(2 * time.Minute))
+		h := sha256.New()
+		n, err := io.Copy(h, conn)
+		r := result{n: n, err: err, at: time.Now()}
+		copy(r.sum[:], h.Sum(nil))
+		done <- r
+	}()
+	start := time.Now()
+	var conn net.Conn
+	if err := netns.Do(client, func() (err error) {
+		conn, err = net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetDeadline(time.Now().Add(2 * time.Minute))
+	if _, err := io.Copy(conn, bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	conn.(*net.TCPConn).CloseWrite()
+	r := <-done
+	conn.Close()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if want := sha256.Sum256(data); r.n != int64(len(data)) || r.sum != want {
+		t.Fatalf("server got %d bytes (sha256 %x), want %d (%x)", r.n, r.sum[:8], len(data), want[:8])
+	}
+	return r.at.Sub(start)
 }
