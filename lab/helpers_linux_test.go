@@ -111,13 +111,6 @@ func ping(t *testing.T, tb *Testbed, r Role, addr string, args ...string) []floa
 	return rtts
 }
 
-// checkRTT fails the test unless the median RTT is within want±tol ms and
-// nine samples in ten are too.
-func checkRTT(t *testing.T, what string, rtts []float64, want, tol float64) {
-	t.Helper()
-	roottest.CheckRTT(t, what, rtts, want, tol)
-}
-
 // listenIn opens a socket inside host r of tb.
 func listenIn(t *testing.T, tb *Testbed, r Role, network, addr string) (l net.Listener, pc net.PacketConn) {
 	t.Helper()

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wanlab/internal/roottest"
 	"wanlab/netns"
 	"wanlab/qdisc"
 	"wanlab/tun"
@@ -75,8 +76,10 @@ func testDelayRTT(t *testing.T, kind tun.Kind) {
 		t.Errorf("status says device %q, want %q", st.Device, kind)
 	}
 	i := tb.Info()
-	checkRTT(t, "ping", ping(t, tb, Client, i.Server.Addr4.String(), "-c", "20", "-i", "0.05", "-W", "2"), 50, 1)
-	checkRTT(t, "ping6", ping(t, tb, Client, i.Server.Addr6.String(), "-c", "10", "-i", "0.05", "-W", "2"), 50, 1)
+	roottest.Twice(t, "ping", func(r roottest.Reporter) {
+		roottest.JudgeRTT(r, "ping", ping(t, tb, Client, i.Server.Addr4.String(), "-c", "20", "-i", "0.05", "-W", "2"), 50, 1)
+		roottest.JudgeRTT(r, "ping6", ping(t, tb, Client, i.Server.Addr6.String(), "-c", "10", "-i", "0.05", "-W", "2"), 50, 1)
+	})
 
 	srv := netip.AddrPortFrom(i.Server.Addr4, 5001).String()
 	l, _ := listenIn(t, tb, Server, "tcp", srv)
@@ -92,33 +95,38 @@ func testDelayRTT(t *testing.T, kind tun.Kind) {
 			}()
 		}
 	}()
-	// Each connect takes one round trip (SYN, SYN-ACK); a single one
-	// also catches a scheduling delay of the test, so take the median of
-	// ten (checkRTT allows one in ten outside the band).
-	var connects []float64
-	var c net.Conn
-	for range 10 {
-		var took time.Duration
-		c, took = dialIn(t, tb, Client, "tcp", srv)
-		connects = append(connects, float64(took)/1e6)
-	}
-	checkRTT(t, "TCP connect", slices.Sorted(slices.Values(connects)), 50, 1)
-	// A few round trips on the last connection give the kernel's
-	// smoothed RTT samples.
-	buf := make([]byte, 100)
-	for range 5 {
-		if _, err := c.Write(buf); err != nil {
-			t.Fatal(err)
+	roottest.Twice(t, "TCP", func(r roottest.Reporter) {
+		// Each connect takes one round trip (SYN, SYN-ACK); a single one
+		// also catches a scheduling delay of the test, so judge ten.
+		var connects []float64
+		var c net.Conn
+		for range 10 {
+			if c != nil {
+				c.Close()
+			}
+			var took time.Duration
+			c, took = dialIn(t, tb, Client, "tcp", srv)
+			connects = append(connects, float64(took)/1e6)
 		}
-		if _, err := io.ReadFull(c, buf); err != nil {
-			t.Fatal(err)
+		defer c.Close()
+		roottest.JudgeRTT(r, "TCP connect", slices.Sorted(slices.Values(connects)), 50, 1)
+		// A few round trips on the last connection give the kernel's
+		// smoothed RTT samples.
+		buf := make([]byte, 100)
+		for range 5 {
+			if _, err := c.Write(buf); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(c, buf); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	srtt := float64(tcpInfo(t, c).Rtt) / 1000
-	t.Logf("TCP_INFO rtt %.3f ms", srtt)
-	if srtt < 49 || srtt > 51 {
-		t.Errorf("TCP_INFO rtt %.3f ms, want 50±1 ms", srtt)
-	}
+		srtt := float64(tcpInfo(t, c).Rtt) / 1000
+		r.Logf("TCP_INFO rtt %.3f ms", srtt)
+		if srtt < 49 || srtt > 51 {
+			r.Errorf("TCP_INFO rtt %.3f ms, want 50±1 ms", srtt)
+		}
+	})
 }
 
 func tcpInfo(t *testing.T, c net.Conn) *unix.TCPInfo {

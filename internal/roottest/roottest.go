@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,19 +116,18 @@ func NewTestbed(t testing.TB) *netns.Testbed {
 	return tb
 }
 
-// CheckRTT judges round-trip times (ms, sorted ascending) measured across an
-// emulated path whose configured RTT is want: none may be shorter than
+// RTTWithin judges round-trip times (ms, sorted ascending) measured across
+// an emulated path whose configured RTT is want: none may be shorter than
 // want (the emulator never delivers early; ping prints 0.1 ms, so a 0.05 ms
 // allowance covers its rounding), the median must lie within tol of want,
 // and at least three in four samples too. The last rule, not "all", is
 // because a sample can meet a thread that another program kept off its CPU
 // on a 2-core machine: that is the machine's noise, which the median and the
-// quartile see through, while a systematic error moves both.
-func CheckRTT(t testing.TB, what string, rtts []float64, want, tol float64) {
-	t.Helper()
+// quartile see through, while a systematic error moves both. It returns
+// whether the samples pass and a summary of them.
+func RTTWithin(rtts []float64, want, tol float64) (bool, string) {
 	if len(rtts) == 0 {
-		t.Errorf("%s: no samples", what)
-		return
+		return false, "no samples"
 	}
 	med := rtts[len(rtts)/2]
 	in := 0
@@ -136,9 +136,52 @@ func CheckRTT(t testing.TB, what string, rtts []float64, want, tol float64) {
 			in++
 		}
 	}
-	t.Logf("%s: %d samples, min %.3f median %.3f max %.3f ms, %d within %g±%g ms", what, len(rtts), rtts[0], med, rtts[len(rtts)-1], in, want, tol)
-	if rtts[0] < want-0.05 || med < want-tol || med > want+tol || in*4 < len(rtts)*3 {
-		t.Errorf("%s: min %.3f, median %.3f ms, %d of %d within %g±%g ms; want none below %g, the median and 3 in 4 within", what, rtts[0], med, in, len(rtts), want, tol, want)
+	ok := rtts[0] >= want-0.05 && med >= want-tol && med <= want+tol && in*4 >= len(rtts)*3
+	return ok, fmt.Sprintf("%d samples, min %.3f median %.3f max %.3f ms, %d within %g±%g ms", len(rtts), rtts[0], med, rtts[len(rtts)-1], in, want, tol)
+}
+
+// Twice runs a timing measurement, and once more if the first attempt does
+// not pass: load from other programs on a 2-core machine only ever adds
+// delay, so one clean attempt shows the emulator's behaviour, while an
+// error of the emulator's own fails both. measure reports through its
+// argument, which records failures instead of failing the test; only the
+// second attempt's failures fail it.
+func Twice(t *testing.T, what string, measure func(r Reporter)) {
+	t.Helper()
+	var first attempt
+	measure(&first)
+	if len(first.errs) == 0 {
+		for _, l := range first.logs {
+			t.Log(l)
+		}
+		return
+	}
+	t.Logf("%s: first attempt failed (%s); measuring again", what, strings.Join(first.errs, "; "))
+	measure(testReporter{t})
+}
+
+// Reporter is what a measurement given to Twice reports through.
+type Reporter interface {
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+}
+
+type attempt struct{ logs, errs []string }
+
+func (a *attempt) Logf(f string, args ...any)   { a.logs = append(a.logs, fmt.Sprintf(f, args...)) }
+func (a *attempt) Errorf(f string, args ...any) { a.errs = append(a.errs, fmt.Sprintf(f, args...)) }
+
+type testReporter struct{ t *testing.T }
+
+func (r testReporter) Logf(f string, args ...any)   { r.t.Helper(); r.t.Logf(f, args...) }
+func (r testReporter) Errorf(f string, args ...any) { r.t.Helper(); r.t.Errorf(f, args...) }
+
+// JudgeRTT reports through r whether RTTWithin accepts rtts.
+func JudgeRTT(r Reporter, what string, rtts []float64, want, tol float64) {
+	ok, sum := RTTWithin(rtts, want, tol)
+	r.Logf("%s: %s", what, sum)
+	if !ok {
+		r.Errorf("%s: %s; want none below %g ms, the median and 3 in 4 within ±%g ms", what, sum, want, tol)
 	}
 }
 
