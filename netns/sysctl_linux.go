@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -63,6 +64,12 @@ func (h *Handle) SetSysctl(key, value string) error {
 	})
 	if werr == nil {
 		return nil
+	}
+	if key == ccKey && avail != "" && errors.Is(werr, os.ErrPermission) && slices.Contains(strings.Fields(avail), value) {
+		// Available but refused: outside the root namespace Linux lets a
+		// namespace default only to the algorithms the root namespace allows.
+		return fmt.Errorf("netns: %s: congestion control %q is available but not allowed as a namespace's default; the root namespace's net.ipv4.tcp_allowed_congestion_control must list it (or choose it per socket, e.g. iperf3 -C %s): %w",
+			h.name, value, value, werr)
 	}
 	if key == ccKey && avail != "" {
 		return fmt.Errorf("netns: %s: congestion control %q is not available (have: %s); load it in the root namespace with `modprobe tcp_%s`: %w",

@@ -3,6 +3,7 @@ package netns
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -97,12 +98,45 @@ func TestCongestionControlBBR(t *testing.T) {
 	}
 	err = h.SetSysctl("net.ipv4.tcp_congestion_control", "bbr")
 	if err != nil {
-		if !strings.Contains(err.Error(), "modprobe tcp_bbr") {
+		if !strings.Contains(err.Error(), "modprobe tcp_bbr") && !strings.Contains(err.Error(), "tcp_allowed_congestion_control") {
 			t.Fatalf("SetSysctl(bbr) failed without saying how to fix it: %v", err)
 		}
-		t.Skipf("this kernel has no bbr: %v", err)
+		t.Skipf("bbr cannot be this namespace's default here: %v", err)
 	}
 	if got := strings.TrimSpace(ipNetnsExec(t, h.Name(), "sysctl", "-n", "net.ipv4.tcp_congestion_control")); got != "bbr" {
 		t.Errorf("congestion control in %s is %q, want bbr", h.Name(), got)
+	}
+}
+
+// An algorithm the kernel has but the root namespace does not allow as a
+// namespace's default is refused by Linux with EPERM; the error must say
+// which setting decides, not suggest loading a module that is loaded.
+func TestCongestionControlNotAllowed(t *testing.T) {
+	tb := newTestbed(t)
+	h := mustNamespace(t, tb, "a")
+	avail, err := h.Sysctl("net.ipv4.tcp_available_congestion_control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed, err := os.ReadFile("/proc/sys/net/ipv4/tcp_allowed_congestion_control") // the root namespace's, read only
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cc string
+	for _, a := range strings.Fields(avail) {
+		if !slices.Contains(strings.Fields(string(allowed)), a) {
+			cc = a
+			break
+		}
+	}
+	if cc == "" {
+		t.Skipf("every available algorithm (%s) is allowed here", avail)
+	}
+	err = h.SetSysctl("net.ipv4.tcp_congestion_control", cc)
+	if err == nil {
+		t.Skipf("%s was accepted although not in the allowed list (%s)", cc, strings.TrimSpace(string(allowed)))
+	}
+	if !strings.Contains(err.Error(), "tcp_allowed_congestion_control") || strings.Contains(err.Error(), "modprobe") {
+		t.Errorf("error %q should name tcp_allowed_congestion_control, not modprobe", err)
 	}
 }
