@@ -140,14 +140,15 @@ func validateTBF(cfg TBFConfig, hasChild bool) error {
 // TBFWarnings returns the kernel's configuration warnings for cfg on a
 // device whose psched MTU is mtu: a max_size (burst, or the peakrate mtu)
 // below the MTU means full-size packets are dropped, never sent. The
-// kernel accepts such a configuration and only logs it.
+// kernel accepts such a configuration and only logs it. Like NetemWarnings,
+// the messages do not name the discipline; the caller says where they apply.
 func TBFWarnings(cfg TBFConfig, mtu int) []string {
 	var w []string
 	if cfg.Burst < mtu {
-		w = append(w, fmt.Sprintf("tbf: burst %d is lower than the device MTU (%d): packets longer than %d bytes are dropped; raise burst to at least %d", cfg.Burst, mtu, cfg.Burst, mtu))
+		w = append(w, fmt.Sprintf("burst %d is lower than the device MTU (%d): packets longer than %d bytes are dropped; raise burst to at least %d", cfg.Burst, mtu, cfg.Burst, mtu))
 	}
 	if cfg.PeakRate != 0 && cfg.MTU < mtu {
-		w = append(w, fmt.Sprintf("tbf: peakrate mtu %d is lower than the device MTU (%d): packets longer than %d bytes are dropped; raise mtu to at least %d", cfg.MTU, mtu, cfg.MTU, mtu))
+		w = append(w, fmt.Sprintf("peakrate mtu %d is lower than the device MTU (%d): packets longer than %d bytes are dropped; raise mtu to at least %d", cfg.MTU, mtu, cfg.MTU, mtu))
 	}
 	return w
 }

@@ -101,8 +101,6 @@ func chainWarnings(dir string, chain []qdisc.Spec, mtu int) []string {
 			w = qdisc.TBFWarnings(c, mtu)
 		}
 		for _, x := range w {
-			// Some disciplines name themselves in their warnings already.
-			x = strings.TrimPrefix(x, s.Kind()+": ")
 			ws = append(ws, fmt.Sprintf("%s: %s: %s", dir, s.Kind(), x))
 		}
 	}
