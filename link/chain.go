@@ -23,7 +23,7 @@ func (t *tap) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
 		d.flow(p.Flow).c.Duplicated++
 	}
 	if d.hook != nil {
-		d.emit(now, Enqueue, qdisc.ReasonNone, "", p)
+		d.emit(now, Enqueue, qdisc.ReasonNone, nil, p)
 	}
 	return t.Qdisc.Enqueue(now, p)
 }

@@ -39,9 +39,9 @@ type Event struct {
 	Kind EventKind
 	// Reason is why a packet was dropped or marked (ReasonNone otherwise).
 	Reason qdisc.Reason
-	// Qdisc is the kind of the discipline that dropped or marked the packet
-	// ("" for Enqueue and Dequeue).
-	Qdisc string
+	// Qdisc is the discipline instance that dropped or marked the packet
+	// (nil for Enqueue and Dequeue); Qdisc.Kind() names its kind.
+	Qdisc qdisc.Qdisc
 	// Packet is the packet concerned. It belongs to the direction: a hook
 	// may read it during the call but must not keep it.
 	Packet *packet.Packet

@@ -196,7 +196,7 @@ func (d *Direction) Enqueue(now clock.Time, p *packet.Packet) {
 		a.c.BytesIn += uint64(p.Len())
 	}
 	if d.hook != nil {
-		d.emit(now, Enqueue, qdisc.ReasonNone, "", p)
+		d.emit(now, Enqueue, qdisc.ReasonNone, nil, p)
 	}
 	if d.trace != nil {
 		// Opportunities before now passed while p was not there yet.
@@ -327,7 +327,7 @@ func (d *Direction) deliver(now clock.Time, p *packet.Packet) {
 		}
 	}
 	if d.hook != nil {
-		d.emit(now, Dequeue, qdisc.ReasonNone, "", p)
+		d.emit(now, Dequeue, qdisc.ReasonNone, nil, p)
 	}
 }
 
@@ -380,33 +380,33 @@ func (d *Direction) flow(f int32) *acc {
 	return a
 }
 
-// Drop implements qdisc.Observer: it counts p as dropped by kind for why,
+// Drop implements qdisc.Observer: it counts p as dropped by from for why,
 // reports it to the hook and frees it.
-func (d *Direction) Drop(now clock.Time, p *packet.Packet, kind string, why qdisc.Reason) {
+func (d *Direction) Drop(now clock.Time, p *packet.Packet, from qdisc.Qdisc, why qdisc.Reason) {
 	d.total.dropped(why)
 	if d.perFlow {
 		d.flow(p.Flow).dropped(why)
 	}
 	if d.hook != nil {
-		d.emit(now, Drop, why, kind, p)
+		d.emit(now, Drop, why, from, p)
 	}
 	p.Free()
 }
 
 // Mark implements qdisc.Observer: it counts the CE mark and reports it to
 // the hook; p stays in the tree.
-func (d *Direction) Mark(now clock.Time, p *packet.Packet, kind string, why qdisc.Reason) {
+func (d *Direction) Mark(now clock.Time, p *packet.Packet, from qdisc.Qdisc, why qdisc.Reason) {
 	d.total.c.Marked++
 	if d.perFlow {
 		d.flow(p.Flow).c.Marked++
 	}
 	if d.hook != nil {
-		d.emit(now, Mark, why, kind, p)
+		d.emit(now, Mark, why, from, p)
 	}
 }
 
-func (d *Direction) emit(now clock.Time, k EventKind, why qdisc.Reason, kind string, p *packet.Packet) {
-	d.ev = Event{Time: now, Kind: k, Reason: why, Qdisc: kind, Packet: p}
+func (d *Direction) emit(now clock.Time, k EventKind, why qdisc.Reason, from qdisc.Qdisc, p *packet.Packet) {
+	d.ev = Event{Time: now, Kind: k, Reason: why, Qdisc: from, Packet: p}
 	d.hook.Event(&d.ev)
 	d.ev.Packet = nil
 }

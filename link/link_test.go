@@ -88,7 +88,7 @@ func TestDropsAreCountedReportedAndFreed(t *testing.T) {
 			drops = append(drops, e)
 		}
 	}
-	if len(drops) != 2 || drops[0].Qdisc != "testdelay" || drops[0].Reason != qdisc.ReasonLimit || drops[0].Time != 3 {
+	if len(drops) != 2 || drops[0].Qdisc.Kind() != "testdelay" || drops[0].Reason != qdisc.ReasonLimit || drops[0].Time != 3 {
 		t.Errorf("drop events %+v", drops)
 	}
 	checkBalance(t, d, pool, 0)

@@ -83,7 +83,7 @@ func (q *CoDel) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 	}
 	q.dropOverlimit++
 	q.countDrop(ReasonLimit)
-	q.env.Drop(now, p, "codel", ReasonLimit)
+	q.env.Drop(now, p, q, ReasonLimit)
 	return Dropped
 }
 
@@ -194,10 +194,10 @@ func (q *CoDel) codelBacklog() int { return q.q.Bytes() }
 
 func (q *CoDel) codelDrop(now clock.Time, p *packet.Packet) {
 	q.countDrop(ReasonCoDel)
-	q.env.Drop(now, p, "codel", ReasonCoDel)
+	q.env.Drop(now, p, q, ReasonCoDel)
 }
 
 func (q *CoDel) codelMark(now clock.Time, p *packet.Packet, why Reason) {
 	q.stats.Marks++
-	q.env.Mark(now, p, "codel", why)
+	q.env.Mark(now, p, q, why)
 }

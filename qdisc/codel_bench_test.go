@@ -15,12 +15,12 @@ type codelBenchObserver struct {
 	drops int
 }
 
-func (o *codelBenchObserver) Drop(_ clock.Time, p *packet.Packet, _ string, _ Reason) {
+func (o *codelBenchObserver) Drop(_ clock.Time, p *packet.Packet, _ Qdisc, _ Reason) {
 	o.spare = append(o.spare, p)
 	o.drops++
 }
 
-func (o *codelBenchObserver) Mark(clock.Time, *packet.Packet, string, Reason) {}
+func (o *codelBenchObserver) Mark(clock.Time, *packet.Packet, Qdisc, Reason) {}
 
 // codelBench measures one enqueue plus one dequeue per op, one op per µs of
 // virtual time, around a standing queue of queued packets from flows

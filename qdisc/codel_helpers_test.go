@@ -23,12 +23,12 @@ type codelRecorder struct {
 	marks []codelEvent
 }
 
-func (r *codelRecorder) Drop(now clock.Time, p *packet.Packet, _ string, why Reason) {
+func (r *codelRecorder) Drop(now clock.Time, p *packet.Packet, _ Qdisc, why Reason) {
 	r.drops = append(r.drops, codelEvent{now, why, codelSrcPort(p), p.Seq})
 	p.Free()
 }
 
-func (r *codelRecorder) Mark(now clock.Time, p *packet.Packet, _ string, why Reason) {
+func (r *codelRecorder) Mark(now clock.Time, p *packet.Packet, _ Qdisc, why Reason) {
 	r.marks = append(r.marks, codelEvent{now, why, codelSrcPort(p), p.Seq})
 }
 

@@ -117,7 +117,7 @@ func (f *Fifo) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 func (f *Fifo) drop(now clock.Time, p *packet.Packet, why Reason) {
 	f.stats.Drops++
 	f.stats.DropsByReason[why]++
-	f.env.Drop(now, p, f.kind, why)
+	f.env.Drop(now, p, f, why)
 }
 
 // Dequeue returns the head packet, or nil and clock.Never when empty.

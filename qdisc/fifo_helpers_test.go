@@ -21,13 +21,13 @@ type tqRecorder struct {
 	drops, marks []tqEvent
 }
 
-func (r *tqRecorder) Drop(now clock.Time, p *packet.Packet, kind string, why Reason) {
-	r.drops = append(r.drops, tqEvent{now, kind, why, p.Seq})
+func (r *tqRecorder) Drop(now clock.Time, p *packet.Packet, from Qdisc, why Reason) {
+	r.drops = append(r.drops, tqEvent{now, from.Kind(), why, p.Seq})
 	p.Free()
 }
 
-func (r *tqRecorder) Mark(now clock.Time, p *packet.Packet, kind string, why Reason) {
-	r.marks = append(r.marks, tqEvent{now, kind, why, p.Seq})
+func (r *tqRecorder) Mark(now clock.Time, p *packet.Packet, from Qdisc, why Reason) {
+	r.marks = append(r.marks, tqEvent{now, from.Kind(), why, p.Seq})
 }
 
 // count returns how many drops had reason why.

@@ -223,7 +223,7 @@ func (q *FQCoDel) dropFattest(now clock.Time) (int, int32) {
 		n++
 		q.stats.Drops++
 		q.stats.DropsByReason[ReasonOverflow]++
-		q.env.Drop(now, p, "fq_codel", ReasonOverflow)
+		q.env.Drop(now, p, q, ReasonOverflow)
 		if bytes >= threshold {
 			break
 		}
@@ -381,10 +381,10 @@ func (q *FQCoDel) codelBacklog() int { return q.backlog }
 func (q *FQCoDel) codelDrop(now clock.Time, p *packet.Packet) {
 	q.stats.Drops++
 	q.stats.DropsByReason[ReasonCoDel]++
-	q.env.Drop(now, p, "fq_codel", ReasonCoDel)
+	q.env.Drop(now, p, q, ReasonCoDel)
 }
 
 func (q *FQCoDel) codelMark(now clock.Time, p *packet.Packet, why Reason) {
 	q.stats.Marks++
-	q.env.Mark(now, p, "fq_codel", why)
+	q.env.Mark(now, p, q, why)
 }

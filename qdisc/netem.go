@@ -171,7 +171,7 @@ func (n *Netem) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 	if n.loss.lost(&n.rnd) {
 		if n.cfg.ECN && packet.SetCE(p.Bytes()) {
 			n.stats.Marks++
-			n.env.Mark(now, p, "netem", ReasonLoss)
+			n.env.Mark(now, p, n, ReasonLoss)
 		} else {
 			count--
 		}
@@ -224,7 +224,7 @@ func (n *Netem) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 func (n *Netem) drop(now clock.Time, p *packet.Packet, why Reason) Verdict {
 	n.stats.Drops++
 	n.stats.DropsByReason[why]++
-	n.env.Drop(now, p, "netem", why)
+	n.env.Drop(now, p, n, why)
 	return Dropped
 }
 

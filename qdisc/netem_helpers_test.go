@@ -19,12 +19,12 @@ type recorder struct {
 
 func newRecorder() *recorder { return &recorder{drops: map[Reason]int{}} }
 
-func (r *recorder) Drop(now clock.Time, p *packet.Packet, kind string, why Reason) {
+func (r *recorder) Drop(now clock.Time, p *packet.Packet, _ Qdisc, why Reason) {
 	r.drops[why]++
 	p.Free()
 }
 
-func (r *recorder) Mark(now clock.Time, p *packet.Packet, kind string, why Reason) { r.marks++ }
+func (r *recorder) Mark(now clock.Time, p *packet.Packet, _ Qdisc, why Reason) { r.marks++ }
 
 // fifoChild is a minimal child discipline: a packet FIFO with a limit and an
 // optional gate that keeps it closed until openAt.
@@ -39,7 +39,7 @@ type fifoChild struct {
 func (f *fifoChild) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 	f.enq++
 	if f.limit > 0 && f.q.Len() >= f.limit {
-		f.env.Drop(now, p, "fifo", ReasonLimit)
+		f.env.Drop(now, p, f, ReasonLimit)
 		return Dropped
 	}
 	f.q.Push(p)

@@ -70,7 +70,7 @@ func (q *PfifoFast) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 	if b.Len() >= q.limit {
 		q.stats.Drops++
 		q.stats.DropsByReason[ReasonLimit]++
-		q.env.Drop(now, p, "pfifo_fast", ReasonLimit)
+		q.env.Drop(now, p, q, ReasonLimit)
 		return Dropped
 	}
 	b.Push(p)

@@ -191,7 +191,7 @@ func (q *PIE) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 			return q.drop(now, p, ReasonPIE)
 		}
 		q.stats.Marks++
-		q.env.Mark(now, p, "pie", ReasonPIE)
+		q.env.Mark(now, p, q, ReasonPIE)
 	}
 	p.Enqueued = now
 	q.q.Push(p)
@@ -202,7 +202,7 @@ func (q *PIE) drop(now clock.Time, p *packet.Packet, why Reason) Verdict {
 	q.vars.accuProb = 0
 	q.stats.Drops++
 	q.stats.DropsByReason[why]++
-	q.env.Drop(now, p, "pie", why)
+	q.env.Drop(now, p, q, why)
 	return Dropped
 }
 

@@ -87,11 +87,14 @@ const NumReasons = int(reasonCount)
 // Observer is told about every packet that a discipline drops or marks. It is
 // the only way dropped packets leave a discipline: after Drop returns, the
 // packet belongs to the observer (which typically counts it and frees it).
+// from is the discipline instance that acted, so that an observer can credit
+// each instance of a tree (the second netem of "netem; netem" is not the
+// first).
 type Observer interface {
-	// Drop reports that p was discarded by the discipline named kind.
-	Drop(now clock.Time, p *packet.Packet, kind string, why Reason)
-	// Mark reports that the discipline named kind set CE on p; p stays queued.
-	Mark(now clock.Time, p *packet.Packet, kind string, why Reason)
+	// Drop reports that the discipline from discarded p.
+	Drop(now clock.Time, p *packet.Packet, from Qdisc, why Reason)
+	// Mark reports that the discipline from set CE on p; p stays queued.
+	Mark(now clock.Time, p *packet.Packet, from Qdisc, why Reason)
 }
 
 // Env is what a tree of disciplines shares: where drops go, where duplicates
@@ -107,9 +110,14 @@ type Env struct {
 	// Seed seeds every discipline's random stream (each discipline derives
 	// its own from it and its position); netem's own "seed" overrides it.
 	Seed uint64
-	// MTU is psched_mtu: the device MTU plus its hard header length, 1500 on
-	// TUN (1514 on Ethernet). Zero means 1500.
+	// MTU is the device MTU (the largest IP packet); zero means 1500.
+	// psched_mtu, which sizes fq_codel's quantum and the default byte
+	// limits, is MTU plus the framing's header (see PschedMTU).
 	MTU int
+	// Framing says what the device counts in a packet's length: the
+	// Ethernet header too (the zero value) or the IP packet alone, as on a
+	// TUN device. See PktLen.
+	Framing Framing
 	// TxQueueLen is the device's txqueuelen, the default limit of the fifos
 	// and of pfifo_fast's bands. Zero means 1000.
 	TxQueueLen int
@@ -118,12 +126,26 @@ type Env struct {
 	HZ int
 }
 
-// PschedMTU returns Env.MTU or its default.
+// PschedMTU returns the kernel's psched_mtu: the device MTU (Env.MTU or
+// 1500) plus the framing's header length, 1514 on Ethernet and 1500 on TUN.
 func (e *Env) PschedMTU() int {
-	if e == nil || e.MTU == 0 {
-		return 1500
+	if e == nil {
+		return 1500 + FramingEthernet.HeaderLen()
 	}
-	return e.MTU
+	mtu := e.MTU
+	if mtu == 0 {
+		mtu = 1500
+	}
+	return mtu + e.Framing.HeaderLen()
+}
+
+// PktLen returns p's length as the device's qdiscs count it
+// (qdisc_pkt_len): its IP length plus the framing's header.
+func (e *Env) PktLen(p *packet.Packet) int {
+	if e == nil {
+		return p.Len() + FramingEthernet.HeaderLen()
+	}
+	return p.Len() + e.Framing.HeaderLen()
 }
 
 // QueueLen returns Env.TxQueueLen or its default.
@@ -142,20 +164,21 @@ func (e *Env) Hz() int {
 	return e.HZ
 }
 
-// Drop reports p as dropped to the observer, or frees it if there is none.
-func (e *Env) Drop(now clock.Time, p *packet.Packet, kind string, why Reason) {
+// Drop reports p as dropped by from to the observer, or frees it if there
+// is none.
+func (e *Env) Drop(now clock.Time, p *packet.Packet, from Qdisc, why Reason) {
 	if e != nil && e.Observer != nil {
-		e.Observer.Drop(now, p, kind, why)
+		e.Observer.Drop(now, p, from, why)
 		return
 	}
 	p.Free()
 }
 
-// Mark reports p as CE-marked to the observer, if there is one.
-func (e *Env) Mark(now clock.Time, p *packet.Packet, kind string, why Reason) {
+// Mark reports p as CE-marked by from to the observer, if there is one.
+func (e *Env) Mark(now clock.Time, p *packet.Packet, from Qdisc, why Reason) {
 	p.Marked = true
 	if e != nil && e.Observer != nil {
-		e.Observer.Mark(now, p, kind, why)
+		e.Observer.Mark(now, p, from, why)
 	}
 }
 

@@ -193,7 +193,7 @@ func (q *TBF) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 	if p.Len() > q.maxSize && (p.Segs <= 1 || largestSegment(p) > q.maxSize) {
 		q.stats.Drops++
 		q.stats.DropsByReason[ReasonOversize]++
-		q.env.Drop(now, p, "tbf", ReasonOversize)
+		q.env.Drop(now, p, q, ReasonOversize)
 		return Dropped
 	}
 	v := q.child.Enqueue(now, p)

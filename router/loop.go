@@ -105,7 +105,7 @@ type loop struct {
 	dir   *link.Direction
 	env   qdisc.Env // the configured Env, to validate new chains
 	chain []qdisc.Spec
-	kinds []string // kinds of the chain's disciplines, root first
+	qdiscs []qdisc.Qdisc // the chain's discipline instances, root first
 	qx    []qextra
 	built bool // the tree came from Config.Build: opaque to the policy
 	trace bool
@@ -225,14 +225,14 @@ func (l *loop) wholeAllowed() bool {
 	return l.vnet && !l.trace && !l.built && keepsWhole(l.chain)
 }
 
-// resetChainState records the kinds of the current tree, whose own
+// resetChainState records the disciplines of the current tree, whose own
 // counters start from zero.
 func (l *loop) resetChainState() {
-	l.kinds = l.kinds[:0]
+	l.qdiscs = l.qdiscs[:0]
 	for q := l.dir.Root(); q != nil; q = q.Child() {
-		l.kinds = append(l.kinds, q.Kind())
+		l.qdiscs = append(l.qdiscs, q)
 	}
-	l.qx = make([]qextra, len(l.kinds))
+	l.qx = make([]qextra, len(l.qdiscs))
 }
 
 // get returns a packet whose buffer holds n bytes of data.
@@ -413,7 +413,7 @@ func (l *loop) Event(e *link.Event) {
 			extra := uint64(segs - 1)
 			l.xs.dropped += extra
 			l.xs.droppedBy[e.Reason] += extra
-			if i := slices.Index(l.kinds, e.Qdisc); i >= 0 {
+			if i := slices.Index(l.qdiscs, e.Qdisc); i >= 0 {
 				l.qx[i].drops += extra
 			}
 		}

@@ -117,7 +117,7 @@ func newRunner(cfg Config) (*runner, error) {
 		lc.PerFlow, lc.KeepDelays = true, true
 		lc.Env.Pool = r.pool
 		if lc.Env.Seed == 0 {
-			lc.Env.Seed = derive(cfg.Seed, uint64(i)+1)
+			lc.Env.Seed = qdisc.DeriveSeed(cfg.Seed, uint64(i)+1)
 		}
 		if cfg.OnPacket != nil {
 			lc.Hook = &dropHook{r: r, dir: lc.Name, next: lc.Hook}
@@ -171,14 +171,6 @@ func (r *runner) reserve() {
 	for d := range r.dirs {
 		r.dirs[d].ReserveDelays(total[d], per[d])
 	}
-}
-
-// derive makes an independent seed from seed and k (splitmix64).
-func derive(seed, k uint64) uint64 {
-	z := seed + k*0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
 }
 
 // loop advances the virtual clock from event to event: to the earliest of

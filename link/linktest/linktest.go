@@ -61,7 +61,7 @@ func (d *Delay) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
 	if d.spec.Limit > 0 && d.q.Len() >= d.spec.Limit {
 		d.stats.Drops++
 		d.stats.DropsByReason[qdisc.ReasonLimit]++
-		d.env.Drop(now, p, "testdelay", qdisc.ReasonLimit)
+		d.env.Drop(now, p, d, qdisc.ReasonLimit)
 		return qdisc.Dropped
 	}
 	d.n++
@@ -76,7 +76,7 @@ func (d *Delay) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
 	}
 	if mark && packet.SetCE(p.Bytes()) {
 		d.stats.Marks++
-		d.env.Mark(now, p, "testdelay", qdisc.ReasonCEThreshold)
+		d.env.Mark(now, p, d, qdisc.ReasonCEThreshold)
 	}
 	start := now
 	if d.spec.Rate > 0 {

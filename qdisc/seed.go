@@ -1,0 +1,12 @@
+package qdisc
+
+// DeriveSeed makes an independent seed from seed and k with splitmix64's
+// finaliser, so that streams derived from one seed with different k (a
+// direction, a discipline's position in its tree) are unrelated, and the
+// same seed and k always give the same stream.
+func DeriveSeed(seed, k uint64) uint64 {
+	z := seed + k*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
