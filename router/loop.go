@@ -100,17 +100,17 @@ type usoCounts struct{ writes, datagrams uint64 }
 // out. Everything but the fields marked otherwise belongs to the loop's
 // goroutine while it runs.
 type loop struct {
-	r     *Router
-	name  string
-	dir   *link.Direction
-	env   qdisc.Env // the configured Env, to validate new chains
-	chain []qdisc.Spec
+	r      *Router
+	name   string
+	dir    *link.Direction
+	env    qdisc.Env // the configured Env, to validate new chains
+	chain  []qdisc.Spec
 	qdiscs []qdisc.Qdisc // the chain's discipline instances, root first
-	qx    []qextra
-	built bool // the tree came from Config.Build: opaque to the policy
-	trace bool
-	vnet  bool // ingress and egress are both VNet devices
-	whole bool // super-packets cross the current chain whole
+	qx     []qextra
+	built  bool // the tree came from Config.Build: opaque to the policy
+	trace  bool
+	vnet   bool // ingress and egress are both VNet devices
+	whole  bool // super-packets cross the current chain whole
 
 	clk      *clock.Real
 	in       ingress
