@@ -1,0 +1,281 @@
+// Package catalog describes the tests `wanlab run` knows, as Flent defines
+// them (flent/tests/*.conf): which load flows go which way with which DSCP
+// mark, which latency probes run beside them, the names of their series
+// (the contract that Flent's plots and wanlab's results share) and the
+// series Flent computes from them (sums, averages, totals, fairness).
+//
+// It is data and small pure functions: the traffic is made elsewhere.
+package catalog
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Direction is which way a flow's data goes.
+type Direction uint8
+
+const (
+	// Up is client to server (Flent's TCP_STREAM, an upload).
+	Up Direction = iota
+	// Down is server to client (TCP_MAERTS, a download).
+	Down
+)
+
+// String returns "up" or "down".
+func (d Direction) String() string {
+	if d == Down {
+		return "down"
+	}
+	return "up"
+}
+
+// Transport is what a load flow carries.
+type Transport uint8
+
+// Transports of load flows.
+const (
+	TCP Transport = iota
+	// UDPFlood is a constant-rate UDP stream (Flent's udp_flood, iperf -u).
+	UDPFlood
+)
+
+// String returns the transport's name.
+func (t Transport) String() string {
+	if t == UDPFlood {
+		return "udp"
+	}
+	return "tcp"
+}
+
+// ProbeKind is how a latency probe measures.
+type ProbeKind uint8
+
+// Probe kinds.
+const (
+	// ICMP is an echo request answered by the server host's kernel (ping).
+	ICMP ProbeKind = iota
+	// UDP is a request answered by wanlab's echo server, with one-way delays
+	// (Flent's udp_rtt, irtt).
+	UDP
+)
+
+// String returns "icmp" or "udp".
+func (k ProbeKind) String() string {
+	if k == UDP {
+		return "udp"
+	}
+	return "icmp"
+}
+
+// Mark is a DSCP class by its name, as Flent's "marking" gives it.
+type Mark string
+
+// The marks Flent's tests use.
+const (
+	BE  Mark = "CS0" // best effort
+	BK  Mark = "CS1" // background
+	CS5 Mark = "CS5"
+	EF  Mark = "EF" // expedited forwarding
+)
+
+// TOS returns the IPv4 TOS byte (IPv6 traffic class) of the mark: the
+// DSCP in its six high bits, ECN bits clear.
+func (m Mark) TOS() uint8 {
+	switch m {
+	case BK:
+		return 8 << 2
+	case CS5:
+		return 40 << 2
+	case EF:
+		return 46 << 2
+	}
+	return 0
+}
+
+// Flow is one load flow of a test.
+type Flow struct {
+	// Series is the Flent series its throughput is recorded under.
+	Series    string
+	Dir       Direction
+	Transport Transport
+	Mark      Mark
+}
+
+// Probe is one latency probe stream of a test.
+type Probe struct {
+	// Series is the Flent series its round-trip times are recorded under.
+	Series string
+	Kind   ProbeKind
+	Mark   Mark
+}
+
+// Op is how a computed series is made from others, at each grid point
+// over the series that have a value there (flent/combiners.py).
+type Op uint8
+
+// Computed series operations.
+const (
+	Sum Op = iota
+	Average
+	// Fairness is Jain's index (Σx)²/(n·Σx²).
+	Fairness
+)
+
+// String returns Flent's runner name for the operation.
+func (o Op) String() string {
+	switch o {
+	case Average:
+		return "average"
+	case Fairness:
+		return "fairness"
+	}
+	return "sum"
+}
+
+// Computed is a series Flent computes from others.
+type Computed struct {
+	Series string
+	Op     Op
+	// Of lists the series it is computed from.
+	Of []string
+	// Unit is the computed series' unit ("Mbits/s", "ms", "Idx").
+	Unit string
+}
+
+// Test is one of Flent's tests.
+type Test struct {
+	Name        string
+	Description string
+	Flows       []Flow
+	Probes      []Probe
+	Computed    []Computed
+	// NoLoad marks a test without load flows (ping), which Flent runs for
+	// LENGTH alone: no lead or tail.
+	NoLoad bool
+	// Parameters are Flent's TEST_PARAMETERS for this instance (e.g.
+	// upload_streams for tcp_nup), which a Flent data file must carry.
+	Parameters map[string]string
+	// Plot is Flent's default plot for the test.
+	Plot string
+}
+
+// Options are the parameters some tests take.
+type Options struct {
+	// Streams is the number of flows of tcp_nup and tcp_ndown (Flent's
+	// upload_streams/download_streams); 0 means 4.
+	Streams int
+}
+
+// MaxStreams bounds Options.Streams.
+const MaxStreams = 256
+
+// Units of series.
+const (
+	Mbits = "Mbits/s"
+	Ms    = "ms"
+	Index = "Idx"
+)
+
+var names = []string{"ping", "tcp_upload", "tcp_download", "tcp_bidirectional", "tcp_nup", "tcp_ndown", "rrul", "rrul_be", "udp_flood"}
+
+// Names returns the tests Lookup knows, in a stable order.
+func Names() []string { return append([]string(nil), names...) }
+
+// Lookup returns the test called name.
+func Lookup(name string, o Options) (Test, error) {
+	n := o.Streams
+	if n == 0 {
+		n = 4
+	}
+	if n < 1 || n > MaxStreams {
+		return Test{}, fmt.Errorf("--streams %d is out of range: use 1 to %d", o.Streams, MaxStreams)
+	}
+	icmp := Probe{Series: "Ping (ms) ICMP", Kind: ICMP, Mark: BE}
+	switch name {
+	case "ping":
+		return Test{Name: name, Description: "ICMP and UDP round-trip times, no load", NoLoad: true, Plot: "ping",
+			Probes: []Probe{icmp, {Series: "Ping (ms) UDP", Kind: UDP, Mark: BE}}}, nil
+	case "tcp_upload":
+		return Test{Name: name, Description: "one TCP upload with ping", Plot: "totals",
+			Flows:  []Flow{{Series: "TCP upload", Dir: Up}},
+			Probes: []Probe{icmp}}, nil
+	case "tcp_download":
+		return Test{Name: name, Description: "one TCP download with ping", Plot: "totals",
+			Flows:  []Flow{{Series: "TCP download", Dir: Down}},
+			Probes: []Probe{icmp}}, nil
+	case "tcp_bidirectional":
+		return Test{Name: name, Description: "one TCP flow each way with ping", Plot: "totals",
+			Flows:  []Flow{{Series: "TCP download", Dir: Down}, {Series: "TCP upload", Dir: Up}},
+			Probes: []Probe{icmp}}, nil
+	case "tcp_nup", "tcp_ndown":
+		dir, word, param := Up, "upload", "upload_streams"
+		if name == "tcp_ndown" {
+			dir, word, param = Down, "download", "download_streams"
+		}
+		t := Test{Name: name, Description: fmt.Sprintf("%d TCP %ss with ping", n, word), Plot: "totals",
+			Probes: []Probe{icmp}, Parameters: map[string]string{param: strconv.Itoa(n)}}
+		var of []string
+		for i := 1; i <= n; i++ {
+			s := fmt.Sprintf("TCP %s::%d", word, i)
+			t.Flows = append(t.Flows, Flow{Series: s, Dir: dir})
+			of = append(of, s)
+		}
+		prefix := "TCP " + word
+		t.Computed = []Computed{
+			{Series: prefix + " avg", Op: Average, Of: of, Unit: Mbits},
+			{Series: prefix + " sum", Op: Sum, Of: of, Unit: Mbits},
+			{Series: prefix + " fairness", Op: Fairness, Of: of, Unit: Index},
+		}
+		return t, nil
+	case "rrul":
+		return rrul(name, "Realtime Response Under Load: 4 TCP flows each way in four classes, with UDP and ICMP probes",
+			[]string{"BE", "BK", "CS5", "EF"}, []Mark{BE, BK, CS5, EF},
+			[]Probe{{Series: "Ping (ms) UDP EF", Kind: UDP, Mark: EF}, {Series: "Ping (ms) UDP BK", Kind: UDP, Mark: BK},
+				{Series: "Ping (ms) UDP BE", Kind: UDP, Mark: BE}, icmp}), nil
+	case "rrul_be":
+		return rrul(name, "Realtime Response Under Load, all best effort: 4 TCP flows each way, with UDP and ICMP probes",
+			[]string{"BE", "BE2", "BE3", "BE4"}, []Mark{BE, BE, BE, BE},
+			[]Probe{{Series: "Ping (ms) UDP BE1", Kind: UDP, Mark: BE}, {Series: "Ping (ms) UDP BE2", Kind: UDP, Mark: BE},
+				{Series: "Ping (ms) UDP BE3", Kind: UDP, Mark: BE}, icmp}), nil
+	case "udp_flood":
+		return Test{Name: name, Description: "a constant-rate UDP upload with ping", Plot: "totals",
+			Flows:  []Flow{{Series: "UDP upload", Dir: Up, Transport: UDPFlood}},
+			Probes: []Probe{icmp}}, nil
+	}
+	return Test{}, fmt.Errorf("test %q is unknown: use one of %s", name, strings.Join(names, ", "))
+}
+
+func rrul(name, desc string, ids []string, marks []Mark, probes []Probe) Test {
+	t := Test{Name: name, Description: desc, Plot: "all_scaled", Probes: probes}
+	var ups, downs []string
+	for _, dir := range []Direction{Up, Down} {
+		word := "upload"
+		if dir == Down {
+			word = "download"
+		}
+		for i, id := range ids {
+			s := fmt.Sprintf("TCP %s %s", word, id)
+			t.Flows = append(t.Flows, Flow{Series: s, Dir: dir, Mark: marks[i]})
+			if dir == Up {
+				ups = append(ups, s)
+			} else {
+				downs = append(downs, s)
+			}
+		}
+	}
+	var pings []string
+	for _, p := range probes {
+		pings = append(pings, p.Series)
+	}
+	t.Computed = []Computed{
+		{Series: "TCP upload avg", Op: Average, Of: ups, Unit: Mbits},
+		{Series: "TCP upload sum", Op: Sum, Of: ups, Unit: Mbits},
+		{Series: "TCP download avg", Op: Average, Of: downs, Unit: Mbits},
+		{Series: "TCP download sum", Op: Sum, Of: downs, Unit: Mbits},
+		{Series: "TCP totals", Op: Sum, Of: append(append([]string(nil), ups...), downs...), Unit: Mbits},
+		{Series: "Ping (ms) avg", Op: Average, Of: pings, Unit: Ms},
+	}
+	return t
+}

@@ -1,0 +1,90 @@
+package catalog
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestSeriesNames pins the series names, which are the contract with
+// Flent's plots (flent/tests/*.conf).
+func TestSeriesNames(t *testing.T) {
+	want := map[string][]string{
+		"ping":              {"Ping (ms) ICMP", "Ping (ms) UDP"},
+		"tcp_upload":        {"TCP upload", "Ping (ms) ICMP"},
+		"tcp_download":      {"TCP download", "Ping (ms) ICMP"},
+		"tcp_bidirectional": {"TCP download", "TCP upload", "Ping (ms) ICMP"},
+		"tcp_nup":           {"TCP upload::1", "TCP upload::2", "TCP upload::3", "TCP upload::4", "Ping (ms) ICMP", "TCP upload avg", "TCP upload sum", "TCP upload fairness"},
+		"rrul": {"TCP upload BE", "TCP upload BK", "TCP upload CS5", "TCP upload EF",
+			"TCP download BE", "TCP download BK", "TCP download CS5", "TCP download EF",
+			"Ping (ms) UDP EF", "Ping (ms) UDP BK", "Ping (ms) UDP BE", "Ping (ms) ICMP",
+			"TCP upload avg", "TCP upload sum", "TCP download avg", "TCP download sum", "TCP totals", "Ping (ms) avg"},
+		"rrul_be": {"TCP upload BE", "TCP upload BE2", "TCP upload BE3", "TCP upload BE4",
+			"TCP download BE", "TCP download BE2", "TCP download BE3", "TCP download BE4",
+			"Ping (ms) UDP BE1", "Ping (ms) UDP BE2", "Ping (ms) UDP BE3", "Ping (ms) ICMP",
+			"TCP upload avg", "TCP upload sum", "TCP download avg", "TCP download sum", "TCP totals", "Ping (ms) avg"},
+		"udp_flood": {"UDP upload", "Ping (ms) ICMP"},
+	}
+	for name, series := range want {
+		tt, err := Lookup(name, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range tt.Flows {
+			got = append(got, f.Series)
+		}
+		for _, p := range tt.Probes {
+			got = append(got, p.Series)
+		}
+		for _, c := range tt.Computed {
+			got = append(got, c.Series)
+		}
+		if !slices.Equal(got, series) {
+			t.Errorf("%s: series %q, want %q", name, got, series)
+		}
+	}
+	for _, n := range Names() {
+		if _, ok := want[n]; !ok && n != "tcp_ndown" {
+			t.Errorf("test %s has no expected series here", n)
+		}
+	}
+}
+
+func TestRRULMarksAndDirections(t *testing.T) {
+	tt, _ := Lookup("rrul", Options{})
+	var up, down int
+	for _, f := range tt.Flows {
+		if f.Dir == Up {
+			up++
+		} else {
+			down++
+		}
+	}
+	if up != 4 || down != 4 {
+		t.Errorf("rrul: %d up and %d down flows, want 4 and 4", up, down)
+	}
+	if tt.Flows[3].Mark.TOS() != 0xb8 || tt.Flows[1].Mark.TOS() != 0x20 || tt.Flows[2].Mark.TOS() != 0xa0 || tt.Flows[0].Mark.TOS() != 0 {
+		t.Errorf("rrul marks: %+v", tt.Flows[:4])
+	}
+	if tt.Probes[0].Mark != EF || tt.Probes[0].Kind != UDP || tt.Probes[3].Kind != ICMP {
+		t.Errorf("rrul probes: %+v", tt.Probes)
+	}
+}
+
+func TestStreams(t *testing.T) {
+	tt, err := Lookup("tcp_ndown", Options{Streams: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tt.Flows) != 8 || tt.Flows[7].Series != "TCP download::8" || tt.Flows[0].Dir != Down || tt.Parameters["download_streams"] != "8" {
+		t.Errorf("tcp_ndown 8: %+v", tt)
+	}
+	for _, n := range []int{-1, MaxStreams + 1} {
+		if _, err := Lookup("tcp_nup", Options{Streams: n}); err == nil {
+			t.Errorf("Streams %d accepted", n)
+		}
+	}
+	if _, err := Lookup("rrul_cs8", Options{}); err == nil {
+		t.Error("an unknown test was accepted")
+	}
+}
