@@ -16,9 +16,6 @@ type flentTest struct {
 	// streamsParam names the test parameter that says how many series match
 	// streamsGlob (tcp_nup's upload_streams); empty if the test has none.
 	streamsParam, streamsGlob string
-	// plots are the plots the export is tested with, the test's default
-	// first.
-	plots []string
 }
 
 // reduction is how a computed series combines its sources' values at one
@@ -55,13 +52,13 @@ var rrulComputed = []computedSeries{
 
 // flentTests are the Flent tests wanlab runs, by Flent's name.
 var flentTests = map[string]flentTest{
-	"ping":              {plots: []string{"ping", "ping_cdf"}},
-	"tcp_upload":        {plots: []string{"totals", "ping_cdf"}},
-	"tcp_download":      {plots: []string{"totals", "ping_cdf"}},
-	"tcp_bidirectional": {plots: []string{"totals", "ping_cdf"}},
-	"udp_flood":         {plots: []string{"totals", "ping_cdf"}},
-	"rrul":              {computed: rrulComputed, plots: []string{"all_scaled", "totals", "ping_cdf"}},
-	"rrul_be":           {computed: rrulComputed, plots: []string{"all_scaled", "totals", "ping_cdf"}},
+	"ping":              {},
+	"tcp_upload":        {},
+	"tcp_download":      {},
+	"tcp_bidirectional": {},
+	"udp_flood":         {},
+	"rrul":              {computed: rrulComputed},
+	"rrul_be":           {computed: rrulComputed},
 	"tcp_nup": {
 		computed: []computedSeries{
 			{"TCP upload avg", reduceAverage, "TCP upload::*", []string{"TCP upload sum"}, "Mbits/s"},
@@ -69,7 +66,6 @@ var flentTests = map[string]flentTest{
 			{"TCP upload fairness", reduceFairness, "TCP upload::*", nil, "Idx"},
 		},
 		streamsParam: "upload_streams", streamsGlob: "TCP upload::*",
-		plots: []string{"totals", "ping_cdf"},
 	},
 	"tcp_ndown": {
 		computed: []computedSeries{
@@ -78,7 +74,6 @@ var flentTests = map[string]flentTest{
 			{"TCP download fairness", reduceFairness, "TCP download::*", nil, "Idx"},
 		},
 		streamsParam: "download_streams", streamsGlob: "TCP download::*",
-		plots: []string{"totals", "ping_cdf"},
 	},
 }
 
