@@ -16,11 +16,15 @@ import (
 // point, over the source series that have a value there; a point where
 // none has one gets no sample. Fairness is (Σx)²/(n·Σx²) and has no value
 // where every source is 0. A computed series' window spans its sources'
-// windows. The new series are summarised.
-func (d *Document) AddComputed() {
+// windows. The new series are summarised. The document must pass
+// Validate; AddComputed returns its error otherwise.
+func (d *Document) AddComputed() error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
 	test, ok := flentTests[d.Run.Test]
 	if !ok {
-		return
+		return nil
 	}
 	n := d.GridLen()
 	for ci := range test.computed {
@@ -64,6 +68,7 @@ func (d *Document) AddComputed() {
 			d.Series = append(d.Series, out)
 		}
 	}
+	return nil
 }
 
 // series returns the document's top-level series of that name, or nil.

@@ -2,6 +2,7 @@ package results
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -85,7 +86,9 @@ func TestAddComputedOverFlowsWithValues(t *testing.T) {
 	if n := d.GridLen(); n != 6 {
 		t.Fatalf("grid of %d points, want 6 (0 to 5 s)", n)
 	}
-	d.AddComputed()
+	if err := d.AddComputed(); err != nil {
+		t.Fatal(err)
+	}
 	ts, sum := seriesValues(t, d, "TCP upload sum")
 	sameValues(t, "sum times", ts, []float64{0, 1, 2, 3, 4})
 	sameValues(t, "sum", sum, []float64{11, 2, 133, 244, 305})
@@ -111,7 +114,9 @@ func TestAddComputedOverFlowsWithValues(t *testing.T) {
 	// Computing again replaces the series and does not feed the sum into
 	// the average or the other way round.
 	n := len(d.Series)
-	d.AddComputed()
+	if err := d.AddComputed(); err != nil {
+		t.Fatal(err)
+	}
 	if len(d.Series) != n {
 		t.Errorf("%d series after a second AddComputed, %d after the first", len(d.Series), n)
 	}
@@ -123,7 +128,9 @@ func TestAddComputedFairnessOfZeros(t *testing.T) {
 	d := gapDoc()
 	d.Series[0].Samples = Samples{{0, 0}, {1, 0}}
 	d.Series = d.Series[:1]
-	d.AddComputed()
+	if err := d.AddComputed(); err != nil {
+		t.Fatal(err)
+	}
 	// Flent's fairness has no value when every flow has 0.
 	if s := d.series("TCP upload fairness"); len(s.Samples) != 0 {
 		t.Errorf("fairness of zeros: %v", s.Samples)
@@ -146,6 +153,11 @@ func TestAddComputedRRUL(t *testing.T) {
 	up, down, all := d.series("TCP upload sum").Summary.Total, d.series("TCP download sum").Summary.Total, d.series("TCP totals").Summary.Total
 	if math.Abs(up+down-all) > 1e-9*all || math.Abs(flows-all) > 1e-9*all {
 		t.Errorf("upload sum %v + download sum %v vs totals %v vs the flows' %v", up, down, all, flows)
+	}
+	bad := synthDoc("rrul", 5)
+	bad.Series[0].Samples[1].T = 1e9
+	if err := bad.AddComputed(); err == nil || !strings.Contains(err.Error(), "far past the run's end") {
+		t.Errorf("a sample at 1e9 s: %v", err)
 	}
 	if tests := synthDoc("tcp_upload", 1); len(tests.Series) != 2 {
 		t.Errorf("tcp_upload has %d series; Flent computes none for it", len(tests.Series))

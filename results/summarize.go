@@ -54,8 +54,9 @@ func (d *Document) Summarize() {
 
 // Validate checks what the views rely on: a test name, a positive step,
 // non-negative lengths, a known framing, unique non-empty series names,
-// samples in ascending time from T0 on, windows that are intervals, and
-// flow series named after their flow. The error names the first problem.
+// samples in ascending time from T0 on and not beyond ten times the run's
+// length, windows that are intervals, and flow series named after their
+// flow. The error names the first problem.
 func (d *Document) Validate() error {
 	r := d.Run
 	switch {
@@ -70,6 +71,9 @@ func (d *Document) Validate() error {
 	case r.Framing != "ethernet" && r.Framing != "ip":
 		return fmt.Errorf("results: run.framing is %q; want \"ethernet\" or \"ip\"", r.Framing)
 	}
+	// Flent warns about data ten times longer than the run; a grid that
+	// long is a mistake in the sample times, and would be huge.
+	latest := 10 * (r.TotalS() + r.StepS)
 	names := make(map[string]bool)
 	check := func(s *Series) error {
 		if s.Name == "" {
@@ -87,6 +91,10 @@ func (d *Document) Validate() error {
 			if !(p.T >= prev) || math.IsInf(p.T, 0) {
 				return fmt.Errorf("results: series %q: sample %d at %vs is before its predecessor or before T0; samples must be in ascending time from 0",
 					s.Name, i, p.T)
+			}
+			if p.T > latest {
+				return fmt.Errorf("results: series %q: sample %d at %vs is far past the run's end at %vs; check the sample times",
+					s.Name, i, p.T, r.TotalS())
 			}
 			if math.IsInf(p.V, 0) {
 				return fmt.Errorf("results: series %q: sample %d at %vs is infinite", s.Name, i, p.T)

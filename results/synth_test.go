@@ -109,10 +109,9 @@ func synthDoc(test string, seed uint64) *Document {
 		}
 		d.Flows = append(d.Flows, f)
 	}
-	d.AddComputed()
-	d.Summarize()
-	if err := d.Validate(); err != nil {
+	if err := d.AddComputed(); err != nil {
 		panic(fmt.Sprintf("synthDoc(%s): %v", test, err))
 	}
+	d.Summarize()
 	return d
 }
