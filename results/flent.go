@@ -105,8 +105,7 @@ func flentFile(d *Document) (*flentData, error) {
 		RawValues: make(map[string][]map[string]any, len(d.Series)),
 	}
 	for k := range f.XValues {
-		// Rounded to the nanosecond, so 3·0.2 is written 0.6.
-		f.XValues[k] = math.Round(float64(k)*step*1e9) / 1e9
+		f.XValues[k] = gridTime(k, step)
 	}
 
 	seriesMeta := make(map[string]any, len(d.Series))
@@ -115,7 +114,7 @@ func flentFile(d *Document) (*flentData, error) {
 		grid := Grid(s.Samples, step, n)
 		res := make([]*float64, n)
 		for k, v := range grid {
-			if !math.IsNaN(v) && inWindow(s.Window, float64(k)*step) {
+			if !math.IsNaN(v) && inWindow(s.Window, f.XValues[k]) {
 				res[k] = &grid[k]
 			}
 		}

@@ -17,6 +17,12 @@ const gridEps = 1e-6
 // still be interpolated to it: Flent's aggregator allows 5 steps.
 const gridReach = 5
 
+// gridTime is the time of grid point k, rounded to the nanosecond so that
+// 3·0.2 is 0.6, as a reader expects.
+func gridTime(k int, step float64) float64 {
+	return math.Round(float64(k)*step*1e9) / 1e9
+}
+
 // GridLen is the number of grid points: enough to reach the end of the run
 // (lead, load and tail) and the latest sample of any series.
 func (d *Document) GridLen() int {
@@ -58,7 +64,7 @@ func Grid(samples []Sample, step float64, n int) []float64 {
 	out := make([]float64, n)
 	i := 0 // the first sample later than the current point, once past it
 	for k := range out {
-		x := float64(k) * step
+		x := gridTime(k, step)
 		eps := gridEps * step
 		for i < len(samples) && samples[i].T <= x+eps {
 			i++
