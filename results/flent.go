@@ -35,8 +35,8 @@ var flentRecordKeys = map[string]bool{"t": true, "val": true, "dur": true, "lost
 // `-f stats` summarises every raw value it is given, so its figures are
 // the document's summary: the same median, minimum, maximum, standard
 // deviation, variance and total (Σ val·dur). Its mean is the MEAN_VALUE of
-// SERIES_META, which is the summary's mean, and its "Data points" is then
-// the number of grid points of the whole run. A flow's own series
+// SERIES_META, which is the window's mean as Summarize computes it, and its
+// "Data points" is then the number of grid points of the whole run. A flow's own series
 // ("TCP upload BE::tcp_cwnd") become the key after "::" inside the records
 // of the flow's series, where Flent's per-flow plots (tcp_cwnd, tcp_rtt)
 // look for them.
@@ -139,10 +139,13 @@ func flentFile(d *Document) (*flentData, error) {
 		f.RawValues[s.Name] = raw
 
 		meta := map[string]any{"UNITS": s.Unit, "RUNNER": "wanlab"}
-		// Flent takes MEAN_VALUE as the series' mean; it has to be the
-		// summary's (of the window), whatever the samples around it.
-		if s.Summary.N > 0 && !math.IsNaN(s.Summary.Mean) {
-			meta["MEAN_VALUE"] = s.Summary.Mean
+		// Flent takes MEAN_VALUE as the series' mean, so it is the mean of
+		// the window, computed here rather than trusted from a summary
+		// that might predate the samples.
+		fresh := *s
+		fresh.Summarize(step)
+		if fresh.Summary.N > 0 {
+			meta["MEAN_VALUE"] = fresh.Summary.Mean
 		}
 		seriesMeta[s.Name] = meta
 	}

@@ -259,3 +259,28 @@ func TestFlentRefuses(t *testing.T) {
 		t.Errorf("invalid document: %v", err)
 	}
 }
+
+// MEAN_VALUE is the window's mean even when the document's summaries are
+// stale (samples changed after Summarize).
+func TestFlentMeanIsFresh(t *testing.T) {
+	d := synthDoc("tcp_upload", 2)
+	s := d.series("TCP upload")
+	for i := range s.Samples {
+		s.Samples[i].V = 7
+	}
+	var buf bytes.Buffer
+	if err := WriteFlent(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Metadata struct {
+			SeriesMeta map[string]map[string]any `json:"SERIES_META"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Metadata.SeriesMeta["TCP upload"]["MEAN_VALUE"]; got != 7.0 {
+		t.Errorf("MEAN_VALUE %v, want 7 (the summary says %v)", got, s.Summary.Mean)
+	}
+}
