@@ -1,0 +1,203 @@
+// Package results defines the results document that `wanlab run` writes and
+// every later view reads: the run's provenance, its time series with their
+// summaries, the flows with their per-flow series, and the router's report.
+// From a saved document the package writes Flent's data file (WriteFlent)
+// and a text summary in the style of Flent's `-f stats` (WriteSummary).
+//
+// The package knows nothing of how samples were taken. A writer fills a
+// Document with samples, calls AddComputed for the series Flent computes
+// from others (sums, averages, fairness) and Summarize for the summaries,
+// then Encode. docs/results-format.md describes every key.
+package results
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"time"
+)
+
+// Format is the value of the document's "format" key.
+const Format = "wanlab-results"
+
+// Version is the document's major version, the value of its "version" key.
+// Additions that an older reader can ignore keep it; Decode refuses a
+// document whose version is higher than this one.
+const Version = 1
+
+// Document is one run's results.
+type Document struct {
+	// Run is the provenance: everything needed to run it again and to read
+	// it.
+	Run Run `json:"run"`
+	// Series are the run's time series under Flent's names: the flows'
+	// throughput, the latency probes and the computed series.
+	Series []Series `json:"series"`
+	// Flows describe each flow and probe and hold its per-flow series
+	// (TCP_INFO at both ends, the router's per-flow view, one-way delays).
+	Flows []Flow `json:"flows"`
+	// Router is filled by the lead with the router's per-direction counters
+	// and its fidelity verdict; its schema is documented in
+	// docs/results-format.md under "Counters, snapshots and status". This
+	// package carries it unchanged.
+	Router json.RawMessage `json:"router,omitempty"`
+}
+
+// Run is a run's provenance.
+type Run struct {
+	// WanlabVersion is the version of the wanlab that made the run.
+	WanlabVersion string `json:"wanlab_version"`
+	// Argv is the command line, program name first.
+	Argv []string `json:"argv"`
+	// Test is the Flent test name (rrul, tcp_nup, ping, ...).
+	Test string `json:"test"`
+	// Title is the user's title for the run; it may be empty.
+	Title string `json:"title"`
+	// Start is T0, the instant every sample's time counts from. Encode
+	// writes it in UTC, RFC 3339 with up to nanosecond precision.
+	Start time.Time `json:"start"`
+	// DurationS is the load period's length in seconds (Flent's LENGTH).
+	DurationS float64 `json:"duration_s"`
+	// StepS is the sampling step in seconds (Flent's STEP_SIZE). Rate
+	// series stand for one step per sample; see Series.
+	StepS float64 `json:"step_s"`
+	// LeadS and TailS are the seconds of probing before and after the load
+	// (Flent's DELAY on each side): the load runs from LeadS to
+	// LeadS+DurationS.
+	LeadS float64 `json:"lead_s"`
+	TailS float64 `json:"tail_s"`
+	// Seed is the seed of every random choice of the emulated path.
+	Seed uint64 `json:"seed"`
+	// Framing is how the emulated device counts a packet's bytes:
+	// "ethernet" (the IP length plus 14) or "ip" (the IP length).
+	Framing string `json:"framing"`
+	// KernelRelease is the running kernel's release, as uname -r prints it.
+	KernelRelease string `json:"kernel_release"`
+	// Path is each direction's qdisc chain in tc syntax.
+	Path Path `json:"path"`
+	// Sysctls holds the sysctls set or read in each host, by host name
+	// ("client", "server") and then by sysctl name
+	// ("net.ipv4.tcp_congestion_control").
+	Sysctls map[string]map[string]string `json:"sysctls,omitempty"`
+	// Options are the test's options as the user gave them, by name
+	// (Flent's test parameters, e.g. "upload_streams": "4").
+	Options map[string]string `json:"options,omitempty"`
+	// Partial says the run did not complete; PartialReason says why.
+	Partial       bool   `json:"partial"`
+	PartialReason string `json:"partial_reason,omitempty"`
+}
+
+// TotalS is the run's whole length in seconds: lead, load and tail.
+func (r Run) TotalS() float64 { return r.LeadS + r.DurationS + r.TailS }
+
+// Path is a path's qdisc chain per direction, in tc syntax, root first
+// (`tbf rate 10mbit burst 32k latency 400ms; fq_codel`). Up is client to
+// server.
+type Path struct {
+	Up   string `json:"up"`
+	Down string `json:"down"`
+}
+
+// Series is one named time series.
+//
+// Samples are (t, value) pairs in ascending time, t in seconds from
+// Run.Start. A value of NaN is a lost probe: an explicit gap, written as
+// null. A sample of a rate series (a unit ending in "/s") is the mean rate
+// over the step ending at t.
+//
+// Summary and Lost describe the samples inside Window only: those with
+// Window[0] < t <= Window[1]. Samples outside it (the lead and tail around
+// a load series) are kept for plots but not summarised.
+type Series struct {
+	// Name is Flent's series name: "TCP upload BE", "Ping (ms) ICMP",
+	// "TCP upload::3". A flow's own series are named after the flow's
+	// label and a key, joined by "::" ("TCP upload BE::tcp_cwnd").
+	Name string `json:"name"`
+	// Unit is the samples' unit: "Mbits/s", "ms", "packets", "bytes",
+	// "Idx" (a fairness index).
+	Unit string `json:"unit"`
+	// Summary describes the samples in Window; Summarize fills it.
+	Summary Summary `json:"summary"`
+	// Window is the [start, end] of the summarised samples, in seconds
+	// from Run.Start; a sample is inside when start < t <= end.
+	Window [2]float64 `json:"window"`
+	// Lost is the number of lost probes (NaN samples) in Window.
+	Lost int `json:"lost"`
+	// Samples are the (t, value) pairs.
+	Samples Samples `json:"samples"`
+}
+
+// IsRate reports whether the series' unit is a rate (ends in "/s"), whose
+// integral over time is its Summary.Total.
+func (s *Series) IsRate() bool { return isRate(s.Unit) }
+
+func isRate(unit string) bool { return strings.HasSuffix(unit, "/s") }
+
+// TotalUnit is the unit of Summary.Total: the rate unit without "/s"
+// ("Mbits" for "Mbits/s"). It is empty for a series that is not a rate.
+func (s *Series) TotalUnit() string {
+	if !s.IsRate() {
+		return ""
+	}
+	return strings.TrimSuffix(s.Unit, "/s")
+}
+
+// inWindow reports whether time t is inside the window w.
+func inWindow(w [2]float64, t float64) bool { return t > w[0] && t <= w[1] }
+
+// Sample is one point of a series: T seconds from Run.Start and the value
+// V, NaN for a lost probe.
+type Sample struct {
+	T, V float64
+}
+
+// Lost reports whether the sample is a lost probe.
+func (s Sample) Lost() bool { return math.IsNaN(s.V) }
+
+// Summary describes the samples in a series' window with Flent's
+// definitions (see package stats): population standard deviation and
+// variance, percentiles interpolated linearly as numpy does. Lost probes
+// are left out. Every figure is NaN (written null) when N is 0.
+type Summary struct {
+	// N is the number of samples summarised (lost probes not counted).
+	N int
+	// Total is, for a rate series, its integral over the window: the sum
+	// of value × Run.StepS over the summarised samples, in the series'
+	// TotalUnit (Mbits for Mbits/s). It is NaN for other series.
+	Total float64
+	// Mean, Median, Min and Max are the usual figures; P90 and P99 are the
+	// 90th and 99th percentiles.
+	Mean, Median, Min, Max, P90, P99 float64
+	// StdDev and Variance are the population figures (divided by N).
+	StdDev, Variance float64
+}
+
+// Flow describes one flow or probe of the run.
+type Flow struct {
+	// ID is the flow's number, unique in the document.
+	ID int `json:"id"`
+	// Label is the Flent series name of the flow's main series ("TCP
+	// upload BE", "Ping (ms) UDP BE"); that series is in Document.Series.
+	Label string `json:"label"`
+	// Direction is "up" (client to server), "down", or "both" for a
+	// round-trip probe.
+	Direction string `json:"direction"`
+	// Protocol is "tcp", "udp" or "icmp".
+	Protocol string `json:"protocol"`
+	// TOS is the IP TOS (IPv6 traffic class) byte the flow's packets
+	// carry: the DSCP shifted left by two, plus the ECN bits.
+	TOS int `json:"tos"`
+	// CongestionControl is a TCP flow's congestion control ("cubic"),
+	// empty for other protocols.
+	CongestionControl string `json:"congestion_control,omitempty"`
+	// Series are the flow's own series, each named Label + "::" + key.
+	// Keys in use: the sender's TCP_INFO under Flent's names and units
+	// (tcp_cwnd in packets, tcp_rtt and tcp_rtt_var in ms,
+	// tcp_pacing_rate and tcp_delivery_rate in Mbits/s), the
+	// receiver's as receiver_... (receiver_tcp_rtt), the router's view as
+	// router_... (router_delivered_bytes, router_wire_bytes,
+	// router_drops_<reason>, router_marks, router_queue_delay), and a
+	// probe's one-way delays as owd_up and owd_down. New keys need no
+	// schema change.
+	Series []Series `json:"series,omitempty"`
+}

@@ -1,0 +1,251 @@
+package results
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// flentFileVersion is the data file version Flent 2.1.1 and later write and
+// read (FILEFORMAT_VERSION in flent/resultset.py).
+const flentFileVersion = 4
+
+// flentTimeLayout is the only time format Flent reads without guessing a
+// time zone: UTC with exactly six fractional digits.
+const flentTimeLayout = "2006-01-02T15:04:05.000000Z"
+
+// flentRecordKeys are the keys of a raw record that Flent itself reads; a
+// flow series may not use them as its key.
+var flentRecordKeys = map[string]bool{"t": true, "val": true, "dur": true, "lost": true, "seq": true}
+
+// WriteFlent writes the document as a Flent data file (format version 4,
+// plain JSON; WriteFlentFile gzips it), which Flent 2.1.1 and later load
+// with `flent -i`, summarise with `-f stats` and plot.
+//
+// The file carries each series' window only: `results` holds the series
+// on the grid (see Grid) with null outside its window, and `raw_values`
+// holds its samples inside the window, as {t (unix seconds), val, dur (the
+// step, for rate series)}, a lost probe as {t, lost: true}. Flent's
+// `-f stats` summarises every raw value it is given, so its figures are
+// the document's summary: the same median, minimum, maximum, standard
+// deviation, variance and total (Σ val·dur). Its mean is the MEAN_VALUE of
+// SERIES_META, which is the window's mean as Summarize computes it, and its
+// "Data points" is then the number of grid points of the whole run. A flow's own series
+// ("TCP upload BE::tcp_cwnd") become the key after "::" inside the records
+// of the flow's series, where Flent's per-flow plots (tcp_cwnd, tcp_rtt)
+// look for them.
+//
+// The test must be one of FlentTests: Flent rebuilds the test's series
+// list from NAME and TEST_PARAMETERS when it loads the file.
+func WriteFlent(w io.Writer, d *Document) error {
+	f, err := flentFile(d)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("results: encoding the Flent file: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// WriteFlentFile writes the Flent data file to path, gzip-compressed when
+// the name ends in ".gz" (Flent's usual name is TEST-TIME.flent.gz; Flent
+// reads a name ending in .gz as gzip and any other name but .bz2 and .flnt
+// as plain JSON).
+func WriteFlentFile(path string, d *Document) error {
+	return writeAtomic(path, func(w io.Writer) error {
+		if !strings.HasSuffix(path, ".gz") {
+			return WriteFlent(w, d)
+		}
+		zw := gzip.NewWriter(w)
+		if err := WriteFlent(zw, d); err != nil {
+			return err
+		}
+		return zw.Close()
+	})
+}
+
+// flentData is Flent's data file.
+type flentData struct {
+	Version   int                         `json:"version"`
+	Metadata  map[string]any              `json:"metadata"`
+	XValues   []float64                   `json:"x_values"`
+	Results   map[string][]*float64       `json:"results"`
+	RawValues map[string][]map[string]any `json:"raw_values"`
+}
+
+func flentFile(d *Document) (*flentData, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	test, ok := flentTests[d.Run.Test]
+	if !ok {
+		return nil, fmt.Errorf("results: Flent export: Flent has no test %q that wanlab can export; exportable tests: %s",
+			d.Run.Test, strings.Join(FlentTests(), ", "))
+	}
+	step := d.Run.StepS
+	n := d.GridLen()
+	// Flent keeps T0 to the microsecond; raw times count from that T0 so
+	// that Flent's t - T0 is the document's t.
+	t0 := d.Run.Start.UTC().Truncate(time.Microsecond)
+	t0Unix := float64(t0.UnixMicro()) / 1e6
+
+	f := &flentData{
+		Version:   flentFileVersion,
+		XValues:   make([]float64, n),
+		Results:   make(map[string][]*float64, len(d.Series)),
+		RawValues: make(map[string][]map[string]any, len(d.Series)),
+	}
+	for k := range f.XValues {
+		f.XValues[k] = gridTime(k, step)
+	}
+
+	seriesMeta := make(map[string]any, len(d.Series))
+	for i := range d.Series {
+		s := &d.Series[i]
+		grid := Grid(s.Samples, step, n)
+		res := make([]*float64, n)
+		for k, v := range grid {
+			if !math.IsNaN(v) && inWindow(s.Window, f.XValues[k]) {
+				res[k] = &grid[k]
+			}
+		}
+		f.Results[s.Name] = res
+
+		raw := make([]map[string]any, 0, len(s.Samples))
+		for _, p := range s.Samples {
+			if !inWindow(s.Window, p.T) {
+				continue
+			}
+			rec := map[string]any{"t": t0Unix + p.T}
+			if p.Lost() {
+				rec["lost"] = true
+			} else {
+				rec["val"] = p.V
+				if s.IsRate() {
+					rec["dur"] = step
+				}
+			}
+			raw = append(raw, rec)
+		}
+		f.RawValues[s.Name] = raw
+
+		meta := map[string]any{"UNITS": s.Unit, "RUNNER": "wanlab"}
+		// Flent takes MEAN_VALUE as the series' mean, so it is the mean of
+		// the window, computed here rather than trusted from a summary
+		// that might predate the samples.
+		fresh := *s
+		fresh.Summarize(step)
+		if fresh.Summary.N > 0 {
+			meta["MEAN_VALUE"] = fresh.Summary.Mean
+		}
+		seriesMeta[s.Name] = meta
+	}
+
+	for i := range d.Flows {
+		fl := &d.Flows[i]
+		if m, ok := seriesMeta[fl.Label].(map[string]any); ok && fl.CongestionControl != "" {
+			m["CONG_CONTROL"] = fl.CongestionControl
+		}
+		for j := range fl.Series {
+			s := &fl.Series[j]
+			key := s.Name[len(fl.Label)+2:]
+			if flentRecordKeys[key] {
+				return nil, fmt.Errorf("results: Flent export: series %q: the key %q is one of Flent's own record keys; name it differently", s.Name, key)
+			}
+			mergeRawKey(f.RawValues, fl.Label, key, s, t0Unix)
+		}
+	}
+
+	params := make(map[string]any, len(d.Run.Options)+1)
+	for k, v := range d.Run.Options {
+		params[k] = v
+	}
+	if test.streamsParam != "" {
+		// The test rebuilds one series per stream from this parameter;
+		// it has to count the series the file has.
+		count := 0
+		for i := range d.Series {
+			if globMatch(test.streamsGlob, d.Series[i].Name) {
+				count++
+			}
+		}
+		params[test.streamsParam] = strconv.Itoa(count)
+	}
+
+	start := t0.Format(flentTimeLayout)
+	meta := map[string]any{
+		"NAME":            d.Run.Test,
+		"TITLE":           d.Run.Title,
+		"TIME":            start,
+		"T0":              start,
+		"LOCAL_HOST":      "client",
+		"HOST":            "server",
+		"HOSTS":           []string{"server"},
+		"LENGTH":          d.Run.DurationS,
+		"TOTAL_LENGTH":    d.Run.TotalS(),
+		"STEP_SIZE":       step,
+		"DELAY":           d.Run.LeadS,
+		"TEST_PARAMETERS": params,
+		"SERIES_META":     seriesMeta,
+		"KERNEL_RELEASE":  d.Run.KernelRelease,
+		"WANLAB": map[string]any{
+			"version":        d.Run.WanlabVersion,
+			"argv":           d.Run.Argv,
+			"seed":           d.Run.Seed,
+			"framing":        d.Run.Framing,
+			"path":           d.Run.Path,
+			"lead_s":         d.Run.LeadS,
+			"tail_s":         d.Run.TailS,
+			"partial":        d.Run.Partial,
+			"partial_reason": d.Run.PartialReason,
+			"sysctls":        d.Run.Sysctls,
+		},
+	}
+	if sc, ok := d.Run.Sysctls["client"]; ok {
+		meta["SYSCTLS"] = sc
+	}
+	if d.Run.Partial {
+		meta["NOTE"] = "partial run: " + d.Run.PartialReason
+	}
+	f.Metadata = meta
+	return f, nil
+}
+
+// mergeRawKey adds the window samples of s to the raw records of parent
+// under key: into the record with the same time when there is one, else as
+// a record of its own (which has no val, so Flent's statistics of the
+// parent skip it).
+func mergeRawKey(raw map[string][]map[string]any, parent, key string, s *Series, t0Unix float64) {
+	recs := raw[parent]
+	at := make(map[float64]int, len(recs))
+	for i, r := range recs {
+		at[r["t"].(float64)] = i
+	}
+	added := false
+	for _, p := range s.Samples {
+		if !inWindow(s.Window, p.T) || p.Lost() {
+			continue
+		}
+		t := t0Unix + p.T
+		if i, ok := at[t]; ok {
+			recs[i][key] = p.V
+			continue
+		}
+		at[t] = len(recs)
+		recs = append(recs, map[string]any{"t": t, key: p.V})
+		added = true
+	}
+	if added {
+		sort.SliceStable(recs, func(i, j int) bool { return recs[i]["t"].(float64) < recs[j]["t"].(float64) })
+	}
+	raw[parent] = recs
+}

@@ -1,0 +1,200 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// RouterPrinter prints the router's part of a document (Document.Router,
+// whose schema the router's owner defines) at the end of WriteSummary's
+// text: its counters and the fidelity verdict.
+type RouterPrinter func(w io.Writer, router json.RawMessage) error
+
+// WriteSummary writes a text summary of the document in the style of
+// Flent's `-f stats`: a header with the run's provenance, a PARTIAL banner
+// when the run did not complete, then for each series its data points
+// (the samples summarised), lost probes, total (rate series), minimum,
+// median, 90th and 99th percentiles, maximum, mean, standard deviation
+// and variance, all over the series' window, and one line per flow series.
+// The figures are the document's summaries, so call Summarize first. If
+// router is not nil it is called last, with Document.Router.
+func WriteSummary(w io.Writer, d *Document, router RouterPrinter) error {
+	ew := &errWriter{w: w}
+	r := &d.Run
+	title := r.Test
+	if r.Title != "" {
+		title += " - " + r.Title
+	}
+	ew.printf("wanlab %s\n", title)
+	ew.printf(" started:   %s\n", r.Start.UTC().Format(time.RFC3339Nano))
+	if len(r.Argv) > 0 {
+		ew.printf(" command:   %s\n", shellJoin(r.Argv))
+	}
+	if r.WanlabVersion != "" {
+		ew.printf(" version:   %s\n", r.WanlabVersion)
+	}
+	ew.printf(" load:      %gs after a %gs lead, then a %gs tail; step %gs\n", r.DurationS, r.LeadS, r.TailS, r.StepS)
+	ew.printf(" seed:      %d   framing: %s   kernel: %s\n", r.Seed, r.Framing, orDash(r.KernelRelease))
+	ew.printf(" path up:   %s\n", orDash(r.Path.Up))
+	ew.printf(" path down: %s\n", orDash(r.Path.Down))
+	if len(r.Options) > 0 {
+		ew.printf(" options:   %s\n", joinMap(r.Options))
+	}
+	for _, host := range sortedKeys(r.Sysctls) {
+		ew.printf(" sysctls %s: %s\n", host, joinMap(r.Sysctls[host]))
+	}
+	if r.Partial {
+		ew.printf("\n*** PARTIAL RUN: %s ***\n", orDash(r.PartialReason))
+	}
+	ew.printf("\nEach series is summarised over its window; lost probes are counted, not summarised.\n")
+
+	for i := range d.Series {
+		writeSeriesStats(ew, &d.Series[i])
+	}
+
+	if len(d.Flows) > 0 {
+		labelW, seriesW := 0, len("series")
+		for _, f := range d.Flows {
+			labelW = max(labelW, len(f.Label))
+			for j := range f.Series {
+				seriesW = max(seriesW, len(f.Series[j].Name))
+			}
+		}
+		ew.printf("\nFlows:\n")
+		for _, f := range d.Flows {
+			ew.printf(" %3d  %-*s  %-4s  %-4s  tos 0x%02x  %s\n", f.ID, labelW, f.Label, f.Direction, f.Protocol, f.TOS, orDash(f.CongestionControl))
+		}
+		header := false
+		for _, f := range d.Flows {
+			for j := range f.Series {
+				if !header {
+					ew.printf("\n %-*s %6s %6s %12s %12s %12s\n", seriesW, "series", "n", "lost", "mean", "median", "99th %")
+					header = true
+				}
+				s := &f.Series[j]
+				sm := &s.Summary
+				ew.printf(" %-*s %6d %6d %12s %12s %12s %s\n", seriesW, s.Name, sm.N, s.Lost, num(sm.Mean), num(sm.Median), num(sm.P99), s.Unit)
+			}
+		}
+	}
+
+	if router != nil && ew.err == nil {
+		ew.printf("\n")
+		if err := router(ew, d.Router); err != nil {
+			return err
+		}
+	}
+	if r.Partial {
+		ew.printf("\n*** PARTIAL RUN: %s ***\n", orDash(r.PartialReason))
+	}
+	return ew.err
+}
+
+// writeSeriesStats writes one series' block, with Flent's labels in Flent's
+// order and our extra figures (window, lost, 90th percentile) beside them.
+func writeSeriesStats(ew *errWriter, s *Series) {
+	sm := &s.Summary
+	ew.printf("\n %s:\n", s.Name)
+	ew.printf("  Window:      %g to %g s\n", s.Window[0], s.Window[1])
+	ew.printf("  Data points: %d\n", sm.N)
+	ew.printf("  Lost:        %d\n", s.Lost)
+	if sm.N == 0 {
+		ew.printf("  No data.\n")
+		return
+	}
+	unit := ""
+	if s.Unit != "" {
+		unit = " " + s.Unit
+	}
+	if s.IsRate() {
+		ew.printf("  Total:       %s %s\n", num(sm.Total), s.TotalUnit())
+	}
+	ew.printf("  Min:         %s%s\n", num(sm.Min), unit)
+	ew.printf("  Median:      %s%s\n", num(sm.Median), unit)
+	ew.printf("  90th %%:      %s%s\n", num(sm.P90), unit)
+	ew.printf("  99th %%:      %s%s\n", num(sm.P99), unit)
+	ew.printf("  Max:         %s%s\n", num(sm.Max), unit)
+	ew.printf("  Mean:        %s%s\n", num(sm.Mean), unit)
+	ew.printf("  Std dev:     %s\n", num(sm.StdDev))
+	ew.printf("  Variance:    %s\n", num(sm.Variance))
+}
+
+// num formats a figure as Flent does (%f), "-" for NaN.
+func num(f float64) string {
+	if math.IsNaN(f) {
+		return "-"
+	}
+	return fmt.Sprintf("%f", f)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// joinMap writes a map as "k=v k=v", keys sorted.
+func joinMap(m map[string]string) string {
+	var b strings.Builder
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(k + "=" + shellQuote(m[k]))
+	}
+	return b.String()
+}
+
+// shellJoin writes a command line so that a shell would split it back into
+// argv.
+func shellJoin(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,%@+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// errWriter keeps the first write error so the summary's many small writes
+// need no checks each.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	fmt.Fprintf(e, format, args...)
+}
