@@ -1,15 +1,15 @@
 // Package catalog describes the tests `wanlab run` knows, as Flent defines
 // them (flent/tests/*.conf): which load flows go which way with which DSCP
-// mark, which latency probes run beside them, the names of their series
-// (the contract that Flent's plots and wanlab's results share) and the
-// series Flent computes from them (sums, averages, totals, fairness).
+// mark, which latency probes run beside them, and the names of their series
+// (the contract that Flent's plots and wanlab's results share). The series
+// Flent computes from these (sums, averages, totals, fairness) are the
+// results package's.
 //
 // It is data and small pure functions: the traffic is made elsewhere.
 package catalog
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -111,52 +111,15 @@ type Probe struct {
 	Mark   Mark
 }
 
-// Op is how a computed series is made from others, at each grid point
-// over the series that have a value there (flent/combiners.py).
-type Op uint8
-
-// Computed series operations.
-const (
-	Sum Op = iota
-	Average
-	// Fairness is Jain's index (Σx)²/(n·Σx²).
-	Fairness
-)
-
-// String returns Flent's runner name for the operation.
-func (o Op) String() string {
-	switch o {
-	case Average:
-		return "average"
-	case Fairness:
-		return "fairness"
-	}
-	return "sum"
-}
-
-// Computed is a series Flent computes from others.
-type Computed struct {
-	Series string
-	Op     Op
-	// Of lists the series it is computed from.
-	Of []string
-	// Unit is the computed series' unit ("Mbits/s", "ms", "Idx").
-	Unit string
-}
-
 // Test is one of Flent's tests.
 type Test struct {
 	Name        string
 	Description string
 	Flows       []Flow
 	Probes      []Probe
-	Computed    []Computed
 	// NoLoad marks a test without load flows (ping), which Flent runs for
 	// LENGTH alone: no lead or tail.
 	NoLoad bool
-	// Parameters are Flent's TEST_PARAMETERS for this instance (e.g.
-	// upload_streams for tcp_nup), which a Flent data file must carry.
-	Parameters map[string]string
 	// Plot is Flent's default plot for the test.
 	Plot string
 }
@@ -170,13 +133,6 @@ type Options struct {
 
 // MaxStreams bounds Options.Streams.
 const MaxStreams = 256
-
-// Units of series.
-const (
-	Mbits = "Mbits/s"
-	Ms    = "ms"
-	Index = "Idx"
-)
 
 var names = []string{"ping", "tcp_upload", "tcp_download", "tcp_bidirectional", "tcp_nup", "tcp_ndown", "rrul", "rrul_be", "udp_flood"}
 
@@ -210,23 +166,14 @@ func Lookup(name string, o Options) (Test, error) {
 			Flows:  []Flow{{Series: "TCP download", Dir: Down}, {Series: "TCP upload", Dir: Up}},
 			Probes: []Probe{icmp}}, nil
 	case "tcp_nup", "tcp_ndown":
-		dir, word, param := Up, "upload", "upload_streams"
+		dir, word := Up, "upload"
 		if name == "tcp_ndown" {
-			dir, word, param = Down, "download", "download_streams"
+			dir, word = Down, "download"
 		}
 		t := Test{Name: name, Description: fmt.Sprintf("%d TCP %ss with ping", n, word), Plot: "totals",
-			Probes: []Probe{icmp}, Parameters: map[string]string{param: strconv.Itoa(n)}}
-		var of []string
+			Probes: []Probe{icmp}}
 		for i := 1; i <= n; i++ {
-			s := fmt.Sprintf("TCP %s::%d", word, i)
-			t.Flows = append(t.Flows, Flow{Series: s, Dir: dir})
-			of = append(of, s)
-		}
-		prefix := "TCP " + word
-		t.Computed = []Computed{
-			{Series: prefix + " avg", Op: Average, Of: of, Unit: Mbits},
-			{Series: prefix + " sum", Op: Sum, Of: of, Unit: Mbits},
-			{Series: prefix + " fairness", Op: Fairness, Of: of, Unit: Index},
+			t.Flows = append(t.Flows, Flow{Series: fmt.Sprintf("TCP %s::%d", word, i), Dir: dir})
 		}
 		return t, nil
 	case "rrul":
@@ -249,33 +196,14 @@ func Lookup(name string, o Options) (Test, error) {
 
 func rrul(name, desc string, ids []string, marks []Mark, probes []Probe) Test {
 	t := Test{Name: name, Description: desc, Plot: "all_scaled", Probes: probes}
-	var ups, downs []string
-	for _, dir := range []Direction{Up, Down} {
-		word := "upload"
-		if dir == Down {
-			word = "download"
+	for _, word := range []string{"upload", "download"} {
+		dir := Up
+		if word == "download" {
+			dir = Down
 		}
 		for i, id := range ids {
-			s := fmt.Sprintf("TCP %s %s", word, id)
-			t.Flows = append(t.Flows, Flow{Series: s, Dir: dir, Mark: marks[i]})
-			if dir == Up {
-				ups = append(ups, s)
-			} else {
-				downs = append(downs, s)
-			}
+			t.Flows = append(t.Flows, Flow{Series: fmt.Sprintf("TCP %s %s", word, id), Dir: dir, Mark: marks[i]})
 		}
-	}
-	var pings []string
-	for _, p := range probes {
-		pings = append(pings, p.Series)
-	}
-	t.Computed = []Computed{
-		{Series: "TCP upload avg", Op: Average, Of: ups, Unit: Mbits},
-		{Series: "TCP upload sum", Op: Sum, Of: ups, Unit: Mbits},
-		{Series: "TCP download avg", Op: Average, Of: downs, Unit: Mbits},
-		{Series: "TCP download sum", Op: Sum, Of: downs, Unit: Mbits},
-		{Series: "TCP totals", Op: Sum, Of: append(append([]string(nil), ups...), downs...), Unit: Mbits},
-		{Series: "Ping (ms) avg", Op: Average, Of: pings, Unit: Ms},
 	}
 	return t
 }
