@@ -71,3 +71,12 @@ func mustTCP(t *testing.T, cfg TCPConfig) *TCP {
 func needRoot(t *testing.T) { roottest.NeedRoot(t) }
 
 func isRoot() bool { return os.Geteuid() == 0 }
+
+// quiet makes a test that judges timing the only root test running on the
+// machine, when it runs as root (see roottest.Serialize); without root it
+// takes its chances.
+func quiet(t *testing.T) {
+	if isRoot() {
+		roottest.Serialize(t)
+	}
+}
