@@ -374,8 +374,11 @@ func (f *TCP) receive(c net.Conn) {
 		f.received.Add(int64(n))
 		if err == io.EOF {
 			f.mu.Lock()
-			f.res.Complete = true
-			f.res.CompletedAt = f.env.Clock.Now()
+			// An end of stream that Close caused is not the sender's.
+			if !f.closed {
+				f.res.Complete = true
+				f.res.CompletedAt = f.env.Clock.Now()
+			}
 			f.mu.Unlock()
 			return
 		}
@@ -422,7 +425,8 @@ func (f *TCP) Sample(k int, t clock.Time) {
 	f.mu.Unlock()
 }
 
-// Close stops the flow and closes its sockets.
+// Close stops the flow and closes its sockets, with a reset (SO_LINGER 0)
+// so that nothing it queued crosses the path after the run.
 func (f *TCP) Close() {
 	f.mu.Lock()
 	f.closed = true
@@ -432,6 +436,12 @@ func (f *TCP) Close() {
 		f.ln.Close()
 	}
 	for _, c := range conns {
+		// Reset rather than close: a plain close would leave the
+		// kernel sending what is still in the send buffer after the
+		// run is over.
+		if l, ok := c.(interface{ SetLinger(int) error }); ok {
+			l.SetLinger(0)
+		}
 		c.Close()
 	}
 	f.wg.Wait()
