@@ -137,7 +137,8 @@ type TCPResult struct {
 	ReceivedBytes int64 `json:"received_bytes"`
 	// Samples are the readings at the grid points from the first one at
 	// or after Start to the first one after the receiver read the end of
-	// the stream (or the end of the run).
+	// the stream (or the end of the run). The byte counts are 0 at
+	// T0+Start, which is where the first sample's interval begins.
 	Samples []TCPSample `json:"samples"`
 }
 
