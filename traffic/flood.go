@@ -89,6 +89,7 @@ type floodRx struct {
 	log    seqLog
 	jitter stats.Jitter
 	bytes  uint64 // of distinct packets
+	ce     uint64 // distinct packets that arrived marked CE
 	step   owdAcc // packets since the last sample
 	total  owdAcc
 }
@@ -121,6 +122,7 @@ type floodSnap struct {
 	issued          uint64
 	unique, bytes   uint64
 	reordered, dups uint64
+	ce              uint64
 	jitter          float64
 	owd             owdAcc
 }
@@ -163,6 +165,10 @@ type FloodStep struct {
 	ReceivedBytes   uint64 `json:"received_bytes"`
 	Reordered       uint64 `json:"reordered"`
 	Duplicates      uint64 `json:"duplicates"`
+	// CEMarked counts the distinct packets that arrived with ECN's
+	// Congestion Experienced codepoint (RFC 3168): marks by an AQM on the
+	// path, when the flow's TOS asks for ECN (ECT(0) is TOS bit 0x02).
+	CEMarked uint64 `json:"ce_marked"`
 	// Jitter is RFC 3550's interarrival jitter estimate at T.
 	Jitter time.Duration `json:"jitter_ns"`
 	// OWDMin, OWDMean and OWDMax are the one-way delays of the packets
@@ -191,9 +197,11 @@ type FloodTotal struct {
 	// for want of buffer space: losses of the receiving host, not of the
 	// path (included in LostPackets).
 	ReceiverDrops uint64 `json:"receiver_drops"`
-	// Reordered and Duplicates are as in FloodStep, over the run.
+	// Reordered, Duplicates and CEMarked are as in FloodStep, over the
+	// run.
 	Reordered  uint64 `json:"reordered"`
 	Duplicates uint64 `json:"duplicates"`
+	CEMarked   uint64 `json:"ce_marked"`
 	// Jitter is RFC 3550's estimate after the last packet.
 	Jitter time.Duration `json:"jitter_ns"`
 	// OWDMin, OWDMean and OWDMax are over every distinct packet.
@@ -263,12 +271,12 @@ func (f *Flood) Open(ctx context.Context) error {
 		from, to = to, from
 	}
 	network := udpNetwork(f.cfg.Server.Addr)
-	rcv, err := to.Net.ListenPacket(ctx, network, to.listenAddr(), sockOpts{rcvbuf: floodRxBuffer}.control())
+	rcv, err := to.Net.ListenPacket(ctx, network, to.listenAddr(), sockOpts{rcvbuf: floodRxBuffer, recvTOS: true}.control())
 	if err != nil {
 		return err
 	}
 	rc, ok := rcv.(net.Conn)
-	if !ok {
+	if _, msg := rcv.(udpMsgConn); !ok || !msg {
 		rcv.Close()
 		return fmt.Errorf("traffic: the receiver's Net made a %T for %s: want a *net.UDPConn", rcv, network)
 	}
@@ -352,9 +360,11 @@ func (f *Flood) send(ctx context.Context) {
 func (f *Flood) receive() {
 	defer f.wg.Done()
 	buf := make([]byte, maxUDPPayload)
+	oob := make([]byte, 128)
 	clk := f.env.Clock
+	c := f.rcv.(udpMsgConn)
 	for {
-		n, err := f.rcv.Read(buf)
+		n, oobn, _, _, err := c.ReadMsgUDPAddrPort(buf, oob)
 		now := clk.Now()
 		if err != nil {
 			if errClosed(err) {
@@ -368,18 +378,22 @@ func (f *Flood) receive() {
 			continue
 		}
 		f.mu.Lock()
-		f.rx.add(seq, n, sent, now)
+		f.rx.add(seq, n, sent, now, receivedTOS(oob[:oobn])&3 == 3)
 		f.mu.Unlock()
 	}
 }
 
-// add counts packet seq of n bytes, sent at sent and received at now.
-func (r *floodRx) add(seq uint64, n int, sent, now clock.Time) {
+// add counts packet seq of n bytes, sent at sent and received at now,
+// marked CE or not.
+func (r *floodRx) add(seq uint64, n int, sent, now clock.Time, ce bool) {
 	if r.log.add(seq) == duplicate {
 		return
 	}
 	owd := now.Sub(sent)
 	r.bytes += uint64(n)
+	if ce {
+		r.ce++
+	}
 	r.jitter.Add(float64(owd))
 	r.step.add(owd)
 	r.total.add(owd)
@@ -398,7 +412,7 @@ func (f *Flood) Sample(k int, t clock.Time) {
 	s := floodSnap{t: t, issued: f.issued.Load()}
 	f.mu.Lock()
 	s.unique, s.bytes = f.rx.log.unique, f.rx.bytes
-	s.reordered, s.dups = f.rx.log.reordered, f.rx.log.dups
+	s.reordered, s.dups, s.ce = f.rx.log.reordered, f.rx.log.dups, f.rx.ce
 	s.jitter, s.owd = f.rx.jitter.Value(), f.rx.step
 	f.rx.step = owdAcc{}
 	p := f.prev
@@ -409,6 +423,7 @@ func (f *Flood) Sample(k int, t clock.Time) {
 		ReceivedBytes:   s.bytes - p.bytes,
 		Reordered:       s.reordered - p.reordered,
 		Duplicates:      s.dups - p.dups,
+		CEMarked:        s.ce - p.ce,
 		Jitter:          time.Duration(math.Round(s.jitter)),
 		OWDMin:          s.owd.min,
 		OWDMean:         s.owd.mean(),
@@ -459,7 +474,7 @@ func (f *Flood) Close() {
 		tot.ReceivedRate = float64(tot.ReceivedBytes) * 8 / tot.SendSpan.Seconds()
 	}
 	tot.ReceiverDrops = uint64(f.drops)
-	tot.Reordered, tot.Duplicates = f.rx.log.reordered, f.rx.log.dups
+	tot.Reordered, tot.Duplicates, tot.CEMarked = f.rx.log.reordered, f.rx.log.dups, f.rx.ce
 	tot.Jitter = time.Duration(math.Round(f.rx.jitter.Value()))
 	tot.OWDMin, tot.OWDMean, tot.OWDMax = f.rx.total.min, f.rx.total.mean(), f.rx.total.max
 }

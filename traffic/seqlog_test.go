@@ -69,17 +69,17 @@ func TestSeqLogMissingWords(t *testing.T) {
 }
 
 // The receiver's account of a hand-made arrival sequence: transit times
-// (ms) 10, 12, 11 (a reordered packet), a duplicate, then 15.
+// (ms) 10, 12, 11 (a reordered packet, marked CE), a duplicate, then 15.
 func TestFloodRxArithmetic(t *testing.T) {
 	ms := func(v float64) clock.Time { return clock.Time(v * 1e6) }
 	var r floodRx
-	r.add(0, 100, ms(0), ms(10))
-	r.add(2, 100, ms(2), ms(14))
-	r.add(1, 100, ms(1), ms(12))
-	r.add(1, 100, ms(1), ms(13)) // duplicate: not counted again
-	r.add(3, 100, ms(3), ms(18))
-	if r.log.unique != 4 || r.log.reordered != 1 || r.log.dups != 1 || r.bytes != 400 {
-		t.Errorf("unique %d reordered %d dups %d bytes %d", r.log.unique, r.log.reordered, r.log.dups, r.bytes)
+	r.add(0, 100, ms(0), ms(10), false)
+	r.add(2, 100, ms(2), ms(14), false)
+	r.add(1, 100, ms(1), ms(12), true)
+	r.add(1, 100, ms(1), ms(13), true) // duplicate: not counted again
+	r.add(3, 100, ms(3), ms(18), false)
+	if r.log.unique != 4 || r.log.reordered != 1 || r.log.dups != 1 || r.bytes != 400 || r.ce != 1 {
+		t.Errorf("unique %d reordered %d dups %d bytes %d ce %d", r.log.unique, r.log.reordered, r.log.dups, r.bytes, r.ce)
 	}
 	// Transits in arrival order 10, 12, 11, 15 ms: D = 2, 1, 4, so
 	// J = 0.41845703125 ms (stats' hand-computed example).
@@ -113,7 +113,7 @@ func BenchmarkFloodRxAdd(b *testing.B) {
 	var r floodRx
 	var s uint64
 	for b.Loop() {
-		r.add(s, 1470, clock.Time(s*1000), clock.Time(s*1000+5e6))
+		r.add(s, 1470, clock.Time(s*1000), clock.Time(s*1000+5e6), false)
 		s++
 	}
 }
