@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/roottest"
 )
 
 // idle is a Flow that makes no sockets and records the grid points it is
@@ -70,58 +71,60 @@ func TestOpenFailureClosesOthers(t *testing.T) {
 // true time and the next is back on the grid; one so late that the next
 // point is due too is skipped. OnStep sees the samples' times.
 func TestGridSchedule(t *testing.T) {
-	const step = 40 * time.Millisecond
-	f := &idle{label: "idle", start: 2 * step, stop: 10 * step}
-	var onStep []Tick
-	res, err := Run(context.Background(), Plan{Step: step, Length: 10 * step, Flows: []Flow{f},
-		OnStep: func(k int, t clock.Time) {
-			onStep = append(onStep, Tick{k, t})
-			switch k {
-			case 3:
-				time.Sleep(step * 3 / 2) // 4 is late, 5 on time
-			case 6:
-				time.Sleep(step * 5 / 2) // 7 is skipped, 8 is late
+	roottest.Twice(t, "the grid's schedule", func(rep roottest.Reporter) {
+		const step = 40 * time.Millisecond
+		f := &idle{label: "idle", start: 2 * step, stop: 10 * step}
+		var onStep []Tick
+		res, err := Run(context.Background(), Plan{Step: step, Length: 10 * step, Flows: []Flow{f},
+			OnStep: func(k int, t clock.Time) {
+				onStep = append(onStep, Tick{k, t})
+				switch k {
+				case 3:
+					time.Sleep(step * 3 / 2) // 4 is late, 5 on time
+				case 6:
+					time.Sleep(step * 5 / 2) // 7 is skipped, 8 is late
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ks []int
+		for i, tk := range res.Ticks {
+			ks = append(ks, tk.K)
+			grid := res.T0.Add(time.Duration(tk.K) * step)
+			if tk.T < grid {
+				rep.Errorf("k=%d sampled %v before its time", tk.K, grid.Sub(tk.T))
 			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ks []int
-	for i, tk := range res.Ticks {
-		ks = append(ks, tk.K)
-		grid := res.T0.Add(time.Duration(tk.K) * step)
-		if tk.T < grid {
-			t.Errorf("k=%d sampled %v before its time", tk.K, grid.Sub(tk.T))
-		}
-		if onStep[i] != tk {
-			t.Errorf("OnStep saw %+v, the result has %+v", onStep[i], tk)
-		}
-	}
-	if want := []int{0, 1, 2, 3, 4, 5, 6, 8, 9, 10}; !slices.Equal(ks, want) {
-		t.Errorf("ticks %v, want %v", ks, want)
-	}
-	if !slices.Equal(res.Skipped, []int{7}) {
-		t.Errorf("skipped %v, want [7]", res.Skipped)
-	}
-	// Every flow is sampled at every point; what it keeps is its own
-	// business.
-	if !slices.Equal(f.ks, ks) {
-		t.Errorf("flow sampled at %v", f.ks)
-	}
-	at := func(k int) time.Duration {
-		for _, tk := range res.Ticks {
-			if tk.K == k {
-				return tk.T.Sub(res.T0.Add(time.Duration(k) * step))
+			if onStep[i] != tk {
+				rep.Errorf("OnStep saw %+v, the result has %+v", onStep[i], tk)
 			}
 		}
-		return -1
-	}
-	// 4 is half a step late; 5 is back on the grid (lateness is a
-	// wake-up's, far below half a step).
-	if at(4) < step/2-step/8 || at(5) > step/4 {
-		t.Errorf("k=4 late by %v, k=5 by %v", at(4), at(5))
-	}
-	if res.Partial || f.closed != 1 || len(res.Flows) != 1 || res.Start.IsZero() {
-		t.Errorf("partial %v, closed %d, %d results, start %v", res.Partial, f.closed, len(res.Flows), res.Start)
-	}
+		if want := []int{0, 1, 2, 3, 4, 5, 6, 8, 9, 10}; !slices.Equal(ks, want) {
+			rep.Errorf("ticks %v, want %v", ks, want)
+		}
+		if !slices.Equal(res.Skipped, []int{7}) {
+			rep.Errorf("skipped %v, want [7]", res.Skipped)
+		}
+		// Every flow is sampled at every point; what it keeps is its own
+		// business.
+		if !slices.Equal(f.ks, ks) {
+			rep.Errorf("flow sampled at %v", f.ks)
+		}
+		at := func(k int) time.Duration {
+			for _, tk := range res.Ticks {
+				if tk.K == k {
+					return tk.T.Sub(res.T0.Add(time.Duration(k) * step))
+				}
+			}
+			return -1
+		}
+		// 4 is half a step late; 5 is back on the grid (lateness is a
+		// wake-up's, far below half a step).
+		if at(4) < step/2-step/8 || at(5) > step/4 {
+			rep.Errorf("k=4 late by %v, k=5 by %v", at(4), at(5))
+		}
+		if res.Partial || f.closed != 1 || len(res.Flows) != 1 || res.Start.IsZero() {
+			rep.Errorf("partial %v, closed %d, %d results, start %v", res.Partial, f.closed, len(res.Flows), res.Start)
+		}
+	})
 }
