@@ -158,7 +158,9 @@ func (p *ICMPProbe) Start(ctx context.Context, env Env) {
 // send sends the next echo request; it returns false when the socket is
 // closed.
 func (p *ICMPProbe) send(buf []byte) bool {
-	seq := p.book.next()
+	// Record the request before it leaves: on loopback the reply can come
+	// back before WriteTo returns.
+	seq := p.book.sent(p.env.Clock.Now())
 	buf[0] = icmpEchoRequest
 	if p.cfg.Target.Is6() {
 		buf[0] = icmpv6EchoRequest
@@ -174,8 +176,6 @@ func (p *ICMPProbe) send(buf []byte) bool {
 		// not ICMPv4's.
 		binary.BigEndian.PutUint16(buf[2:], packet.Checksum(buf))
 	}
-	now := p.env.Clock.Now()
-	p.book.sent(now)
 	if _, err := p.conn.WriteTo(buf, p.dst); err != nil {
 		if errClosed(err) {
 			return false

@@ -127,13 +127,6 @@ func (b *probeBook) sent(t clock.Time) uint32 {
 	return seq
 }
 
-// next returns the Seq the next probe will have.
-func (b *probeBook) next() uint32 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return uint32(len(b.probes))
-}
-
 // notSent records that the kernel refused probe seq.
 func (b *probeBook) notSent(seq uint32) {
 	b.mu.Lock()

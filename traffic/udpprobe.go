@@ -167,11 +167,12 @@ func sendProbes(ctx context.Context, env Env, start, stop, interval time.Duratio
 
 // send sends the next probe; it returns false when the socket is closed.
 func (p *UDPProbe) send(buf []byte) bool {
-	seq := p.book.next()
+	// Record the probe before it leaves: on loopback the reply can come
+	// back before Write returns.
 	now := p.env.Clock.Now()
+	seq := p.book.sent(now)
 	h := probeHeader{cookie: p.cookie, seq: seq, kind: probeRequest, tos: -1, clientSend: now}
 	h.encode(buf)
-	p.book.sent(now)
 	if _, err := p.client.Write(buf); err != nil {
 		if errClosed(err) {
 			return false
