@@ -12,19 +12,38 @@ import "math"
 // average; it is 0 for fewer than two samples. NaN entries (lost packets)
 // are skipped.
 func Jitter3550(transit []float64) float64 {
-	var j, prev float64
-	have := false
+	var j Jitter
 	for _, t := range transit {
-		if math.IsNaN(t) {
-			continue
-		}
-		if have {
-			j += (math.Abs(t-prev) - j) / 16
-		}
-		prev, have = t, true
+		j.Add(t)
 	}
-	return j
+	return j.Value()
 }
+
+// Jitter is RFC 3550's interarrival jitter estimator (section 6.4.1, the
+// code in appendix A.8) fed one transit time at a time, for a receiver that
+// reports it as packets arrive; Jitter3550 is the same over a slice. The
+// zero value is ready and reads 0. Transit times are in any unit (the
+// estimate is in the same unit); NaN entries (lost packets) are skipped.
+type Jitter struct {
+	j, prev float64
+	have    bool
+}
+
+// Add takes the transit time of the next packet to arrive and returns the
+// updated estimate.
+func (e *Jitter) Add(transit float64) float64 {
+	if math.IsNaN(transit) {
+		return e.j
+	}
+	if e.have {
+		e.j += (math.Abs(transit-e.prev) - e.j) / 16
+	}
+	e.prev, e.have = transit, true
+	return e.j
+}
+
+// Value returns the current estimate: 0 until two packets have arrived.
+func (e *Jitter) Value() float64 { return e.j }
 
 // Jain returns Jain's fairness index of the allocations xs:
 // (Σx)² / (n·Σx²), which is 1 when all are equal and 1/n when one takes

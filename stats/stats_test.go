@@ -117,3 +117,24 @@ func TestJain(t *testing.T) {
 		t.Error("Jain(nil) should be NaN")
 	}
 }
+
+// The running estimator gives the same figures, packet by packet, as the
+// slice form: the hand-computed sequence from TestJitter3550.
+func TestJitterRunning(t *testing.T) {
+	var j Jitter
+	near(t, "empty", j.Value(), 0, 0)
+	near(t, "first", j.Add(10), 0, 0)
+	near(t, "second", j.Add(12), 0.125, 1e-15)
+	near(t, "lost", j.Add(math.NaN()), 0.125, 1e-15)
+	near(t, "third", j.Add(11), 0.1796875, 1e-15)
+	near(t, "fourth", j.Add(15), 0.41845703125, 1e-15)
+	near(t, "value", j.Value(), 0.41845703125, 1e-15)
+}
+
+func BenchmarkJitterAdd(b *testing.B) {
+	b.ReportAllocs()
+	var j Jitter
+	for i := 0; b.Loop(); i++ {
+		j.Add(float64(i % 7))
+	}
+}

@@ -1,0 +1,61 @@
+package traffic
+
+import (
+	"encoding/json"
+	"net/netip"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Every key of a result's JSON is snake_case, down to the TCP_INFO and
+// the socket addresses, and the typed values read as words or addresses.
+func TestResultJSONIsSnakeCase(t *testing.T) {
+	res := &Result{
+		Ticks:   []Tick{{K: 1, T: 2}},
+		Skipped: []int{3},
+		Flows: []FlowResult{
+			&TCPResult{FlowInfo: FlowInfo{Label: "TCP upload", Kind: "tcp"}, Dir: Down,
+				Sender:  SocketInfo{Local: netip.MustParseAddrPort("10.0.0.1:5000")},
+				Samples: []TCPSample{{Sender: TCPInfo{SndCwnd: 10}}}},
+			&ProbeResult{FlowInfo: FlowInfo{Kind: "udp_probe"}, Probes: []Probe{{Lost: true, LostDir: LostDown}}},
+			&FloodResult{FlowInfo: FlowInfo{Kind: "udp_flood"}, Steps: []FloodStep{{}}},
+		},
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	keys := 0
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				keys++
+				if !snake.MatchString(k) {
+					t.Errorf("%s: key %q is not snake_case", path, k)
+				}
+				walk(path+"."+k, x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(path+"[]", x)
+			}
+		}
+	}
+	walk("result", v)
+	if keys < 100 {
+		t.Errorf("only %d keys: the walk missed the flows", keys)
+	}
+	for _, want := range []string{`"direction":"down"`, `"local":"10.0.0.1:5000"`, `"lost_dir":"down"`, `"snd_cwnd":10`, `"srtt_ns":0`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON lacks %s", want)
+		}
+	}
+}
