@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"wanlab/internal/roottest"
 )
 
 func TestMain(m *testing.M) {
@@ -105,11 +107,12 @@ func TestWritesWhatThePathIs(t *testing.T) {
 		setup func(t *testing.T, dir string) (string, func(t *testing.T))
 	}{
 		{"character device", func(t *testing.T, dir string) (string, func(t *testing.T)) {
-			before := lstat(t, "/dev/null")
-			return "/dev/null", func(t *testing.T) {
-				after := lstat(t, "/dev/null")
+			null := roottest.NullDevice(t, dir)
+			before := lstat(t, null)
+			return null, func(t *testing.T) {
+				after := lstat(t, null)
 				if after.Mode != before.Mode || after.Rdev != before.Rdev || after.Uid != before.Uid || after.Ino != before.Ino {
-					t.Errorf("/dev/null changed: mode %o rdev %x ino %d, was %o %x %d", after.Mode, after.Rdev, after.Ino, before.Mode, before.Rdev, before.Ino)
+					t.Errorf("%s changed: mode %o rdev %x ino %d, was %o %x %d", null, after.Mode, after.Rdev, after.Ino, before.Mode, before.Rdev, before.Ino)
 				}
 			}
 		}},
