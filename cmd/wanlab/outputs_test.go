@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -216,4 +217,49 @@ func dirListing(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestUpPcapChecked: `up` checks --pcap while reading its options, before
+// anything is created and without opening the path (a FIFO would block).
+func TestUpPcapChecked(t *testing.T) {
+	for _, pc := range pathCases("--pcap", "wan.pcap") {
+		t.Run(pc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path, _ := pc.setup(t, dir)
+			if pc.name == "fifo" {
+				// Check must not open the FIFO, which would wait for the
+				// reader setup started; that reader waits for a writer
+				// until this one.
+				defer func() {
+					if w, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+						w.Close()
+					}
+				}()
+			}
+			before := dirListing(t, dir)
+			o := upOptions{name: "t", device: "vnet", pcap: path}
+			lo, err := o.options()
+			if after := dirListing(t, dir); after != before {
+				t.Errorf("checking --pcap changed the directory:\n%s\nwas\n%s", after, before)
+			}
+			if pc.refused != "" {
+				var ue *usageError
+				want := strings.ReplaceAll(pc.refused, "DIR", dir)
+				if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("options() = %v; want a usage error %q", err, want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want, _ := filepath.Abs(path); path != "-" && lo.Pcap != want || path == "-" && lo.Pcap != "-" {
+				t.Errorf("lab.Options.Pcap = %q for --pcap %s", lo.Pcap, path)
+			}
+		})
+	}
+	o := upOptions{name: "t", device: "vnet", pcap: "-", detach: true}
+	if _, err := o.options(); err == nil || !strings.Contains(err.Error(), "a detached testbed does not have") {
+		t.Errorf("--pcap - --detach: %v", err)
+	}
 }
