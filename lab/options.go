@@ -31,7 +31,10 @@ type Options struct {
 	// accepts it); 0 keeps the kernel's default and ECNOff writes 0.
 	ECN int
 	// Pcap, when not empty, is a file that receives every packet the
-	// router forwards, in both directions (pcap, LINKTYPE_RAW).
+	// router forwards, in both directions (pcap, LINKTYPE_RAW). It is
+	// written by package outfile's rules: "-" is the standard output, a
+	// FIFO or character device is written through (Up waits for a FIFO's
+	// reader), and a regular file is replaced when the testbed closes.
 	Pcap string
 	// DeviceKind selects the TUN implementation. The zero value is
 	// tun.Offload; tun.VNet is the router's fastest (GSO super-packets

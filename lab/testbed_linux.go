@@ -12,6 +12,7 @@ import (
 
 	"wanlab/link"
 	"wanlab/netns"
+	"wanlab/outfile"
 	"wanlab/qdisc"
 	"wanlab/router"
 	"wanlab/tcspec"
@@ -29,7 +30,7 @@ type Testbed struct {
 	hosts map[Role]*netns.Handle
 	devs  []tun.Device
 	r     *router.Router
-	pcap  *os.File // the router buffers its writes
+	pcap  *outfile.File // unbuffered: the router buffers and flushes
 	ln    *net.UnixListener
 
 	cancel  context.CancelFunc
@@ -58,8 +59,19 @@ func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
 			return nil, err
 		}
 	}
+	// The capture is opened first: opening a FIFO waits for its reader,
+	// and while it waits there is nothing to remove if the user gives up.
+	var pcap *outfile.File
+	if o.Pcap != "" {
+		if pcap, err = outfile.Create(ctx, o.Pcap, outfile.Options{Label: "pcap", Suggest: "wan.pcap", Unbuffered: true}); err != nil {
+			return nil, err
+		}
+	}
 	nt, err := netns.NewTestbed(o.Name)
 	if err != nil {
+		if pcap != nil {
+			pcap.Abort()
+		}
 		return nil, err
 	}
 	t := &Testbed{
@@ -68,23 +80,25 @@ func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
 		created: time.Now(),
 		nt:      nt,
 		hosts:   map[Role]*netns.Handle{},
+		pcap:    pcap,
 		ran:     make(chan struct{}),
 		stop:    make(chan struct{}),
 	}
 	close(t.ran) // until a router runs, there is nothing to wait for
 	defer func() {
 		if err != nil {
+			// A testbed that never came up leaves no capture: Close
+			// commits only what a running testbed recorded.
+			t.pcap = nil
 			err = errors.Join(err, t.Close())
+			if pcap != nil {
+				pcap.Abort()
+			}
 		}
 	}()
 	for _, r := range []Role{Client, Server} {
 		if err := t.setupHost(r); err != nil {
 			return nil, err
-		}
-	}
-	if o.Pcap != "" {
-		if t.pcap, err = os.Create(o.Pcap); err != nil {
-			return nil, fmt.Errorf("pcap: %w", err)
 		}
 	}
 	if err := t.startRouter(ctx); err != nil {
@@ -331,7 +345,7 @@ func (t *Testbed) Close() error {
 		}
 	}
 	if t.pcap != nil {
-		errs = append(errs, t.pcap.Close())
+		errs = append(errs, t.pcap.Commit())
 	}
 	errs = append(errs, t.nt.Close())
 	t.requestStop()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"wanlab/link"
+	"wanlab/outfile"
 	"wanlab/qdisc"
 	"wanlab/sim"
 )
@@ -57,7 +59,7 @@ RATE uses tc's units (10mbit, 1gbit, 100kbps = 800 kbit/s).`,
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "virtual time to simulate")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of every random choice: the same seed gives the same run")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
-	fs.StringVar(&o.events, "events", "", "write one CSV row per packet to this file: flow,seq,dir,size,sent_ns,left_ns,verdict")
+	fs.StringVar(&o.events, "events", "", "write one CSV row per packet to this file (- for stdout): flow,seq,dir,size,sent_ns,left_ns,verdict")
 	fs.StringVar(&o.traceUp, "trace-up", "", "mahimahi trace file limiting the up direction's capacity")
 	fs.StringVar(&o.traceDown, "trace-down", "", "mahimahi trace file limiting the down direction's capacity")
 	fs.IntVar(&o.mtu, "mtu", 1500, "device MTU the disciplines assume (psched_mtu; 1500 on TUN)")
@@ -83,6 +85,11 @@ func runSim(s *streams, o *simOptions) error {
 			return usagef("--flow %q: %v", spec, err)
 		}
 	}
+	if o.events != "" {
+		if err := outfile.Check(o.events, eventsOutput(s)); err != nil {
+			return usagef("%v", err)
+		}
+	}
 	env := qdisc.Env{MTU: o.mtu, TxQueueLen: o.txqueuelen}
 	cfg := sim.Config{
 		Up:       link.Config{Name: "up", Chain: up, Env: env},
@@ -101,12 +108,12 @@ func runSim(s *streams, o *simOptions) error {
 		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
 	}
 
-	var events *atomicFile
+	var events *outfile.File
 	if o.events != "" {
-		if events, err = createAtomic(o.events); err != nil {
+		if events, err = outfile.Create(context.Background(), o.events, eventsOutput(s)); err != nil {
 			return err
 		}
-		defer events.Abort() // no-op after a successful Commit's rename
+		defer events.Abort() // no-op after a successful Commit
 		events.WriteString("flow,seq,dir,size,sent_ns,left_ns,verdict\n")
 		var row []byte
 		cfg.OnPacket = func(r sim.PacketRecord) {
@@ -147,6 +154,13 @@ func runSim(s *streams, o *simOptions) error {
 	}
 	printSim(s.out, res, up, down)
 	return nil
+}
+
+// eventsOutput is how --events is written: "-" is the command's standard
+// output, a device or FIFO is written through, a file replaced atomically
+// once the run has ended.
+func eventsOutput(s *streams) outfile.Options {
+	return outfile.Options{Label: "--events", Suggest: "events.csv", Stdout: s.out}
 }
 
 func readTrace(flag, path string) (*link.Trace, error) {

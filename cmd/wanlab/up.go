@@ -10,7 +10,6 @@ import (
 	"log"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -20,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"wanlab/lab"
+	"wanlab/outfile"
 	"wanlab/tun"
 )
 
@@ -81,7 +81,7 @@ router with 'wanlab status'; change a chain with 'wanlab set'.`,
 	fs.StringVar(&o.name, "name", lab.DefaultName, "testbed name: namespaces wl-NAME-c and wl-NAME-s (a-z, 0-9, '-', '_'; at most 32 bytes)")
 	o.path.register(fs)
 	fs.StringVar(&o.cc, "cc", "", "TCP congestion control of both hosts (reno, cubic, bbr, ...; default: the kernel's)")
-	fs.StringVar(&o.pcap, "pcap", "", "write every packet the router forwards, both directions, to this pcap file")
+	fs.StringVar(&o.pcap, "pcap", "", "write every packet the router forwards, both directions, to this pcap file (- for stdout; a FIFO, for a live reader such as tshark -i FIFO, is opened first and up waits for its reader)")
 	fs.StringVar(&o.rmem, "tcp-rmem", "", `net.ipv4.tcp_rmem of both hosts, e.g. "4096 131072 33554432"`)
 	fs.StringVar(&o.wmem, "tcp-wmem", "", `net.ipv4.tcp_wmem of both hosts, e.g. "4096 16384 33554432"`)
 	fs.StringVar(&o.ecn, "ecn", "", "net.ipv4.tcp_ecn of both hosts: off, 1 (request ECN) or 2 (accept it; the kernel's default)")
@@ -132,11 +132,19 @@ func (o *upOptions) options() (lab.Options, error) {
 		}
 	}
 	if o.pcap != "" {
-		abs, err := filepath.Abs(o.pcap)
-		if err != nil {
-			return lo, usagef("--pcap %q: %v", o.pcap, err)
+		// Checked now, before anything exists: the testbed opens the file
+		// only once it is being built.
+		if err := outfile.Check(o.pcap, outfile.Options{Label: "--pcap", Suggest: "wan.pcap"}); err != nil {
+			return lo, usagef("%v", err)
 		}
-		lo.Pcap = abs
+		lo.Pcap = o.pcap
+		if o.pcap == "-" {
+			if o.detach {
+				return lo, usagef("--pcap - writes the capture to stdout, which a detached testbed does not have: give a file or a FIFO, e.g. --pcap /tmp/wan.pcap")
+			}
+		} else if lo.Pcap, err = filepath.Abs(o.pcap); err != nil {
+			return lo, usagef("--pcap %s: %v", o.pcap, err)
+		}
 	}
 	return lo, nil
 }
@@ -164,7 +172,10 @@ func runUp(s *streams, o *upOptions) error {
 	}
 	logger := log.New(s.err, "", log.LstdFlags)
 	lo.Logf = logger.Printf
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	// outfile.NotifyContext, not signal.NotifyContext: on these signals
+	// the testbed closes cleanly and keeps the capture, so the pcap's
+	// temporary must not be removed when they arrive.
+	ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	tb, err := lab.Up(ctx, lo)
 	if ready != "" {
@@ -174,7 +185,11 @@ func runUp(s *streams, o *upOptions) error {
 		return err
 	}
 	if ready == "" {
-		printReady(s.out, tb.Info(), o.json, false)
+		out := s.out
+		if lo.Pcap == "-" {
+			out = s.err // stdout carries the capture
+		}
+		printReady(out, tb.Info(), o.json, false)
 	} else {
 		logger.Printf("testbed %s is up: up %q, down %q", lo.Name, describeChain(lo.Up), describeChain(lo.Down))
 	}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -242,4 +243,29 @@ func Transfer(t testing.TB, client, server *netns.Handle, dst netip.Addr, data [
 		t.Fatalf("server got %d bytes (sha256 %x), want %d (%x)", r.n, r.sum[:8], len(data), want[:8])
 	}
 	return r.at.Sub(start)
+}
+
+// NullDevice returns a character device that discards what is written to
+// it, for tests of programs that write to /dev/null. As root it is a twin
+// of /dev/null (character device 1:3) made in dir, so that a program that
+// wrongly replaces its output file replaces the twin, not the machine's
+// /dev/null; without root, /dev/null itself, which only root could replace.
+func NullDevice(t testing.TB, dir string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return "/dev/null"
+	}
+	path := filepath.Join(dir, "null")
+	if err := unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Fatalf("mknod %s: %v", path, err)
+	}
+	if err := os.Chmod(path, 0o666); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("cannot open the device node %s (%v): is %s mounted nodev?", path, err, dir)
+	}
+	f.Close()
+	return path
 }

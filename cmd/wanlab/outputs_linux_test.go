@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"wanlab/lab"
+	"wanlab/netns"
+)
+
+// TestUpPcapMissingDirectory: `up --pcap` into a directory that does not
+// exist exits 2 before it creates anything.
+func TestUpPcapMissingDirectory(t *testing.T) {
+	name := uniqueName()
+	path := filepath.Join(t.TempDir(), "missing", "x.pcap")
+	args := []string{"up", "--name", name, "--pcap", path}
+	var (
+		stderr string
+		code   int
+	)
+	if os.Geteuid() == 0 {
+		// The real binary, with a timeout: were the path accepted, up
+		// would build the testbed and run until stopped.
+		_, stderr, code = cli(t, args...)
+		t.Cleanup(func() { cli(t, "down", name) })
+	} else {
+		_, stderr, code = runWanlab(t, args...)
+	}
+	want := "wanlab: --pcap " + path + ": directory " + filepath.Dir(path) + " does not exist"
+	if code != exitUsage || !strings.HasPrefix(stderr, want) {
+		t.Errorf("exit %d, %q; want %d and %q", code, stderr, exitUsage, want)
+	}
+	noTestbed(t, name)
+	if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s was created", filepath.Dir(path))
+	}
+}
+
+// noTestbed checks that nothing of testbed name was ever made: no
+// namespace, no record.
+func noTestbed(t *testing.T, name string) {
+	t.Helper()
+	for _, r := range []lab.Role{lab.Client, lab.Server} {
+		if ns := lab.NamespaceName(name, r); netns.Exists(ns) {
+			t.Errorf("namespace %s exists", ns)
+		}
+	}
+	states, _ := netns.Testbeds()
+	for _, st := range states {
+		if st.Name == name {
+			t.Errorf("testbed %s on record: %+v", name, st)
+		}
+	}
+}
+
+// TestUpPcapOutputs runs `wanlab up --pcap` in the foreground with each
+// kind of path that it writes, pings across, stops it with Ctrl-C (which
+// keeps the capture) and reads the capture.
+func TestUpPcapOutputs(t *testing.T) {
+	bin := wanlabBin(t)
+	withUmask022(t)
+	for _, pc := range pathCases("--pcap", "wan.pcap") {
+		if pc.refused != "" {
+			continue // TestUpPcapChecked and TestUpPcapMissingDirectory
+		}
+		t.Run(pc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path, check := pc.setup(t, dir)
+			name := uniqueName()
+			up := exec.Command(bin, "up", "--name", name, "--pcap", path)
+			// The ready message is on stdout, or on stderr when stdout
+			// carries the capture.
+			var capture strings.Builder
+			var status io.ReadCloser
+			var err error
+			if path == "-" {
+				up.Stdout = &capture
+				status, err = up.StderrPipe()
+			} else {
+				status, err = up.StdoutPipe()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := up.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				up.Process.Kill()
+				up.Wait()
+				cli(t, "down", name)
+				assertNothingLeft(t, name)
+			})
+			lines := bufio.NewScanner(status)
+			for lines.Scan() && !strings.HasPrefix(lines.Text(), "testbed "+name+" is up") {
+			}
+			go io.Copy(io.Discard, status)
+			mustCLI(t, "exec", name, "--", "ping", "-c", "3", "-i", "0.1", "@peer")
+			if err := up.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			if err := up.Wait(); err != nil {
+				t.Fatalf("up after Ctrl-C: %v", err)
+			}
+			wrote := func(t *testing.T, data []byte) { checkPcap(t, data, 6) }
+			if path == "-" {
+				wrote(t, []byte(capture.String()))
+				return
+			}
+			check(t, wrote)
+			noTemporaries(t, dir)
+		})
+	}
+}
+
+// checkPcap checks a capture of wanlab's format (nanosecond pcap,
+// LINKTYPE_RAW) with at least icmp ICMP packets.
+func checkPcap(t *testing.T, b []byte, icmp int) {
+	t.Helper()
+	if len(b) < 24 || binary.LittleEndian.Uint32(b) != 0xa1b23c4d || binary.LittleEndian.Uint32(b[20:]) != 101 {
+		t.Fatalf("capture of %d bytes without wanlab's pcap header: % x", len(b), b[:min(len(b), 24)])
+	}
+	n := 0
+	for b = b[24:]; len(b) >= 16; {
+		incl := int(binary.LittleEndian.Uint32(b[8:]))
+		if len(b) < 16+incl {
+			t.Fatalf("truncated record")
+		}
+		if p := b[16 : 16+incl]; len(p) >= 20 && p[0]>>4 == 4 && p[9] == syscall.IPPROTO_ICMP {
+			n++
+		}
+		b = b[16+incl:]
+	}
+	if n < icmp {
+		t.Errorf("the capture holds %d ICMP packets, want at least %d", n, icmp)
+	}
+}
+
+// TestUpPcapFIFOWaitInterrupted: `up --pcap FIFO` waits for the FIFO's
+// reader before it builds anything, and Ctrl-C ends the wait.
+func TestUpPcapFIFOWaitInterrupted(t *testing.T) {
+	bin := wanlabBin(t)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	name := uniqueName()
+	up := exec.Command(bin, "up", "--name", name, "--pcap", fifo)
+	var stderr strings.Builder
+	up.Stderr = &stderr
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		up.Process.Kill()
+		up.Wait()
+		cli(t, "down", name)
+	})
+	waitFor(t, "up to wait for the FIFO's reader", func() bool { return inFIFOOpen(up.Process.Pid) })
+	noTestbed(t, name)
+	if err := up.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := up.Wait()
+	var ee *exec.ExitError
+	want := "interrupted while waiting for a reader of the FIFO"
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || !strings.Contains(stderr.String(), want) {
+		t.Errorf("up after Ctrl-C: %v, %q; want exit %d and %q", err, stderr.String(), exitFailure, want)
+	}
+	noTestbed(t, name)
+	if st := statOf(t, fifo); st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		t.Errorf("the FIFO is now mode %o", st.Mode)
+	}
+}
+
+// inFIFOOpen reports whether a thread of pid waits in the kernel for a
+// FIFO's other end (wait_for_partner, called by fifo_open).
+func inFIFOOpen(pid int) bool {
+	tasks, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "wchan"))
+	for _, p := range tasks {
+		if b, _ := os.ReadFile(p); string(b) == "wait_for_partner" {
+			return true
+		}
+	}
+	return false
+}
