@@ -1,0 +1,80 @@
+package testrun
+
+import (
+	"wanlab/qdisc"
+	"wanlab/router"
+)
+
+// This file is the one place that knows the router's snapshot types: it
+// turns a router.Snapshot into the run's own view of one reading (dirView),
+// which the rest of the package uses.
+
+// dirView is one reading of one direction of the router: running totals
+// since the router started, and the current state.
+type dirView struct {
+	Chain string
+	// Running totals, in wire segments and IP bytes (as the router counts).
+	Sent, BytesIn, Delivered, BytesOut uint64
+	Dropped, Marked, Duplicated        uint64
+	Reordered, Queued                  uint64
+	DroppedByReason                    map[string]uint64
+	// Delay is the delay of delivered packets through the chain, in ns:
+	// DelayN packets, their exact sum, and percentiles since the start.
+	DelayN                                    uint64
+	DelaySum                                  float64
+	DelayMin, DelayP50, DelayP99, DelayMax    float64
+	LatenessN                                 uint64
+	LatenessP50Ns, LatenessP99Ns, LatenessMax int64
+	// RingDrops counts what the kernel dropped in the ring in front of
+	// the direction's loop; WriteDrops what the egress device refused.
+	RingDrops, WriteDrops uint64
+	Flows                 map[flowKey]flowCount
+}
+
+// flowKey names a 5-tuple as the router prints it: protocol and the two
+// endpoints ("10.1.2.1:40000").
+type flowKey struct{ proto, src, dst string }
+
+// flowCount is one flow's running totals in one direction.
+type flowCount struct {
+	Packets, Bytes, Payload, Dropped, Reordered uint64
+}
+
+// viewOf converts one direction of a router snapshot.
+func viewOf(d router.DirSnapshot) dirView {
+	c := d.Counters
+	v := dirView{
+		Chain: d.Chain,
+		Sent:  c.Sent, BytesIn: c.BytesIn, Delivered: c.Delivered, BytesOut: c.BytesOut,
+		Dropped: c.Dropped, Marked: c.Marked, Duplicated: c.Duplicated,
+		Reordered: d.Reordered, Queued: c.Queued,
+		DroppedByReason: map[string]uint64{},
+		DelayN:          c.Delay.N, DelaySum: c.Delay.Mean * float64(c.Delay.N),
+		DelayMin: c.Delay.Min, DelayP50: c.Delay.P50, DelayP99: c.Delay.P99, DelayMax: c.Delay.Max,
+		LatenessN: d.Lateness.N, LatenessP50Ns: d.Lateness.P50Ns, LatenessP99Ns: d.Lateness.P99Ns, LatenessMax: d.Lateness.MaxNs,
+		RingDrops: d.TunQueueDrops, WriteDrops: d.WriteDrops,
+		Flows: make(map[flowKey]flowCount, len(d.Flows)),
+	}
+	for r, n := range c.DroppedByReason {
+		if n > 0 {
+			v.DroppedByReason[qdisc.Reason(r).String()] += n
+		}
+	}
+	for _, f := range d.Flows {
+		v.Flows[flowKey{f.Proto, f.Src, f.Dst}] = flowCount{
+			Packets: f.Packets, Bytes: f.Bytes, Payload: f.Payload, Dropped: f.Dropped, Reordered: f.Reordered,
+		}
+	}
+	return v
+}
+
+// routerView is one reading of both directions.
+type routerView struct{ Up, Down dirView }
+
+func viewOfSnapshot(s router.Snapshot) routerView {
+	return routerView{Up: viewOf(s.Up), Down: viewOf(s.Down)}
+}
+
+// framingName is how this router counts a packet's bytes (run.framing):
+// the IP length, with no link-layer header.
+const framingName = "ip"
