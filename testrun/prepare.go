@@ -184,6 +184,11 @@ func (s *Setup) resolveTimes(o Options, mainJob bool) error {
 		return badf("--lead %v, --tail %v: give 0 or more (Flent's are 5s each)", s.Lead, s.Tail)
 	case s.Test.NoLoad && (s.Lead > 0 || s.Tail > 0):
 		return badf("--lead and --tail surround a load, and %s has none: drop them and set the length with --duration", s.Test.Name)
+	case s.Lead%s.Step != 0 || s.Duration%s.Step != 0 || s.Tail%s.Step != 0:
+		// The load must start and end on the grid: a throughput sample is
+		// the bytes of one whole step.
+		return badf("--lead %v, --duration %v and --tail %v must each be a whole number of steps (--step %v): round them, or choose a step that divides them",
+			s.Lead, s.Duration, s.Tail, s.Step)
 	case s.Length() > maxLength:
 		return badf("the run would last %v (lead, load and tail): keep it within %v", s.Length(), maxLength)
 	case s.Length()/s.Step > maxPoints:

@@ -30,6 +30,7 @@ func TestPrepareBadInput(t *testing.T) {
 		{"huge duration", func(o *Options) { o.Duration = dur(1000 * time.Hour) }, "keep it within 24h"},
 		{"tiny step", func(o *Options) { o.Step = time.Millisecond }, "--step 1ms: give at least 10ms"},
 		{"step longer than the load", func(o *Options) { o.Duration = dur(time.Second); o.Step = 2 * time.Second }, "longer than the load"},
+		{"lead off the grid", func(o *Options) { o.Lead = dur(500 * time.Millisecond) }, "must each be a whole number of steps (--step 200ms)"},
 		{"negative lead", func(o *Options) { o.Lead = dur(-time.Second) }, "give 0 or more"},
 		{"lead for ping", func(o *Options) { o.Test = "ping"; o.Lead = dur(time.Second) }, "ping has none"},
 		{"streams out of range", func(o *Options) { o.Test = "tcp_nup"; o.Streams = 1000 }, "--streams 1000 is out of range: use 1 to 256"},
