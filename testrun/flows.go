@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"time"
 
 	"wanlab/catalog"
 	"wanlab/traffic"
@@ -81,14 +82,15 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 		}
 		specs = append(specs, spec)
 	}
-	for _, p := range s.Test.Probes {
+	for j, p := range s.Test.Probes {
 		spec := flowSpec{label: p.Series, dir: "both", tos: tosOf(p.Mark), sockets: &recNet{}}
+		offset := s.probeOffset(j)
 		switch p.Kind {
 		case catalog.ICMP:
 			spec.protocol = "icmp"
 			flow, err := traffic.NewICMPProbe(traffic.ICMPProbeConfig{
 				Label: p.Series, Client: client, Target: server.Addr, Interval: s.Step,
-				TOS: spec.tos, Start: 0, Stop: end,
+				TOS: spec.tos, Start: offset, Stop: end,
 			})
 			if err != nil {
 				return nil, nil, err
@@ -100,7 +102,7 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 			cl.Net, sv.Net = spec.sockets.wrap(client.Net), spec.sockets.wrap(server.Net)
 			flow, err := traffic.NewUDPProbe(traffic.UDPProbeConfig{
 				Label: p.Series, Client: cl, Server: sv, Interval: s.Step,
-				TOS: spec.tos, Start: 0, Stop: end,
+				TOS: spec.tos, Start: offset, Stop: end,
 			})
 			if err != nil {
 				return nil, nil, err
@@ -110,6 +112,17 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 		specs = append(specs, spec)
 	}
 	return fs, specs, nil
+}
+
+// probeOffset is when probe stream j of the test sends its first probe:
+// between the grid points, each stream at its own offset, so that a probe
+// shares its instant neither with the readings of the router and the flows
+// at the grid points (which hold the router's loops for a moment) nor with
+// another stream's probe. The n streams are spread evenly: stream j sends
+// at (2j+1)/(2n) of each step.
+func (s *Setup) probeOffset(j int) time.Duration {
+	n := len(s.Test.Probes)
+	return s.Step * time.Duration(2*j+1) / time.Duration(2*n)
 }
 
 // recNet records the connected sockets a flow's hosts make (local and
