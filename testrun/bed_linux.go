@@ -99,10 +99,11 @@ func (b *ownBed) close() error { return b.tb.Close() }
 // labBed is a testbed another process runs: the run opens its hosts'
 // namespaces and talks to its router through the control socket.
 type labBed struct {
-	name  string
-	info  lab.Info
-	hosts map[lab.Role]*netns.Handle
-	start lab.Status
+	name    string
+	info    lab.Info
+	hosts   map[lab.Role]*netns.Handle
+	start   lab.Status
+	changed map[string]bool // directions a timed change set
 }
 
 func newLabBed(name string) (*labBed, error) {
@@ -110,7 +111,7 @@ func newLabBed(name string) (*labBed, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &labBed{name: name, info: st.Info, hosts: map[lab.Role]*netns.Handle{}, start: st}
+	b := &labBed{name: name, info: st.Info, hosts: map[lab.Role]*netns.Handle{}, start: st, changed: map[string]bool{}}
 	for _, r := range []lab.Role{lab.Client, lab.Server} {
 		h, err := netns.Open(b.info.Host(r).NS)
 		if err != nil {
@@ -139,13 +140,23 @@ func (b *labBed) read() (routerView, bool, error) {
 }
 
 func (b *labBed) set(dir string, _ []qdisc.Spec, text string) error {
+	b.changed[dir] = true
 	return lab.Set(b.name, dir, text)
 }
 func (b *labBed) seed() uint64             { return b.start.Seed }
 func (b *labBed) chains() (string, string) { return b.start.Up.Chain, b.start.Down.Chain }
 
+// close gives the testbed back as the run found it: the chains a timed
+// change replaced are set again.
 func (b *labBed) close() error {
 	var errs []error
+	for _, d := range []struct{ dir, chain string }{{"up", b.start.Up.Chain}, {"down", b.start.Down.Chain}} {
+		if b.changed[d.dir] {
+			if err := lab.Set(b.name, d.dir, d.chain); err != nil {
+				errs = append(errs, fmt.Errorf("setting %s of testbed %s back to %q: %w", d.dir, b.name, d.chain, err))
+			}
+		}
+	}
 	for _, h := range b.hosts {
 		errs = append(errs, h.Close())
 	}

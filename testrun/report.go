@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"wanlab/fidelity"
+	"wanlab/link"
 	"wanlab/qdisc"
 )
 
@@ -51,8 +52,8 @@ type DirectionReport struct {
 	ChainStart string `json:"chain_start"`
 	ChainEnd   string `json:"chain_end"`
 	// ConfiguredRateBps is the smallest rate the starting chain sets (tbf
-	// or netem rate), in bit/s, 0 if none; ConfiguredDelayNs the sum of
-	// its netem delays.
+	// or netem rate) or its trace's mean rate, in bit/s, 0 if none;
+	// ConfiguredDelayNs the sum of its netem delays.
 	ConfiguredRateBps uint64 `json:"configured_rate_bps"`
 	ConfiguredDelayNs int64  `json:"configured_delay_ns"`
 	// LoadRateBps is what the direction delivered during the load, in
@@ -201,14 +202,15 @@ func (rec *routerRecord) report(s *Setup) *RouterReport {
 		base, end  dirView
 		chainStart string
 		chain      []qdisc.Spec
+		trace      *link.Trace
 		from, to   dirView
 	}{
-		{name: "up", base: rec.base.Up, end: last.Up, chainStart: startUp, chain: s.Up, from: loadFrom.Up, to: loadTo.Up},
-		{name: "down", base: rec.base.Down, end: last.Down, chainStart: startDown, chain: s.Down, from: loadFrom.Down, to: loadTo.Down},
+		{name: "up", base: rec.base.Up, end: last.Up, chainStart: startUp, chain: s.Up, trace: s.TraceUp, from: loadFrom.Up, to: loadTo.Up},
+		{name: "down", base: rec.base.Down, end: last.Down, chainStart: startDown, chain: s.Down, trace: s.TraceDown, from: loadFrom.Down, to: loadTo.Down},
 	} {
 		dr := DirectionReport{
 			Name: d.name, ChainStart: d.chainStart, ChainEnd: d.end.Chain,
-			ConfiguredRateBps: configuredRate(d.chain), ConfiguredDelayNs: int64(fidelity.OneWayDelay(d.chain)),
+			ConfiguredRateBps: configuredRate(d.chain, d.trace), ConfiguredDelayNs: int64(fidelity.OneWayDelay(d.chain)),
 			Sent: d.end.Sent - d.base.Sent, BytesIn: d.end.BytesIn - d.base.BytesIn,
 			Delivered: d.end.Delivered - d.base.Delivered, BytesOut: d.end.BytesOut - d.base.BytesOut,
 			Dropped: d.end.Dropped - d.base.Dropped, Marked: d.end.Marked - d.base.Marked,
@@ -298,10 +300,13 @@ func sub(a, b uint64) uint64 {
 	return a - b
 }
 
-// configuredRate returns the smallest rate a chain sets, in bit/s, 0 if
-// none does.
-func configuredRate(chain []qdisc.Spec) uint64 {
+// configuredRate returns the smallest rate a chain and a trace set, in
+// bit/s, a trace counting at its mean rate; 0 if neither sets one.
+func configuredRate(chain []qdisc.Spec, trace *link.Trace) uint64 {
 	var r uint64
+	if trace != nil && trace.Period() > 0 {
+		r = uint64(float64(trace.Len()) * link.OpportunityBytes * 8 / time.Duration(trace.Period()).Seconds())
+	}
 	for _, sp := range chain {
 		var v qdisc.Rate
 		switch c := sp.(type) {
