@@ -286,22 +286,41 @@ func compareHint(o testrun.Options, s *testrun.Setup) string {
 const progressMin = 3 * time.Second
 
 // writeResults writes the results file: the name given, or the default
-// name, which must not replace an existing file.
+// name, which must not replace an existing file: when another run of the
+// same second took it, a free name with -2, -3, ... is chosen.
 func writeResults(ctx context.Context, s *streams, o *testrun.Options, setup *testrun.Setup, doc *results.Document, start time.Time) (string, error) {
-	path := o.Output
-	opts := outfile.Options{Label: "--output", Suggest: "results.json.gz", Stdout: s.out}
-	if path == "" {
-		path = testrun.DefaultOutput(setup.Test.Name, start)
-		opts = outfile.Options{Label: "the results file", NoClobber: true, ClobberHint: "name one with -o FILE"}
-	}
-	err := writeOut(ctx, path, opts, func(w io.Writer) error {
-		if path != "-" && strings.HasSuffix(path, ".gz") {
-			return doc.EncodeGzip(w)
+	encode := func(path string) func(w io.Writer) error {
+		return func(w io.Writer) error {
+			if path != "-" && strings.HasSuffix(path, ".gz") {
+				return doc.EncodeGzip(w)
+			}
+			return doc.Encode(w)
 		}
-		return doc.Encode(w)
-	})
-	return path, err
+	}
+	if o.Output != "" {
+		opts := outfile.Options{Label: "--output", Suggest: "results.json.gz", Stdout: s.out}
+		return o.Output, writeOut(ctx, o.Output, opts, encode(o.Output))
+	}
+	opts := outfile.Options{Label: "the results file", NoClobber: true, ClobberHint: "name one with -o FILE"}
+	base := testrun.DefaultOutput(setup.Test.Name, start)
+	for i := 1; ; i++ {
+		path := base
+		if i > 1 {
+			path = strings.TrimSuffix(base, ".json.gz") + fmt.Sprintf("-%d.json.gz", i)
+		}
+		if _, err := os.Lstat(path); err == nil && i < maxDefaultNames {
+			continue
+		}
+		err := writeOut(ctx, path, opts, encode(path))
+		if _, serr := os.Lstat(path); err != nil && serr == nil && i < maxDefaultNames {
+			continue // another run took the name meanwhile
+		}
+		return path, err
+	}
 }
+
+// maxDefaultNames bounds the search for a free default name.
+const maxDefaultNames = 100
 
 // writeFlent writes Flent's data file, gzip-compressed when the name ends
 // in .gz.
