@@ -40,7 +40,7 @@ func newProgressLine(w io.Writer, label string) *progressLine {
 }
 
 func (p *progressLine) update(pr testrun.Progress) {
-	line := fmt.Sprintf("%s  %5.1fs of %.0fs  %-4s  up %7.2f Mbit/s  down %7.2f Mbit/s",
+	line := fmt.Sprintf("%s  %5.1fs of %gs  %-4s  up %7.2f Mbit/s  down %7.2f Mbit/s",
 		p.label, pr.Elapsed.Seconds(), pr.Length.Seconds(), pr.Phase, pr.UpMbps, pr.DownMbps)
 	if !math.IsNaN(pr.DelayMs) {
 		line += fmt.Sprintf("  path delay %7.1f ms", pr.DelayMs)
