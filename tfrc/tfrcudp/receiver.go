@@ -28,7 +28,7 @@ type ReceiverStats struct {
 // Receiver receives TFRC data on a UDP socket and sends feedback to where
 // the data comes from. Stats may be read at any time from any goroutine.
 type Receiver struct {
-	conn net.PacketConn
+	conn socket
 	clk  *clock.Real
 
 	mu      sync.Mutex
@@ -40,7 +40,7 @@ type Receiver struct {
 // NewReceiver returns a receiver on conn. conn belongs to the receiver from
 // now on; Run closes it when it ends.
 func NewReceiver(conn net.PacketConn) *Receiver {
-	return &Receiver{conn: conn, clk: clock.NewReal(), core: tfrc.NewReceiver()}
+	return &Receiver{conn: newSocket(conn), clk: clock.NewReal(), core: tfrc.NewReceiver()}
 }
 
 // Stats returns the receiver's figures now.
@@ -89,7 +89,7 @@ func (r *Receiver) run(ctx context.Context) error {
 func (r *Receiver) receive() error {
 	buf := make([]byte, 65536)
 	out := make([]byte, 0, tfrc.FeedbackLen)
-	var peer net.Addr
+	var to peer
 	set := clock.Time(-1) // the read deadline in force, -1: none yet
 	for {
 		r.mu.Lock()
@@ -108,15 +108,12 @@ func (r *Receiver) receive() error {
 			}
 			set = deadline
 		}
-		n, from, err := r.conn.ReadFrom(buf)
+		n, from, err := r.conn.read(buf)
 		now := r.clk.Now()
-		var ne net.Error
-		switch {
-		case err == nil:
-		case errors.As(err, &ne) && ne.Timeout():
-		case errors.Is(err, net.ErrClosed):
-			return nil
-		default:
+		if err != nil && !isTimeout(err) {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
 			return fmt.Errorf("tfrcudp: read data: %w", err)
 		}
 		r.mu.Lock()
@@ -125,14 +122,14 @@ func (r *Receiver) receive() error {
 				r.st.BadPackets++
 			} else {
 				r.core.OnData(now, h, n)
-				peer = from
+				to = from
 			}
 		}
 		fb, ok := r.core.Poll(now)
 		r.mu.Unlock()
-		if ok && peer != nil {
+		if ok && to.valid() {
 			out = tfrc.AppendFeedback(out[:0], fb)
-			if _, err := r.conn.WriteTo(out, peer); err != nil {
+			if err := r.conn.write(out, to); err != nil {
 				if errors.Is(err, net.ErrClosed) {
 					return nil
 				}
@@ -142,4 +139,11 @@ func (r *Receiver) receive() error {
 			}
 		}
 	}
+}
+
+// isTimeout reports whether err is a read deadline passing: the feedback
+// timer, not a failure.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -43,8 +43,8 @@ type SenderStats struct {
 // queues data; Run paces it out and processes the feedback. Stats may be
 // read at any time from any goroutine.
 type Sender struct {
-	conn    net.PacketConn
-	peer    net.Addr
+	conn    socket
+	peer    peer
 	cfg     Config
 	size    int // s: UDP payload of a data packet
 	payload int // application bytes per packet
@@ -80,8 +80,8 @@ func NewSender(conn net.PacketConn, peer net.Addr, cfg Config) (*Sender, error) 
 		return nil, err
 	}
 	s := &Sender{
-		conn:    conn,
-		peer:    peer,
+		conn:    newSocket(conn),
+		peer:    newPeer(peer),
 		cfg:     cfg,
 		size:    size,
 		payload: size - tfrc.DataHeaderLen,
@@ -247,7 +247,7 @@ func (s *Sender) pace(stopped <-chan struct{}) error {
 			case s.space <- struct{}{}:
 			default:
 			}
-			if _, err := s.conn.WriteTo(out, s.peer); err != nil {
+			if err := s.conn.write(out, s.peer); err != nil {
 				if errors.Is(err, net.ErrClosed) {
 					return nil
 				}
@@ -272,7 +272,7 @@ func (s *Sender) pace(stopped <-chan struct{}) error {
 func (s *Sender) readFeedback() error {
 	buf := make([]byte, 2048)
 	for {
-		n, _, err := s.conn.ReadFrom(buf)
+		n, _, err := s.conn.read(buf)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return nil

@@ -13,7 +13,7 @@ import (
 	"wanlab/tfrc"
 )
 
-func listen(t *testing.T) net.PacketConn {
+func listen(t testing.TB) net.PacketConn {
 	t.Helper()
 	c, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -51,9 +51,14 @@ type pair struct {
 }
 
 // start runs a sender and a receiver on loopback sockets until ctx ends.
-func start(t *testing.T, ctx context.Context, cfg Config) *pair {
+func start(t testing.TB, ctx context.Context, cfg Config) *pair {
 	t.Helper()
-	p := &pair{sc: listen(t), rc: listen(t), errs: make(chan error, 2)}
+	return startOn(t, ctx, cfg, listen(t), listen(t))
+}
+
+func startOn(t testing.TB, ctx context.Context, cfg Config, sc, rc net.PacketConn) *pair {
+	t.Helper()
+	p := &pair{sc: sc, rc: rc, errs: make(chan error, 2)}
 	var err error
 	if p.snd, err = NewSender(p.sc, p.rc.LocalAddr(), cfg); err != nil {
 		t.Fatal(err)
@@ -64,7 +69,7 @@ func start(t *testing.T, ctx context.Context, cfg Config) *pair {
 	return p
 }
 
-func (p *pair) wait(t *testing.T) {
+func (p *pair) wait(t testing.TB) {
 	t.Helper()
 	for range 2 {
 		select {
@@ -78,12 +83,21 @@ func (p *pair) wait(t *testing.T) {
 	}
 }
 
+// otherConn hides that a PacketConn is a *net.UDPConn, so that the
+// sockets' generic path is tested too.
+type otherConn struct{ net.PacketConn }
+
 // A bounded transfer over loopback arrives whole: no loss, every byte
 // written is delivered, feedback flows and gives an RTT.
 func TestTransferOverLoopback(t *testing.T) {
+	t.Run("UDPConn", func(t *testing.T) { testTransfer(t, listen(t), listen(t)) })
+	t.Run("PacketConn", func(t *testing.T) { testTransfer(t, otherConn{listen(t)}, otherConn{listen(t)}) })
+}
+
+func testTransfer(t *testing.T, sc, rc net.PacketConn) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	p := start(t, ctx, Config{TxQueueLen: DefaultTxQueueLen})
+	p := startOn(t, ctx, Config{TxQueueLen: DefaultTxQueueLen}, sc, rc)
 	if p.snd.PayloadSize() != 1472-tfrc.DataHeaderLen {
 		t.Errorf("payload size %d, want %d for IPv4", p.snd.PayloadSize(), 1472-tfrc.DataHeaderLen)
 	}
@@ -209,4 +223,25 @@ func TestConfigErrors(t *testing.T) {
 	if err != nil || size != 1452 {
 		t.Errorf("default packet size to an IPv6 peer: %d, %v; want 1452", size, err)
 	}
+}
+
+// BenchmarkTransfer moves b.N packets over loopback; allocs/op are the
+// allocations per packet of both sides together.
+func BenchmarkTransfer(b *testing.B) {
+	ctx, cancel := context.WithCancel(b.Context())
+	p := start(b, ctx, Config{TxQueueLen: DefaultTxQueueLen})
+	buf := make([]byte, p.snd.PayloadSize())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := p.snd.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for p.rcv.Stats().Packets+p.rcv.Stats().Lost < uint64(b.N) {
+		time.Sleep(time.Millisecond)
+	}
+	b.StopTimer()
+	cancel()
+	p.wait(b)
 }
