@@ -22,10 +22,11 @@ import (
 
 // renderCase is one graph the render test draws and checks.
 type renderCase struct {
-	name string
-	kind Kind
-	docs []*results.Document
-	o    Options
+	name  string
+	kind  Kind // empty for a sweep
+	docs  []*results.Document
+	sweep Sweep
+	o     Options
 	// panels is the number of panels the graph must have.
 	panels int
 	// legend lists labels that must be in the graph's legends.
@@ -33,6 +34,9 @@ type renderCase struct {
 }
 
 func (c renderCase) draw(w io.Writer) (layout, error) {
+	if c.kind == "" {
+		return drawSweep(w, c.sweep, c.o)
+	}
 	return drawKind(w, c.kind, c.docs, c.o)
 }
 
@@ -46,6 +50,8 @@ func renderCases() []renderCase {
 	nup := synthRun("tcp_nup", "four flows", 5, bloated)
 	ping := synthRun("ping", "idle", 6, bloated)
 	docs := func(ds ...*results.Document) []*results.Document { return ds }
+	logSweep := synthSweep(false)
+	logSweep.XLog = true
 	return []renderCase{
 		{name: "all_scaled rrul", kind: AllScaled, docs: docs(rrulA), panels: 3,
 			legend: []string{"TCP download BE", "TCP download avg", "TCP upload EF", "Ping (ms) ICMP", "Ping (ms) avg", "lost probe", "load start, end"}},
@@ -63,6 +69,9 @@ func renderCases() []renderCase {
 		{name: "tcp_cwnd_rtt", kind: TCPCwndRTT, docs: docs(rrulA), panels: 2,
 			legend: []string{"TCP upload BE (sender)", "TCP upload BE (receiver)", "TCP download EF (sender)"}},
 		{name: "router_flows", kind: RouterFlows, docs: docs(nup), panels: 2, legend: []string{"TCP upload::1", "TCP upload::4"}},
+		{name: "sweep numeric", sweep: synthSweep(false), panels: 1, legend: []string{"reno", "cubic", "bbr"}},
+		{name: "sweep categorical", sweep: synthSweep(true), panels: 1, legend: []string{"reno"}},
+		{name: "sweep log", sweep: logSweep, o: Options{Width: 800, Height: 600}, panels: 1},
 	}
 }
 
