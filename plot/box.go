@@ -117,7 +117,7 @@ func boxSeries(docs []*results.Document, o Options) string {
 	}
 	for _, d := range docs {
 		for i := range d.Series {
-			if dir, agg := classify(&d.Series[i]); dir == latency && !agg {
+			if panel, agg := classify(&d.Series[i]); panel == latencyPanel && !agg {
 				return d.Series[i].Name
 			}
 		}

@@ -36,7 +36,7 @@ func pingCDF(docs []*results.Document, labels []string, o Options, t theme) (*fi
 		k := 0
 		for si := range d.Series {
 			s := &d.Series[si]
-			if dir, agg := classify(s); dir != latency || agg {
+			if panel, agg := classify(s); panel != latencyPanel || agg {
 				continue // the average of several probes is no latency a packet saw
 			}
 			vals := windowValues(s)

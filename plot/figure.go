@@ -141,10 +141,7 @@ func (fig *figure) render(f Format, w, h int) (vg.CanvasWriterTo, layout) {
 		if len(pn.legend) == 0 {
 			continue
 		}
-		l := t.legend(legendSize)
-		for _, e := range pn.legend {
-			l.Add(fitText(l.TextStyle, e.label, width/3), e.thumbs...)
-		}
+		l := t.legend(legendSize, pn.legend, width/3)
 		legends[i] = l
 		legendW = max(legendW, l.Rectangle(area).Size().X)
 	}
@@ -189,11 +186,7 @@ func (fig *figure) render(f Format, w, h int) (vg.CanvasWriterTo, layout) {
 		l := legends[i]
 		for size := legendSize; l.Rectangle(area).Size().Y > avail && size > 6; {
 			size *= 0.9
-			shrunk := t.legend(size)
-			for _, e := range pn.legend {
-				shrunk.Add(fitText(shrunk.TextStyle, e.label, width/3), e.thumbs...)
-			}
-			l = shrunk
+			l = t.legend(size, pn.legend, width/3)
 		}
 		lc := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
 			Min: vg.Point{X: plotArea.Max.X + gap, Y: cell.Min.Y},
@@ -204,14 +197,18 @@ func (fig *figure) render(f Format, w, h int) (vg.CanvasWriterTo, layout) {
 	return c, lay
 }
 
-// legend returns an empty legend in the theme's style: text after the
-// thumbnails, entries from the top.
-func (t theme) legend(size float64) *gplot.Legend {
+// legend returns a legend of the entries in the theme's style, its text
+// of size points (at the default size): text after the thumbnails,
+// entries from the top, labels wider than maxW shortened.
+func (t theme) legend(size float64, entries []legendEntry, maxW vg.Length) *gplot.Legend {
 	l := gplot.NewLegend()
 	l.TextStyle = t.text(size)
 	l.Top, l.Left = true, true
 	l.ThumbnailWidth = t.pt(30)
 	l.Padding = t.pt(size / 4)
+	for _, e := range entries {
+		l.Add(fitText(l.TextStyle, e.label, maxW), e.thumbs...)
+	}
 	return &l
 }
 

@@ -11,26 +11,26 @@ import (
 	"wanlab/results"
 )
 
-// direction is the panel of AllScaled a top-level series belongs in.
-type direction int
+// timelinePanel is the panel of AllScaled a top-level series belongs in.
+type timelinePanel int
 
 const (
-	noPanel direction = iota
-	download
-	upload
-	latency
+	noPanel timelinePanel = iota
+	downloadPanel
+	uploadPanel
+	latencyPanel
 )
 
 // timelinePanels are AllScaled's panels, top to bottom in Flent's order
 // (its all_scaled stacks download_scaled, upload_scaled and ping_scaled),
 // with the words of their y axes.
 var timelinePanels = []struct {
-	dir  direction
-	axis string
+	panel timelinePanel
+	axis  string
 }{
-	{download, "Download"},
-	{upload, "Upload"},
-	{latency, "Latency"},
+	{downloadPanel, "Download"},
+	{uploadPanel, "Upload"},
+	{latencyPanel, "Latency"},
 }
 
 // classify returns the AllScaled panel of a top-level series and whether
@@ -38,35 +38,35 @@ var timelinePanels = []struct {
 // "Ping (ms) avg"). Sums ("TCP upload sum", "TCP totals") are left out:
 // they are on another scale than the flows; so are fairness indices.
 // Series names are Flent's, the contract of every view.
-func classify(s *results.Series) (dir direction, aggregate bool) {
+func classify(s *results.Series) (panel timelinePanel, aggregate bool) {
 	n := s.Name
 	switch {
 	case strings.HasPrefix(n, "Ping (ms)"):
-		dir = latency
+		panel = latencyPanel
 	case strings.HasPrefix(n, "TCP download"), strings.HasPrefix(n, "UDP download"):
-		dir = download
+		panel = downloadPanel
 	case strings.HasPrefix(n, "TCP upload"), strings.HasPrefix(n, "UDP upload"):
-		dir = upload
+		panel = uploadPanel
 	default:
 		return noPanel, false
 	}
-	if dir != latency && !s.IsRate() {
+	if panel != latencyPanel && !s.IsRate() {
 		return noPanel, false
 	}
 	switch {
 	case strings.HasSuffix(n, " avg"):
-		return dir, true
+		return panel, true
 	case strings.HasSuffix(n, " sum"), strings.HasSuffix(n, " fairness"):
 		return noPanel, false
 	}
-	return dir, false
+	return panel, false
 }
 
 // timelineLines returns the series of one run that AllScaled draws in a
 // panel, each with whether it is drawn as an aggregate: with one run,
 // every flow and the average; with several, the average alone when the
 // run has several flows in the panel.
-func timelineLines(d *results.Document, dir direction, manyRuns bool) (ss []*results.Series, aggregate []bool) {
+func timelineLines(d *results.Document, panel timelinePanel, manyRuns bool) (ss []*results.Series, aggregate []bool) {
 	var flows []*results.Series
 	var avg *results.Series
 	for i := range d.Series {
@@ -75,7 +75,7 @@ func timelineLines(d *results.Document, dir direction, manyRuns bool) (ss []*res
 			continue
 		}
 		switch c, agg := classify(s); {
-		case c != dir:
+		case c != panel:
 		case agg:
 			avg = s
 		default:
@@ -111,7 +111,7 @@ func allScaled(docs []*results.Document, labels []string, o Options, t theme) (*
 		var specs []spec
 		var keys []lineKey
 		for di, d := range docs {
-			ss, agg := timelineLines(d, tp.dir, many)
+			ss, agg := timelineLines(d, tp.panel, many)
 			if len(ss) > 0 {
 				drawn[di] = true
 			}
@@ -137,7 +137,7 @@ func allScaled(docs []*results.Document, labels []string, o Options, t theme) (*
 			pn.add(sp.label, l)
 			units[sp.label] = sp.s.Unit
 			vals = append(vals, l.values()...)
-			if ts := lostTimes(sp.s); tp.dir == latency && !sp.aggregate && len(ts) > 0 {
+			if ts := lostTimes(sp.s); tp.panel == latencyPanel && !sp.aggregate && len(ts) > 0 {
 				g := lostGlyph
 				g.Color = l.style.Color
 				lost = append(lost, footMarks{xs: ts, glyph: g})
@@ -154,7 +154,7 @@ func allScaled(docs []*results.Document, labels []string, o Options, t theme) (*
 			pn.legend = append(pn.legend, legendEntry{label: "lost probe", thumbs: []gplot.Thumbnailer{footMarks{glyph: lostGlyph}}})
 		}
 		pn.p.Y.Label.Text = withUnit(tp.axis, unit)
-		pn.p.Y.Min, pn.p.Y.Max = scaledRange(vals, tp.dir != latency)
+		pn.p.Y.Min, pn.p.Y.Max = scaledRange(vals, tp.panel != latencyPanel)
 		fig.panels = append(fig.panels, pn)
 	}
 	if len(fig.panels) == 0 {
