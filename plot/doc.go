@@ -15,8 +15,10 @@
 //
 // Readability rules every graph follows: axes are labelled with their units;
 // legends sit to the right of the data area, never over it; and lines are
-// told apart by colour and dash pattern together, with colours whose luma
-// differs enough to survive greyscale printing (see Style).
+// told apart by colour and dash pattern together, with six colours whose
+// luma differs pairwise by at least a tenth of the black-to-white range
+// under both the Rec. 709 and Rec. 601 weightings, so that the lines stay
+// apart when printed in grey.
 //
 // The graphs are drawn with gonum.org/v1/plot: it is well kept (part of the
 // Gonum project, with regular releases), pure Go with no cgo, and has PNG
