@@ -328,3 +328,30 @@ func TestTitleOption(t *testing.T) {
 		t.Error("the SVG does not carry the title given in Options, escaped")
 	}
 }
+
+// TestDrawsSavedDocuments checks that a graph drawn from a results file
+// read back (lost probes written as null) is the graph drawn from the
+// document in memory: plots depend on nothing but the document.
+func TestDrawsSavedDocuments(t *testing.T) {
+	d := synthRun("rrul", "saved", 1, synthPath{10, 40, 100})
+	var file bytes.Buffer
+	if err := d.EncodeGzip(&file); err != nil {
+		t.Fatal(err)
+	}
+	back, err := results.Decode(&file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []Kind{AllScaled, TCPCwndRTT} {
+		var a, b bytes.Buffer
+		if err := Draw(&a, k, []*results.Document{d}, Options{Format: SVG}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Draw(&b, k, []*results.Document{back}, Options{Format: SVG}); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Errorf("%s: the document read back draws another graph", k)
+		}
+	}
+}
