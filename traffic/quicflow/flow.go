@@ -151,7 +151,9 @@ type Result struct {
 
 // EndInfo is one end of a connection as it was set up.
 type EndInfo struct {
-	// Local and Remote are the UDP addresses of the connection's path.
+	// Local and Remote are the UDP addresses of the connection's path;
+	// Local is the address the socket is bound to, the unspecified address
+	// for a client host without one.
 	Local  netip.AddrPort `json:"local"`
 	Remote netip.AddrPort `json:"remote"`
 	// TOS is the socket's TOS byte read back (IP_TOS or IPV6_TCLASS);

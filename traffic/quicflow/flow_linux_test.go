@@ -3,10 +3,13 @@ package quicflow
 import (
 	"context"
 	"errors"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quic-go/quic-go"
 
 	"wanlab/clock"
 	"wanlab/traffic"
@@ -247,5 +250,56 @@ func TestRunsOnce(t *testing.T) {
 	}
 	if _, err := traffic.Run(context.Background(), plan); err == nil || !strings.Contains(err.Error(), "runs once") {
 		t.Errorf("a second run of the same flow: err %v", err)
+	}
+}
+
+// A client host without an address binds the unspecified address and
+// lets the kernel choose the source; the server still takes its
+// connection, by its port, and the flow completes.
+func TestUnboundClient(t *testing.T) {
+	noLeaks(t)
+	_, s := loopback(lo6)
+	c := traffic.Host{Net: traffic.Local{}}
+	f := mustNew(t, Config{Label: "unbound", Client: c, Server: s, Bytes: 1 << 20, Stop: 500 * time.Millisecond})
+	res, err := traffic.Run(context.Background(), traffic.Plan{Step: 100 * time.Millisecond, Length: 500 * time.Millisecond, Flows: []traffic.Flow{f}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Flows[0].(*Result)
+	if r.Error != "" || !r.Complete || r.ReceivedBytes != 1<<20 {
+		t.Fatalf("error %q, complete %v, %d bytes received", r.Error, r.Complete, r.ReceivedBytes)
+	}
+	if !r.Sender.Local.Addr().IsUnspecified() || r.Sender.Local.Port() != r.Receiver.Remote.Port() || r.Receiver.Remote.Addr() != lo6 {
+		t.Errorf("sender bound to %v, seen by the receiver as %v", r.Sender.Local, r.Receiver.Remote)
+	}
+}
+
+// The server takes one connection, from the flow's client socket: a
+// stranger's handshake, even with the right certificate and ALPN, is
+// refused (CONNECTION_REFUSED) before it begins.
+func TestStrangerRefused(t *testing.T) {
+	noLeaks(t)
+	c, s := loopback(lo4)
+	f := mustNew(t, Config{Label: "guarded", Client: c, Server: s, Stop: time.Second})
+	if err := f.Open(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	tr := &quic.Transport{Conn: pc}
+	defer tr.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	conn, err := tr.Dial(ctx, f.ln.Addr(), f.clientTLS, &quic.Config{})
+	var terr *quic.TransportError
+	if !errors.As(err, &terr) || terr.ErrorCode != quic.ConnectionRefused {
+		if conn != nil {
+			conn.CloseWithError(0, "")
+		}
+		t.Fatalf("a stranger's dial: %v, want CONNECTION_REFUSED", err)
 	}
 }
