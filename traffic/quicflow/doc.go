@@ -42,7 +42,8 @@
 //   - A probe timeout does not reduce the window: quic-go does not
 //     implement RFC 9002's persistent congestion (§7.6).
 //   - The sender paces at 2·cwnd/srtt in slow start and 1.25·cwnd/srtt
-//     afterwards, with bursts of up to 10 datagrams.
+//     afterwards, in bursts of up to 10 datagrams or 2 ms at that rate,
+//     whichever is more.
 //
 // # Flow control
 //
@@ -61,10 +62,11 @@
 //
 // The TOS option sets the DSCP of both ends' packets. quic-go sets the ECN
 // field itself, on each packet through a control message (ECT(0) while it
-// validates ECN on the path), and the kernel takes that control message's
-// byte as the whole TOS byte: the flow writes its DSCP into that byte, so
-// that every packet carries the DSCP and quic-go's ECN bits together. The
-// ECN bits of TOS must therefore be 0.
+// tests the path for ECN and once the path proves capable, RFC 9000
+// §13.4.2), and the kernel takes that control message's byte as the whole
+// TOS byte: the flow writes its DSCP into that byte, so that every packet
+// carries the DSCP and quic-go's ECN bits together. The ECN bits of TOS
+// must therefore be 0.
 //
 // # What is measured
 //
