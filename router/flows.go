@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"wanlab/packet"
+	"wanlab/stats"
 )
 
 // maxFlows bounds the flow table; packets of further flows are counted in
@@ -29,7 +30,7 @@ type flowAcc struct {
 	reordered               uint64
 	inSeq                   int64 // highest TCP data sequence number seen arriving, unwrapped
 	inSeen                  bool
-	outSeq                  int64 // highest delivered
+	out                     stats.Reorder // of the delivered segments
 }
 
 func newFlowTable() flowTable {
@@ -75,7 +76,6 @@ func (ft *flowTable) arrivalSeq(id int32, pkt []byte, g gsoInfo) int64 {
 		s = int64(s32) + 1<<32 // room below for wraps backwards
 		f.inSeen = true
 		f.inSeq = s
-		f.outSeq = -1
 		return s
 	}
 	s = f.inSeq + int64(int32(s32-uint32(f.inSeq)))
@@ -87,8 +87,7 @@ func (ft *flowTable) arrivalSeq(id int32, pkt []byte, g gsoInfo) int64 {
 }
 
 // delivered counts p as delivered in its flow and applies RFC 4737's
-// reordered singleton: a segment whose sequence number is lower than the
-// highest delivered before it is reordered.
+// reordered singleton (stats.Reorder) to its sequence number.
 func (ft *flowTable) delivered(p *packet.Packet) {
 	id := tagFlow(p)
 	if id < 0 || int(id) >= len(ft.flows) {
@@ -99,12 +98,8 @@ func (ft *flowTable) delivered(p *packet.Packet) {
 	f.packets += segs
 	f.bytes += uint64(tagWire(p))
 	f.payload += uint64(payloadOf(p))
-	if p.Seq >= 0 {
-		if p.Seq < f.outSeq {
-			f.reordered += segs
-		} else {
-			f.outSeq = p.Seq
-		}
+	if p.Seq >= 0 && f.out.Arrive(p.Seq) {
+		f.reordered += segs
 	}
 }
 

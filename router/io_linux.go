@@ -141,7 +141,7 @@ func (e *vnetEgress) flush(l *loop) {
 		return
 	}
 	for i, p := range u.pkts {
-		l.late.add(int64(t - u.dls[i]))
+		l.late.Add(int64(t - u.dls[i]))
 		if errno == 0 {
 			l.capture(p, t)
 		}
@@ -315,7 +315,7 @@ func (e *batchEgress) flush(l *loop) {
 	}
 	t := l.clk.Now()
 	for i, p := range e.pend {
-		l.late.add(int64(t - e.at[i]))
+		l.late.Add(int64(t - e.at[i]))
 		// Captured before Write, which may coalesce packets in place.
 		l.capture(p, t)
 		buf, off := p.Buffer()

@@ -12,6 +12,7 @@ import (
 	"wanlab/link"
 	"wanlab/packet"
 	"wanlab/qdisc"
+	"wanlab/stats"
 	"wanlab/tcspec"
 	"wanlab/tun"
 )
@@ -120,7 +121,7 @@ type loop struct {
 	flows    flowTable
 	splitter *splitter
 	xs       extras
-	late     latHist
+	late     stats.Hist
 
 	lastNext clock.Time // when the link said, at its last empty Dequeue, it next has a packet
 	// arrived records an Enqueue since the last release. Only after one, or
@@ -371,7 +372,7 @@ func (l *loop) send(p *packet.Packet, deadline clock.Time) {
 // returns now.
 func (l *loop) leaving(deadline clock.Time) clock.Time {
 	t := l.clk.Now()
-	l.late.add(int64(t - deadline))
+	l.late.Add(int64(t - deadline))
 	return t
 }
 
@@ -516,7 +517,7 @@ func (l *loop) snap() DirSnapshot {
 		Name:         l.name,
 		Chain:        tcspec.FormatChain(l.chain),
 		Counters:     c,
-		Lateness:     l.late.summary(),
+		Lateness:     latenessOf(&l.late),
 		Reordered:    c.Reordered,
 		Flows:        l.flows.snapshot(),
 		Malformed:    l.malformed,
