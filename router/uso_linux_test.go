@@ -33,8 +33,8 @@ func udpDatagram(v6 bool, id, sport uint16, payload int, fill byte) []byte {
 	for i := range payload {
 		p[l4+8+i] = fill + byte(i)
 	}
-	d := usoDatagram{v6: v6, l4: l4, total: len(p)}
-	binary.BigEndian.PutUint16(p[l4+6:], ^fold32(sumBytes(p[l4:], udpPseudoSum(p, d, len(p)-l4))))
+	n := len(p) - l4
+	binary.BigEndian.PutUint16(p[l4+6:], packet.Checksum(append(pseudoHeader(p, n, packet.ProtoUDP), p[l4:]...)))
 	return b
 }
 
@@ -113,7 +113,7 @@ func TestUSOPartialChecksum(t *testing.T) {
 	for i := range 8 {
 		b := udpDatagram(false, uint16(i), 4000, 1400, byte(i))
 		p := b[tun.VNetHdrLen:]
-		binary.BigEndian.PutUint16(p[26:], fold32(udpPseudoSum(p, usoDatagram{l4: 20}, len(p)-20)))
+		binary.BigEndian.PutUint16(p[26:], ^packet.Checksum(pseudoHeader(p, len(p)-20, packet.ProtoUDP)))
 		packet.VirtioNetHdr{Flags: packet.VirtioNetHdrNeedsCsum, CsumStart: 20, CsumOffset: 6}.Encode(b)
 		pkts = append(pkts, b)
 	}
