@@ -189,11 +189,12 @@ func (d *Direction) Enqueue(now clock.Time, p *packet.Packet) {
 	d.now = now
 	p.Arrival = now
 	d.total.c.Sent++
-	d.total.c.BytesIn += uint64(p.Len())
+	n := uint64(d.base.PktLen(p))
+	d.total.c.BytesIn += n
 	if d.perFlow {
 		a := d.flow(p.Flow)
 		a.c.Sent++
-		a.c.BytesIn += uint64(p.Len())
+		a.c.BytesIn += n
 	}
 	if d.hook != nil {
 		d.emit(now, Enqueue, qdisc.ReasonNone, nil, p)
@@ -314,14 +315,15 @@ func (d *Direction) pull(now clock.Time) (*packet.Packet, clock.Time) {
 // deliver accounts for p leaving at now.
 func (d *Direction) deliver(now clock.Time, p *packet.Packet) {
 	delay := int64(now - p.Arrival)
-	d.total.delivered(p.Len(), delay)
+	n := d.base.PktLen(p)
+	d.total.delivered(n, delay)
 	reordered := p.Flow >= 0 && d.reordered(p.Flow, p.Seq)
 	if reordered {
 		d.total.c.Reordered++
 	}
 	if d.perFlow {
 		a := d.flow(p.Flow)
-		a.delivered(p.Len(), delay)
+		a.delivered(n, delay)
 		if reordered {
 			a.c.Reordered++
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"wanlab/lab"
+	"wanlab/link"
 	"wanlab/qdisc"
 	"wanlab/router"
 )
@@ -175,15 +176,21 @@ func byErrno(m map[string]uint64) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-func byReason(r [qdisc.NumReasons]uint64) string {
+func byReason(r link.Reasons) string {
+	if r.Total() == 0 {
+		return ""
+	}
+	return " (" + reasonList(r) + ")"
+}
+
+// reasonList lists the non-zero counts of r by reason name: "limit 3,
+// codel 12".
+func reasonList(r link.Reasons) string {
 	var parts []string
 	for _, why := range qdisc.Reasons() {
 		if n := r[why]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", why, n))
 		}
 	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
+	return strings.Join(parts, ", ")
 }
