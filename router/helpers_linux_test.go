@@ -84,18 +84,14 @@ func newBed(t *testing.T, o bedOptions) *bed {
 	b.c = newHost(t, tb, "c", o.kind, a4, b4, a6, b6)
 	b.s = newHost(t, tb, "s", o.kind, b4, a4, b6, a6)
 	cfg := Config{
-		Up:       link.Config{Name: "up", Chain: mustChain(t, o.up), Env: qdisc.Env{Seed: o.seed}},
-		Down:     link.Config{Name: "down", Chain: mustChain(t, o.down), Env: qdisc.Env{Seed: o.seed + 1}},
-		Client:   b.c.dev,
-		Server:   b.s.dev,
-		ClientIf: tunName,
-		ServerIf: tunName,
-		UpQueueDrops: func() (uint64, error) {
-			return tun.QueueDrops(b.c.ns, tunName)
-		},
-		DownQueueDrops: func() (uint64, error) {
-			return tun.QueueDrops(b.s.ns, tunName)
-		},
+		Up:               link.Config{Name: "up", Chain: mustChain(t, o.up), Env: qdisc.Env{Seed: o.seed}},
+		Down:             link.Config{Name: "down", Chain: mustChain(t, o.down), Env: qdisc.Env{Seed: o.seed + 1}},
+		Client:           b.c.dev,
+		Server:           b.s.dev,
+		ClientIf:         tunName,
+		ServerIf:         tunName,
+		UpRing:           TUNRing(b.c.ns, tunName),
+		DownRing:         TUNRing(b.s.ns, tunName),
 		RealTimePriority: o.rtPrio,
 	}
 	if o.pcap {

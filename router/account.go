@@ -1,0 +1,166 @@
+package router
+
+import (
+	"syscall"
+
+	"wanlab/packet"
+	"wanlab/qdisc"
+	"wanlab/stats"
+)
+
+// dirStats is one direction's accounting, the last step of a packet's
+// path: what the router adds to the link's own counters (the segments and
+// framed bytes a whole super-packet stands for, per direction and per
+// discipline), the per-flow figures, release lateness, the estimate of
+// the ring in front of the ingress, refused writes, and what the loop did.
+// It belongs to the direction's loop thread.
+type dirStats struct {
+	framing qdisc.Framing
+	hdr     int // bytes the framing adds to each wire segment
+
+	xs    extras
+	qx    []qextra // per discipline of the current chain, root first
+	flows flowTable
+	late  stats.Hist
+	ring  ringEstimate
+
+	writeDrops [numWriteReasons]uint64
+	malformed  uint64
+	split      uint64
+	uso        usoCounts
+	maxLen     int
+	sleeps     uint64 // timed or untimed waits
+	spins      uint64 // passes that polled instead of sleeping
+}
+
+// extras are what whole super-packets add to the link's counters, which
+// count buffers: the segments beyond the first, and their bytes beyond the
+// buffer's (the repeated headers and framing).
+type extras struct {
+	sent, bytesIn, delivered, bytesOut, dropped uint64
+	droppedBy                                   [qdisc.NumReasons]uint64
+}
+
+// qextra is what whole super-packets add to one discipline's counters.
+type qextra struct {
+	pkts, bytes, drops uint64
+	droppedBy          [qdisc.NumReasons]uint64
+}
+
+// usoCounts counts the USO super-packets the egress wrote and the
+// datagrams inside them.
+type usoCounts struct{ writes, datagrams uint64 }
+
+// Write-drop reasons.
+const (
+	writeAgain = iota
+	writeNoBufs
+	writeOther
+	numWriteReasons
+)
+
+var writeReasonNames = [numWriteReasons]string{"eagain", "enobufs", "other"}
+
+func newDirStats(f qdisc.Framing) dirStats {
+	return dirStats{framing: f, hdr: f.HeaderLen(), flows: newFlowTable()}
+}
+
+// resetChain starts the per-discipline extras of a new chain of n
+// disciplines.
+func (s *dirStats) resetChain(n int) { s.qx = make([]qextra, n) }
+
+// framed returns the bytes the device counts for segs wire segments of
+// wire IP bytes in all.
+func (s *dirStats) framed(wire, segs int) uint64 { return uint64(wire + segs*s.hdr) }
+
+// extraBytes returns what a buffer of p's segments adds beyond the framed
+// length the link counts for it (Env.PktLen: its Len and one header).
+func (s *dirStats) extraBytes(p *packet.Packet) uint64 {
+	return s.framed(tagWire(p), segsOf(p)) - s.framed(p.Len(), 1)
+}
+
+// entering accounts q, described by g, as it enters the link.
+func (s *dirStats) entering(q *packet.Packet, g gsoInfo) {
+	if g.segs > 1 {
+		s.xs.sent += uint64(g.segs - 1)
+		s.xs.bytesIn += s.extraBytes(q)
+	}
+}
+
+// leaving accounts p as it leaves the link, through every discipline.
+func (s *dirStats) leaving(p *packet.Packet) {
+	segs := segsOf(p)
+	if segs <= 1 {
+		return
+	}
+	extra, bytes := uint64(segs-1), s.extraBytes(p)
+	s.xs.delivered += extra
+	s.xs.bytesOut += bytes
+	for i := range s.qx {
+		s.qx[i].pkts += extra
+		s.qx[i].bytes += bytes
+	}
+}
+
+// dropped accounts p as dropped for why by the discipline at index qi of
+// the chain (-1 if unknown).
+func (s *dirStats) dropped(p *packet.Packet, qi int, why qdisc.Reason) {
+	s.flows.dropped(p)
+	segs := segsOf(p)
+	if segs <= 1 {
+		return
+	}
+	extra := uint64(segs - 1)
+	s.xs.dropped += extra
+	s.xs.droppedBy[why] += extra
+	if qi >= 0 && qi < len(s.qx) {
+		s.qx[qi].drops += extra
+		s.qx[qi].droppedBy[why] += extra
+	}
+}
+
+// wrote accounts the outcome of writing p: errno 0 if the device took it.
+func (s *dirStats) wrote(p *packet.Packet, errno syscall.Errno) {
+	if errno == 0 {
+		s.flows.delivered(p, s.hdr)
+		return
+	}
+	why := writeOther
+	switch errno {
+	case syscall.EAGAIN:
+		why = writeAgain
+	case syscall.ENOBUFS:
+		why = writeNoBufs
+	}
+	s.writeDrops[why] += uint64(segsOf(p))
+	s.flows.dropped(p)
+}
+
+// ringEstimate estimates how many packets wait in the kernel's ring in
+// front of the ingress, which the kernel does not say: a read that takes
+// all it may means more may be waiting, and the loop reads again at once,
+// so a run of such reads, ended by one that takes less, drained what was
+// waiting when the run began (and what arrived while it ran). The runs'
+// lengths are the estimate: a run of one packet found the ring empty
+// behind it.
+type ringEstimate struct {
+	run   uint64     // packets of the current run
+	runs  stats.Hist // packets per finished run
+	reads uint64     // reads that took packets
+	full  uint64     // reads that took all they were allowed
+}
+
+func (r *ringEstimate) read(n int, more bool) {
+	if n > 0 {
+		r.reads++
+	}
+	r.run += uint64(n)
+	if more {
+		r.full++
+		return
+	}
+	if r.run > 0 {
+		r.runs.Add(int64(r.run))
+	}
+	r.run = 0
+}
