@@ -41,7 +41,9 @@ type extras struct {
 	droppedBy                                   [qdisc.NumReasons]uint64
 }
 
-// qextra is what whole super-packets add to one discipline's counters.
+// qextra is what the router counts for one discipline: what whole
+// super-packets add to the packets and bytes it dequeued, and every
+// segment it dropped itself (the link's events name the instance).
 type qextra struct {
 	pkts, bytes, drops uint64
 	droppedBy          [qdisc.NumReasons]uint64
@@ -103,19 +105,17 @@ func (s *dirStats) leaving(p *packet.Packet) {
 }
 
 // dropped accounts p as dropped for why by the discipline at index qi of
-// the chain (-1 if unknown).
+// the chain (-1 for one of a replaced chain).
 func (s *dirStats) dropped(p *packet.Packet, qi int, why qdisc.Reason) {
 	s.flows.dropped(p)
-	segs := segsOf(p)
-	if segs <= 1 {
-		return
-	}
-	extra := uint64(segs - 1)
-	s.xs.dropped += extra
-	s.xs.droppedBy[why] += extra
+	segs := uint64(segsOf(p))
 	if qi >= 0 && qi < len(s.qx) {
-		s.qx[qi].drops += extra
-		s.qx[qi].droppedBy[why] += extra
+		s.qx[qi].drops += segs
+		s.qx[qi].droppedBy[why] += segs
+	}
+	if segs > 1 {
+		s.xs.dropped += segs - 1
+		s.xs.droppedBy[why] += segs - 1
 	}
 }
 

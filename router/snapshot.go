@@ -2,6 +2,7 @@ package router
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"wanlab/link"
@@ -78,7 +79,8 @@ type DirSnapshot struct {
 // it: Handle and Parent as tc prints them ("1:", "root", "1:1"; the
 // router numbers the chain's disciplines 1:, 2:, ... from the root), and
 // Options its configuration in tc syntax (tcspec.Format), defaults filled
-// in.
+// in. Its counters' dropped and dropped_by_reason are the segments this
+// instance dropped itself, never those of its child.
 type QdiscSnapshot struct {
 	Kind     string             `json:"kind"`
 	Handle   string             `json:"handle"`
@@ -234,10 +236,11 @@ func (l *loop) snap() DirSnapshot {
 			e := &st.qx[i]
 			qc.Packets += e.pkts
 			qc.Bytes += e.bytes
-			qc.Dropped += e.drops
-			for why, n := range e.droppedBy {
-				qc.DroppedByReason[why] += n
-			}
+			// The instance's own drops, from the link's events: a
+			// discipline's Stats may also count packets its child
+			// refused.
+			qc.Dropped = e.drops
+			qc.DroppedByReason = e.droppedBy
 		}
 		parent := "root"
 		if i > 0 {
@@ -247,7 +250,7 @@ func (l *loop) snap() DirSnapshot {
 			Kind:     q.Kind(),
 			Handle:   fmt.Sprintf("%d:", i+1),
 			Parent:   parent,
-			Options:  tcspec.Format(q.Config()),
+			Options:  strings.TrimPrefix(strings.TrimPrefix(tcspec.Format(q.Config()), q.Kind()), " "),
 			Counters: qc,
 		})
 	}
