@@ -3,6 +3,7 @@ package router
 import (
 	"syscall"
 
+	"wanlab/clock"
 	"wanlab/packet"
 	"wanlab/qdisc"
 	"wanlab/stats"
@@ -136,23 +137,38 @@ func (s *dirStats) wrote(p *packet.Packet, errno syscall.Errno) {
 	s.flows.dropped(p)
 }
 
-// ringEstimate estimates how many packets wait in the kernel's ring in
-// front of the ingress, which the kernel does not say: a read that takes
-// all it may means more may be waiting, and the loop reads again at once,
-// so a run of such reads, ended by one that takes less, drained what was
-// waiting when the run began (and what arrived while it ran). The runs'
-// lengths are the estimate: a run of one packet found the ring empty
-// behind it.
+// ringEstimate estimates what the kernel does not say about its ring in
+// front of the ingress: how many packets wait there, and for how long
+// because of the router. A read that takes all it may means more may be
+// waiting, and the loop reads again at once, so a run of such reads,
+// ended by one that takes less, drained what was waiting when the run
+// began (and what arrived while it ran): the runs' lengths estimate the
+// occupancy (a run of one packet found the ring empty behind it). A read
+// that took a whole batch is followed by the next read at once unless the
+// loop is held up (descheduled, or slow to write what it released): the
+// time until the next read that finds packets is the router's own delay
+// on packets that were waiting, its stall.
 type ringEstimate struct {
-	run   uint64     // packets of the current run
-	runs  stats.Hist // packets per finished run
-	reads uint64     // reads that took packets
-	full  uint64     // reads that took all they were allowed
+	run    uint64     // packets of the current run
+	runs   stats.Hist // packets per finished run
+	reads  uint64     // reads that took packets
+	full   uint64     // reads that took all they were allowed
+	since  clock.Time // when the last read took a whole batch, 0 if it did not
+	stalls stats.Hist // ns from a whole batch to the next read with packets
 }
 
-func (r *ringEstimate) read(n int, more bool) {
+// read records a read at time at that took n packets; more reports that it
+// took all it was allowed to, batch that this was a whole batch.
+func (r *ringEstimate) read(at clock.Time, n int, more, batch bool) {
 	if n > 0 {
 		r.reads++
+		if r.since != 0 {
+			r.stalls.Add(int64(at - r.since))
+		}
+	}
+	r.since = 0
+	if batch {
+		r.since = at
 	}
 	r.run += uint64(n)
 	if more {

@@ -154,6 +154,7 @@ type loop struct {
 	fifo      bool          // the thread runs under SCHED_FIFO now
 	onThread  bool          // run is running on the loop's thread
 	cpu       time.Duration // the thread's CPU time when last measured
+	tid       atomic.Int32  // the thread's id while run runs, 0 otherwise
 
 	// Control from other goroutines.
 	wake     int         // eventfd: stop, requests, reader batches
@@ -241,11 +242,12 @@ func (l *loop) resetChainState() {
 func (l *loop) pass() (int, bool, error) {
 	l.release(l.clk.Now())
 	k := readBatch
-	if l.lastNext != clock.Never && time.Duration(l.lastNext-l.clk.Now()) < closeDeadline {
+	at := l.clk.Now()
+	if l.lastNext != clock.Never && time.Duration(l.lastNext-at) < closeDeadline {
 		k = 1 // a release is due soon: do not let a batch of reads delay it
 	}
 	n, more, err := l.in.read(k, l)
-	l.st.ring.read(n, more)
+	l.st.ring.read(at, n, more, more && n == readBatch)
 	if n > 0 {
 		l.st.maxLen = max(l.st.maxLen, l.dir.Len())
 		l.release(l.clk.Now())

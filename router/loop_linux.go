@@ -19,6 +19,8 @@ import (
 func (l *loop) run() error {
 	runtime.LockOSThread()
 	l.onThread = true
+	l.tid.Store(int32(unix.Gettid()))
+	defer l.tid.Store(0)
 	defer l.exit()
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("router: %s: set the timer slack: %w", l.name, err)

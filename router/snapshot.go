@@ -89,9 +89,10 @@ type QdiscSnapshot struct {
 	Counters link.QdiscCounters `json:"counters"`
 }
 
-// Lateness summarises release lateness: how long after the time the link
-// said a packet could leave the router handed it to the egress device, in
-// ns. Percentiles come from a stats.Hist (exact below 128 ns, within 0.8 %
+// Lateness summarises delays the router itself adds, in ns: release
+// lateness (how long after the time the link said a packet could leave the
+// router handed it to the egress device) or the ring's stalls.
+// Percentiles come from a stats.Hist (exact below 128 ns, within 0.8 %
 // above); Max is exact.
 type Lateness struct {
 	N     uint64 `json:"n"`
@@ -121,6 +122,14 @@ type RingSnapshot struct {
 	// first that found the ring empty behind it (1 when nothing else
 	// waited). Its N counts the runs.
 	Waiting WaitingSummary `json:"waiting"`
+	// Stall is the router's own delay on packets waiting in the ring:
+	// from a read that took a whole batch (so that more were probably
+	// waiting) to the next read that took packets, in ns. A few
+	// microseconds when the loop keeps up (the time to release what it
+	// read); a loop that is descheduled or falls behind shows here, since
+	// packets waiting in the ring have no deadline the release lateness
+	// could be measured against.
+	Stall Lateness `json:"stall"`
 }
 
 // WaitingSummary summarises the ring occupancy estimates, in packets.
@@ -152,10 +161,12 @@ type GSOSnapshot struct {
 	USODatagrams uint64 `json:"uso_datagrams"`
 }
 
-// LoopSnapshot describes the direction's loop thread: the CPU time it has
-// used, the times it waited in the kernel (Sleeps) and the passes in which
-// it polled instead, a deadline being near (Spins).
+// LoopSnapshot describes the direction's loop thread: its thread id while
+// it runs (for taskset or chrt; 0 otherwise), the CPU time it has used,
+// the times it waited in the kernel (Sleeps) and the passes in which it
+// polled instead, a deadline being near (Spins).
 type LoopSnapshot struct {
+	TID    int    `json:"tid"`
 	CPUNs  int64  `json:"cpu_ns"`
 	Sleeps uint64 `json:"sleeps"`
 	Spins  uint64 `json:"spins"`
@@ -217,6 +228,7 @@ func (l *loop) snap() DirSnapshot {
 			Reads:     st.ring.reads,
 			FullReads: st.ring.full,
 			Waiting:   waitingOf(&st.ring.runs),
+			Stall:     latenessOf(&st.ring.stalls),
 		},
 		Malformed: st.malformed,
 		GSO: GSOSnapshot{
@@ -226,7 +238,7 @@ func (l *loop) snap() DirSnapshot {
 			USODatagrams: st.uso.datagrams,
 		},
 		MaxInFlight: st.maxLen,
-		Loop:        LoopSnapshot{CPUNs: int64(l.cpu), Sleeps: st.sleeps, Spins: st.spins},
+		Loop:        LoopSnapshot{TID: int(l.tid.Load()), CPUNs: int64(l.cpu), Sleeps: st.sleeps, Spins: st.spins},
 		Flows:       st.flows.snapshot(),
 	}
 	s.FlowsTotal = len(s.Flows)

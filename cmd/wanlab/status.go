@@ -151,6 +151,9 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string) {
 	if r.Waiting.N > 0 {
 		fmt.Fprintf(w, "; waiting at a wake-up p50 %.0f p99 %.0f max %d packets", r.Waiting.P50, r.Waiting.P99, r.Waiting.Max)
 	}
+	if s := r.Stall; s.N > 0 {
+		fmt.Fprintf(w, "; stalls µs p50 %.1f p99 %.1f max %.1f", float64(s.P50Ns)/1e3, float64(s.P99Ns)/1e3, float64(s.MaxNs)/1e3)
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, " refused writes %d%s, malformed %d\n", d.WriteDrops, byErrno(d.WriteDropsByReason), d.Malformed)
 	gso := fmt.Sprintf("split into segments (%d so far)", d.GSO.Split)

@@ -73,7 +73,8 @@ func TestPrintStatus(t *testing.T) {
 		FlowsTotal:         3,
 		WriteDrops:         2,
 		WriteDropsByReason: map[string]uint64{"enobufs": 2},
-		Ring:               router.RingSnapshot{Size: 500, Drops: 4, Waiting: router.WaitingSummary{N: 10, P50: 1, P99: 8, Max: 12}},
+		Ring: router.RingSnapshot{Size: 500, Drops: 4, Waiting: router.WaitingSummary{N: 10, P50: 1, P99: 8, Max: 12},
+			Stall: router.Lateness{N: 3, P50Ns: 4000, P99Ns: 2500000, MaxNs: 3000000}},
 	}
 	st.Up.Counters.Delivered = 5
 	st.Up.Counters.Dropped = 3
@@ -92,7 +93,7 @@ func TestPrintStatus(t *testing.T) {
 		"GSO super-packets split into segments (0 so far)",
 		"release lateness µs: p50 1.0 p99 5.0 max 9.0 (5 releases)",
 		"tcp  10.0.0.1:1 > 10.0.0.2:2  9 pkt 900 bytes (payload 432), dropped 0, reordered 0\n  ... 2 more (see --flows 0)",
-		"ring at wl-lab-c0: dropped 4 (holds 500); waiting at a wake-up p50 1 p99 8 max 12 packets",
+		"ring at wl-lab-c0: dropped 4 (holds 500); waiting at a wake-up p50 1 p99 8 max 12 packets; stalls µs p50 4.0 p99 2500.0 max 3000.0\n",
 		"refused writes 2 (enobufs 2), malformed 0",
 		"down (server → client): direct (no qdisc)",
 	} {
