@@ -3,7 +3,9 @@ package router
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,6 +78,11 @@ func TestSnapshotJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
+	// Every key is snake_case and documented in docs/results-format.md.
+	doc, err := os.ReadFile("../docs/results-format.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
@@ -84,6 +91,9 @@ func TestSnapshotJSON(t *testing.T) {
 			for k, e := range v {
 				if !snake.MatchString(k) {
 					t.Errorf("%s: key %q is not snake_case", path, k)
+				}
+				if !strings.Contains(string(doc), "`"+k+"`") {
+					t.Errorf("%s: key %q is not in docs/results-format.md", path, k)
 				}
 				walk(path+"."+k, e)
 			}

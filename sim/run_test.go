@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -259,6 +260,28 @@ func TestResultJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
+	// Every key is documented in docs/results-format.md.
+	doc, err := os.ReadFile("../docs/results-format.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if !strings.Contains(string(doc), "`"+k+"`") {
+					t.Errorf("key %q is not in docs/results-format.md", k)
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(m)
 	if m["duration_s"] != 0.5 || m["seed"] != 3.0 {
 		t.Errorf("header %v %v", m["duration_s"], m["seed"])
 	}

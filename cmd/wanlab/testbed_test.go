@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"net/netip"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -101,4 +104,44 @@ func TestPrintStatus(t *testing.T) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// TestStatusJSONDocumented checks that every key of `wanlab status --json`
+// is snake_case and described in docs/results-format.md.
+func TestStatusJSONDocumented(t *testing.T) {
+	st := lab.Status{Info: lab.InfoOf("lab"), Pcap: "/tmp/x.pcap"}
+	st.Up.Qdiscs = []router.QdiscSnapshot{{Kind: "netem"}}
+	st.Up.Flows = []router.FlowSnapshot{{}}
+	st.Up.WriteDropsByReason = map[string]uint64{"eagain": 1}
+	st.Up.Ring.Err = "no such device"
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/results-format.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if !snake.MatchString(k) || !strings.Contains(string(doc), "`"+k+"`") {
+					t.Errorf("%s: key %q is not snake_case or not in docs/results-format.md", path, k)
+				}
+				walk(path+"."+k, e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(path+"[]", e)
+			}
+		}
+	}
+	walk("", m)
 }
