@@ -109,13 +109,19 @@ var _ tun.VNetDevice = (*fakeVNet)(nil)
 // fakeRouter builds a router between two fake devices; client hands out
 // pkts. The loops are stepped by the caller, not run.
 func fakeRouter(t testing.TB, upChain []qdisc.Spec, pkts [][]byte) (*Router, *fakeVNet, *fakeVNet) {
+	return fakeRouterFramed(t, upChain, pkts, qdisc.FramingEthernet)
+}
+
+// fakeRouterFramed is fakeRouter with the given framing.
+func fakeRouterFramed(t testing.TB, upChain []qdisc.Spec, pkts [][]byte, f qdisc.Framing) (*Router, *fakeVNet, *fakeVNet) {
 	t.Helper()
 	c := &fakeVNet{pkts: pkts, perRead: readBatch, budget: -1}
 	s := &fakeVNet{perRead: readBatch}
 	r, err := New(Config{
-		Up:     link.Config{Chain: upChain, Env: qdisc.Env{Seed: 1}},
-		Client: c,
-		Server: s,
+		Up:      link.Config{Chain: upChain, Env: qdisc.Env{Seed: 1}},
+		Client:  c,
+		Server:  s,
+		Framing: f,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,6 @@ import (
 func TUNRing(ns *netns.Handle, ifname string) func() (RingCounters, error) {
 	return func() (RingCounters, error) {
 		s, err := tun.ReadStats(ns, ifname)
-		return RingCounters{Size: s.TxQueueLen, Drops: s.TxDropped + s.QdiscDrops}, err
+		return RingCounters{Size: s.TxQueueLen, Drops: s.RingDrops()}, err
 	}
 }

@@ -120,3 +120,29 @@ func TestSnapshotJSON(t *testing.T) {
 		t.Errorf("flow key %v", flow)
 	}
 }
+
+// TestFramedBytes sends super-packets that cross whole and checks the
+// byte counts of the direction and of the flow on both framings: per wire
+// segment, its IP bytes and the framing's header; the flow's payload is
+// the TCP payload either way.
+func TestFramedBytes(t *testing.T) {
+	const payload, mss = 14480, 1448 // 10 segments of 52 header bytes
+	const segs = payload / mss
+	for _, f := range []qdisc.Framing{qdisc.FramingEthernet, qdisc.FramingIP} {
+		r, c, s := fakeRouterFramed(t, nil, superPkts(false, payload, mss), f)
+		c.budget = 5
+		for range 5 {
+			step(r.up)
+		}
+		snap := r.Snapshot().Up
+		want := uint64(5 * (payload + segs*(52+f.HeaderLen())))
+		n := snap.Counters
+		if snap.Framing != f || !snap.GSO.Whole || s.written != 5 || n.Delivered != 5*segs || n.BytesIn != want || n.BytesOut != want {
+			t.Errorf("%s: framing %s, whole %v, %d writes; delivered %d, bytes %d in %d out; want %d segments of %d bytes",
+				f, snap.Framing, snap.GSO.Whole, s.written, n.Delivered, n.BytesIn, n.BytesOut, 5*segs, want)
+		}
+		if len(snap.Flows) != 1 || snap.Flows[0].Bytes != want || snap.Flows[0].Payload != 5*payload {
+			t.Errorf("%s: flows %+v, want %d bytes and %d payload", f, snap.Flows, want, 5*payload)
+		}
+	}
+}
