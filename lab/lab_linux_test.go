@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"wanlab/netns"
 	"wanlab/packet"
 	"wanlab/qdisc"
+	"wanlab/router"
 	"wanlab/tun"
 )
 
@@ -335,6 +337,29 @@ func TestControlSocket(t *testing.T) {
 	st, _ = GetStatus(name, 0)
 	if st.Up.Chain != "netem limit 1000 delay 10ms" || st.Down.Chain != st.Up.Chain {
 		t.Errorf("after set: up %q, down %q; want netem limit 1000 delay 10ms both ways", st.Up.Chain, st.Down.Chain)
+	}
+	// Two flows up (IPv4 and IPv6 echo, two packets each): all of them,
+	// or the busiest one, as asked.
+	ping(t, tb, Client, tb.Info().Server.Addr4.String(), "-c", "2", "-i", "0.05")
+	ping(t, tb, Client, tb.Info().Server.Addr6.String(), "-c", "2", "-i", "0.05")
+	all, err := GetStatus(name, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := GetStatus(name, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Up.Flows) < 2 || all.Up.FlowsTotal != len(all.Up.Flows) || len(one.Up.Flows) != 1 || one.Up.FlowsTotal != all.Up.FlowsTotal ||
+		one.Up.Flows[0].Bytes != all.Up.Flows[0].Bytes ||
+		!slices.IsSortedFunc(all.Up.Flows, func(a, b router.FlowSnapshot) int { return cmp.Compare(b.Bytes, a.Bytes) }) {
+		t.Errorf("all flows %+v (total %d); the busiest %+v (total %d)", all.Up.Flows, all.Up.FlowsTotal, one.Up.Flows, one.Up.FlowsTotal)
+	}
+	if _, err := GetStatus(name, -1); err == nil {
+		t.Error("a status request for -1 flows succeeded")
+	}
+	if all.Framing != qdisc.FramingEthernet || all.Up.Framing != all.Framing || all.Wall.IsZero() || all.Up.Ring.Size != tun.DefaultTxQueueLen {
+		t.Errorf("framing %s/%s, wall %v, ring %+v", all.Framing, all.Up.Framing, all.Wall, all.Up.Ring)
 	}
 
 	stdin, err := os.Open(os.DevNull)
