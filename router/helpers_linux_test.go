@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"sync"
 	"testing"
@@ -171,4 +172,37 @@ func (b *bed) command(h *host, name string, args ...string) *netns.Cmd {
 	cmd := b.tb.Command(h.ns, name, args...)
 	cmd.Args[0] = netns.Prefix + b.tb.Name() + "-" + name
 	return cmd
+}
+
+// udpFlow opens a UDP socket on the server that reads and discards
+// whatever arrives, and one on the client connected to it; both close when
+// the test ends. It returns the client's socket and the server's address.
+func (b *bed) udpFlow(t *testing.T) (net.Conn, netip.AddrPort) {
+	t.Helper()
+	var sink net.PacketConn
+	if err := netns.Do(b.s.ns, func() (err error) {
+		sink, err = net.ListenPacket("udp4", netip.AddrPortFrom(b.s.v4, 0).String())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sink.Close() })
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := sink.ReadFrom(buf); err != nil {
+				return
+			}
+		}
+	}()
+	dst := sink.LocalAddr().(*net.UDPAddr).AddrPort()
+	var conn net.Conn
+	if err := netns.Do(b.c.ns, func() (err error) {
+		conn, err = net.Dial("udp4", dst.String())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn, dst
 }

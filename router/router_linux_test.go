@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"wanlab/internal/roottest"
-	"wanlab/netns"
 	"wanlab/packet"
 	"wanlab/qdisc"
 	"wanlab/tun"
@@ -206,31 +204,7 @@ func TestTCPTransfer(t *testing.T) {
 func TestLoss(t *testing.T) {
 	b := newBed(t, bedOptions{kind: tun.VNet, up: "netem loss 1%", seed: 7})
 	const n = 40000
-	var sink net.PacketConn
-	if err := netns.Do(b.s.ns, func() (err error) {
-		sink, err = net.ListenPacket("udp4", netip.AddrPortFrom(b.s.v4, 0).String())
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			if _, _, err := sink.ReadFrom(buf); err != nil {
-				return
-			}
-		}
-	}()
-	dst := sink.LocalAddr().(*net.UDPAddr).AddrPort()
-	var conn net.Conn
-	if err := netns.Do(b.c.ns, func() (err error) {
-		conn, err = net.Dial("udp4", dst.String())
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn, dst := b.udpFlow(t)
 	msg := make([]byte, 200)
 	for i := range n {
 		if _, err := conn.Write(msg); err != nil {

@@ -1,14 +1,11 @@
 package router
 
 import (
-	"encoding/json"
 	"math"
-	"os"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
+	"wanlab/internal/schematest"
 	"wanlab/qdisc"
 )
 
@@ -62,51 +59,18 @@ func TestDropsByInstance(t *testing.T) {
 }
 
 // TestSnapshotJSON checks the snapshot's JSON: snake_case keys everywhere
-// (no Go field names), drops by reason as named keys, a readable flow key
-// and the time of the snapshot.
+// (no Go field names), all documented, drops by reason as named keys, a
+// readable flow key and the time of the snapshot.
 func TestSnapshotJSON(t *testing.T) {
 	r, c, _ := fakeRouter(t, mustChain(t, "netem delay 1s limit 2"), superPkts(false, 14480, 1448))
 	c.budget = 3
 	for range 5 {
 		r.up.pass()
 	}
-	b, err := json.Marshal(r.Snapshot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	// Every key is snake_case and documented in docs/results-format.md.
-	doc, err := os.ReadFile("../docs/results-format.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, e := range v {
-				if !snake.MatchString(k) {
-					t.Errorf("%s: key %q is not snake_case", path, k)
-				}
-				if !strings.Contains(string(doc), "`"+k+"`") {
-					t.Errorf("%s: key %q is not in docs/results-format.md", path, k)
-				}
-				walk(path+"."+k, e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(path+"[]", e)
-			}
-		}
-	}
-	walk("", m)
+	m := schematest.CheckKeys(t, r.Snapshot())
 	up := m["up"].(map[string]any)
 	if up["framing"] != "ethernet" || m["clock_ns"].(float64) <= 0 || m["wall"] == "" || up["clock_ns"].(float64) < m["clock_ns"].(float64) {
-		t.Errorf("framing or times missing: %s", b)
+		t.Errorf("framing or times missing: %v", m)
 	}
 	// Three whole super-packets offered to a netem that holds two: the
 	// third is dropped by the limit, and counts as its ten segments.

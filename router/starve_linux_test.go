@@ -1,8 +1,6 @@
 package router
 
 import (
-	"net"
-	"net/netip"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -11,7 +9,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"wanlab/netns"
 	"wanlab/packet"
 	"wanlab/tun"
 )
@@ -67,31 +64,7 @@ func TestStarvedLoopShowsItself(t *testing.T) {
 		}()
 	}
 
-	var sink net.PacketConn
-	if err := netns.Do(b.s.ns, func() (err error) {
-		sink, err = net.ListenPacket("udp4", netip.AddrPortFrom(b.s.v4, 0).String())
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			if _, _, err := sink.ReadFrom(buf); err != nil {
-				return
-			}
-		}
-	}()
-	dst := sink.LocalAddr().(*net.UDPAddr).AddrPort()
-	var conn net.Conn
-	if err := netns.Do(b.c.ns, func() (err error) {
-		conn, err = net.Dial("udp4", dst.String())
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn, dst := b.udpFlow(t)
 	sent := 0
 	func() {
 		runtime.LockOSThread()

@@ -1,14 +1,13 @@
 package sim
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"wanlab/internal/schematest"
 	"wanlab/link"
 	"wanlab/link/linktest"
 	"wanlab/qdisc"
@@ -252,43 +251,14 @@ func TestResultJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	// Every key is documented in docs/results-format.md.
-	doc, err := os.ReadFile("../docs/results-format.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, e := range v {
-				if !strings.Contains(string(doc), "`"+k+"`") {
-					t.Errorf("key %q is not in docs/results-format.md", k)
-				}
-				walk(e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(e)
-			}
-		}
-	}
-	walk(m)
+	m := schematest.CheckKeys(t, res)
 	if m["duration_s"] != 0.5 || m["seed"] != 3.0 {
 		t.Errorf("header %v %v", m["duration_s"], m["seed"])
 	}
 	up := m["up"].(map[string]any)
 	for _, k := range []string{"sent", "delivered", "dropped", "marked", "duplicated", "reordered", "reordered_ratio", "queued", "throughput_bps", "delay", "dropped_by_reason", "bytes_in", "bytes_out"} {
 		if _, ok := up[k]; !ok {
-			t.Errorf("up has no %q: %s", k, b)
+			t.Errorf("up has no %q: %v", k, up)
 		}
 	}
 	for _, k := range []string{"n", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns", "exact"} {
@@ -297,7 +267,7 @@ func TestResultJSON(t *testing.T) {
 		}
 	}
 	if up["dropped_by_reason"].(map[string]any)["limit"].(float64) == 0 {
-		t.Errorf("no limit drops: %s", b)
+		t.Errorf("no limit drops: %v", up)
 	}
 	if down := m["down"].(map[string]any); down["delay"].(map[string]any)["n"] != 0.0 {
 		t.Errorf("idle direction delay = %v, want n 0", down["delay"])

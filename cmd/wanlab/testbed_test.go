@@ -1,14 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"net/netip"
-	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"wanlab/internal/schematest"
 	"wanlab/lab"
 	"wanlab/link"
 	"wanlab/qdisc"
@@ -114,34 +112,5 @@ func TestStatusJSONDocumented(t *testing.T) {
 	st.Up.Flows = []router.FlowSnapshot{{}}
 	st.Up.WriteDropsByReason = map[string]uint64{"eagain": 1}
 	st.Up.Ring.Err = "no such device"
-	b, err := json.Marshal(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := os.ReadFile("../../docs/results-format.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, e := range v {
-				if !snake.MatchString(k) || !strings.Contains(string(doc), "`"+k+"`") {
-					t.Errorf("%s: key %q is not snake_case or not in docs/results-format.md", path, k)
-				}
-				walk(path+"."+k, e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(path+"[]", e)
-			}
-		}
-	}
-	walk("", m)
+	schematest.CheckKeys(t, st)
 }
