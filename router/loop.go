@@ -247,7 +247,7 @@ func (l *loop) pass() (int, bool, error) {
 		k = 1 // a release is due soon: do not let a batch of reads delay it
 	}
 	n, more, err := l.in.read(k, l)
-	l.st.ring.read(at, n, more, more && n == readBatch)
+	l.st.ring.read(at, n, more, more && n >= readBatch)
 	if n > 0 {
 		l.st.maxLen = max(l.st.maxLen, l.dir.Len())
 		l.release(l.clk.Now())
