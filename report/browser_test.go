@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -210,7 +211,7 @@ func (b *browser) open(path string) []cdpMessage {
 	b.t.Helper()
 	_, mark := b.eventsSince(0)
 	var nav struct{ ErrorText string }
-	b.call(b.session, "Page.navigate", map[string]any{"url": "file://" + path}, &nav)
+	b.call(b.session, "Page.navigate", map[string]any{"url": fileURL(path)}, &nav)
 	if nav.ErrorText != "" {
 		b.t.Fatalf("opening %s: %s", path, nav.ErrorText)
 	}
@@ -301,7 +302,7 @@ func problems(evs []cdpMessage, page string) []string {
 		case "Network.requestWillBeSent":
 			var p struct{ Request struct{ URL string } }
 			json.Unmarshal(e.Params, &p)
-			if u := p.Request.URL; u != "file://"+page && !strings.HasPrefix(u, "data:") {
+			if u := p.Request.URL; u != fileURL(page) && !strings.HasPrefix(u, "data:") {
 				out = append(out, "request for "+u)
 			}
 		}
@@ -494,6 +495,9 @@ func TestChromiumReportsViolations(t *testing.T) {
 		t.Errorf("the browser's problems with a page that breaks the policy were not all seen:\n%s", joined)
 	}
 }
+
+// fileURL is the file: URL of an absolute path.
+func fileURL(path string) string { return (&url.URL{Scheme: "file", Path: path}).String() }
 
 // pdfPages returns the page count of a PDF: the largest /Count of its
 // page tree, which the root's is.

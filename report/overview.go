@@ -97,7 +97,6 @@ func loadSeries(d *results.Document, dir string) *results.Series {
 // ping every Flent test has, or else the average Flent computes over the
 // probes, or else the first probe.
 func pingSeries(d *results.Document) *results.Series {
-	var first *results.Series
 	for _, want := range []string{"Ping (ms) ICMP", "Ping (ms) avg"} {
 		for i := range d.Series {
 			if d.Series[i].Name == want {
@@ -107,9 +106,8 @@ func pingSeries(d *results.Document) *results.Series {
 	}
 	for i := range d.Series {
 		if strings.HasPrefix(d.Series[i].Name, "Ping (ms)") {
-			first = &d.Series[i]
-			break
+			return &d.Series[i]
 		}
 	}
-	return first
+	return nil
 }

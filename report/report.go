@@ -218,7 +218,6 @@ func buildSeriesRow(s *results.Series) seriesRow {
 		Window: fmt.Sprintf("%s–%s s", g(s.Window[0]), g(s.Window[1])),
 		Min:    figure(sm.Min), Median: figure(sm.Median), P90: figure(sm.P90), P99: figure(sm.P99),
 		Max: figure(sm.Max), Mean: figure(sm.Mean), StdDev: figure(sm.StdDev), Variance: figure(sm.Variance),
-		Total: "",
 	}
 	if s.IsRate() && !math.IsNaN(sm.Total) {
 		row.Total = figure(sm.Total) + " " + s.TotalUnit()
