@@ -5,6 +5,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"wanlab/fidelity"
+	"wanlab/link"
+	"wanlab/qdisc"
+	"wanlab/router"
 )
 
 // TestReadRouterLayouts reads router data in the layouts the report must
@@ -129,5 +134,58 @@ func TestReadConfigured(t *testing.T) {
 			got.Loss < c.want.Loss-1e-9 || got.Loss > c.want.Loss+1e-9 {
 			t.Errorf("%q: %+v %v, want %+v %v", c.chain, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// TestReadRouterSnapshot reads the JSON of the router's own snapshot type
+// (as `wanlab status --json` gives it), with fidelity verdicts beside it:
+// the report must find each figure where the router puts it.
+func TestReadRouterSnapshot(t *testing.T) {
+	var reasons link.Reasons
+	reasons[qdisc.ReasonLoss], reasons[qdisc.ReasonLimit] = 40, 2
+	snap := router.Snapshot{
+		Up: router.DirSnapshot{
+			Name: "up", Chain: "netem delay 10ms loss 4%",
+			Counters: link.Counters{Sent: 1000, Delivered: 958, Dropped: 42, DroppedByReason: reasons,
+				Delay: link.Delay{N: 958, Min: 10e6, Mean: 10.2e6, P50: 10.1e6, P99: 11e6, Max: 12e6}},
+			Lateness: router.Lateness{N: 958, P50Ns: 900, P99Ns: 2_500_000, MaxNs: 3_000_000},
+			Ring:     router.RingSnapshot{Size: 1024, Drops: 0},
+		},
+		Down: router.DirSnapshot{Name: "down", Ring: router.RingSnapshot{Size: 1024, Drops: 5}},
+	}
+	verdicts := []fidelity.Verdict{
+		fidelity.Judge(fidelity.Direction{Name: "up", Releases: 958, LatenessP99: 2500 * time.Microsecond}, 10*time.Millisecond),
+		fidelity.Judge(fidelity.Direction{Name: "down", RingDrops: 5}, 10*time.Millisecond),
+	}
+	raw, err := json.Marshal(struct {
+		router.Snapshot
+		Verdicts []fidelity.Verdict `json:"verdicts"`
+	}{snap, verdicts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := readRouter(raw)
+	if v.State != stateUnfaithful || len(v.Directions) != 2 || len(v.Verdicts) != 2 {
+		t.Fatalf("state %s, %d directions, %d verdicts", v.State, len(v.Directions), len(v.Verdicts))
+	}
+	up, down := v.Directions[0], v.Directions[1]
+	for name, c := range map[string]struct {
+		got  *float64
+		want float64
+	}{
+		"up sent": {up.Sent, 1000}, "up dropped": {up.Dropped, 42}, "up loss drops": {up.LossDrops, 40},
+		"up delay min": {up.DelayMinNs, 10e6}, "up delay median": {up.DelayP50Ns, 10.1e6}, "up delay mean": {up.DelayMeanNs, 10.2e6},
+		"up lateness p99": {up.LatenessP99Ns, 2.5e6}, "up ring drops": {up.RingDrops, 0}, "down ring drops": {down.RingDrops, 5},
+	} {
+		if c.got == nil || *c.got != c.want {
+			t.Errorf("%s: %v, want %v", name, c.got, c.want)
+		}
+	}
+	if up.Chain != "netem delay 10ms loss 4%" || up.Verdict == nil || up.Verdict.Causes[0].Code != "late_releases" ||
+		down.Verdict == nil || down.Verdict.Causes[0].Code != "ring_drops" {
+		t.Errorf("up %q %+v, down %+v", up.Chain, up.Verdict, down.Verdict)
+	}
+	if down.DelayMinNs != nil {
+		t.Error("a direction that delivered nothing has a delay")
 	}
 }
