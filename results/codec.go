@@ -3,15 +3,17 @@ package results
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
+
 	"strconv"
 	"strings"
+	"wanlab/outfile"
 )
 
 // envelope is the document as written: the format and version keys first,
@@ -97,11 +99,11 @@ func Decode(r io.Reader) (*Document, error) {
 	return &e.Document, nil
 }
 
-// WriteFile writes the document to path, gzip-compressed when the name ends
-// in ".gz" (the usual name is TEST-TIME.json.gz). It writes a temporary file
-// beside path and renames it, so path never holds half a document.
-func WriteFile(path string, d *Document) error {
-	return writeAtomic(path, func(w io.Writer) error {
+// WriteFile writes the document to path through outfile (see its rules for
+// devices, FIFOs, links, "-" and existing files), gzip-compressed when the
+// name ends in ".gz" (the usual name is TEST-TIME.json.gz).
+func WriteFile(ctx context.Context, path string, d *Document, o outfile.Options) error {
+	return writeOut(ctx, path, o, func(w io.Writer) error {
 		if strings.HasSuffix(path, ".gz") {
 			return d.EncodeGzip(w)
 		}
@@ -123,33 +125,17 @@ func ReadFile(path string) (*Document, error) {
 	return d, nil
 }
 
-// writeAtomic writes path through a temporary file in the same directory
-// and a rename.
-func writeAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+// writeOut writes path with write, through outfile.
+func writeOut(ctx context.Context, path string, o outfile.Options, write func(io.Writer) error) error {
+	f, err := outfile.Create(ctx, path, o)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
-	bw := bufio.NewWriter(f)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
+	defer f.Abort()
+	if err := write(f); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return f.Commit()
 }
 
 // Samples is a series' samples; in JSON each is a two-element array

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wanlab/outfile"
 )
 
 // nanFree returns a deep copy of d (through JSON, so NaN survives as
@@ -127,7 +129,7 @@ func TestWriteFileReadFile(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"run.json.gz", "run.json"} {
 		path := filepath.Join(dir, name)
-		if err := WriteFile(path, d); err != nil {
+		if err := WriteFile(context.Background(), path, d, outfile.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		raw, _ := os.ReadFile(path)

@@ -2,6 +2,7 @@ package results
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"wanlab/outfile"
 )
 
 // flentFileVersion is the data file version Flent 2.1.1 and later write and
@@ -60,8 +62,8 @@ func WriteFlent(w io.Writer, d *Document) error {
 // the name ends in ".gz" (Flent's usual name is TEST-TIME.flent.gz; Flent
 // reads a name ending in .gz as gzip and any other name but .bz2 and .flnt
 // as plain JSON).
-func WriteFlentFile(path string, d *Document) error {
-	return writeAtomic(path, func(w io.Writer) error {
+func WriteFlentFile(ctx context.Context, path string, d *Document, o outfile.Options) error {
+	return writeOut(ctx, path, o, func(w io.Writer) error {
 		if !strings.HasSuffix(path, ".gz") {
 			return WriteFlent(w, d)
 		}

@@ -3,6 +3,7 @@ package results
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"wanlab/outfile"
 )
 
 // needFlent skips the test when Flent is not installed.
@@ -93,7 +95,7 @@ func TestFlentStatsMatchSummary(t *testing.T) {
 		t.Run(test, func(t *testing.T) {
 			d := synthDoc(test, 42)
 			path := filepath.Join(t.TempDir(), test+".flent.gz")
-			if err := WriteFlentFile(path, d); err != nil {
+			if err := WriteFlentFile(context.Background(), path, d, outfile.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			got := parseFlentStats(t, runFlent(t, "-i", path, "-f", "stats"))
@@ -158,7 +160,7 @@ func TestFlentPlots(t *testing.T) {
 		t.Run(test, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, test+".flent.gz")
-			if err := WriteFlentFile(path, synthDoc(test, 7)); err != nil {
+			if err := WriteFlentFile(context.Background(), path, synthDoc(test, 7), outfile.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			for _, plot := range flentPlots[test] {

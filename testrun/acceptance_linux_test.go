@@ -17,6 +17,7 @@ import (
 
 	"wanlab/internal/roottest"
 	"wanlab/lab"
+	"wanlab/outfile"
 	"wanlab/results"
 	"wanlab/tcspec"
 )
@@ -76,7 +77,7 @@ func TestAcceptanceRRULFQCoDel(t *testing.T) {
 		medians[q] = icmp.Summary.Median
 		t.Logf("%s: %s", q, describe(icmp))
 		file := filepath.Join(dir, strings.Fields(q)[0]+".flent.gz")
-		if err := results.WriteFlentFile(file, d); err != nil {
+		if err := results.WriteFlentFile(context.Background(), file, d, outfile.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		checkFlentStats(t, file, d)

@@ -25,8 +25,9 @@ type bed interface {
 	read() (v routerView, ok bool, err error)
 	// set replaces a direction's chain, as `wanlab set` does.
 	set(dir string, chain []qdisc.Spec, text string) error
-	// seed and chains describe the path as it is.
+	// seed, framing and chains describe the path as it is.
 	seed() uint64
+	framing() string
 	chains() (up, down string)
 	// close removes what the run built (or releases what it borrowed).
 	close() error
@@ -65,7 +66,7 @@ func newOwnBed(s *Setup) (*ownBed, error) {
 	}
 	o := lab.Options{
 		Name: s.Lab, Up: s.Up, Down: s.Down, UpTrace: s.TraceUp, DownTrace: s.TraceDown,
-		Seed: s.Opts.Seed, DeviceKind: tun.VNet, Pcap: s.Opts.Pcap,
+		Seed: s.Opts.Seed, DeviceKind: tun.VNet, Pcap: s.Opts.Pcap, Framing: s.Framing,
 	}
 	// The router stops when Close is called, not when the run's context
 	// ends: the run reads it once more after its traffic has stopped.
@@ -90,6 +91,7 @@ func (b *ownBed) read() (routerView, bool, error) {
 
 func (b *ownBed) set(dir string, chain []qdisc.Spec, _ string) error { return b.tb.Set(dir, chain) }
 func (b *ownBed) seed() uint64                                       { return b.opts.Seed }
+func (b *ownBed) framing() string                                    { return b.opts.Framing.String() }
 func (b *ownBed) chains() (string, string) {
 	st := b.tb.Status()
 	return st.Up.Chain, st.Down.Chain
@@ -107,7 +109,7 @@ type labBed struct {
 }
 
 func newLabBed(name string) (*labBed, error) {
-	st, err := lab.GetStatus(name)
+	st, err := lab.GetStatus(name, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +134,8 @@ func (b *labBed) host(r lab.Role, ipv6 bool) (*netns.Handle, netip.Addr) {
 }
 
 func (b *labBed) read() (routerView, bool, error) {
-	st, err := lab.GetStatus(b.name)
+	// All flows: the run's own may not be the busiest.
+	st, err := lab.GetStatus(b.name, 0)
 	if err != nil {
 		return routerView{}, false, err
 	}
@@ -144,6 +147,7 @@ func (b *labBed) set(dir string, _ []qdisc.Spec, text string) error {
 	return lab.Set(b.name, dir, text)
 }
 func (b *labBed) seed() uint64             { return b.start.Seed }
+func (b *labBed) framing() string          { return b.start.Framing.String() }
 func (b *labBed) chains() (string, string) { return b.start.Up.Chain, b.start.Down.Chain }
 
 // close gives the testbed back as the run found it: the chains a timed
@@ -241,6 +245,7 @@ func (b *directBed) set(string, []qdisc.Spec, string) error {
 	return errors.New("a direct path has no router to change")
 }
 func (b *directBed) seed() uint64             { return b.seedV }
+func (b *directBed) framing() string          { return qdisc.FramingEthernet.String() }
 func (b *directBed) chains() (string, string) { return "", "" }
 func (b *directBed) close() error             { return b.nt.Close() }
 

@@ -375,7 +375,7 @@ func (b *docBuilder) router(label string, rec *routerRecord, dir, proto string, 
 	if rec == nil || len(rec.steps) == 0 {
 		return nil
 	}
-	key := flowKey{proto, src.String(), dst.String()}
+	key := flowKey{proto, src, dst}
 	names := []struct{ key, unit string }{
 		{"router_delivered_bytes", "bytes"}, {"router_wire_bytes", "bytes"},
 		{"router_drops", "packets"}, {"router_reordered", "packets"},

@@ -91,7 +91,7 @@ func TestDocumentTCP(t *testing.T) {
 	}
 	res := &traffic.Result{T0: t0, Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Step: step, Length: s.Length(),
 		Flows: []traffic.FlowResult{tcp, icmp}}
-	key := flowKey{"tcp", cliAddr.String(), srvAddr.String()}
+	key := flowKey{"tcp", cliAddr, srvAddr}
 	rec := &routerRecord{}
 	for _, k := range []int{0, 5, 6, 7, 8} {
 		v := routerView{Up: dirView{Flows: map[flowKey]flowCount{}}, Down: dirView{Flows: map[flowKey]flowCount{}}}

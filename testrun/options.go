@@ -57,6 +57,10 @@ type Options struct {
 	Seed uint64 `yaml:"seed"`
 	// Title labels the run in tables and plots.
 	Title string `yaml:"title"`
+	// Framing is what the emulated devices count in a packet's length:
+	// "ethernet" (the default: the IP length plus 14, as an Ethernet
+	// interface's qdiscs count) or "ip" (the IP length, as on a TUN).
+	Framing string `yaml:"framing"`
 	// Up, Down and Both are the path's chains in tc syntax (Both: the same
 	// chain each way). With none of them and no Profile, the path is the
 	// default profile's.
@@ -162,6 +166,7 @@ var Table = []Option{
 	{"`--sysctl` (repeatable)", "sysctls", "`run.sysctls`", "`[client:\\|server:]KEY=VALUE`, KEY under net.; both hosts without a prefix"},
 	{"`--seed`", "seed", "`run.seed`", "seed of every random choice of the path (default 1)"},
 	{"`--title`", "title", "`run.title`", "label of the run in tables and plots"},
+	{"`--framing`", "framing", "`run.framing`", "what the path's qdiscs count in a packet's length: ethernet (default; the IP length plus 14) or ip"},
 	{"`--up`", "up", "`run.path.up`", "chain client→server in tc syntax, root first"},
 	{"`--down`", "down", "`run.path.down`", "chain server→client"},
 	{"`--both`", "both", "`run.path`", "the same chain in each direction"},

@@ -87,6 +87,9 @@ type Setup struct {
 	// Lab is the testbed's name: the one given (ModeLab) or the one the
 	// run makes up for its own testbed or veth pair.
 	Lab string
+	// Framing is what a testbed of the run's own counts in a packet's
+	// length.
+	Framing qdisc.Framing
 }
 
 // TimedChange is a checked Change.
@@ -211,6 +214,15 @@ func (s *Setup) resolveMode(o Options) error {
 		return badf("--lab %s runs on that testbed's path: drop the path flags, or change its chains first with `wanlab set %s`", o.Lab, o.Lab)
 	case o.Lab != "" && o.Pcap != "":
 		return badf("--lab %s: the testbed records packets itself: start it with `wanlab up --pcap FILE`, and drop --pcap here", o.Lab)
+	case (o.Lab != "" || o.Direct) && o.Framing != "":
+		return badf("--framing is how a testbed the run builds counts bytes; with --lab or --direct there is none: drop --framing")
+	}
+	if o.Framing != "" {
+		f, err := qdisc.ParseFraming(o.Framing)
+		if err != nil {
+			return badf("--framing: %v", err)
+		}
+		s.Framing = f
 	}
 	switch {
 	case o.Direct:

@@ -1,6 +1,8 @@
 package testrun
 
 import (
+	"net/netip"
+
 	"wanlab/qdisc"
 	"wanlab/router"
 )
@@ -31,9 +33,12 @@ type dirView struct {
 	Flows                 map[flowKey]flowCount
 }
 
-// flowKey names a 5-tuple as the router prints it: protocol and the two
-// endpoints ("10.1.2.1:40000").
-type flowKey struct{ proto, src, dst string }
+// flowKey names a 5-tuple: the protocol's name ("tcp", "udp") and the
+// two endpoints.
+type flowKey struct {
+	proto    string
+	src, dst netip.AddrPort
+}
 
 // flowCount is one flow's running totals in one direction.
 type flowCount struct {
@@ -47,12 +52,12 @@ func viewOf(d router.DirSnapshot) dirView {
 		Chain: d.Chain,
 		Sent:  c.Sent, BytesIn: c.BytesIn, Delivered: c.Delivered, BytesOut: c.BytesOut,
 		Dropped: c.Dropped, Marked: c.Marked, Duplicated: c.Duplicated,
-		Reordered: d.Reordered, Queued: c.Queued,
+		Reordered: c.Reordered, Queued: c.Queued,
 		DroppedByReason: map[string]uint64{},
 		DelayN:          c.Delay.N, DelaySum: c.Delay.Mean * float64(c.Delay.N),
 		DelayMin: c.Delay.Min, DelayP50: c.Delay.P50, DelayP99: c.Delay.P99, DelayMax: c.Delay.Max,
 		LatenessN: d.Lateness.N, LatenessP50Ns: d.Lateness.P50Ns, LatenessP99Ns: d.Lateness.P99Ns, LatenessMax: d.Lateness.MaxNs,
-		RingDrops: d.TunQueueDrops, WriteDrops: d.WriteDrops,
+		RingDrops: d.Ring.Drops, WriteDrops: d.WriteDrops,
 		Flows: make(map[flowKey]flowCount, len(d.Flows)),
 	}
 	for r, n := range c.DroppedByReason {
@@ -61,7 +66,7 @@ func viewOf(d router.DirSnapshot) dirView {
 		}
 	}
 	for _, f := range d.Flows {
-		v.Flows[flowKey{f.Proto, f.Src, f.Dst}] = flowCount{
+		v.Flows[flowKey{f.Flow.Proto.String(), f.Flow.Src, f.Flow.Dst}] = flowCount{
 			Packets: f.Packets, Bytes: f.Bytes, Payload: f.Payload, Dropped: f.Dropped, Reordered: f.Reordered,
 		}
 	}
@@ -74,7 +79,3 @@ type routerView struct{ Up, Down dirView }
 func viewOfSnapshot(s router.Snapshot) routerView {
 	return routerView{Up: viewOf(s.Up), Down: viewOf(s.Down)}
 }
-
-// framingName is how this router counts a packet's bytes (run.framing):
-// the IP length, with no link-layer header.
-const framingName = "ip"

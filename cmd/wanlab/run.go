@@ -1,10 +1,8 @@
 package main
 
 import (
-	"compress/gzip"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -158,6 +156,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.Sysctls, "sysctl", nil, "[client:|server:]KEY=VALUE, a sysctl under net. of one host or both (repeatable), e.g. net.ipv4.tcp_recovery=0")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of every random choice of the path")
 	fs.StringVar(&o.Title, "title", "", "label of the run in tables and plots")
+	fs.StringVar(&o.Framing, "framing", "", "what the path's qdiscs count in a packet's length: ethernet (the default: the IP length plus 14, as on an Ethernet interface) or ip (as on a TUN)")
 	st := &pathState{o: o}
 	fs.Var(chainFlag{st, "up"}, "up", `qdisc chain client→server in tc syntax, root first: "netem delay 20ms; tbf rate 10mbit burst 32k latency 50ms"`)
 	fs.Var(chainFlag{st, "down"}, "down", "qdisc chain server→client, as --up")
@@ -289,17 +288,9 @@ const progressMin = 3 * time.Second
 // name, which must not replace an existing file: when another run of the
 // same second took it, a free name with -2, -3, ... is chosen.
 func writeResults(ctx context.Context, s *streams, o *testrun.Options, setup *testrun.Setup, doc *results.Document, start time.Time) (string, error) {
-	encode := func(path string) func(w io.Writer) error {
-		return func(w io.Writer) error {
-			if path != "-" && strings.HasSuffix(path, ".gz") {
-				return doc.EncodeGzip(w)
-			}
-			return doc.Encode(w)
-		}
-	}
 	if o.Output != "" {
 		opts := outfile.Options{Label: "--output", Suggest: "results.json.gz", Stdout: s.out}
-		return o.Output, writeOut(ctx, o.Output, opts, encode(o.Output))
+		return o.Output, results.WriteFile(ctx, o.Output, doc, opts)
 	}
 	opts := outfile.Options{Label: "the results file", NoClobber: true, ClobberHint: "name one with -o FILE"}
 	base := testrun.DefaultOutput(setup.Test.Name, start)
@@ -311,7 +302,7 @@ func writeResults(ctx context.Context, s *streams, o *testrun.Options, setup *te
 		if _, err := os.Lstat(path); err == nil && i < maxDefaultNames {
 			continue
 		}
-		err := writeOut(ctx, path, opts, encode(path))
+		err := results.WriteFile(ctx, path, doc, opts)
 		if _, serr := os.Lstat(path); err != nil && serr == nil && i < maxDefaultNames {
 			continue // another run took the name meanwhile
 		}
@@ -325,27 +316,5 @@ const maxDefaultNames = 100
 // writeFlent writes Flent's data file, gzip-compressed when the name ends
 // in .gz.
 func writeFlent(ctx context.Context, s *streams, path string, doc *results.Document) error {
-	return writeOut(ctx, path, outfile.Options{Label: "--flent", Suggest: "run.flent.gz", Stdout: s.out}, func(w io.Writer) error {
-		if path == "-" || !strings.HasSuffix(path, ".gz") {
-			return results.WriteFlent(w, doc)
-		}
-		zw := gzip.NewWriter(w)
-		if err := results.WriteFlent(zw, doc); err != nil {
-			return err
-		}
-		return zw.Close()
-	})
-}
-
-// writeOut writes one output file through outfile.
-func writeOut(ctx context.Context, path string, opts outfile.Options, write func(io.Writer) error) error {
-	f, err := outfile.Create(ctx, path, opts)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	if err := write(f); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return f.Commit()
+	return results.WriteFlentFile(ctx, path, doc, outfile.Options{Label: "--flent", Suggest: "run.flent.gz", Stdout: s.out})
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // core lists the packages of the pure core, relative to the module root.
-var core = []string{"clock", "packet", "qdisc", "tcspec", "link", "sim", "stats"}
+var core = []string{"clock", "packet", "qdisc", "tcspec", "link", "sim", "stats", "catalog", "profile", "fidelity", "tfrc"}
 
 // forbidden maps import paths (or prefixes ending in "/") to the reason the
 // core may not use them.
