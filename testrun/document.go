@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -369,21 +370,16 @@ func (b *docBuilder) probe(r *traffic.ProbeResult) (results.Series, []results.Se
 }
 
 // router makes a flow's router series from the readings of its 5-tuple
-// src → dst in direction dir: per step, the transport payload and the
-// bytes the router delivered, and the packets it dropped and reordered.
+// src → dst in direction dir, per step: the transport payload and the
+// bytes the router delivered, the packets it dropped (in all, and by each
+// reason the chain dropped any for), marked and reordered, and the mean
+// delay through the router of what it delivered (no sample for a step in
+// which it delivered nothing).
 func (b *docBuilder) router(label string, rec *routerRecord, dir, proto string, src, dst netip.AddrPort) []results.Series {
 	if rec == nil || len(rec.steps) == 0 {
 		return nil
 	}
 	key := flowKey{proto, src, dst}
-	names := []struct{ key, unit string }{
-		{"router_delivered_bytes", "bytes"}, {"router_wire_bytes", "bytes"},
-		{"router_drops", "packets"}, {"router_reordered", "packets"},
-	}
-	out := make([]results.Series, len(names))
-	for i, n := range names {
-		out[i] = b.series(label+"::"+n.key, n.unit)
-	}
 	pick := func(v routerView) (flowCount, bool) {
 		d := v.Up
 		if dir == "down" {
@@ -391,6 +387,25 @@ func (b *docBuilder) router(label string, rec *routerRecord, dir, proto string, 
 		}
 		c, ok := d.Flows[key]
 		return c, ok
+	}
+	// The reasons this flow was dropped for, by the end of the run.
+	var reasons []string
+	for _, st := range rec.steps {
+		c, _ := pick(st.View)
+		for r := range c.DroppedByReason {
+			if !slices.Contains(reasons, r) {
+				reasons = append(reasons, r)
+			}
+		}
+	}
+	slices.Sort(reasons)
+	named := func(key, unit string) results.Series { return b.series(label+"::"+key, unit) }
+	delivered, wire := named("router_delivered_bytes", "bytes"), named("router_wire_bytes", "bytes")
+	drops, marks, reordered := named("router_drops", "packets"), named("router_marks", "packets"), named("router_reordered", "packets")
+	delay := named("router_queue_delay", "ms")
+	byReason := make([]results.Series, len(reasons))
+	for i, r := range reasons {
+		byReason[i] = named("router_drops_"+r, "packets")
 	}
 	prev, _ := pick(rec.base)
 	seen := false
@@ -401,14 +416,22 @@ func (b *docBuilder) router(label string, rec *routerRecord, dir, proto string, 
 		}
 		seen = true
 		t := gridSeconds(st.K, b.s.Step)
-		vals := []uint64{sub(c.Payload, prev.Payload), sub(c.Bytes, prev.Bytes), sub(c.Dropped, prev.Dropped), sub(c.Reordered, prev.Reordered)}
-		for i, v := range vals {
-			out[i].Samples = append(out[i].Samples, results.Sample{T: t, V: float64(v)})
+		add := func(s *results.Series, v float64) { s.Samples = append(s.Samples, results.Sample{T: t, V: v}) }
+		add(&delivered, float64(sub(c.Payload, prev.Payload)))
+		add(&wire, float64(sub(c.Bytes, prev.Bytes)))
+		add(&drops, float64(sub(c.Dropped, prev.Dropped)))
+		add(&marks, float64(sub(c.Marked, prev.Marked)))
+		add(&reordered, float64(sub(c.Reordered, prev.Reordered)))
+		for i, r := range reasons {
+			add(&byReason[i], float64(sub(c.DroppedByReason[r], prev.DroppedByReason[r])))
+		}
+		if n := sub(c.DelayN, prev.DelayN); n > 0 {
+			add(&delay, (c.DelaySum-prev.DelaySum)/float64(n)/1e6)
 		}
 		prev = c
 	}
 	if !seen {
 		return nil
 	}
-	return out
+	return append([]results.Series{delivered, wire, drops, marks, reordered, delay}, byReason...)
 }

@@ -96,7 +96,9 @@ func TestDocumentTCP(t *testing.T) {
 	for _, k := range []int{0, 5, 6, 7, 8} {
 		v := routerView{Up: dirView{Flows: map[flowKey]flowCount{}}, Down: dirView{Flows: map[flowKey]flowCount{}}}
 		if k >= 6 {
-			v.Up.Flows[key] = flowCount{Payload: uint64(k-5) * 25_000, Bytes: uint64(k-5) * 26_000, Dropped: uint64(k - 6)}
+			v.Up.Flows[key] = flowCount{Payload: uint64(k-5) * 25_000, Bytes: uint64(k-5) * 26_000, Dropped: uint64(k - 6),
+				DroppedByReason: map[string]uint64{"limit": uint64(k - 6)}, Marked: uint64(2 * (k - 5)),
+				DelayN: uint64(k-5) * 10, DelaySum: float64(k-5) * 10 * 30e6}
 		}
 		rec.steps = append(rec.steps, routerStep{K: k, View: v})
 	}
@@ -124,6 +126,9 @@ func TestDocumentTCP(t *testing.T) {
 		"TCP upload::router_delivered_bytes": "1.2:25000 1.4:25000 1.6:25000",
 		"TCP upload::router_wire_bytes":      "1.2:26000 1.4:26000 1.6:26000",
 		"TCP upload::router_drops":           "1.2:0 1.4:1 1.6:1",
+		"TCP upload::router_drops_limit":     "1.2:0 1.4:1 1.6:1",
+		"TCP upload::router_marks":           "1.2:2 1.4:2 1.6:2",
+		"TCP upload::router_queue_delay":     "1.2:30 1.4:30 1.6:30",
 	} {
 		if got := samplesOf(findSeries(t, f.Series, name)); got != want {
 			t.Errorf("%s\n %s\nwant\n %s", name, got, want)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"wanlab/internal/schematest"
 	"wanlab/tcspec"
 )
 
@@ -59,6 +60,11 @@ func TestRouterReport(t *testing.T) {
 	if len(rep.Steps.TS) != 11 || rep.Steps.Up.DeliveredBytes[3] != 100_000 || *rep.Steps.Down.DelayMeanMs[4] != 2 {
 		t.Errorf("steps %+v", rep.Steps)
 	}
+	// Every key snake_case and documented, the optional ones included.
+	full := *rep
+	full.Changes = []AppliedChange{{AtS: 1, AppliedS: 1.001, Direction: "up", Chain: "netem delay 1ms", Error: "refused"}}
+	full.Note = "a note"
+	schematest.CheckKeys(t, full)
 	raw, _ := json.Marshal(rep)
 	var b strings.Builder
 	if err := PrintRouter(&b, raw); err != nil {

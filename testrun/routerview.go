@@ -40,9 +40,15 @@ type flowKey struct {
 	src, dst netip.AddrPort
 }
 
-// flowCount is one flow's running totals in one direction.
+// flowCount is one flow's running totals in one direction: packets
+// delivered, their bytes and payload, drops (by the chain's reasons too),
+// CE marks, reordering, and the delay through the router of DelayN
+// buffers delivered, DelaySum ns in all.
 type flowCount struct {
-	Packets, Bytes, Payload, Dropped, Reordered uint64
+	Packets, Bytes, Payload, Dropped, Reordered, Marked uint64
+	DroppedByReason                                     map[string]uint64
+	DelayN                                              uint64
+	DelaySum                                            float64
 }
 
 // viewOf converts one direction of a router snapshot.
@@ -66,9 +72,19 @@ func viewOf(d router.DirSnapshot) dirView {
 		}
 	}
 	for _, f := range d.Flows {
-		v.Flows[flowKey{f.Flow.Proto.String(), f.Flow.Src, f.Flow.Dst}] = flowCount{
+		fc := flowCount{
 			Packets: f.Packets, Bytes: f.Bytes, Payload: f.Payload, Dropped: f.Dropped, Reordered: f.Reordered,
+			Marked: f.Marked, DelayN: f.Delay.N, DelaySum: f.Delay.MeanNs * float64(f.Delay.N),
 		}
+		for r, n := range f.DroppedByReason {
+			if n > 0 {
+				if fc.DroppedByReason == nil {
+					fc.DroppedByReason = map[string]uint64{}
+				}
+				fc.DroppedByReason[qdisc.Reason(r).String()] = n
+			}
+		}
+		v.Flows[flowKey{f.Flow.Proto.String(), f.Flow.Src, f.Flow.Dst}] = fc
 	}
 	return v
 }

@@ -53,6 +53,8 @@ func TestCatalogThroughTheRouter(t *testing.T) {
 				r.Errorf("tcp_cwnd has %d samples in the load, TCP upload %d", n, up.Summary.N)
 			}
 			checkRouterFlow(r, t, d, "TCP upload", 0.02)
+			// The router's view: 10 ms of netem, then the bucket's queue.
+			within(r, "router_queue_delay median", series(t, d, "TCP upload::router_queue_delay").Summary.Median, 10, 75)
 		}},
 		{"tcp_download", nil, func(r roottest.Reporter, d *results.Document) {
 			within(r, "TCP download mean", series(t, d, "TCP download").Summary.Mean, 14, 19.6)
