@@ -56,11 +56,12 @@ func (n nsNet) ListenPacket(ctx context.Context, network, address string, contro
 
 // ownBed is a testbed the run built.
 type ownBed struct {
-	tb   *lab.Testbed
-	opts lab.Options
+	tb     *lab.Testbed
+	opts   lab.Options
+	cancel context.CancelFunc // of the router's context
 }
 
-func newOwnBed(s *Setup) (*ownBed, error) {
+func newOwnBed(ctx context.Context, s *Setup) (*ownBed, error) {
 	if _, err := lab.CleanStale(); err != nil {
 		return nil, fmt.Errorf("removing what earlier runs left behind: %w", err)
 	}
@@ -69,12 +70,29 @@ func newOwnBed(s *Setup) (*ownBed, error) {
 		Seed: s.Opts.Seed, DeviceKind: tun.VNet, Pcap: s.Opts.Pcap, Framing: s.Framing,
 	}
 	// The router stops when Close is called, not when the run's context
-	// ends: the run reads it once more after its traffic has stopped.
-	tb, err := lab.Up(context.Background(), o)
+	// ends: the run reads it once more after its traffic has stopped. Only
+	// while the testbed is being built (a --pcap FIFO waits for its
+	// reader) does the run's context end it.
+	upCtx, cancel := context.WithCancel(context.Background())
+	built := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			cancel()
+		case <-built:
+		}
+	}()
+	tb, err := lab.Up(upCtx, o)
+	close(built)
+	if err == nil && upCtx.Err() != nil {
+		// Cancelled just as the testbed came up: its router has stopped.
+		err = errors.Join(context.Cause(ctx), tb.Close())
+	}
 	if err != nil {
+		cancel()
 		return nil, err
 	}
-	return &ownBed{tb: tb, opts: o}, nil
+	return &ownBed{tb: tb, opts: o, cancel: cancel}, nil
 }
 
 func (b *ownBed) host(r lab.Role, ipv6 bool) (*netns.Handle, netip.Addr) {
@@ -96,7 +114,11 @@ func (b *ownBed) chains() (string, string) {
 	st := b.tb.Status()
 	return st.Up.Chain, st.Down.Chain
 }
-func (b *ownBed) close() error { return b.tb.Close() }
+func (b *ownBed) close() error {
+	err := b.tb.Close()
+	b.cancel()
+	return err
+}
 
 // labBed is a testbed another process runs: the run opens its hosts'
 // namespaces and talks to its router through the control socket.

@@ -55,7 +55,8 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 	b := &docBuilder{s: s, t0: res.T0, window: [2]float64{s.Lead.Seconds(), (s.Lead + s.Duration).Seconds()}}
 	for i, fr := range res.Flows {
 		spec := specs[i]
-		flow := results.Flow{ID: i + 1, Label: spec.label, Direction: spec.dir, Protocol: spec.protocol, TOS: spec.tos}
+		flow := results.Flow{ID: i + 1, Label: spec.label, Direction: spec.dir, Protocol: spec.protocol, TOS: spec.tos,
+			Error: fr.Info().Error}
 		var main results.Series
 		switch r := fr.(type) {
 		case *traffic.TCPResult:

@@ -80,7 +80,7 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	var b bed
 	switch s.Mode {
 	case ModeTestbed:
-		b, err = newOwnBed(s)
+		b, err = newOwnBed(ctx, s)
 	case ModeLab:
 		b, err = newLabBed(s.Lab)
 	case ModeDirect:
@@ -136,6 +136,11 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	w.wait()
 	if res == nil {
 		return nil, runErr
+	}
+	for _, fr := range res.Flows {
+		if i := fr.Info(); i.Error != "" {
+			warnf("%s: %s", i.Label, i.Error)
+		}
 	}
 	partial := ""
 	if res.Partial {
@@ -295,7 +300,9 @@ func (s *Setup) setSysctls(b bed, warnf func(string, ...any)) (restore func(), e
 			olds = append(olds, old{h, sc.Key, v})
 		}
 		if err := h.SetSysctl(sc.Key, sc.Value); err != nil {
-			return restore, fmt.Errorf("%s: %w", sc.Host, err)
+			// Only the kernel knows which values a key takes.
+			return restore, badf("%s=%s: the %s's kernel refused it (%v): see the key's current value with `sysctl %s`",
+				sc.Key, sc.Value, sc.Host, err, sc.Key)
 		}
 	}
 	return restore, nil

@@ -219,8 +219,11 @@ func runRun(s *streams, f *runFlags, argv []string) error {
 		hooks.Progress = nil
 	}
 	if err != nil {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			return fmt.Errorf("interrupted before the traffic started: nothing was measured (%v)", err)
+		case testrun.IsBadOption(err):
+			return usagef("%v", err)
 		}
 		return err
 	}
