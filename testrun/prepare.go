@@ -568,7 +568,39 @@ func (s *Setup) checkOutputs(o Options) error {
 	if n := countStdout(o.Output, o.Flent, o.Pcap); n > 1 {
 		return badf("only one output can go to stdout (-): give the others file names")
 	}
+	if a, b, same := sameFile(map[string]string{"--output": o.Output, "--flent": o.Flent, "--pcap": o.Pcap}); same {
+		return badf("%s and %s name the same file: give each output its own", a, b)
+	}
 	return nil
+}
+
+// sameFile reports two of the outputs (by flag) that name the same file,
+// a device that discards (/dev/null) aside.
+func sameFile(outs map[string]string) (a, b string, same bool) {
+	flags := make([]string, 0, len(outs))
+	for f := range outs {
+		flags = append(flags, f)
+	}
+	slices.Sort(flags)
+	abs := map[string]string{}
+	for _, f := range flags {
+		p := outs[f]
+		if p == "" || p == "-" {
+			continue
+		}
+		if st, err := os.Stat(p); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		p, _ = filepath.Abs(p)
+		if g, ok := abs[p]; ok {
+			return g, f, true
+		}
+		abs[p] = f
+	}
+	return "", "", false
 }
 
 func countStdout(paths ...string) int {

@@ -75,6 +75,7 @@ func TestPrepareBadInput(t *testing.T) {
 		{"output is a directory", func(o *Options) { o.Output = dir }, "is a directory"},
 		{"output in a missing directory", func(o *Options) { o.Output = filepath.Join(dir, "no", "x.json") }, "--output"},
 		{"two outputs on stdout", func(o *Options) { o.Output = "-"; o.Flent = "-" }, "only one output can go to stdout"},
+		{"two outputs in one file", func(o *Options) { o.Output = filepath.Join(dir, "x"); o.Flent = filepath.Join(dir, ".", "x") }, "--flent and --output name the same file"},
 		{"json and stdout file", func(o *Options) { o.JSON = true; o.Flent = "-" }, "--json prints the results on stdout"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
