@@ -123,10 +123,14 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	} else if ok {
 		rec.base = v
 	}
-	w := &watcher{s: s, b: b, rec: rec, hooks: hooks, warnf: warnf}
-	runCtx, cancelChanges := context.WithCancel(ctx)
+	// The traffic ends early when ctx does, or when a borrowed testbed
+	// goes away under the run.
+	tctx, stopTraffic := context.WithCancelCause(ctx)
+	defer stopTraffic(nil)
+	w := &watcher{s: s, b: b, rec: rec, hooks: hooks, warnf: warnf, stop: stopTraffic}
+	runCtx, cancelChanges := context.WithCancel(tctx)
 	defer cancelChanges()
-	res, runErr := traffic.Run(ctx, traffic.Plan{
+	res, runErr := traffic.Run(tctx, traffic.Plan{
 		Step:   s.Step,
 		Length: s.Length(),
 		Flows:  flows,
@@ -144,7 +148,7 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	}
 	partial := ""
 	if res.Partial {
-		partial = fmt.Sprintf("stopped %v into the run of %v: %v", w.elapsed().Round(time.Millisecond), s.Length(), context.Cause(ctx))
+		partial = fmt.Sprintf("stopped %v into the run of %v: %v", w.elapsed().Round(time.Millisecond), s.Length(), context.Cause(tctx))
 	}
 	// The router's last reading: the packets still in flight at the end
 	// have arrived, or are lost.
@@ -162,6 +166,8 @@ type watcher struct {
 	rec   *routerRecord
 	hooks Hooks
 	warnf func(string, ...any)
+
+	stop context.CancelCauseFunc // ends the traffic early
 
 	clk     *clock.Real
 	t0      clock.Time
@@ -189,6 +195,11 @@ func (w *watcher) step(ctx context.Context, k int, t clock.Time) {
 	switch {
 	case err != nil && w.rec.err == "":
 		w.rec.err = fmt.Sprintf("at %v: %v", t.Sub(w.t0).Round(time.Millisecond), err)
+		if errors.Is(err, lab.ErrNotRunning) {
+			// The borrowed testbed is gone: what follows would measure
+			// nothing.
+			w.stop(fmt.Errorf("testbed %s stopped during the run", w.s.Lab))
+		}
 	case ok:
 		w.rec.mu.Lock()
 		w.rec.steps = append(w.rec.steps, routerStep{K: k, View: v})

@@ -262,7 +262,7 @@ func runRun(s *streams, f *runFlags, argv []string) error {
 		fmt.Fprintf(note, "%s\n", hint)
 	}
 	if doc.Run.Partial {
-		fmt.Fprintf(s.err, "wanlab: the run was interrupted: the results above are partial\n")
+		fmt.Fprintf(s.err, "wanlab: the run ended early (%s): the results are partial\n", doc.Run.PartialReason)
 		return exitStatus(exitFailure)
 	}
 	return nil

@@ -52,7 +52,7 @@ func TestRunInterrupted(t *testing.T) {
 	err := cmd.Wait()
 	took := time.Since(start)
 	ee, _ := err.(*exec.ExitError)
-	if ee == nil || ee.ExitCode() != exitFailure || !strings.Contains(errOut.String(), "interrupted") {
+	if ee == nil || ee.ExitCode() != exitFailure || !strings.Contains(errOut.String(), "ended early") || !strings.Contains(errOut.String(), "interrupt") {
 		t.Errorf("after SIGINT: %v, stderr %q; want exit 1 saying the run was interrupted", err, errOut.String())
 	}
 	if took > 10*time.Second {
