@@ -66,6 +66,7 @@ type Direction struct {
 	hook Hook
 	ev   Event
 
+	hdr  int         // the framing's header: bytes count as the device counts them
 	root qdisc.Qdisc // the tree as built, nil for a direct path
 	q    qdisc.Qdisc // where packets enter: root, or a direct FIFO
 	env  *qdisc.Env
@@ -113,6 +114,7 @@ func New(cfg Config) (*Direction, error) {
 		trace:   cfg.Trace,
 		perFlow: cfg.PerFlow,
 		keep:    cfg.KeepDelays,
+		hdr:     cfg.Env.Framing.HeaderLen(),
 	}
 	d.base.Observer, d.base.Root = nil, nil
 	d.total.keep = cfg.KeepDelays
@@ -188,12 +190,13 @@ func (d *Direction) Len() int {
 func (d *Direction) Enqueue(now clock.Time, p *packet.Packet) {
 	d.now = now
 	p.Arrival = now
+	n := uint64(p.Len() + d.hdr)
 	d.total.c.Sent++
-	d.total.c.BytesIn += uint64(p.Len())
+	d.total.c.BytesIn += n
 	if d.perFlow {
 		a := d.flow(p.Flow)
 		a.c.Sent++
-		a.c.BytesIn += uint64(p.Len())
+		a.c.BytesIn += n
 	}
 	if d.hook != nil {
 		d.emit(now, Enqueue, qdisc.ReasonNone, nil, p)
@@ -314,14 +317,15 @@ func (d *Direction) pull(now clock.Time) (*packet.Packet, clock.Time) {
 // deliver accounts for p leaving at now.
 func (d *Direction) deliver(now clock.Time, p *packet.Packet) {
 	delay := int64(now - p.Arrival)
-	d.total.delivered(p.Len(), delay)
+	n := p.Len() + d.hdr
+	d.total.delivered(n, delay)
 	reordered := p.Flow >= 0 && d.reordered(p.Flow, p.Seq)
 	if reordered {
 		d.total.c.Reordered++
 	}
 	if d.perFlow {
 		a := d.flow(p.Flow)
-		a.delivered(p.Len(), delay)
+		a.delivered(n, delay)
 		if reordered {
 			a.c.Reordered++
 		}

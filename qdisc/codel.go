@@ -38,6 +38,9 @@ var _ Qdisc = (*CoDel)(nil)
 // limit 1000 packets, target 5ms, interval 100ms, ecn off, no
 // ce_threshold; the MTU guard is env.PschedMTU().
 func NewCoDel(cfg CoDelConfig, env *Env) (*CoDel, error) {
+	if err := env.Check(); err != nil {
+		return nil, fmt.Errorf("codel: %w", err)
+	}
 	if cfg.Limit < 0 {
 		return nil, fmt.Errorf("codel: limit %d is negative; give a packet count >= 1 (tc's default is %d)", cfg.Limit, DefaultCoDelLimit)
 	}
@@ -51,7 +54,7 @@ func NewCoDel(cfg CoDelConfig, env *Env) (*CoDel, error) {
 		return nil, fmt.Errorf("codel: unknown invsqrt mode %d; use linux or exact", cfg.InvSqrt)
 	}
 	q := &CoDel{cfg: cfg, env: env}
-	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, env.PschedMTU(), cfg.ECN, cfg.InvSqrt)
+	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, env.PschedMTU(), env.headerLen(), cfg.ECN, cfg.InvSqrt)
 	return q, nil
 }
 
@@ -101,7 +104,7 @@ func (q *CoDel) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 		return nil, clock.Never
 	}
 	q.stats.Packets++
-	q.stats.Bytes += uint64(p.Len())
+	q.stats.Bytes += uint64(p.Len() + q.params.hdr)
 	return p, now
 }
 
@@ -125,12 +128,13 @@ func (q *CoDel) Len() int {
 	return q.q.Len()
 }
 
-// Backlog returns the bytes held, a peeked packet included.
+// Backlog returns the bytes held, a peeked packet included, as the device
+// counts them.
 func (q *CoDel) Backlog() int {
 	if q.peeked != nil {
-		return q.q.Bytes() + q.peeked.Len()
+		return q.codelBacklog() + q.peeked.Len() + q.params.hdr
 	}
-	return q.q.Bytes()
+	return q.codelBacklog()
 }
 
 // Stats returns the tc -s counters.
@@ -190,7 +194,7 @@ func (q *CoDel) countDrop(why Reason) {
 
 func (q *CoDel) codelPop() *packet.Packet { return q.q.Pop() }
 
-func (q *CoDel) codelBacklog() int { return q.q.Bytes() }
+func (q *CoDel) codelBacklog() int { return framedBytes(&q.q, q.params.hdr) }
 
 func (q *CoDel) codelDrop(now clock.Time, p *packet.Packet) {
 	q.countDrop(ReasonCoDel)

@@ -336,7 +336,8 @@ func TestCoDelLimit(t *testing.T) {
 		t.Fatalf("drops %+v, want one limit drop", rec.drops)
 	}
 	st := q.Stats()
-	if st.Drops != 1 || st.DropsByReason[ReasonLimit] != 1 || st.Qlen != 5 || st.Backlog != 500 {
+	// Backlog counts the Ethernet header of each packet.
+	if st.Drops != 1 || st.DropsByReason[ReasonLimit] != 1 || st.Qlen != 5 || st.Backlog != 5*114 {
 		t.Fatalf("stats %+v", st)
 	}
 	if x := q.XStats(0); x.DropOverlimit != 1 {
@@ -348,7 +349,7 @@ func TestCoDelLimit(t *testing.T) {
 }
 
 func TestCoDelConfig(t *testing.T) {
-	q, err := NewCoDel(CoDelConfig{}, &Env{MTU: 1514})
+	q, err := NewCoDel(CoDelConfig{}, &Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,8 +357,12 @@ func TestCoDelConfig(t *testing.T) {
 	if got := q.Config(); got != want {
 		t.Fatalf("config %+v, want %+v", got, want)
 	}
+	// The MTU guard is psched_mtu: 1514 on Ethernet, 1500 on a TUN device.
 	if q.params.target != 4882 || q.params.interval != 97656 || q.params.mtu != 1514 || q.params.ecn || q.params.ceThreshold != codelDisabledThreshold {
 		t.Fatalf("params %+v", q.params)
+	}
+	if q, _ := NewCoDel(CoDelConfig{}, &Env{Framing: FramingIP}); q.params.mtu != 1500 {
+		t.Fatalf("TUN: MTU guard %d, want 1500", q.params.mtu)
 	}
 	for _, tc := range []struct {
 		cfg  CoDelConfig

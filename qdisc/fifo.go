@@ -34,7 +34,8 @@ const (
 //   - pfifo accepts a packet while fewer than Limit packets are queued and
 //     drops it otherwise (ReasonLimit);
 //   - bfifo accepts a packet iff the backlog plus its length stays within
-//     Limit bytes (ReasonLimit);
+//     Limit bytes (ReasonLimit), lengths as the device counts them
+//     (Env.PktLen: the Ethernet header included by default);
 //   - pfifo_head_drop always accepts the new packet; when Limit packets are
 //     already queued it first drops the oldest one (ReasonHeadDrop) and
 //     returns Congested, as the kernel returns NET_XMIT_CN.
@@ -45,6 +46,7 @@ type Fifo struct {
 	kind    string
 	variant fifoVariant
 	limit   int
+	hdr     int // the framing's header, counted in every packet's length
 	q       ring
 	stats   Stats
 }
@@ -57,7 +59,10 @@ var _ Qdisc = (*Fifo)(nil)
 // (An explicit "limit 0", which the kernel accepts and which makes the
 // queue drop everything, cannot be expressed.)
 func NewFifo(cfg FifoConfig, env *Env) (*Fifo, error) {
-	f := &Fifo{env: env, kind: cfg.Kind()}
+	if err := env.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Kind(), err)
+	}
+	f := &Fifo{env: env, kind: cfg.Kind(), hdr: env.headerLen()}
 	switch f.kind {
 	case "pfifo":
 		f.variant = fifoPackets
@@ -77,9 +82,6 @@ func NewFifo(cfg FifoConfig, env *Env) (*Fifo, error) {
 	}
 	f.limit = cfg.Limit
 	if f.limit == 0 {
-		if env.QueueLen() < 1 || env.PschedMTU() < 1 {
-			return nil, fmt.Errorf("qdisc: %s: the default limit needs a positive Env.TxQueueLen and MTU (have %d and %d); set them or give a limit", f.kind, env.QueueLen(), env.PschedMTU())
-		}
 		f.limit = env.QueueLen()
 		if f.variant == fifoBytes {
 			f.limit *= env.PschedMTU()
@@ -92,7 +94,7 @@ func NewFifo(cfg FifoConfig, env *Env) (*Fifo, error) {
 func (f *Fifo) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 	switch f.variant {
 	case fifoBytes:
-		if f.q.Bytes()+p.Len() <= f.limit {
+		if f.Backlog()+p.Len()+f.hdr <= f.limit {
 			f.q.Push(p)
 			return Queued
 		}
@@ -127,7 +129,7 @@ func (f *Fifo) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 		return nil, clock.Never
 	}
 	f.stats.Packets++
-	f.stats.Bytes += uint64(p.Len())
+	f.stats.Bytes += uint64(p.Len() + f.hdr)
 	return p, now
 }
 
@@ -142,13 +144,13 @@ func (f *Fifo) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 // Len returns the number of queued packets.
 func (f *Fifo) Len() int { return f.q.Len() }
 
-// Backlog returns the number of queued bytes.
-func (f *Fifo) Backlog() int { return f.q.Bytes() }
+// Backlog returns the number of queued bytes, as the device counts them.
+func (f *Fifo) Backlog() int { return framedBytes(&f.q, f.hdr) }
 
 // Stats returns the counters; drops are ReasonLimit or ReasonHeadDrop.
 func (f *Fifo) Stats() Stats {
 	s := f.stats
-	s.Qlen, s.Backlog = f.q.Len(), f.q.Bytes()
+	s.Qlen, s.Backlog = f.q.Len(), f.Backlog()
 	return s
 }
 

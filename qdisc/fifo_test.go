@@ -16,8 +16,11 @@ func TestFifoDefaults(t *testing.T) {
 	}{
 		{FifoConfig{}, Env{}, "pfifo", 1000},
 		{FifoConfig{Variant: "pfifo"}, Env{TxQueueLen: 500}, "pfifo", 500},
-		{FifoConfig{Variant: "bfifo"}, Env{}, "bfifo", 1000 * 1500},
-		{FifoConfig{Variant: "bfifo"}, Env{TxQueueLen: 500, MTU: 1514}, "bfifo", 500 * 1514},
+		// bfifo's default is txqueuelen·psched_mtu: 1514 on Ethernet (the
+		// default framing), the MTU alone on a TUN device.
+		{FifoConfig{Variant: "bfifo"}, Env{}, "bfifo", 1000 * 1514},
+		{FifoConfig{Variant: "bfifo"}, Env{MTU: 9000}, "bfifo", 1000 * 9014},
+		{FifoConfig{Variant: "bfifo"}, Env{TxQueueLen: 500, Framing: FramingIP}, "bfifo", 500 * 1500},
 		{FifoConfig{Variant: "pfifo_head_drop"}, Env{TxQueueLen: 10}, "pfifo_head_drop", 10},
 		{FifoConfig{Variant: "bfifo", Limit: 3000}, Env{}, "bfifo", 3000},
 	}
@@ -39,11 +42,10 @@ func TestFifoDefaults(t *testing.T) {
 			t.Errorf("NewFifo(%+v) accepted", bad)
 		}
 	}
-	if _, err := NewFifo(FifoConfig{Variant: "bfifo"}, &Env{MTU: -1}); err == nil {
-		t.Error("NewFifo accepted a default limit from a negative MTU")
-	}
-	if _, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: 100}, &Env{MTU: -1}); err != nil {
-		t.Errorf("NewFifo with an explicit limit: %v", err)
+	for _, env := range []Env{{MTU: -1}, {MTU: 67}, {TxQueueLen: -1}} {
+		if _, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: 100}, &env); err == nil {
+			t.Errorf("NewFifo accepted the device %+v", env)
+		}
 	}
 }
 
@@ -60,8 +62,9 @@ func TestPfifoTailDrop(t *testing.T) {
 			t.Errorf("packet %d: verdict %v, want %v", i, v, want)
 		}
 	}
-	if f.Len() != 5 || f.Backlog() != 100+101+102+103+104 {
-		t.Errorf("Len %d Backlog %d, want 5 and %d", f.Len(), f.Backlog(), 510)
+	// Backlog and Sent count each packet's Ethernet header too.
+	if f.Len() != 5 || f.Backlog() != 100+101+102+103+104+5*14 {
+		t.Errorf("Len %d Backlog %d, want 5 and %d", f.Len(), f.Backlog(), 580)
 	}
 	if len(rec.drops) != 2 || rec.drops[0].seq != 5 || rec.drops[1].seq != 6 || rec.count(ReasonLimit) != 2 {
 		t.Errorf("drops %+v, want packets 5 and 6 for limit", rec.drops)
@@ -76,7 +79,7 @@ func TestPfifoTailDrop(t *testing.T) {
 		}
 	}
 	s := f.Stats()
-	if s.Packets != 5 || s.Bytes != 510 || s.Drops != 2 || s.DropsByReason[ReasonLimit] != 2 || s.Qlen != 0 {
+	if s.Packets != 5 || s.Bytes != 580 || s.Drops != 2 || s.DropsByReason[ReasonLimit] != 2 || s.Qlen != 0 {
 		t.Errorf("Stats %+v", s)
 	}
 	checkLive(t, pool, 0)
@@ -89,9 +92,10 @@ func TestBfifoByteLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 1500 + 1400 = 2900; 100 more fits exactly (backlog+len <= limit);
-	// after that even the smallest packet does not.
-	sizes := []int{1500, 1400, 101, 100, 28}
+	// On Ethernet every packet counts 14 bytes more: 1514 + 1414 = 2928;
+	// 72 more fits exactly (backlog+len <= limit), 73 does not, and after
+	// that even the smallest packet does not.
+	sizes := []int{1500, 1400, 59, 58, 28}
 	want := []Verdict{Queued, Queued, Dropped, Queued, Dropped}
 	for i, n := range sizes {
 		if v := f.Enqueue(0, tqPacket(pool, n, 0, int64(i))); v != want[i] {
@@ -140,7 +144,7 @@ func TestFifoBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Kind() != "bfifo" || q.Config().(FifoConfig).Limit != 7*1500 || env.Root != q {
+	if q.Kind() != "bfifo" || q.Config().(FifoConfig).Limit != 7*1514 || env.Root != q {
 		t.Errorf("Build bfifo: kind %s config %+v", q.Kind(), q.Config())
 	}
 	if _, err := Build([]Spec{FifoConfig{}, PIEConfig{}}, env); err == nil {

@@ -27,8 +27,9 @@ const (
 )
 
 // DefaultFQCoDelMemOverhead is the default of FQCoDelConfig.MemOverhead:
-// what skb->truesize adds to the length of a full-size packet read from a
-// TUN device on x86-64. tun_get_user allocates 64 bytes of headroom
+// what skb->truesize adds to the length (Env.PktLen) of a full-size packet
+// read from a TUN device on x86-64, the one case measured; wanlab uses it
+// for every framing. tun_get_user allocates 64 bytes of headroom
 // (NET_SKB_PAD) plus the packet linearly; for 1500 bytes __alloc_skb rounds
 // 1600 + 320 (struct skb_shared_info) up to a 2 KiB kmalloc, so truesize
 // is 1728 + 256 (struct sk_buff, cache-aligned) + 320 = 2304, and 2304 -
@@ -58,9 +59,10 @@ type FQCoDel struct {
 
 	quantum     int32
 	memOverhead int
+	hdr         int // the framing's header, counted in every packet's length
 	memUsage    int // truesize of the packets in the flow queues
 	qlen        int // packets in the flow queues
-	backlog     int // bytes in the flow queues
+	backlog     int // bytes in the flow queues, as the device counts them
 
 	// peeked is the packet Peek decided on. It still counts in Len (and so
 	// against limit) but no longer in a flow or in memory, as in the kernel.
@@ -86,6 +88,9 @@ var _ Qdisc = (*FQCoDel)(nil)
 // lowered to 2^31, as the kernel does; flows above 65536 and a quantum above
 // 1 MiB are errors.
 func NewFQCoDel(cfg FQCoDelConfig, env *Env) (*FQCoDel, error) {
+	if err := env.Check(); err != nil {
+		return nil, fmt.Errorf("fq_codel: %w", err)
+	}
 	if err := fillFQCoDelConfig(&cfg, env); err != nil {
 		return nil, err
 	}
@@ -98,6 +103,7 @@ func NewFQCoDel(cfg FQCoDelConfig, env *Env) (*FQCoDel, error) {
 		oldFlows:    newFQList(fqOldList),
 		quantum:     int32(cfg.Quantum),
 		memOverhead: cfg.MemOverhead,
+		hdr:         env.headerLen(),
 	}
 	if env != nil {
 		q.seed = env.Seed
@@ -107,7 +113,7 @@ func NewFQCoDel(cfg FQCoDelConfig, env *Env) (*FQCoDel, error) {
 	}
 	// The kernel clamps the MTU guard like the default quantum.
 	mtu := min(max(env.PschedMTU(), MinFQCoDelQuantum), MaxFQCoDelQuantum)
-	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, mtu, cfg.ECN, cfg.InvSqrt)
+	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, mtu, q.hdr, cfg.ECN, cfg.InvSqrt)
 	return q, nil
 }
 
@@ -171,7 +177,7 @@ func (q *FQCoDel) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 	idx := q.flowIndex(p)
 	f := &q.flows[idx]
 	p.Enqueued = now
-	n := p.Len()
+	n := p.Len() + q.hdr
 	f.q.Push(p)
 	q.backlogs[idx] += uint32(n)
 	q.backlog += n
@@ -218,8 +224,8 @@ func (q *FQCoDel) dropFattest(now clock.Time) (int, int32) {
 		if p == nil {
 			break
 		}
-		bytes += uint32(p.Len())
-		q.memUsage -= p.Len() + q.memOverhead
+		bytes += uint32(p.Len() + q.hdr)
+		q.memUsage -= p.Len() + q.hdr + q.memOverhead
 		n++
 		q.stats.Drops++
 		q.stats.DropsByReason[ReasonOverflow]++
@@ -251,7 +257,7 @@ func (q *FQCoDel) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 		return nil, clock.Never
 	}
 	q.stats.Packets++
-	q.stats.Bytes += uint64(p.Len())
+	q.stats.Bytes += uint64(p.Len() + q.hdr)
 	return p, now
 }
 
@@ -296,7 +302,7 @@ func (q *FQCoDel) schedule(now clock.Time) *packet.Packet {
 			}
 			continue
 		}
-		f.deficit -= int32(p.Len())
+		f.deficit -= int32(p.Len() + q.hdr)
 		return p
 	}
 }
@@ -309,10 +315,11 @@ func (q *FQCoDel) Len() int {
 	return q.qlen
 }
 
-// Backlog returns the bytes held, a peeked packet included.
+// Backlog returns the bytes held, a peeked packet included, as the device
+// counts them.
 func (q *FQCoDel) Backlog() int {
 	if q.peeked != nil {
-		return q.backlog + q.peeked.Len()
+		return q.backlog + q.peeked.Len() + q.hdr
 	}
 	return q.backlog
 }
@@ -368,7 +375,7 @@ func (q *FQCoDel) codelPop() *packet.Packet {
 	if p == nil {
 		return nil
 	}
-	n := p.Len()
+	n := p.Len() + q.hdr
 	q.backlogs[q.cur] -= uint32(n)
 	q.memUsage -= n + q.memOverhead
 	q.qlen--

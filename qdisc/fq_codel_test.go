@@ -18,10 +18,17 @@ type fqTest struct {
 	seq  int64
 }
 
+// newFQTest makes an fq_codel on a TUN device (FramingIP): the byte
+// figures of these tests, the kernel's among them, were worked out on IP
+// lengths. TestFQCoDelEthernet checks the Ethernet figures.
 func newFQTest(t *testing.T, cfg FQCoDelConfig) *fqTest {
+	return newFramedFQTest(t, cfg, FramingIP)
+}
+
+func newFramedFQTest(t *testing.T, cfg FQCoDelConfig, f Framing) *fqTest {
 	rec := &codelRecorder{}
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q, err := NewFQCoDel(cfg, &Env{Observer: rec, Pool: pool, MTU: 1500, Seed: 1})
+	q, err := NewFQCoDel(cfg, &Env{Observer: rec, Pool: pool, MTU: 1500, Seed: 1, Framing: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,6 +270,50 @@ func TestFQCoDelFairBytes(t *testing.T) {
 	f.checkNoLeak()
 }
 
+// On Ethernet, the default, fq_codel counts every packet with its 14-byte
+// header: the default quantum is 1514, backlog and memory include the
+// header, and DRR shares framed bytes, so two flows of 1500- and 300-byte
+// IP packets stay within a quantum of each other counting 1514 and 314
+// bytes per packet (counting IP bytes, they would drift apart by 14 bytes
+// for every packet the small flow sends more).
+func TestFQCoDelEthernet(t *testing.T) {
+	const a, b = 1, 2
+	f := newFramedFQTest(t, FQCoDelConfig{}, FramingEthernet)
+	f.distinct(a, b)
+	if q := f.q.Config().(FQCoDelConfig).Quantum; q != 1514 {
+		t.Fatalf("default quantum %d, want 1514", q)
+	}
+	f.send(0, a, 1000)
+	if f.q.Backlog() != 1014 || f.q.XStats().MemoryUsage != 1014+DefaultFQCoDelMemOverhead {
+		t.Fatalf("backlog %d memory %d, want 1014 and 1014+%d", f.q.Backlog(), f.q.XStats().MemoryUsage, DefaultFQCoDelMemOverhead)
+	}
+	f.recv(0)
+	for range 400 {
+		f.send(0, a, 1500)
+	}
+	for range 2000 {
+		f.send(0, b, 300)
+	}
+	var framedA, framedB int
+	for i := range 1200 {
+		switch f.recv(0) {
+		case a:
+			framedA += 1514
+		case b:
+			framedB += 314
+		default:
+			t.Fatalf("dequeue %d: no packet", i)
+		}
+		if d := framedA - framedB; d > 1514 || d < -1514 {
+			t.Fatalf("after %d packets A has %d framed bytes and B %d: more than a quantum apart", i+1, framedA, framedB)
+		}
+	}
+	if st := f.q.Stats(); st.Bytes != uint64(1014+framedA+framedB) {
+		t.Fatalf("Sent %d bytes, want %d (framed)", st.Bytes, 1014+framedA+framedB)
+	}
+	f.checkNoLeak()
+}
+
 // TestFQCoDelNewFlowPriority checks §5's rule: a flow regains new-flow
 // priority only after it has been unlinked.
 func TestFQCoDelNewFlowPriority(t *testing.T) {
@@ -446,28 +497,32 @@ func TestFQCoDelConfig(t *testing.T) {
 	}
 	want := FQCoDelConfig{
 		Limit: 10240, Flows: 1024, Target: 5 * time.Millisecond, Interval: 100 * time.Millisecond,
-		Quantum: 1500, MemoryLimit: 32 << 20, DropBatch: 64, MemOverhead: DefaultFQCoDelMemOverhead,
+		Quantum: 1514, MemoryLimit: 32 << 20, DropBatch: 64, MemOverhead: DefaultFQCoDelMemOverhead,
 	}
 	if got := q.Config(); got != want {
 		t.Fatalf("config %+v, want %+v", got, want)
 	}
+	// The default quantum and the MTU guard are psched_mtu: 1514 on
+	// Ethernet, the MTU alone on TUN.
 	for _, tc := range []struct {
 		cfg     FQCoDelConfig
-		mtu     int
+		env     Env
 		quantum int
 		guard   uint32
 	}{
-		{FQCoDelConfig{}, 1514, 1514, 1514},
-		{FQCoDelConfig{Quantum: 100}, 1500, 256, 1500},
-		{FQCoDelConfig{Quantum: 1 << 20}, 1500, 1 << 20, 1500},
-		{FQCoDelConfig{}, 100, 256, 256},
+		{FQCoDelConfig{}, Env{}, 1514, 1514},
+		{FQCoDelConfig{}, Env{Framing: FramingIP}, 1500, 1500},
+		{FQCoDelConfig{}, Env{MTU: 9000}, 9014, 9014},
+		{FQCoDelConfig{Quantum: 100}, Env{}, 256, 1514},
+		{FQCoDelConfig{Quantum: 1 << 20}, Env{}, 1 << 20, 1514},
+		{FQCoDelConfig{}, Env{MTU: 100, Framing: FramingIP}, 256, 256},
 	} {
-		q, err := NewFQCoDel(tc.cfg, &Env{MTU: tc.mtu})
+		q, err := NewFQCoDel(tc.cfg, &tc.env)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := q.Config().(FQCoDelConfig).Quantum; got != tc.quantum || q.params.mtu != tc.guard {
-			t.Errorf("%+v mtu %d: quantum %d guard %d, want %d and %d", tc.cfg, tc.mtu, got, q.params.mtu, tc.quantum, tc.guard)
+			t.Errorf("%+v on %+v: quantum %d guard %d, want %d and %d", tc.cfg, tc.env, got, q.params.mtu, tc.quantum, tc.guard)
 		}
 	}
 	if q, err := NewFQCoDel(FQCoDelConfig{Flows: 65536, MemoryLimit: 1 << 40}, nil); err != nil || len(q.flows) != 65536 || q.cfg.MemoryLimit != 1<<31 {

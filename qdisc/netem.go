@@ -1,6 +1,7 @@
 package qdisc
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 
@@ -18,7 +19,8 @@ func init() {
 // with jitter from a distribution table, loss (random or Markov models,
 // optionally ECN-marking instead), duplication, corruption, reordering,
 // rate with per-packet and per-cell overheads, and slotting, in front of an
-// optional child qdisc.
+// optional child qdisc. Rate and slot byte budgets count packets as the
+// device does (Env.PktLen: with the Ethernet header by default).
 //
 // Stats: Drops counts the packets netem discarded (DropsByReason: loss,
 // limit) plus those its child refused when netem handed them over (as the
@@ -35,6 +37,7 @@ type Netem struct {
 	latency   int64
 	rate      uint64
 	slotOn    bool
+	hdr       int // the framing's header, counted in every packet's length
 
 	rnd     netemRand
 	delay   delayGen
@@ -70,6 +73,9 @@ var _ Qdisc = (*Netem)(nil)
 // fields are taken as they are: use StateLoss and GELoss for tc's
 // defaults.
 func NewNetem(cfg NetemConfig, env *Env, child Qdisc) (*Netem, error) {
+	if err := env.Check(); err != nil {
+		return nil, fmt.Errorf("netem: %w", err)
+	}
 	if env == nil {
 		env = &Env{}
 	}
@@ -77,7 +83,7 @@ func NewNetem(cfg NetemConfig, env *Env, child Qdisc) (*Netem, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Netem{cfg: cfg, env: env, child: child, limit: cfg.Limit}
+	n := &Netem{cfg: cfg, env: env, child: child, limit: cfg.Limit, hdr: env.headerLen()}
 	n.latency = int64(cfg.Delay)
 	n.rate = uint64(cfg.Rate)
 	n.gapThresh = cfg.Gap - 1
@@ -138,11 +144,12 @@ func (n *Netem) Len() int {
 	return l
 }
 
-// Backlog is the number of bytes held, the child's included.
+// Backlog is the number of bytes held, the child's included, as the
+// device counts them.
 func (n *Netem) Backlog() int {
-	b := n.rlist.Bytes() + n.tf.Bytes()
+	b := framedBytes(&n.rlist, n.hdr) + n.tf.Bytes() + n.hdr*n.tf.Len()
 	if n.peeked != nil {
-		b += n.peeked.Len()
+		b += n.peeked.Len() + n.hdr
 	}
 	if n.child != nil {
 		b += n.child.Backlog()
@@ -207,7 +214,7 @@ func (n *Netem) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 
 	if n.cfg.Gap == 0 || n.counter < n.gapThresh || !n.reorder.fire(&n.rnd) {
 		n.counter++
-		p.TimeToSend = n.timeToSend(now, p.Len())
+		p.TimeToSend = n.timeToSend(now, p.Len()+n.hdr)
 		p.Order = n.order
 		n.order++
 		n.tf.push(p)
@@ -263,7 +270,7 @@ func (n *Netem) lastTTS() (clock.Time, bool) {
 }
 
 // packetTime is packet_time_ns: the serialisation time of length bytes
-// plus the packet overhead, rounded up to whole cells of CellSize bytes
+// (the packet as the device counts it) plus the packet overhead, rounded up to whole cells of CellSize bytes
 // that each cost CellOverhead more. Lengths that a negative overhead would
 // take below zero count as zero (the kernel's unsigned arithmetic would
 // wrap them to an enormous delay).
@@ -300,7 +307,7 @@ func (n *Netem) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 	}
 	if p != nil {
 		n.stats.Packets++
-		n.stats.Bytes += uint64(p.Len())
+		n.stats.Bytes += uint64(p.Len() + n.hdr)
 	}
 	return p, next
 }
@@ -336,7 +343,7 @@ func (n *Netem) dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 			n.tf.pop()
 			if n.slotOn {
 				n.slotPackets--
-				n.slotBytes -= int64(h.Len())
+				n.slotBytes -= int64(h.Len() + n.hdr)
 				if n.slotPackets <= 0 || n.slotBytes <= 0 {
 					n.nextSlot(now)
 				}

@@ -104,8 +104,8 @@ func TestNetemPeek(t *testing.T) {
 	if q, _ := b.q.Dequeue(ms); q != p {
 		t.Fatalf("Dequeue after Peek returned %v, want the peeked %v", q, p)
 	}
-	if st := b.q.Stats(); st.Packets != 1 || st.Bytes != 100 || st.Qlen != 0 {
-		t.Errorf("stats %+v, want 1 packet of 100 bytes sent and nothing queued", st)
+	if st := b.q.Stats(); st.Packets != 1 || st.Bytes != 114 || st.Qlen != 0 {
+		t.Errorf("stats %+v, want 1 packet of 114 bytes (100 + Ethernet header) sent and nothing queued", st)
 	}
 	p.Free()
 	b.checkLeaks(0)

@@ -94,8 +94,14 @@ type departure struct {
 
 func newBench(t testing.TB, cfg NetemConfig) *bench {
 	t.Helper()
+	return newFramedBench(t, cfg, FramingEthernet)
+}
+
+// newFramedBench is newBench on a device of the given framing.
+func newFramedBench(t testing.TB, cfg NetemConfig, f Framing) *bench {
+	t.Helper()
 	b := &bench{t: t, pool: packet.NewPool(2048, packet.DefaultHeadroom), rec: newRecorder()}
-	b.env = &Env{Observer: b.rec, Pool: b.pool, Seed: 1}
+	b.env = &Env{Observer: b.rec, Pool: b.pool, Seed: 1, Framing: f}
 	n, err := NewNetem(cfg, b.env, nil)
 	if err != nil {
 		t.Fatalf("NewNetem: %v", err)

@@ -42,6 +42,7 @@ var ipTOS2Prio = [16]uint8{0, 0, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4}
 type PfifoFast struct {
 	env   *Env
 	limit int
+	hdr   int // the framing's header, counted in every packet's length
 	bands [pfifoFastBands]ring
 	stats Stats
 }
@@ -50,10 +51,10 @@ var _ Qdisc = (*PfifoFast)(nil)
 
 // NewPfifoFast returns a pfifo_fast with bands of env.QueueLen() packets.
 func NewPfifoFast(_ PfifoFastConfig, env *Env) (*PfifoFast, error) {
-	if env.QueueLen() < 1 {
-		return nil, fmt.Errorf("qdisc: pfifo_fast needs a positive Env.TxQueueLen (have %d), as the kernel refuses zero-length bands", env.QueueLen())
+	if err := env.Check(); err != nil {
+		return nil, fmt.Errorf("pfifo_fast: %w", err)
 	}
-	return &PfifoFast{env: env, limit: env.QueueLen()}, nil
+	return &PfifoFast{env: env, limit: env.QueueLen(), hdr: env.headerLen()}, nil
 }
 
 // pfifoFastBand returns the band of an IP packet starting at b.
@@ -82,7 +83,7 @@ func (q *PfifoFast) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 	for i := range q.bands {
 		if p := q.bands[i].Pop(); p != nil {
 			q.stats.Packets++
-			q.stats.Bytes += uint64(p.Len())
+			q.stats.Bytes += uint64(p.Len() + q.hdr)
 			return p, now
 		}
 	}
@@ -104,9 +105,10 @@ func (q *PfifoFast) Len() int {
 	return q.bands[0].Len() + q.bands[1].Len() + q.bands[2].Len()
 }
 
-// Backlog returns the number of bytes in all bands.
+// Backlog returns the number of bytes in all bands, as the device counts
+// them.
 func (q *PfifoFast) Backlog() int {
-	return q.bands[0].Bytes() + q.bands[1].Bytes() + q.bands[2].Bytes()
+	return framedBytes(&q.bands[0], q.hdr) + framedBytes(&q.bands[1], q.hdr) + framedBytes(&q.bands[2], q.hdr)
 }
 
 // BandLen returns the number of packets in band i (0, 1 or 2).

@@ -105,7 +105,8 @@ func TestPfifoFastPriorityAndLimits(t *testing.T) {
 			t.Errorf("departure %d: seq %d, want %d", i, d.seq, want[i])
 		}
 	}
-	if s := q.Stats(); s.Packets != 12 || s.Bytes != 1200 || s.Drops != 3 || s.Qlen != 0 {
+	// Sent counts each packet's Ethernet header: 12·114 bytes.
+	if s := q.Stats(); s.Packets != 12 || s.Bytes != 12*114 || s.Drops != 3 || s.Qlen != 0 {
 		t.Errorf("Stats %+v", s)
 	}
 	checkLive(t, pool, 0)

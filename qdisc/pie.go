@@ -58,6 +58,7 @@ type PIE struct {
 	vars     pieVars
 	limit    int
 	mtu      uint32
+	hdr      int // the framing's header, counted in every packet's length
 	ecn      bool
 	bytemode bool
 	rng      *rand.PCG
@@ -100,8 +101,8 @@ func NewPIE(cfg PIEConfig, env *Env) (*PIE, error) {
 	if err := validatePIE(cfg); err != nil {
 		return nil, err
 	}
-	if env.Hz() < 1 || env.PschedMTU() < 1 {
-		return nil, fmt.Errorf("qdisc: pie needs a positive Env.HZ and MTU (have %d and %d)", env.Hz(), env.PschedMTU())
+	if err := env.Check(); err != nil {
+		return nil, fmt.Errorf("pie: %w", err)
 	}
 	var seed uint64
 	if env != nil {
@@ -113,6 +114,7 @@ func NewPIE(cfg PIEConfig, env *Env) (*PIE, error) {
 		env:      env,
 		limit:    cfg.Limit,
 		mtu:      uint32(env.PschedMTU()),
+		hdr:      env.headerLen(),
 		ecn:      cfg.ECN,
 		bytemode: cfg.Bytemode,
 		rng:      rand.NewPCG(seed, pieSeedSalt),
@@ -186,7 +188,7 @@ func (q *PIE) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 		q.stats.Overlimits++
 		return q.drop(now, p, ReasonLimit)
 	}
-	if q.dropEarly(uint32(q.Backlog()), uint32(p.Len())) {
+	if q.dropEarly(uint32(q.Backlog()), uint32(p.Len()+q.hdr)) {
 		if !q.ecn || q.vars.prob > pieMaxProb/10 || !packet.SetCE(p.Bytes()) {
 			return q.drop(now, p, ReasonPIE)
 		}
@@ -251,7 +253,7 @@ func (q *PIE) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 		return nil, clock.Never
 	}
 	q.stats.Packets++
-	q.stats.Bytes += uint64(p.Len())
+	q.stats.Bytes += uint64(p.Len() + q.hdr)
 	return p, now
 }
 
@@ -271,7 +273,7 @@ func (q *PIE) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 func (q *PIE) take(now clock.Time) *packet.Packet {
 	p := q.q.Pop()
 	if p != nil {
-		q.processDequeue(p, psTicks(int64(now)), uint32(q.q.Bytes()))
+		q.processDequeue(p, psTicks(int64(now)), uint32(framedBytes(&q.q, q.hdr)))
 	}
 	return p
 }
@@ -301,7 +303,7 @@ func (q *PIE) processDequeue(p *packet.Packet, nowT uint64, backlog uint32) {
 		if v.dqCount == pieInvalid {
 			return
 		}
-		v.dqCount += uint64(p.Len())
+		v.dqCount += uint64(p.Len() + q.hdr)
 		if v.dqCount < pieQueueThreshold {
 			return
 		}
@@ -337,12 +339,12 @@ func (q *PIE) Len() int {
 	return q.q.Len()
 }
 
-// Backlog returns the number of bytes held.
+// Backlog returns the number of bytes held, as the device counts them.
 func (q *PIE) Backlog() int {
 	if q.held != nil {
-		return q.q.Bytes() + q.held.Len()
+		return framedBytes(&q.q, q.hdr) + q.held.Len() + q.hdr
 	}
-	return q.q.Bytes()
+	return framedBytes(&q.q, q.hdr)
 }
 
 // Stats returns the counters: drops by ReasonLimit (also counted as

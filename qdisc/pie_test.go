@@ -387,23 +387,41 @@ func TestPIEECN(t *testing.T) {
 	}
 }
 
-// Bytemode scales the probability by size/MTU for packets up to one MTU.
+// Bytemode scales the probability by size/MTU for packets up to one MTU,
+// both as the device counts them: on Ethernet a 1500-byte IP packet is
+// 1514 bytes, one psched_mtu, and carries the full probability; on a TUN
+// device (FramingIP) the MTU is 1500.
 func TestPIEBytemode(t *testing.T) {
 	for _, c := range []struct {
+		framing  Framing
 		bytemode bool
-		size     uint32
-	}{{false, 150}, {true, 150}, {true, 1500}, {true, 3000}} {
-		pool := packet.NewPool(2048, packet.DefaultHeadroom)
-		q := pieCongested(t, PIEConfig{Bytemode: c.bytemode}, &Env{}, pool, 0.5)
-		q.dropEarly(uint32(q.Backlog()), c.size)
+		ipSize   int
+		scale    uint64 // numerator over mtu; 0: the full probability
+		mtu      uint64
+	}{
+		{FramingEthernet, false, 136, 0, 1514},
+		{FramingEthernet, true, 136, 150, 1514},
+		{FramingEthernet, true, 1500, 1514, 1514},
+		{FramingEthernet, true, 3000, 0, 1514},
+		{FramingIP, true, 150, 150, 1500},
+		{FramingIP, true, 1500, 1500, 1500},
+	} {
+		pool := packet.NewPool(4096, packet.DefaultHeadroom)
+		q := pieCongested(t, PIEConfig{Bytemode: c.bytemode}, &Env{Framing: c.framing}, pool, 0.5)
+		if uint64(q.mtu) != c.mtu {
+			t.Errorf("%v: mtu %d, want %d", c.framing, q.mtu, c.mtu)
+		}
+		q.vars.accuProb = 0
+		q.Enqueue(0, tqPacket(pool, c.ipSize, 0, 9))
 		want := q.vars.prob
-		if c.bytemode && c.size <= 1500 {
-			want = uint64(c.size) * (q.vars.prob / 1500)
+		if c.scale != 0 {
+			want = c.scale * (q.vars.prob / c.mtu)
 		}
 		if q.vars.accuProb != want {
-			t.Errorf("bytemode %v size %d: accu_prob %d, want %d", c.bytemode, c.size, q.vars.accuProb, want)
+			t.Errorf("%v bytemode %v IP size %d: accu_prob %d, want %d", c.framing, c.bytemode, c.ipSize, q.vars.accuProb, want)
 		}
 		tqDrain(t, q, 0, 0)
+		checkLive(t, pool, 0)
 	}
 }
 
@@ -438,7 +456,7 @@ func TestPIEPeek(t *testing.T) {
 	q.Enqueue(0, tqPacket(pool, 100, 0, 0))
 	q.Enqueue(0, tqPacket(pool, 100, 0, 1))
 	p, _ := q.Peek(10 * ms)
-	if p == nil || p.Seq != 0 || q.Len() != 2 || q.Backlog() != 200 || q.QDelay() != 10*time.Millisecond {
+	if p == nil || p.Seq != 0 || q.Len() != 2 || q.Backlog() != 2*114 || q.QDelay() != 10*time.Millisecond {
 		t.Fatalf("Peek: %v, Len %d, Backlog %d, QDelay %v", p, q.Len(), q.Backlog(), q.QDelay())
 	}
 	if p2, _ := q.Dequeue(20 * ms); p2 != p || q.QDelay() != 10*time.Millisecond {

@@ -13,6 +13,9 @@
 package qdisc
 
 import (
+	"fmt"
+	"math"
+
 	"wanlab/clock"
 	"wanlab/packet"
 )
@@ -126,6 +129,39 @@ type Env struct {
 	HZ int
 }
 
+// Bounds of the device properties in Env, as Linux enforces them for a
+// TUN or Ethernet device: dev_set_mtu keeps the MTU within [68, 65535]
+// (the IPv4 minimum and tun's maximum); txqueuelen is a 32-bit count; the
+// kernel runs at HZ 100 to 1000.
+const (
+	MinMTU = 68
+	MaxMTU = 65535
+	MinHZ  = 100
+	MaxHZ  = 1000
+)
+
+// Check refuses device properties no Linux device has: an MTU outside
+// [MinMTU, MaxMTU], a negative or 32-bit-overflowing txqueuelen, an HZ
+// outside [MinHZ, MaxHZ] or an unknown framing (zero values mean the
+// defaults). The constructors call it; a caller may call it first to
+// refuse bad input before building anything.
+func (e *Env) Check() error {
+	if e == nil {
+		return nil
+	}
+	switch {
+	case e.MTU != 0 && (e.MTU < MinMTU || e.MTU > MaxMTU):
+		return fmt.Errorf("the device MTU %d is outside %d..%d, the range Linux allows; give an MTU in it (1500 is Ethernet's)", e.MTU, MinMTU, MaxMTU)
+	case e.TxQueueLen < 0 || int64(e.TxQueueLen) > math.MaxUint32:
+		return fmt.Errorf("the device's txqueuelen %d is outside 1..%d; give a packet count such as 1000", e.TxQueueLen, uint32(math.MaxUint32))
+	case e.HZ != 0 && (e.HZ < MinHZ || e.HZ > MaxHZ):
+		return fmt.Errorf("HZ %d is outside %d..%d, the tick rates Linux offers; give e.g. 250", e.HZ, MinHZ, MaxHZ)
+	case e.Framing != FramingEthernet && e.Framing != FramingIP:
+		return fmt.Errorf("framing %d is unknown; use ethernet or ip", e.Framing)
+	}
+	return nil
+}
+
 // PschedMTU returns the kernel's psched_mtu: the device MTU (Env.MTU or
 // 1500) plus the framing's header length, 1514 on Ethernet and 1500 on TUN.
 func (e *Env) PschedMTU() int {
@@ -140,13 +176,23 @@ func (e *Env) PschedMTU() int {
 }
 
 // PktLen returns p's length as the device's qdiscs count it
-// (qdisc_pkt_len): its IP length plus the framing's header.
-func (e *Env) PktLen(p *packet.Packet) int {
+// (qdisc_pkt_len): its IP length plus the framing's header. A GSO
+// super-packet counts one header, where the kernel's qdisc_pkt_len_init
+// also counts the headers of its further segments.
+func (e *Env) PktLen(p *packet.Packet) int { return p.Len() + e.headerLen() }
+
+// headerLen is the framing's header length, which the disciplines cache at
+// construction so that framing a packet costs one addition.
+func (e *Env) headerLen() int {
 	if e == nil {
-		return p.Len() + FramingEthernet.HeaderLen()
+		return FramingEthernet.HeaderLen()
 	}
-	return p.Len() + e.Framing.HeaderLen()
+	return e.Framing.HeaderLen()
 }
+
+// framedBytes is the backlog of q as the device counts it: every packet's
+// IP length plus hdr.
+func framedBytes(q *ring, hdr int) int { return q.Bytes() + hdr*q.Len() }
 
 // QueueLen returns Env.TxQueueLen or its default.
 func (e *Env) QueueLen() int {
@@ -203,7 +249,8 @@ type Qdisc interface {
 	Peek(now clock.Time) (p *packet.Packet, next clock.Time)
 	// Len is the number of packets held, children included.
 	Len() int
-	// Backlog is the number of bytes held, children included.
+	// Backlog is the number of bytes held, children included, each
+	// packet counted as the device counts it (Env.PktLen).
 	Backlog() int
 	// Stats returns the counters tc -s would show.
 	Stats() Stats
@@ -217,7 +264,8 @@ type Qdisc interface {
 
 // Stats are the counters of one discipline, as `tc -s qdisc show` prints
 // them (Sent bytes/pkt, dropped, overlimits, requeues, backlog) plus ECN
-// marks.
+// marks. Bytes and Backlog count packets as the device does (Env.PktLen),
+// as tc -s does: on Ethernet each packet's 14-byte header is included.
 type Stats struct {
 	Bytes      uint64 // bytes dequeued
 	Packets    uint64 // packets dequeued

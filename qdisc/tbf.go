@@ -22,7 +22,10 @@ func init() {
 // TBF is the token bucket filter (sch_tbf.c), a shaper in front of a child
 // discipline (by default a bfifo of Limit bytes).
 //
-// Tokens are nanoseconds of credit. The rate bucket holds at most
+// Lengths are as the device counts them (Env.PktLen: on Ethernet the
+// 14-byte header is part of every packet, so a 1500-byte IP packet costs
+// 1514 bytes of credit). Tokens are nanoseconds of credit. The rate bucket
+// holds at most
 // buffer = l2t(rate, burst) and the optional peak bucket mtu_t =
 // l2t(peakrate, mtu), where l2t applies overhead, mpu and ATM cell rounding
 // (see tbfRate). Both start full. Dequeue looks at the child's head of
@@ -60,6 +63,7 @@ type TBF struct {
 	buffer  int64 // rate bucket depth, ns
 	mtu     int64 // peak bucket depth, ns
 	maxSize int
+	hdr     int // the framing's header, counted in every packet's length
 	st      tbfState
 	// held is a packet already charged and taken from the child: by Peek,
 	// or a GSO packet whose last segment leaves at heldAt.
@@ -84,10 +88,13 @@ var _ Qdisc = (*TBF)(nil)
 // accepted and ignored, as by the kernel. A burst below the device MTU is
 // accepted, as the kernel only warns: see TBFWarnings.
 func NewTBF(cfg TBFConfig, env *Env, child Qdisc) (*TBF, error) {
+	if err := env.Check(); err != nil {
+		return nil, fmt.Errorf("tbf: %w", err)
+	}
 	if err := validateTBF(cfg, child != nil); err != nil {
 		return nil, err
 	}
-	q := &TBF{cfg: cfg, env: env, child: child}
+	q := &TBF{cfg: cfg, env: env, child: child, hdr: env.headerLen()}
 	q.rate = newTBFRate(cfg.Rate, cfg.Overhead, cfg.MPU, cfg.Link)
 	q.buffer = q.rate.l2t(cfg.Burst)
 	q.maxSize = cfg.Burst
@@ -190,7 +197,7 @@ func (q *TBF) credit(s *tbfState, t clock.Time, n int) (tok, ptok int64) {
 // child. Drops by the child (and Congested verdicts) also count in tbf's
 // Stats.Drops, as tc -s shows them.
 func (q *TBF) Enqueue(now clock.Time, p *packet.Packet) Verdict {
-	if p.Len() > q.maxSize && (p.Segs <= 1 || largestSegment(p) > q.maxSize) {
+	if p.Len()+q.hdr > q.maxSize && (p.Segs <= 1 || largestSegment(p)+q.hdr > q.maxSize) {
 		q.stats.Drops++
 		q.stats.DropsByReason[ReasonOversize]++
 		q.env.Drop(now, p, q, ReasonOversize)
@@ -203,7 +210,7 @@ func (q *TBF) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 	return v
 }
 
-// largestSegment is the length of the longest segment of a GSO packet.
+// largestSegment is the IP length of the longest segment of a GSO packet.
 func largestSegment(p *packet.Packet) int {
 	s := int(p.Segs)
 	return (p.Len() + s - 1) / s
@@ -219,7 +226,7 @@ func (q *TBF) take(now clock.Time) (p *packet.Packet, at, next clock.Time) {
 	}
 	s := q.st
 	var tok, ptok int64
-	if n := h.Len(); h.Segs > 1 && n > q.maxSize {
+	if n := h.Len() + q.hdr; h.Segs > 1 && n > q.maxSize {
 		var ok bool
 		if at, ok = q.chargeSegments(&s, now, h); !ok {
 			return nil, 0, at
@@ -248,7 +255,7 @@ func (q *TBF) chargeSegments(s *tbfState, now clock.Time, h *packet.Packet) (clo
 	base, extra := n/segs, n%segs
 	t := now
 	for i := 0; i < segs; {
-		size := base
+		size := base + q.hdr
 		if i < extra {
 			size++
 		}
@@ -283,7 +290,7 @@ func (q *TBF) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 	}
 	q.held = nil
 	q.stats.Packets++
-	q.stats.Bytes += uint64(p.Len())
+	q.stats.Bytes += uint64(p.Len() + q.hdr)
 	return p, now
 }
 
@@ -317,7 +324,7 @@ func (q *TBF) Len() int {
 func (q *TBF) Backlog() int {
 	n := q.child.Backlog()
 	if q.held != nil {
-		n += q.held.Len()
+		n += q.held.Len() + q.hdr
 	}
 	return n
 }

@@ -15,6 +15,10 @@ const (
 	us      = clock.Time(time.Microsecond)
 )
 
+// The kernel figures of tbf's tests (departure times, max_size) were worked
+// out for a TUN device, where qdisc_pkt_len is the IP length alone: those
+// tests set FramingIP. TestTBFEthernet checks the Ethernet figures.
+
 func newTestTBF(t *testing.T, cfg TBFConfig, env *Env) *TBF {
 	t.Helper()
 	q, err := NewTBF(cfg, env, nil)
@@ -50,7 +54,7 @@ func equalTimes(a, b []clock.Time) bool {
 func TestTBFBurstThenRate(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	rec := &tqRecorder{}
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{Observer: rec})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{Observer: rec, Framing: FramingIP})
 	if q.Buffer() != 32768*time.Microsecond || q.MaxSize() != 4096 {
 		t.Errorf("buffer %v max_size %d, want 32.768ms and 4096", q.Buffer(), q.MaxSize())
 	}
@@ -70,12 +74,41 @@ func TestTBFBurstThenRate(t *testing.T) {
 	checkLive(t, pool, 0)
 }
 
+// On Ethernet (the default framing) every packet costs its IP length plus
+// the 14-byte header: at 10 Mbit/s a 1500-byte IP packet takes 1514 B =
+// 1.2112 ms of credit, a bucket of 1514 bytes holds exactly one, and an IP
+// packet of burst-13 bytes no longer fits.
+func TestTBFEthernet(t *testing.T) {
+	pool := packet.NewPool(2048, packet.DefaultHeadroom)
+	rec := &tqRecorder{}
+	q := newTestTBF(t, TBFConfig{Rate: 10 * oneMbit, Burst: 1514, Limit: 100000}, &Env{Observer: rec})
+	for i := range 3 {
+		if v := q.Enqueue(0, tqPacket(pool, 1500, 0, int64(i))); v != Queued {
+			t.Fatalf("packet %d: %v", i, v)
+		}
+	}
+	if v := q.Enqueue(0, tqPacket(pool, 1501, 0, 3)); v != Dropped || rec.count(ReasonOversize) != 1 {
+		t.Errorf("1501-byte IP packet (1515 framed) into burst 1514: %v, want an oversize drop", v)
+	}
+	if q.Backlog() != 3*1514 {
+		t.Errorf("Backlog %d, want 3*1514", q.Backlog())
+	}
+	got := departureTimes(tqDrain(t, q, 0, clock.Never-1))
+	if want := []clock.Time{0, 1211200, 2422400}; !equalTimes(got, want) {
+		t.Errorf("departures %v, want %v", got, want)
+	}
+	if s := q.Stats(); s.Bytes != 3*1514 {
+		t.Errorf("Sent %d bytes, want 3*1514 (tc -s counts framed bytes)", s.Bytes)
+	}
+	checkLive(t, pool, 0)
+}
+
 // Polling at arbitrary times gives the same departures, rounded up to the
 // next poll: a throttled Dequeue does not move t_c, so credit keeps
 // accruing.
 func TestTBFPollingDoesNotLoseCredit(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{Framing: FramingIP})
 	for i := range 6 {
 		q.Enqueue(0, tqPacket(pool, 1500, 0, int64(i)))
 	}
@@ -108,7 +141,7 @@ func TestTBFPollingDoesNotLoseCredit(t *testing.T) {
 func TestTBFOversizeDrop(t *testing.T) {
 	pool := packet.NewPool(8192, packet.DefaultHeadroom)
 	rec := &tqRecorder{}
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{Observer: rec})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{Observer: rec, Framing: FramingIP})
 	if v := q.Enqueue(0, tqPacket(pool, 5000, 0, 1)); v != Dropped {
 		t.Errorf("5000 B packet: %v, want Dropped", v)
 	}
@@ -134,7 +167,7 @@ func TestTBFOversizeDrop(t *testing.T) {
 // 2.08 ms of rate credit (74.08 ms), and then the rate rules: one per 12 ms.
 func TestTBFPeakRate(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 10240, PeakRate: 2 * oneMbit, MTU: 1500, Limit: 100000}, &Env{})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 10240, PeakRate: 2 * oneMbit, MTU: 1500, Limit: 100000}, &Env{Framing: FramingIP})
 	if q.MaxSize() != 1500 {
 		t.Errorf("max_size %d, want min(burst, mtu) = 1500", q.MaxSize())
 	}
@@ -244,7 +277,7 @@ func TestTBFKernelRounding(t *testing.T) {
 // A big head blocks a small packet behind it: tbf never reorders.
 func TestTBFHeadOfLine(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 2000, Limit: 10000}, &Env{})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 2000, Limit: 10000}, &Env{Framing: FramingIP})
 	q.Enqueue(0, tqPacket(pool, 1500, 0, 0))
 	q.Enqueue(0, tqPacket(pool, 1500, 0, 1))
 	q.Enqueue(0, tqPacket(pool, 100, 0, 2))
@@ -262,7 +295,7 @@ func TestTBFHeadOfLine(t *testing.T) {
 // Peek returns the same deadline as Dequeue.
 func TestTBFPeek(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 1500, Limit: 10000}, &Env{})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 1500, Limit: 10000}, &Env{Framing: FramingIP})
 	q.Enqueue(0, tqPacket(pool, 1500, 0, 0))
 	q.Enqueue(0, tqPacket(pool, 1500, 0, 1))
 	p, _ := q.Peek(0)
@@ -296,7 +329,7 @@ func TestTBFPeek(t *testing.T) {
 func TestTBFGSO(t *testing.T) {
 	pool := packet.NewPool(1<<16, packet.DefaultHeadroom)
 	rec := &tqRecorder{}
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 100000}, &Env{Observer: rec})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 100000}, &Env{Observer: rec, Framing: FramingIP})
 	gso := tqPacket(pool, 6000, 0, 0)
 	gso.Segs = 4
 	if v := q.Enqueue(0, gso); v != Queued {
@@ -383,7 +416,7 @@ func TestTBFWarnings(t *testing.T) {
 func TestTBFBuildWithChild(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	rec := &tqRecorder{}
-	q, err := Build([]Spec{TBFConfig{Rate: oneMbit, Burst: 3000, Limit: 1}, FifoConfig{Limit: 2}}, &Env{Observer: rec})
+	q, err := Build([]Spec{TBFConfig{Rate: oneMbit, Burst: 3000, Limit: 1}, FifoConfig{Limit: 2}}, &Env{Observer: rec, Framing: FramingIP})
 	if err != nil {
 		t.Fatal(err)
 	}

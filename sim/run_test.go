@@ -49,8 +49,9 @@ func TestCBRSpacingIsExact(t *testing.T) {
 	if res.Up.Delivered != 582 || res.Up.Queued != 0 || res.Down.Sent != 0 {
 		t.Errorf("counters up %+v down %+v", res.Up, res.Down)
 	}
-	// Throughput: 582·1500·8 bits over 1 s.
-	if res.Up.ThroughputBps != 582*1500*8 {
+	// Throughput: 582 packets of 1514 bytes as the device counts them
+	// (IP length plus the Ethernet header), 8 bits each, over 1 s.
+	if res.Up.ThroughputBps != 582*1514*8 {
 		t.Errorf("throughput %v", res.Up.ThroughputBps)
 	}
 }
@@ -297,7 +298,8 @@ func TestResultJSON(t *testing.T) {
 		d.Min != want.Min || d.P50 != want.P50 || d.P90 != want.P90 || d.Max != want.Max {
 		t.Errorf("delay %+v, want %+v", *d, want)
 	}
-	if res.Up.Sent != 63 || res.Up.Delivered != 6 || res.Up.Queued != 2 || res.Up.Dropped != 55 || res.Up.ThroughputBps != 96000 {
+	// Throughput counts framed bytes: 6 packets of 1014 bytes in 0.5 s.
+	if res.Up.Sent != 63 || res.Up.Delivered != 6 || res.Up.Queued != 2 || res.Up.Dropped != 55 || res.Up.ThroughputBps != 6*1014*8*2 {
 		t.Errorf("up %+v", res.Up)
 	}
 }
@@ -374,7 +376,9 @@ func TestTraceDrivenDirection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Up.Sent != 2000 || res.Up.Delivered != 999 || res.Up.Queued != 1001 || res.Up.ThroughputBps != 999*12000 {
+	// The trace's opportunities carry IP bytes, as mahimahi's do; the
+	// throughput counts framed bytes (1514 per packet).
+	if res.Up.Sent != 2000 || res.Up.Delivered != 999 || res.Up.Queued != 1001 || res.Up.ThroughputBps != 999*1514*8 {
 		t.Errorf("up %+v", res.Up)
 	}
 	// Packet k (sent at k/2 ms) leaves at k+1 ms: delay k/2 + 1 ms, from 1
@@ -382,4 +386,41 @@ func TestTraceDrivenDirection(t *testing.T) {
 	if d := res.Up.DelayMs; d.Min != 1 || d.Max != 500 || d.Mean != 250.5 {
 		t.Errorf("delay %+v", d)
 	}
+}
+
+// The headline figure of Ethernet framing: a saturating flow of 1500-byte
+// IP packets through "tbf rate 10mbit burst 32k latency 50ms" delivers 10
+// Mbit/s of framed bytes (1514 per packet, as tc -s counts them on an
+// Ethernet interface), so the IP goodput is 10·1500/1514 Mbit/s and the
+// TCP payload of full-size segments (1448 bytes with timestamps) 9.564
+// Mbit/s. Counting IP bytes only, as a TUN device does, would give 10 and
+// 9.653.
+func TestEthernetTBFGoodput(t *testing.T) {
+	rate := qdisc.Rate(10e6 / 8)
+	tbf := qdisc.TBFConfig{Rate: rate, Burst: 32 << 10, Limit: qdisc.TBFLatencyLimit(rate, 32<<10, 0, 0, 50*time.Millisecond)}
+	cfg := Config{Duration: 10 * time.Second, Up: link.Config{Chain: []qdisc.Spec{tbf}},
+		Flows: []Flow{CBR{Rate: qdisc.Rate(12e6 / 8), Size: 1500}}}
+	recs := collect(&cfg)
+	if _, err := Run(cfg); err != nil {
+		t.Fatal(err)
+	}
+	// Measure from 1 s on, when the initial 32 KB burst has long drained.
+	from, to := int64(time.Second), int64(10*time.Second)
+	n := 0
+	for _, r := range *recs {
+		if r.Verdict == VerdictDelivered && r.LeftNs >= from && r.LeftNs < to {
+			n++
+		}
+	}
+	secs := float64(to-from) / 1e9
+	check := func(what string, bytesPerPacket int, want float64) {
+		t.Helper()
+		got := float64(n*bytesPerPacket*8) / secs / 1e6
+		if math.Abs(got-want)/want > 0.0005 {
+			t.Errorf("%s: %.4f Mbit/s, want %.4f", what, got, want)
+		}
+	}
+	check("framed", 1514, 10)
+	check("IP goodput", 1500, 10*1500.0/1514)
+	check("TCP payload", 1448, 9.564)
 }

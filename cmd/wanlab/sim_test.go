@@ -58,17 +58,20 @@ func TestSimConstantDelay(t *testing.T) {
 	if r.Down.Sent != 0 {
 		t.Errorf("down sent %d packets; the only flow is up", r.Down.Sent)
 	}
-	// 10 Mbit/s for 10 s, less the 50 ms still in flight at the end.
-	if got := r.Up.ThroughputBps; math.Abs(got-9.95e6) > 0.01e6 {
-		t.Errorf("throughput = %.0f bit/s, want 9.95e6", got)
+	// 10 Mbit/s of IP packets for 10 s, less the 50 ms still in flight
+	// at the end, counted as the (Ethernet) device does: 1514 bytes for
+	// each 1500-byte packet.
+	if want := 9.95e6 * 1514 / 1500; math.Abs(r.Up.ThroughputBps-want) > 0.01e6 {
+		t.Errorf("throughput = %.0f bit/s, want %.0f", r.Up.ThroughputBps, want)
 	}
 }
 
-// With a rate, serialisation adds to the delay: 1500 B at 10 Mbit/s is 1.2 ms.
+// With a rate, serialisation adds to the delay: a 1500-byte IP packet is
+// 1514 bytes on Ethernet, 0.6056 ms at 20 Mbit/s.
 func TestSimDelayWithRate(t *testing.T) {
 	r := simRun(t, "--up", "netem delay 50ms rate 20mbit", "--flow", "cbr rate=10mbit size=1500", "--duration", "2s")
-	if r.Up.DelayMs == nil || r.Up.DelayMs.P50 != 50.6 {
-		t.Fatalf("delay = %+v, want p50 = 50.6 ms (50 ms + 0.6 ms at 20 Mbit/s)", r.Up.DelayMs)
+	if r.Up.DelayMs == nil || r.Up.DelayMs.P50 != 50.6056 {
+		t.Fatalf("delay = %+v, want p50 = 50.6056 ms (50 ms + 1514 B at 20 Mbit/s)", r.Up.DelayMs)
 	}
 }
 
