@@ -11,6 +11,7 @@ package link
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 
 	"wanlab/clock"
@@ -160,6 +161,18 @@ func (d *Direction) buildTree(build func(*qdisc.Env) (qdisc.Qdisc, error)) (root
 	}
 	env.Root = &tap{d: d, Qdisc: q}
 	return root, q, env, nil
+}
+
+// DirectionSeed is the seed of the direction named name ("up", "down") in
+// a run whose seed is seed: Config.Env.Seed for that direction. The
+// simulator and the lab both derive their directions' seeds with it, so
+// that one run seed means the same streams in both. Each name gives an
+// unrelated stream (qdisc.DeriveSeed of seed and the FNV-1a hash of the
+// name).
+func DirectionSeed(seed uint64, name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return qdisc.DeriveSeed(seed, h.Sum64())
 }
 
 // Name returns the direction's name.

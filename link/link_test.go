@@ -340,3 +340,13 @@ func BenchmarkEnqueueDequeue(b *testing.B) {
 		})
 	}
 }
+
+func TestDirectionSeed(t *testing.T) {
+	up, down := DirectionSeed(1, "up"), DirectionSeed(1, "down")
+	if up == down || up == DirectionSeed(2, "up") || up == 1 {
+		t.Errorf("seeds up %d down %d, up of run 2 %d: want all different", up, down, DirectionSeed(2, "up"))
+	}
+	if DirectionSeed(1, "up") != up {
+		t.Error("DirectionSeed is not a function of its arguments")
+	}
+}

@@ -4,9 +4,10 @@ import "fmt"
 
 // constructor builds one discipline from its Spec. child is the discipline
 // below it in the chain (nil for the last); a discipline that takes no child
-// is registered with classful false and never receives one.
+// is registered with classful false and never receives one. seed is the
+// discipline's own seed, derived from Env.Seed and its position.
 type constructor struct {
-	build    func(spec Spec, env *Env, child Qdisc) (Qdisc, error)
+	build    func(spec Spec, env *Env, child Qdisc, seed uint64) (Qdisc, error)
 	classful bool
 }
 
@@ -14,7 +15,7 @@ type constructor struct {
 // registers itself, so that the list of kinds lives next to the code.
 var constructors = map[string]constructor{}
 
-func register(kind string, classful bool, build func(spec Spec, env *Env, child Qdisc) (Qdisc, error)) {
+func register(kind string, classful bool, build func(spec Spec, env *Env, child Qdisc, seed uint64) (Qdisc, error)) {
 	constructors[kind] = constructor{build: build, classful: classful}
 }
 
@@ -31,8 +32,10 @@ func Kinds() []string {
 // each next spec is the child of the one before, as
 // "tc qdisc add ... root handle 1: netem ...; tc qdisc add ... parent 1:1 tbf ..."
 // would attach them. It sets env.Root to the root, so that netem's
-// duplicates re-enter the whole tree. An empty chain is an error: a direct
-// connection has no qdisc tree at all, and the caller should say so.
+// duplicates re-enter the whole tree. The discipline at position k (the
+// root is 0) draws its randomness from PositionSeed(env.Seed, k). An empty
+// chain is an error: a direct connection has no qdisc tree at all, and the
+// caller should say so.
 func Build(specs []Spec, env *Env) (Qdisc, error) {
 	if len(specs) == 0 {
 		return nil, fmt.Errorf("qdisc: empty chain")
@@ -52,7 +55,7 @@ func Build(specs []Spec, env *Env) (Qdisc, error) {
 		if !ok {
 			return nil, fmt.Errorf("qdisc: unknown discipline %q", specs[i].Kind())
 		}
-		q, err := c.build(specs[i], env, child)
+		q, err := c.build(specs[i], env, child, PositionSeed(env.Seed, i))
 		if err != nil {
 			return nil, err
 		}

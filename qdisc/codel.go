@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	register("codel", false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
+	register("codel", false, func(s Spec, env *Env, _ Qdisc, _ uint64) (Qdisc, error) {
 		return NewCoDel(s.(CoDelConfig), env)
 	})
 }

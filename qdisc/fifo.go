@@ -10,7 +10,7 @@ import (
 
 func init() {
 	for _, kind := range []string{"pfifo", "bfifo", "pfifo_head_drop"} {
-		register(kind, false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
+		register(kind, false, func(s Spec, env *Env, _ Qdisc, _ uint64) (Qdisc, error) {
 			f, err := NewFifo(s.(FifoConfig), env)
 			if err != nil {
 				return nil, err

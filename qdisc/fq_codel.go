@@ -8,8 +8,8 @@ import (
 )
 
 func init() {
-	register("fq_codel", false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
-		return NewFQCoDel(s.(FQCoDelConfig), env)
+	register("fq_codel", false, func(s Spec, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
+		return newFQCoDel(s.(FQCoDelConfig), env, seed)
 	})
 }
 
@@ -86,8 +86,19 @@ var _ Qdisc = (*FQCoDel)(nil)
 //
 // A quantum below 256 is raised to 256 and a memory_limit above 2^31 is
 // lowered to 2^31, as the kernel does; flows above 65536 and a quantum above
-// 1 MiB are errors.
+// 1 MiB are errors. The flow hash is keyed by PositionSeed(env.Seed, 0), as
+// the root of a tree.
 func NewFQCoDel(cfg FQCoDelConfig, env *Env) (*FQCoDel, error) {
+	var seed uint64
+	if env != nil {
+		seed = env.Seed
+	}
+	return newFQCoDel(cfg, env, PositionSeed(seed, 0))
+}
+
+// newFQCoDel is NewFQCoDel with the seed of the discipline's position,
+// which keys its flow hash.
+func newFQCoDel(cfg FQCoDelConfig, env *Env, seed uint64) (*FQCoDel, error) {
 	if err := env.Check(); err != nil {
 		return nil, fmt.Errorf("fq_codel: %w", err)
 	}
@@ -104,9 +115,7 @@ func NewFQCoDel(cfg FQCoDelConfig, env *Env) (*FQCoDel, error) {
 		quantum:     int32(cfg.Quantum),
 		memOverhead: cfg.MemOverhead,
 		hdr:         env.headerLen(),
-	}
-	if env != nil {
-		q.seed = env.Seed
+		seed:        seed,
 	}
 	for i := range q.flows {
 		q.flows[i].next = -1

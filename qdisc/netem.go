@@ -10,8 +10,8 @@ import (
 )
 
 func init() {
-	register("netem", true, func(s Spec, env *Env, child Qdisc) (Qdisc, error) {
-		return NewNetem(s.(NetemConfig), env, child)
+	register("netem", true, func(s Spec, env *Env, child Qdisc, seed uint64) (Qdisc, error) {
+		return newNetem(s.(NetemConfig), env, child, seed)
 	})
 }
 
@@ -69,10 +69,20 @@ var _ Qdisc = (*Netem)(nil)
 // and are cloned from env.Pool, which duplicate therefore needs.
 //
 // The random streams are seeded from cfg.Seed when cfg.SeedSet, otherwise
-// from env.Seed; see NetemConfig.Correlation for the two modes. Loss model
+// from PositionSeed(env.Seed, 0), as the root of a tree (Build gives each
+// position its own); see NetemConfig.Correlation for the two modes. Loss model
 // fields are taken as they are: use StateLoss and GELoss for tc's
 // defaults.
 func NewNetem(cfg NetemConfig, env *Env, child Qdisc) (*Netem, error) {
+	var seed uint64
+	if env != nil {
+		seed = env.Seed
+	}
+	return newNetem(cfg, env, child, PositionSeed(seed, 0))
+}
+
+// newNetem is NewNetem with the seed of the netem's position.
+func newNetem(cfg NetemConfig, env *Env, child Qdisc, seed uint64) (*Netem, error) {
 	if err := env.Check(); err != nil {
 		return nil, fmt.Errorf("netem: %w", err)
 	}
@@ -91,7 +101,6 @@ func NewNetem(cfg NetemConfig, env *Env, child Qdisc) (*Netem, error) {
 		n.gapThresh = cfg.Gap
 	}
 
-	seed := env.Seed
 	if cfg.SeedSet {
 		seed = cfg.Seed
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	register("pfifo_fast", false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
+	register("pfifo_fast", false, func(s Spec, env *Env, _ Qdisc, _ uint64) (Qdisc, error) {
 		return NewPfifoFast(s.(PfifoFastConfig), env)
 	})
 }

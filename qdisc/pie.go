@@ -12,8 +12,8 @@ import (
 )
 
 func init() {
-	register("pie", false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
-		q, err := NewPIE(s.(PIEConfig), env)
+	register("pie", false, func(s Spec, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
+		q, err := newPIE(s.(PIEConfig), env, seed)
 		if err != nil {
 			return nil, err
 		}
@@ -21,8 +21,8 @@ func init() {
 	})
 }
 
-// pieSeedSalt separates PIE's random stream from other disciplines' streams
-// drawn from the same Env.Seed.
+// pieSeedSalt is the second word of PIE's PCG state, the first being the
+// discipline's seed.
 const pieSeedSalt = 0x7069655f64726f70 // "pie_drop"
 
 // PIE is the Proportional Integral controller Enhanced (RFC 8033) as Linux
@@ -81,8 +81,18 @@ var _ Qdisc = (*PIE)(nil)
 
 // NewPIE returns a pie qdisc. Zero fields take tc's defaults (limit 1000,
 // target 15ms, tupdate 15ms, alpha 2, beta 20); times are used in whole
-// microseconds, as tc passes them.
+// microseconds, as tc passes them. Its random stream comes from
+// PositionSeed(env.Seed, 0), as the root of a tree.
 func NewPIE(cfg PIEConfig, env *Env) (*PIE, error) {
+	var seed uint64
+	if env != nil {
+		seed = env.Seed
+	}
+	return newPIE(cfg, env, PositionSeed(seed, 0))
+}
+
+// newPIE is NewPIE with the seed of the discipline's position.
+func newPIE(cfg PIEConfig, env *Env, seed uint64) (*PIE, error) {
 	if cfg.Limit == 0 {
 		cfg.Limit = DefaultPIELimit
 	}
@@ -103,10 +113,6 @@ func NewPIE(cfg PIEConfig, env *Env) (*PIE, error) {
 	}
 	if err := env.Check(); err != nil {
 		return nil, fmt.Errorf("pie: %w", err)
-	}
-	var seed uint64
-	if env != nil {
-		seed = env.Seed
 	}
 	hz := uint64(env.Hz())
 	q := &PIE{

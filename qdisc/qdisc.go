@@ -110,8 +110,9 @@ type Env struct {
 	// Root is the root of the tree, which netem's duplicates re-enter, as
 	// the kernel's rootq->enqueue. Build sets it.
 	Root Qdisc
-	// Seed seeds every discipline's random stream (each discipline derives
-	// its own from it and its position); netem's own "seed" overrides it.
+	// Seed seeds every discipline's random stream: the discipline at
+	// position k of the tree draws from PositionSeed(Seed, k), a stream of
+	// its own; netem's own "seed" overrides it.
 	Seed uint64
 	// MTU is the device MTU (the largest IP packet); zero means 1500.
 	// psched_mtu, which sizes fq_codel's quantum and the default byte

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register("tbf", true, func(s Spec, env *Env, child Qdisc) (Qdisc, error) {
+	register("tbf", true, func(s Spec, env *Env, child Qdisc, _ uint64) (Qdisc, error) {
 		q, err := NewTBF(s.(TBFConfig), env, child)
 		if err != nil {
 			return nil, err

@@ -21,7 +21,8 @@ type Config struct {
 	// Up and Down are the two directions. Run names them "up" and "down"
 	// if their names are empty, turns on PerFlow and KeepDelays (the
 	// results give exact per-flow percentiles), gives both its own packet
-	// pool as Env.Pool, and, where Env.Seed is 0, derives it from Seed.
+	// pool as Env.Pool, and, where Env.Seed is 0, sets it to
+	// link.DirectionSeed(Seed, name), as the lab does.
 	Up, Down link.Config
 	// Flows are the sources; flow i is numbered i in packets and results.
 	Flows []Flow
@@ -117,7 +118,7 @@ func newRunner(cfg Config) (*runner, error) {
 		lc.PerFlow, lc.KeepDelays = true, true
 		lc.Env.Pool = r.pool
 		if lc.Env.Seed == 0 {
-			lc.Env.Seed = qdisc.DeriveSeed(cfg.Seed, uint64(i)+1)
+			lc.Env.Seed = link.DirectionSeed(cfg.Seed, lc.Name)
 		}
 		if cfg.OnPacket != nil {
 			lc.Hook = &dropHook{r: r, dir: lc.Name, next: lc.Hook}

@@ -424,3 +424,28 @@ func TestEthernetTBFGoodput(t *testing.T) {
 	check("IP goodput", 1500, 10*1500.0/1514)
 	check("TCP payload", 1448, 9.564)
 }
+
+// A direction's seed is link.DirectionSeed of the run's seed and its name,
+// the lab's derivation: setting it explicitly gives the same run.
+func TestDirectionSeedsAreTheLabs(t *testing.T) {
+	jitter := []qdisc.Spec{qdisc.NetemConfig{Delay: 10 * time.Millisecond, Jitter: 5 * time.Millisecond, Limit: 1000}}
+	run := func(seed uint64, up, down link.Config) []PacketRecord {
+		up.Chain, down.Chain = jitter, jitter
+		cfg := Config{Duration: time.Second, Seed: seed, Up: up, Down: down,
+			Flows: []Flow{CBR{Rate: 125000, Size: 1000}, CBR{Rate: 125000, Size: 1000, Dir: "down"}}}
+		recs := collect(&cfg)
+		if _, err := Run(cfg); err != nil {
+			t.Fatal(err)
+		}
+		return *recs
+	}
+	derived := run(7, link.Config{}, link.Config{})
+	explicit := run(99, link.Config{Env: qdisc.Env{Seed: link.DirectionSeed(7, "up")}},
+		link.Config{Env: qdisc.Env{Seed: link.DirectionSeed(7, "down")}})
+	if len(derived) == 0 || !reflect.DeepEqual(derived, explicit) {
+		t.Error("run seed 7 and explicit link.DirectionSeed(7, ...) seeds differ")
+	}
+	if reflect.DeepEqual(derived, run(8, link.Config{}, link.Config{})) {
+		t.Error("run seeds 7 and 8 gave the same jitter")
+	}
+}
