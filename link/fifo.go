@@ -1,6 +1,8 @@
 package link
 
 import (
+	"fmt"
+
 	"wanlab/clock"
 	"wanlab/packet"
 	"wanlab/qdisc"
@@ -11,6 +13,7 @@ import (
 // between Enqueue and the next Dequeue; with one it plays mahimahi's
 // default infinite queue.
 type direct struct {
+	env   *qdisc.Env // where flushed packets are reported
 	q     packet.Queue
 	stats qdisc.Stats
 }
@@ -54,14 +57,18 @@ func (d *direct) Stats() qdisc.Stats {
 	return s
 }
 
-// Drain hands over every packet, oldest first.
-func (d *direct) Drain(yield func(*packet.Packet)) {
+// Change refuses every configuration: a direct path has none.
+func (d *direct) Change(_ clock.Time, spec qdisc.Spec) error {
+	return fmt.Errorf("a direct path takes no configuration (given %s)", spec.Kind())
+}
+
+// Flush drops every packet with ReasonFlushed.
+func (d *direct) Flush(now clock.Time) {
 	for p := d.q.Pop(); p != nil; p = d.q.Pop() {
-		yield(p)
+		d.stats.Drops++
+		d.stats.DropsByReason[qdisc.ReasonFlushed]++
+		d.env.Drop(now, p, d, qdisc.ReasonFlushed)
 	}
 }
 
-var (
-	_ qdisc.Qdisc = (*direct)(nil)
-	_ Drainer     = (*direct)(nil)
-)
+var _ qdisc.Qdisc = (*direct)(nil)

@@ -50,20 +50,10 @@ type Config struct {
 	KeepDelays bool
 }
 
-// Drainer is implemented by disciplines that can hand over the packets they
-// hold, as SetChain needs to move them into a new tree. Drain removes every
-// packet the discipline holds (its children's included), in the order it
-// would have sent them, and passes each to yield; it must neither drop nor
-// mark them, and it leaves the discipline empty.
-type Drainer interface {
-	Drain(yield func(*packet.Packet))
-}
-
 // Direction is one direction of a path. It implements qdisc.Observer for
 // the tree it holds. It is not safe for concurrent use.
 type Direction struct {
 	name string
-	base qdisc.Env // Env as configured, the template of every tree's Env
 	hook Hook
 	ev   Event
 
@@ -71,10 +61,8 @@ type Direction struct {
 	root qdisc.Qdisc // the tree as built, nil for a direct path
 	q    qdisc.Qdisc // where packets enter: root, or a direct FIFO
 	env  *qdisc.Env
-	// retiring holds trees replaced by SetChain that could not hand their
-	// packets over; they keep releasing them, ahead of the current tree.
-	retiring []qdisc.Qdisc
-	now      clock.Time // latest time seen, for SetChain
+	tap  *tap       // env.Root: counts what the tree injects, then enters q
+	now  clock.Time // latest time seen, for SetChain
 
 	trace   *Trace
 	cur     cursor         // next delivery opportunity not yet used
@@ -110,23 +98,24 @@ func New(cfg Config) (*Direction, error) {
 	}
 	d := &Direction{
 		name:    cfg.Name,
-		base:    cfg.Env,
 		hook:    cfg.Hook,
 		trace:   cfg.Trace,
 		perFlow: cfg.PerFlow,
 		keep:    cfg.KeepDelays,
 		hdr:     cfg.Env.Framing.HeaderLen(),
+		env:     new(qdisc.Env),
 	}
-	d.base.Observer, d.base.Root = nil, nil
+	*d.env = cfg.Env
+	d.env.Observer, d.env.Root = d, nil
 	d.total.keep = cfg.KeepDelays
 	if d.trace != nil {
 		d.cur = d.trace.seek(0)
 	}
-	root, q, env, err := d.buildTree(build)
+	root, err := build(d.env)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("link %s: %w", d.name, err)
 	}
-	d.root, d.q, d.env = root, q, env
+	d.setRoot(root)
 	return d, nil
 }
 
@@ -145,22 +134,20 @@ func chainBuilder(chain []qdisc.Spec) func(*qdisc.Env) (qdisc.Qdisc, error) {
 	return func(env *qdisc.Env) (qdisc.Qdisc, error) { return qdisc.Build(chain, env) }
 }
 
-// buildTree makes a tree with its own Env, whose Root is a tap that counts
-// the packets the tree injects (netem's duplicates).
-func (d *Direction) buildTree(build func(*qdisc.Env) (qdisc.Qdisc, error)) (root, q qdisc.Qdisc, env *qdisc.Env, err error) {
-	env = new(qdisc.Env)
-	*env = d.base
-	env.Observer = d
-	root, err = build(env)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("link %s: %w", d.name, err)
+// setRoot makes root (nil for a direct path) the tree packets enter, and
+// the tap that counts what the tree injects (netem's duplicates) its
+// Env.Root.
+func (d *Direction) setRoot(root qdisc.Qdisc) {
+	d.root = root
+	d.q = root
+	if root == nil {
+		d.q = &direct{env: d.env}
 	}
-	q = root
-	if q == nil {
-		q = &direct{}
+	if d.tap == nil {
+		d.tap = &tap{d: d}
 	}
-	env.Root = &tap{d: d, Qdisc: q}
-	return root, q, env, nil
+	d.tap.Qdisc = d.q
+	d.env.Root = d.tap
 }
 
 // DirectionSeed is the seed of the direction named name ("up", "down") in
@@ -188,9 +175,6 @@ func (d *Direction) Trace() *Trace { return d.trace }
 // the trace's wire, and due but not yet dequeued.
 func (d *Direction) Len() int {
 	n := d.q.Len() + d.out.Len()
-	for _, r := range d.retiring {
-		n += r.Len()
-	}
 	if d.transit != nil {
 		n++
 	}
@@ -300,31 +284,9 @@ func (d *Direction) advance(now clock.Time, inclusive bool) {
 	}
 }
 
-// pull takes the next ready packet from the retiring trees, oldest first,
-// then from the current one.
+// pull takes the next ready packet from the tree.
 func (d *Direction) pull(now clock.Time) (*packet.Packet, clock.Time) {
-	if len(d.retiring) == 0 {
-		return d.q.Dequeue(now)
-	}
-	next := clock.Never
-	for i := 0; i < len(d.retiring); {
-		r := d.retiring[i]
-		p, n := r.Dequeue(now)
-		if p != nil {
-			return p, now
-		}
-		if r.Len() == 0 {
-			d.retiring = append(d.retiring[:i], d.retiring[i+1:]...)
-			continue
-		}
-		next = min(next, n)
-		i++
-	}
-	p, n := d.q.Dequeue(now)
-	if p != nil {
-		return p, now
-	}
-	return nil, min(next, n)
+	return d.q.Dequeue(now)
 }
 
 // deliver accounts for p leaving at now.

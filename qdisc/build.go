@@ -38,29 +38,44 @@ func Kinds() []string {
 // caller should say so.
 func Build(specs []Spec, env *Env) (Qdisc, error) {
 	if len(specs) == 0 {
-		return nil, fmt.Errorf("qdisc: empty chain")
+		return nil, fmt.Errorf("empty chain: give at least one qdisc")
 	}
 	if env == nil {
 		return nil, fmt.Errorf("qdisc: nil Env")
 	}
+	root, err := build(specs, env, 0)
+	if err != nil {
+		return nil, err
+	}
+	env.Root = root
+	return root, nil
+}
+
+// build makes the tree of specs as positions first, first+1, ... of a
+// chain, without touching env.Root.
+func build(specs []Spec, env *Env, first int) (Qdisc, error) {
+	for i, s := range specs {
+		if s == nil {
+			return nil, fmt.Errorf("qdisc %d of the chain is missing", first+i+1)
+		}
+	}
 	for i, s := range specs[:len(specs)-1] {
 		c, ok := constructors[s.Kind()]
 		if ok && !c.classful {
-			return nil, fmt.Errorf("qdisc: %s cannot have a child qdisc (%s follows it in the chain); put %s last, or use netem or tbf as the parent", s.Kind(), specs[i+1].Kind(), s.Kind())
+			return nil, fmt.Errorf("%s cannot have a child qdisc (%s follows it in the chain); put %s last, or use netem or tbf as the parent", s.Kind(), specs[i+1].Kind(), s.Kind())
 		}
 	}
 	var child Qdisc
 	for i := len(specs) - 1; i >= 0; i-- {
 		c, ok := constructors[specs[i].Kind()]
 		if !ok {
-			return nil, fmt.Errorf("qdisc: unknown discipline %q", specs[i].Kind())
+			return nil, fmt.Errorf("unknown qdisc %q", specs[i].Kind())
 		}
-		q, err := c.build(specs[i], env, child, PositionSeed(env.Seed, i))
+		q, err := c.build(specs[i], env, child, PositionSeed(env.Seed, first+i))
 		if err != nil {
 			return nil, err
 		}
 		child = q
 	}
-	env.Root = child
 	return child, nil
 }

@@ -38,24 +38,67 @@ var _ Qdisc = (*CoDel)(nil)
 // limit 1000 packets, target 5ms, interval 100ms, ecn off, no
 // ce_threshold; the MTU guard is env.PschedMTU().
 func NewCoDel(cfg CoDelConfig, env *Env) (*CoDel, error) {
-	if err := env.Check(); err != nil {
-		return nil, fmt.Errorf("codel: %w", err)
+	q := &CoDel{env: env}
+	if err := q.configure(cfg); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// configure validates cfg, fills in its defaults and applies it.
+func (q *CoDel) configure(cfg CoDelConfig) error {
+	if err := q.env.Check(); err != nil {
+		return fmt.Errorf("codel: %w", err)
 	}
 	if cfg.Limit < 0 {
-		return nil, fmt.Errorf("codel: limit %d is negative; give a packet count >= 1 (tc's default is %d)", cfg.Limit, DefaultCoDelLimit)
+		return fmt.Errorf("codel: limit %d is negative; give a packet count >= 1 (tc's default is %d)", cfg.Limit, DefaultCoDelLimit)
 	}
 	if cfg.Limit == 0 {
 		cfg.Limit = DefaultCoDelLimit
 	}
 	if err := checkCoDelTimes("codel", &cfg.Target, &cfg.Interval, cfg.CEThreshold); err != nil {
-		return nil, err
+		return err
 	}
 	if cfg.InvSqrt != InvSqrtLinux && cfg.InvSqrt != InvSqrtExact {
-		return nil, fmt.Errorf("codel: unknown invsqrt mode %d; use linux or exact", cfg.InvSqrt)
+		return fmt.Errorf("codel: unknown invsqrt mode %d; use linux or exact", cfg.InvSqrt)
 	}
-	q := &CoDel{cfg: cfg, env: env}
-	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, env.PschedMTU(), env.headerLen(), cfg.ECN, cfg.InvSqrt)
-	return q, nil
+	q.cfg = cfg
+	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, q.env.PschedMTU(), q.env.headerLen(), cfg.ECN, cfg.InvSqrt)
+	return nil
+}
+
+// Change applies spec as the kernel's codel_change does: the new
+// parameters take effect at once, CoDel's state (count, dropping, the next
+// drop) carries on, and if the queue holds more than the new limit the
+// excess is dropped from the head (ReasonLimit), without CoDel's decision.
+func (q *CoDel) Change(now clock.Time, spec Spec) error {
+	c, err := specAs[CoDelConfig](q, spec)
+	if err != nil {
+		return err
+	}
+	if err := q.configure(c); err != nil {
+		return err
+	}
+	for q.Len() > q.cfg.Limit {
+		p := q.q.Pop()
+		if p == nil {
+			break // only the peeked packet is left
+		}
+		q.countDrop(ReasonLimit)
+		q.env.Drop(now, p, q, ReasonLimit)
+	}
+	return nil
+}
+
+// Flush drops every packet held, a peeked one included, with
+// ReasonFlushed.
+func (q *CoDel) Flush(now clock.Time) {
+	if p := q.peeked; p != nil {
+		q.peeked = nil
+		q.countDrop(ReasonFlushed)
+		q.env.Drop(now, p, q, ReasonFlushed)
+	}
+	flushRing(now, &q.q, q, q.env, &q.stats)
 }
 
 // checkCoDelTimes validates target, interval and ce_threshold and fills in

@@ -163,5 +163,27 @@ func (f *Fifo) Child() Qdisc { return nil }
 // Config returns the variant and the effective limit.
 func (f *Fifo) Config() Spec { return FifoConfig{Variant: f.kind, Limit: f.limit} }
 
+// Change takes a new limit, as the kernel's fifo change does: packets
+// beyond it stay queued (only new arrivals see it). A zero limit is the
+// default, as in NewFifo.
+func (f *Fifo) Change(_ clock.Time, spec Spec) error {
+	c, err := specAs[FifoConfig](f, spec)
+	if err != nil {
+		return err
+	}
+	if c.Kind() != f.kind {
+		return fmt.Errorf("%s: cannot become %s in place", f.kind, c.Kind())
+	}
+	g, err := NewFifo(c, f.env)
+	if err != nil {
+		return err
+	}
+	f.limit = g.limit
+	return nil
+}
+
+// Flush drops every queued packet with ReasonFlushed.
+func (f *Fifo) Flush(now clock.Time) { flushRing(now, &f.q, f, f.env, &f.stats) }
+
 // Limit returns the effective limit, in packets or (bfifo) bytes.
 func (f *Fifo) Limit() int { return f.limit }

@@ -106,24 +106,90 @@ func newFQCoDel(cfg FQCoDelConfig, env *Env, seed uint64) (*FQCoDel, error) {
 		return nil, err
 	}
 	q := &FQCoDel{
-		cfg:         cfg,
-		env:         env,
-		flows:       make([]fqFlow, cfg.Flows),
-		backlogs:    make([]uint32, cfg.Flows),
-		newFlows:    newFQList(fqNewList),
-		oldFlows:    newFQList(fqOldList),
-		quantum:     int32(cfg.Quantum),
-		memOverhead: cfg.MemOverhead,
-		hdr:         env.headerLen(),
-		seed:        seed,
+		env:      env,
+		flows:    make([]fqFlow, cfg.Flows),
+		backlogs: make([]uint32, cfg.Flows),
+		newFlows: newFQList(fqNewList),
+		oldFlows: newFQList(fqOldList),
+		hdr:      env.headerLen(),
+		seed:     seed,
 	}
 	for i := range q.flows {
 		q.flows[i].next = -1
 	}
-	// The kernel clamps the MTU guard like the default quantum.
-	mtu := min(max(env.PschedMTU(), MinFQCoDelQuantum), MaxFQCoDelQuantum)
-	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, mtu, q.hdr, cfg.ECN, cfg.InvSqrt)
+	q.apply(cfg)
 	return q, nil
+}
+
+// apply takes cfg, validated and filled in, as the configuration.
+func (q *FQCoDel) apply(cfg FQCoDelConfig) {
+	q.cfg = cfg
+	q.quantum = int32(cfg.Quantum)
+	q.memOverhead = cfg.MemOverhead
+	// The kernel clamps the MTU guard like the default quantum.
+	mtu := min(max(q.env.PschedMTU(), MinFQCoDelQuantum), MaxFQCoDelQuantum)
+	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, mtu, q.hdr, cfg.ECN, cfg.InvSqrt)
+}
+
+// checkChange validates spec as a new configuration of q and returns it
+// filled in. The kernel sets the number of flows only when it creates
+// fq_codel (fq_codel_change refuses a new one), so flows must stay.
+func (q *FQCoDel) checkChange(spec Spec) (FQCoDelConfig, error) {
+	c, err := specAs[FQCoDelConfig](q, spec)
+	if err != nil {
+		return c, err
+	}
+	if err := fillFQCoDelConfig(&c, q.env); err != nil {
+		return c, err
+	}
+	if c.Flows != len(q.flows) {
+		return c, fmt.Errorf("fq_codel: flows cannot change from %d to %d: the kernel sets them only when it creates fq_codel; keep flows %d, or set a path without this fq_codel first and then one with the new flows", len(q.flows), c.Flows, len(q.flows))
+	}
+	return c, nil
+}
+
+// Change applies spec as the kernel's fq_codel_change does: the flows and
+// their CoDel state stay, the new quantum applies from each flow's next
+// refill, the new CoDel parameters at once, and while the discipline holds
+// more than the new limit or memory_limit it dequeues packets through its
+// own scheduler (CoDel may drop on the way, ReasonCoDel) and drops them
+// (ReasonLimit). The number of flows cannot change (see checkChange). A new
+// mem_overhead re-counts the memory of the packets held.
+func (q *FQCoDel) Change(now clock.Time, spec Spec) error {
+	c, err := q.checkChange(spec)
+	if err != nil {
+		return err
+	}
+	q.apply(c)
+	q.memUsage = q.backlog + q.qlen*q.memOverhead
+	for q.Len() > q.cfg.Limit || q.memUsage > q.cfg.MemoryLimit {
+		p := q.schedule(now)
+		if p == nil {
+			break // only a peeked packet is left
+		}
+		q.stats.Drops++
+		q.stats.DropsByReason[ReasonLimit]++
+		q.env.Drop(now, p, q, ReasonLimit)
+	}
+	return nil
+}
+
+// Flush drops every packet held, a peeked one included, with ReasonFlushed,
+// and leaves every flow empty and unlinked.
+func (q *FQCoDel) Flush(now clock.Time) {
+	if p := q.peeked; p != nil {
+		q.peeked = nil
+		q.stats.Drops++
+		q.stats.DropsByReason[ReasonFlushed]++
+		q.env.Drop(now, p, q, ReasonFlushed)
+	}
+	for i := range q.flows {
+		flushRing(now, &q.flows[i].q, q, q.env, &q.stats)
+		q.backlogs[i] = 0
+		q.flows[i].next, q.flows[i].list = -1, fqNoList
+	}
+	q.newFlows, q.oldFlows = newFQList(fqNewList), newFQList(fqOldList)
+	q.qlen, q.backlog, q.memUsage = 0, 0, 0
 }
 
 // fillFQCoDelConfig validates cfg and fills in the defaults.

@@ -57,6 +57,9 @@ type Netem struct {
 	slotBytes   int64
 	slotDelay   delayGen
 
+	seed    uint64 // the position's seed, from which each Change derives a new one
+	changes uint64 // Change calls so far
+
 	stats Stats
 }
 
@@ -93,7 +96,16 @@ func newNetem(cfg NetemConfig, env *Env, child Qdisc, seed uint64) (*Netem, erro
 	if err != nil {
 		return nil, err
 	}
-	n := &Netem{cfg: cfg, env: env, child: child, limit: cfg.Limit, hdr: env.headerLen()}
+	n := &Netem{env: env, child: child, hdr: env.headerLen(), seed: seed}
+	n.apply(cfg, seed)
+	return n, nil
+}
+
+// apply takes cfg, validated and filled in, as the configuration, with
+// fresh random streams from seed (cfg.Seed when it is set).
+func (n *Netem) apply(cfg NetemConfig, seed uint64) {
+	n.cfg = cfg
+	n.limit = cfg.Limit
 	n.latency = int64(cfg.Delay)
 	n.rate = uint64(cfg.Rate)
 	n.gapThresh = cfg.Gap - 1
@@ -113,6 +125,7 @@ func newNetem(cfg NetemConfig, env *Env, child Qdisc, seed uint64) (*Netem, erro
 	n.reorder.init(&n.rnd, cfg.Reorder, cfg.ReorderCorr)
 	n.corrupt.init(&n.rnd, cfg.Corrupt, cfg.CorruptCorr)
 
+	n.slotOn, n.slotDelay = false, delayGen{}
 	if s := cfg.Slot; s.Enabled() {
 		n.slotOn = true
 		n.slotPackets, n.slotBytes = budget(s.Packets), budget(s.Bytes)
@@ -120,7 +133,61 @@ func newNetem(cfg NetemConfig, env *Env, child Qdisc, seed uint64) (*Netem, erro
 			n.slotDelay = delayGen{mu: int64(s.DistDelay), sigma: int32(s.DistJitter), table: s.Dist.Table}
 		}
 	}
-	return n, nil
+}
+
+// Change applies spec as the kernel's netem_change does: every queued
+// packet keeps its time to send (and the child its packets); the new
+// delay, jitter, loss, rate and the rest apply to packets that arrive from
+// now on. A new rate serialises new packets after the latest one still
+// queued, as before. The reorder counter restarts, the loss models start
+// in their first state and the random streams are seeded afresh: from the
+// configuration's seed when it has one (as the kernel reseeds its prandom
+// state on every change), otherwise from the next stream derived from the
+// netem's position seed, so that a run stays reproducible. A slot starts
+// now with full budgets. A limit below the queue length drops nothing;
+// arrivals are refused until the queue is below it.
+func (n *Netem) Change(now clock.Time, spec Spec) error {
+	c, err := specAs[NetemConfig](n, spec)
+	if err != nil {
+		return err
+	}
+	if c, err = checkNetem(c, n.env); err != nil {
+		return err
+	}
+	n.changes++
+	n.apply(c, DeriveSeed(n.seed, n.changes))
+	n.counter = 0
+	if n.slotOn {
+		n.slotNext = now
+	} else {
+		n.slotNext = 0
+	}
+	return nil
+}
+
+// Flush drops every packet held, the child's included, with ReasonFlushed.
+func (n *Netem) Flush(now clock.Time) {
+	if p := n.peeked; p != nil {
+		n.peeked = nil
+		n.drop(now, p, ReasonFlushed)
+	}
+	for p := n.rlist.Pop(); p != nil; p = n.rlist.Pop() {
+		n.drop(now, p, ReasonFlushed)
+	}
+	for p := n.tf.peek(); p != nil; p = n.tf.peek() {
+		n.drop(now, n.tf.pop(), ReasonFlushed)
+	}
+	if n.child != nil {
+		n.child.Flush(now)
+	}
+}
+
+// graft attaches child (nil for none) in place of the current child and
+// returns the old one, which keeps its packets.
+func (n *Netem) graft(child Qdisc) Qdisc {
+	old := n.child
+	n.child = child
+	return old
 }
 
 // budget turns a slot budget into the kernel's: 0 means INT_MAX.

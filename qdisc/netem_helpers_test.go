@@ -73,6 +73,14 @@ func (f *fifoChild) Kind() string { return "testfifo" }
 func (f *fifoChild) Child() Qdisc { return nil }
 func (f *fifoChild) Config() Spec { return FifoConfig{Variant: "pfifo", Limit: f.limit} }
 
+func (f *fifoChild) Change(clock.Time, Spec) error { return nil }
+
+func (f *fifoChild) Flush(now clock.Time) {
+	for p := f.q.Pop(); p != nil; p = f.q.Pop() {
+		f.env.Drop(now, p, f, ReasonFlushed)
+	}
+}
+
 var _ Qdisc = (*fifoChild)(nil)
 
 // bench is a netem under test on a virtual clock.

@@ -127,5 +127,19 @@ func (q *PfifoFast) Kind() string { return "pfifo_fast" }
 // Child returns nil: pfifo_fast's bands are not qdiscs.
 func (q *PfifoFast) Child() Qdisc { return nil }
 
+// Change accepts pfifo_fast's only configuration, which has no options,
+// and changes nothing.
+func (q *PfifoFast) Change(_ clock.Time, spec Spec) error {
+	_, err := specAs[PfifoFastConfig](q, spec)
+	return err
+}
+
+// Flush drops the packets of every band with ReasonFlushed.
+func (q *PfifoFast) Flush(now clock.Time) {
+	for i := range q.bands {
+		flushRing(now, &q.bands[i], q, q.env, &q.stats)
+	}
+}
+
 // Config returns PfifoFastConfig{}: pfifo_fast has no options.
 func (q *PfifoFast) Config() Spec { return PfifoFastConfig{} }

@@ -93,6 +93,17 @@ func NewPIE(cfg PIEConfig, env *Env) (*PIE, error) {
 
 // newPIE is NewPIE with the seed of the discipline's position.
 func newPIE(cfg PIEConfig, env *Env, seed uint64) (*PIE, error) {
+	q := &PIE{env: env, rng: rand.NewPCG(seed, pieSeedSalt)}
+	if err := q.configure(cfg); err != nil {
+		return nil, err
+	}
+	q.vars.reset()
+	return q, nil
+}
+
+// configure validates cfg, fills in tc's defaults and applies it; the
+// controller's state and the update timer carry on.
+func (q *PIE) configure(cfg PIEConfig) error {
 	if cfg.Limit == 0 {
 		cfg.Limit = DefaultPIELimit
 	}
@@ -109,30 +120,64 @@ func newPIE(cfg PIEConfig, env *Env, seed uint64) (*PIE, error) {
 		cfg.Beta = DefaultPIEBeta
 	}
 	if err := validatePIE(cfg); err != nil {
-		return nil, err
+		return err
 	}
+	env := q.env
 	if err := env.Check(); err != nil {
-		return nil, fmt.Errorf("pie: %w", err)
+		return fmt.Errorf("pie: %w", err)
 	}
 	hz := uint64(env.Hz())
-	q := &PIE{
-		cfg:      cfg,
-		env:      env,
-		limit:    cfg.Limit,
-		mtu:      uint32(env.PschedMTU()),
-		hdr:      env.headerLen(),
-		ecn:      cfg.ECN,
-		bytemode: cfg.Bytemode,
-		rng:      rand.NewPCG(seed, pieSeedSalt),
-		hz:       hz,
-	}
+	q.cfg = cfg
+	q.limit = cfg.Limit
+	q.mtu = uint32(env.PschedMTU())
+	q.hdr = env.headerLen()
+	q.ecn = cfg.ECN
+	q.bytemode = cfg.Bytemode
+	q.hz = hz
 	targetUS := uint64(cfg.Target / time.Microsecond)
 	q.params = newPIEParams(targetUS*1000>>6, cfg.Alpha, cfg.Beta, cfg.DQRateEstimator)
 	// usecs_to_jiffies rounds up.
 	tupdateUS := uint64(cfg.TUpdate / time.Microsecond)
 	q.tupdate = int64((tupdateUS*hz + 999999) / 1000000)
-	q.vars.reset()
-	return q, nil
+	return nil
+}
+
+// Change applies spec as the kernel's pie_change does: the new parameters
+// apply from now on (a new tupdate from the update after the one already
+// due), the drop probability, the delay estimates and the burst allowance
+// carry on, and packets beyond a lower limit are dropped from the head
+// (ReasonLimit).
+func (q *PIE) Change(now clock.Time, spec Spec) error {
+	c, err := specAs[PIEConfig](q, spec)
+	if err != nil {
+		return err
+	}
+	if err := (&PIE{env: q.env}).configure(c); err != nil {
+		return err
+	}
+	q.tick(now) // the updates due so far ran with the old parameters
+	q.configure(c)
+	for q.Len() > q.limit {
+		p := q.q.Pop()
+		if p == nil {
+			break // only the peeked packet is left
+		}
+		q.stats.Drops++
+		q.stats.DropsByReason[ReasonLimit]++
+		q.env.Drop(now, p, q, ReasonLimit)
+	}
+	return nil
+}
+
+// Flush drops every packet held, a peeked one included, with ReasonFlushed.
+func (q *PIE) Flush(now clock.Time) {
+	if p := q.held; p != nil {
+		q.held = nil
+		q.stats.Drops++
+		q.stats.DropsByReason[ReasonFlushed]++
+		q.env.Drop(now, p, q, ReasonFlushed)
+	}
+	flushRing(now, &q.q, q, q.env, &q.stats)
 }
 
 func validatePIE(cfg PIEConfig) error {

@@ -50,6 +50,7 @@ const (
 	ReasonPIE                // PIE's early drop
 	ReasonCEThreshold        // marked because sojourn exceeded ce_threshold
 	ReasonTrace              // trace-driven link: no delivery opportunity left
+	ReasonFlushed            // the discipline holding it was replaced or removed (tc qdisc replace/del)
 	reasonCount
 )
 
@@ -64,6 +65,7 @@ var reasonNames = [...]string{
 	ReasonPIE:         "pie",
 	ReasonCEThreshold: "ce_threshold",
 	ReasonTrace:       "trace",
+	ReasonFlushed:     "flushed",
 }
 
 // String returns the reason's short name.
@@ -261,6 +263,22 @@ type Qdisc interface {
 	Child() Qdisc
 	// Config returns the discipline's configuration, with defaults filled in.
 	Config() Spec
+	// Change applies spec, a configuration of the same kind, in place, as
+	// tc qdisc change does through the kernel's *_change: the packets held
+	// stay, and each kind keeps or resets its state as the kernel does
+	// (see each discipline's Change). spec is the whole new configuration:
+	// an option it leaves at its default takes the default, where tc qdisc
+	// change keeps the old value of an option not named on its command
+	// line for some kinds. A discipline that lowers its limit below what it
+	// holds drops the excess as the kernel does, reporting each packet to
+	// the Observer. Change returns an error, and changes nothing, if spec
+	// is not a valid configuration of this discipline.
+	Change(now clock.Time, spec Spec) error
+	// Flush discards every packet the discipline holds, its children's
+	// included, reporting each to the Observer as dropped with
+	// ReasonFlushed, as the kernel's qdisc_reset does to a qdisc that tc
+	// replaces or deletes.
+	Flush(now clock.Time)
 }
 
 // Stats are the counters of one discipline, as `tc -s qdisc show` prints

@@ -63,7 +63,8 @@ type TBF struct {
 	buffer  int64 // rate bucket depth, ns
 	mtu     int64 // peak bucket depth, ns
 	maxSize int
-	hdr     int // the framing's header, counted in every packet's length
+	hdr     int  // the framing's header, counted in every packet's length
+	dflt    bool // child is the default bfifo, which is no chain position
 	st      tbfState
 	// held is a packet already charged and taken from the child: by Peek,
 	// or a GSO packet whose last segment leaves at heldAt.
@@ -94,25 +95,87 @@ func NewTBF(cfg TBFConfig, env *Env, child Qdisc) (*TBF, error) {
 	if err := validateTBF(cfg, child != nil); err != nil {
 		return nil, err
 	}
-	q := &TBF{cfg: cfg, env: env, child: child, hdr: env.headerLen()}
+	q := &TBF{env: env, child: child, hdr: env.headerLen()}
+	if q.child == nil {
+		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: cfg.Limit}, env)
+		if err != nil {
+			return nil, fmt.Errorf("tbf: default child: %w", err)
+		}
+		q.child, q.dflt = f, true
+	}
+	q.apply(cfg)
+	return q, nil
+}
+
+// apply takes cfg, validated, as the configuration, with both buckets
+// full.
+func (q *TBF) apply(cfg TBFConfig) {
+	q.cfg = cfg
 	q.rate = newTBFRate(cfg.Rate, cfg.Overhead, cfg.MPU, cfg.Link)
 	q.buffer = q.rate.l2t(cfg.Burst)
 	q.maxSize = cfg.Burst
+	q.hasPeak, q.peak, q.mtu = false, tbfRate{}, 0
 	if cfg.PeakRate != 0 {
 		q.hasPeak = true
 		q.peak = newTBFRate(cfg.PeakRate, cfg.Overhead, cfg.MPU, cfg.Link)
 		q.mtu = q.peak.l2t(cfg.MTU)
 		q.maxSize = min(q.maxSize, cfg.MTU)
 	}
-	if q.child == nil {
-		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: cfg.Limit}, env)
-		if err != nil {
-			return nil, fmt.Errorf("qdisc: tbf: default child: %w", err)
-		}
-		q.child = f
+	q.st.tokens, q.st.ptokens = q.buffer, q.mtu
+}
+
+// Change applies spec as the kernel's tbf_change does: the queue stays
+// (the child keeps its packets, and a packet tbf already holds leaves as
+// planned), both buckets are refilled to the new burst and mtu (t_c does
+// not move), and the default bfifo child takes the new limit, keeping any
+// packets beyond it (fifo_set_limit). The limit does not reach a child
+// given in the chain, whose own configuration says its limit. Limit is
+// required only while the child is the default one.
+func (q *TBF) Change(_ clock.Time, spec Spec) error {
+	c, err := specAs[TBFConfig](q, spec)
+	if err != nil {
+		return err
 	}
-	q.st = tbfState{tokens: q.buffer, ptokens: q.mtu}
-	return q, nil
+	if err := validateTBF(c, !q.dflt); err != nil {
+		return err
+	}
+	q.apply(c)
+	if q.dflt {
+		q.child.(*Fifo).limit = c.Limit
+	}
+	return nil
+}
+
+// Flush drops every packet held, the child's included, with ReasonFlushed.
+func (q *TBF) Flush(now clock.Time) {
+	if p := q.held; p != nil {
+		q.held = nil
+		q.stats.Drops++
+		q.stats.DropsByReason[ReasonFlushed]++
+		q.env.Drop(now, p, q, ReasonFlushed)
+	}
+	q.child.Flush(now)
+}
+
+// graft attaches child in place of the current child and returns the old
+// one, which keeps its packets. A nil child means the default bfifo of
+// Limit bytes, which tbf then makes (as tbf_change does when tc deletes
+// its child and changes tbf); Limit must be set.
+func (q *TBF) graft(child Qdisc) (Qdisc, error) {
+	dflt := child == nil
+	if dflt {
+		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: q.cfg.Limit}, q.env)
+		if err != nil {
+			return nil, fmt.Errorf("tbf: default child: %w", err)
+		}
+		if q.cfg.Limit == 0 {
+			return nil, fmt.Errorf("tbf: limit is required for the default bfifo child; give limit BYTES or latency TIME")
+		}
+		child = f
+	}
+	old := q.child
+	q.child, q.dflt = child, dflt
+	return old, nil
 }
 
 func validateTBF(cfg TBFConfig, hasChild bool) error {

@@ -467,7 +467,7 @@ func (l *loop) setChain(chain []qdisc.Spec) error {
 	}
 	var err error
 	l.r.inLoop(l, func() {
-		if err = l.dir.SetChain(chain); err != nil {
+		if _, err = l.dir.SetChain(chain); err != nil {
 			return
 		}
 		l.chain = slices.Clone(chain)

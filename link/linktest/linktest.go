@@ -5,6 +5,7 @@
 package linktest
 
 import (
+	"fmt"
 	"time"
 
 	"wanlab/clock"
@@ -116,10 +117,23 @@ func (d *Delay) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 	return p, now
 }
 
-// Drain implements link.Drainer.
-func (d *Delay) Drain(yield func(*packet.Packet)) {
+// Change takes a new DelaySpec, which applies to packets that arrive from
+// now on; the queued packets keep their times.
+func (d *Delay) Change(_ clock.Time, spec qdisc.Spec) error {
+	s, ok := spec.(DelaySpec)
+	if !ok {
+		return fmt.Errorf("testdelay cannot take a %T", spec)
+	}
+	d.spec = s
+	return nil
+}
+
+// Flush drops every queued packet with qdisc.ReasonFlushed.
+func (d *Delay) Flush(now clock.Time) {
 	for p := d.q.Pop(); p != nil; p = d.q.Pop() {
-		yield(p)
+		d.stats.Drops++
+		d.stats.DropsByReason[qdisc.ReasonFlushed]++
+		d.env.Drop(now, p, d, qdisc.ReasonFlushed)
 	}
 }
 
@@ -150,9 +164,6 @@ type SwapSpec struct {
 	// Hold is how long a lone packet waits for a partner before it leaves
 	// alone.
 	Hold time.Duration
-	// NoDrain makes the Swap hide its Drain method, to test trees that
-	// cannot hand their packets over.
-	NoDrain bool
 }
 
 // Kind returns "testswap".
@@ -162,23 +173,18 @@ func (SwapSpec) Kind() string { return "testswap" }
 // 0 1 2 3 leave as 1 0 3 2. A packet without a partner leaves after Hold.
 type Swap struct {
 	spec  SwapSpec
+	env   *qdisc.Env
 	q     packet.Queue
 	ahead *packet.Packet // the first of a pair, due right after its partner
 	stats qdisc.Stats
 }
 
-// NewSwap returns a Swap.
-func NewSwap(spec SwapSpec) qdisc.Qdisc {
-	s := &Swap{spec: spec}
-	if spec.NoDrain {
-		return noDrain{s}
-	}
-	return s
-}
+// NewSwap returns a Swap that reports flushed packets to env.
+func NewSwap(spec SwapSpec, env *qdisc.Env) *Swap { return &Swap{spec: spec, env: env} }
 
 // SwapBuilder returns a link.Config.Build function making a Swap.
 func SwapBuilder(spec SwapSpec) func(env *qdisc.Env) (qdisc.Qdisc, error) {
-	return func(*qdisc.Env) (qdisc.Qdisc, error) { return NewSwap(spec), nil }
+	return func(env *qdisc.Env) (qdisc.Qdisc, error) { return NewSwap(spec, env), nil }
 }
 
 // Enqueue implements qdisc.Qdisc.
@@ -225,15 +231,31 @@ func (s *Swap) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 	return nil, clock.Never
 }
 
-// Drain implements link.Drainer.
-func (s *Swap) Drain(yield func(*packet.Packet)) {
-	for {
-		p, _ := s.Dequeue(clock.Never - 1)
-		if p == nil {
-			return
-		}
-		yield(p)
+// Change takes a new SwapSpec; the queued packets stay.
+func (s *Swap) Change(_ clock.Time, spec qdisc.Spec) error {
+	c, ok := spec.(SwapSpec)
+	if !ok {
+		return fmt.Errorf("testswap cannot take a %T", spec)
 	}
+	s.spec = c
+	return nil
+}
+
+// Flush drops every packet held with qdisc.ReasonFlushed.
+func (s *Swap) Flush(now clock.Time) {
+	if p := s.ahead; p != nil {
+		s.ahead = nil
+		s.drop(now, p)
+	}
+	for p := s.q.Pop(); p != nil; p = s.q.Pop() {
+		s.drop(now, p)
+	}
+}
+
+func (s *Swap) drop(now clock.Time, p *packet.Packet) {
+	s.stats.Drops++
+	s.stats.DropsByReason[qdisc.ReasonFlushed]++
+	s.env.Drop(now, p, s, qdisc.ReasonFlushed)
 }
 
 // Len implements qdisc.Qdisc.
@@ -268,11 +290,7 @@ func (s *Swap) Stats() qdisc.Stats {
 	return st
 }
 
-// noDrain hides the Drain method of the discipline it holds.
-type noDrain struct{ qdisc.Qdisc }
-
 var (
 	_ qdisc.Qdisc = (*Delay)(nil)
 	_ qdisc.Qdisc = (*Swap)(nil)
-	_ qdisc.Qdisc = noDrain{}
 )
