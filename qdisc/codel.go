@@ -8,12 +8,6 @@ import (
 	"wanlab/packet"
 )
 
-func init() {
-	register("codel", false, func(s Spec, env *Env, _ Qdisc, _ uint64) (Qdisc, error) {
-		return NewCoDel(s.(CoDelConfig), env)
-	})
-}
-
 // CoDel is Linux's codel (sch_codel.c): one FIFO whose head is dropped, or
 // CE-marked with ecn, when packets have waited longer than target for at
 // least an interval, at a rate that rises with the square root of the drop

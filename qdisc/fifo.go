@@ -8,18 +8,6 @@ import (
 	"wanlab/packet"
 )
 
-func init() {
-	for _, kind := range []string{"pfifo", "bfifo", "pfifo_head_drop"} {
-		register(kind, false, func(s Spec, env *Env, _ Qdisc, _ uint64) (Qdisc, error) {
-			f, err := NewFifo(s.(FifoConfig), env)
-			if err != nil {
-				return nil, err
-			}
-			return f, nil
-		})
-	}
-}
-
 // fifoVariant selects the admission rule of a Fifo.
 type fifoVariant uint8
 

@@ -7,12 +7,6 @@ import (
 	"wanlab/packet"
 )
 
-func init() {
-	register("fq_codel", false, func(s Spec, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
-		return newFQCoDel(s.(FQCoDelConfig), env, seed)
-	})
-}
-
 // Limits of fq_codel's options, as the kernel enforces them.
 const (
 	// MaxFQCoDelFlows is the largest flows value fq_codel_change accepts.

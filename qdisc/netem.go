@@ -9,12 +9,6 @@ import (
 	"wanlab/packet"
 )
 
-func init() {
-	register("netem", true, func(s Spec, env *Env, child Qdisc, seed uint64) (Qdisc, error) {
-		return newNetem(s.(NetemConfig), env, child, seed)
-	})
-}
-
 // Netem is Linux's network emulator qdisc (sch_netem.c, as of 6.18): delay
 // with jitter from a distribution table, loss (random or Markov models,
 // optionally ECN-marking instead), duplication, corruption, reordering,

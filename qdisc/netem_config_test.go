@@ -80,29 +80,29 @@ func TestNetemWarnings(t *testing.T) {
 		}
 		return false
 	}
-	w := NetemWarnings(NetemConfig{Loss: Loss{Kind: LossRandom, P: 0.01, Corr: 0.25}})
+	w := Warnings(NetemConfig{Loss: Loss{Kind: LossRandom, P: 0.01, Corr: 0.25}}, nil)
 	if !has(w, "loss 1% 25%: the kernel loses about 0.000% (not 1%)") || !has(w, "add 'correlation kernel'") {
 		t.Errorf("loss 1%% 25%%: warnings %q", w)
 	}
-	w = NetemWarnings(NetemConfig{Reorder: 0.25, ReorderCorr: 0.5, Delay: time.Millisecond, Correlation: CorrelationKernel})
+	w = Warnings(NetemConfig{Reorder: 0.25, ReorderCorr: 0.5, Delay: time.Millisecond, Correlation: CorrelationKernel}, nil)
 	if !has(w, "reorder 25% 50%: the kernel reorders about 7.") || !has(w, "'correlation kernel' reproduces that") {
 		t.Errorf("reorder 25%% 50%% kernel: warnings %q", w)
 	}
 	// 50% 50% is unbiased: the kernel's average crowds around 2^31.
-	if w := NetemWarnings(NetemConfig{Loss: Loss{Kind: LossRandom, P: 0.5, Corr: 0.5}}); len(w) != 0 {
+	if w := Warnings(NetemConfig{Loss: Loss{Kind: LossRandom, P: 0.5, Corr: 0.5}}, nil); len(w) != 0 {
 		t.Errorf("loss 50%% 50%%: unexpected warnings %q", w)
 	}
-	if w := NetemWarnings(NetemConfig{Loss: Loss{Kind: LossRandom, P: 0.01}}); len(w) != 0 {
+	if w := Warnings(NetemConfig{Loss: Loss{Kind: LossRandom, P: 0.01}}, nil); len(w) != 0 {
 		t.Errorf("uncorrelated loss: unexpected warnings %q", w)
 	}
-	w = NetemWarnings(NetemConfig{Delay: 100 * time.Millisecond, Jitter: 10 * time.Millisecond, DelayCorr: 0.5})
+	w = Warnings(NetemConfig{Delay: 100 * time.Millisecond, Jitter: 10 * time.Millisecond, DelayCorr: 0.5}, nil)
 	if !has(w, "delay correlation is nearly a no-op") || !has(w, "45.1% of adjacent packets swap") || !has(w, "fifo_jitter") {
 		t.Errorf("delay 100ms 10ms 50%%: warnings %q", w)
 	}
-	if w := NetemWarnings(NetemConfig{Delay: 100 * time.Millisecond, Jitter: 10 * time.Millisecond, FIFOJitter: true}); len(w) != 0 {
+	if w := Warnings(NetemConfig{Delay: 100 * time.Millisecond, Jitter: 10 * time.Millisecond, FIFOJitter: true}, nil); len(w) != 0 {
 		t.Errorf("fifo_jitter: unexpected warnings %q", w)
 	}
-	if w := NetemWarnings(NetemConfig{Delay: 100 * time.Millisecond, Jitter: 10 * time.Millisecond, Rate: mbit(10)}); len(w) != 0 {
+	if w := Warnings(NetemConfig{Delay: 100 * time.Millisecond, Jitter: 10 * time.Millisecond, Rate: mbit(10)}, nil); len(w) != 0 {
 		t.Errorf("jitter with rate: unexpected warnings %q", w)
 	}
 }

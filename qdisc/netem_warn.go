@@ -10,7 +10,7 @@ import (
 // warnDraws is how many kernel draws NetemWarnings simulates per check.
 const warnDraws = 200000
 
-// NetemWarnings returns human-readable warnings about cfg where it behaves
+// netemWarnings returns human-readable warnings about cfg where it behaves
 // very differently in the kernel and in wanlab's default (correct) mode,
 // or where it will surprise: a correlated probability the kernel's biased
 // correlated RNG realises far from the configured value (more than 20%
@@ -18,7 +18,7 @@ const warnDraws = 200000
 // correlation (nearly a no-op in the kernel), jitter that reorders
 // packets, and a slot distribution that the kernel ignores. It does not
 // validate cfg: NewNetem does.
-func NetemWarnings(cfg NetemConfig) []string {
+func netemWarnings(cfg NetemConfig) []string {
 	var w []string
 	kernel := cfg.Correlation == CorrelationKernel
 	for _, e := range []struct {

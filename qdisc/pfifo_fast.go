@@ -7,12 +7,6 @@ import (
 	"wanlab/packet"
 )
 
-func init() {
-	register("pfifo_fast", false, func(s Spec, env *Env, _ Qdisc, _ uint64) (Qdisc, error) {
-		return NewPfifoFast(s.(PfifoFastConfig), env)
-	})
-}
-
 // pfifoFastBands is the number of bands of pfifo_fast (PFIFO_FAST_BANDS).
 const pfifoFastBands = 3
 

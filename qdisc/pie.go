@@ -11,16 +11,6 @@ import (
 	"wanlab/packet"
 )
 
-func init() {
-	register("pie", false, func(s Spec, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
-		q, err := newPIE(s.(PIEConfig), env, seed)
-		if err != nil {
-			return nil, err
-		}
-		return q, nil
-	})
-}
-
 // pieSeedSalt is the second word of PIE's PCG state, the first being the
 // discipline's seed.
 const pieSeedSalt = 0x7069655f64726f70 // "pie_drop"

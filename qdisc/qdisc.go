@@ -299,7 +299,8 @@ type Stats struct {
 }
 
 // Spec is the configuration of one discipline, as tc's options describe it.
-// The concrete types are the *Config structs of this package.
+// The concrete types are the ...Config struct types of this package, used
+// as values: Build and Change refuse a pointer to one with an error.
 type Spec interface {
 	// Kind is tc's name for the discipline.
 	Kind() string

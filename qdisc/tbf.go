@@ -9,16 +9,6 @@ import (
 	"wanlab/packet"
 )
 
-func init() {
-	register("tbf", true, func(s Spec, env *Env, child Qdisc, _ uint64) (Qdisc, error) {
-		q, err := NewTBF(s.(TBFConfig), env, child)
-		if err != nil {
-			return nil, err
-		}
-		return q, nil
-	})
-}
-
 // TBF is the token bucket filter (sch_tbf.c), a shaper in front of a child
 // discipline (by default a bfifo of Limit bytes).
 //
@@ -87,7 +77,7 @@ var _ Qdisc = (*TBF)(nil)
 // (the kernel passes it only to a fifo child). PeakRate needs MTU and must
 // exceed Rate (the kernel refuses it otherwise); MTU without PeakRate is
 // accepted and ignored, as by the kernel. A burst below the device MTU is
-// accepted, as the kernel only warns: see TBFWarnings.
+// accepted, as the kernel only warns: see Warnings.
 func NewTBF(cfg TBFConfig, env *Env, child Qdisc) (*TBF, error) {
 	if err := env.Check(); err != nil {
 		return nil, fmt.Errorf("tbf: %w", err)
@@ -207,12 +197,12 @@ func validateTBF(cfg TBFConfig, hasChild bool) error {
 	return nil
 }
 
-// TBFWarnings returns the kernel's configuration warnings for cfg on a
-// device whose psched MTU is mtu: a max_size (burst, or the peakrate mtu)
-// below the MTU means full-size packets are dropped, never sent. The
-// kernel accepts such a configuration and only logs it. Like NetemWarnings,
-// the messages do not name the discipline; the caller says where they apply.
-func TBFWarnings(cfg TBFConfig, mtu int) []string {
+// tbfWarnings returns the kernel's configuration warnings for cfg on env's
+// device: a max_size (burst, or the peakrate mtu) below psched_mtu means
+// full-size packets are dropped, never sent. The kernel accepts such a
+// configuration and only logs it.
+func tbfWarnings(cfg TBFConfig, env *Env) []string {
+	mtu := env.PschedMTU()
 	var w []string
 	if cfg.Burst < mtu {
 		w = append(w, fmt.Sprintf("burst %d is lower than the device MTU (%d): packets longer than %d bytes are dropped; raise burst to at least %d", cfg.Burst, mtu, cfg.Burst, mtu))

@@ -399,16 +399,25 @@ func TestTBFValidation(t *testing.T) {
 }
 
 func TestTBFWarnings(t *testing.T) {
-	if w := TBFWarnings(TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 1}, 1500); len(w) != 0 {
+	if w := Warnings(TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 1}, &Env{}); len(w) != 0 {
 		t.Errorf("burst 4096: warnings %q", w)
 	}
-	w := TBFWarnings(TBFConfig{Rate: oneMbit, Burst: 1000, Limit: 1}, 1500)
+	w := Warnings(TBFConfig{Rate: oneMbit, Burst: 1000, Limit: 1}, &Env{Framing: FramingIP})
 	if len(w) != 1 || !strings.Contains(w[0], "burst 1000") || !strings.Contains(w[0], "1500") {
-		t.Errorf("burst 1000: warnings %q", w)
+		t.Errorf("burst 1000 on a TUN device: warnings %q", w)
 	}
-	w = TBFWarnings(TBFConfig{Rate: oneMbit, Burst: 4096, PeakRate: 2 * oneMbit, MTU: 1000, Limit: 1}, 1514)
+	// On Ethernet a full-size packet is 1514 bytes: a burst of 1500 drops
+	// it.
+	w = Warnings(TBFConfig{Rate: oneMbit, Burst: 1500, Limit: 1}, nil)
+	if len(w) != 1 || !strings.Contains(w[0], "burst 1500") || !strings.Contains(w[0], "1514") {
+		t.Errorf("burst 1500 on Ethernet: warnings %q", w)
+	}
+	w = Warnings(TBFConfig{Rate: oneMbit, Burst: 4096, PeakRate: 2 * oneMbit, MTU: 1000, Limit: 1}, &Env{})
 	if len(w) != 1 || !strings.Contains(w[0], "mtu 1000") {
 		t.Errorf("peakrate mtu 1000: warnings %q", w)
+	}
+	if w := Warnings(CoDelConfig{}, nil); w != nil {
+		t.Errorf("codel: warnings %q", w)
 	}
 }
 

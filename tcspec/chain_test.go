@@ -3,6 +3,7 @@ package tcspec
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,27 +168,52 @@ func TestFormat(t *testing.T) {
 			t.Errorf("Format(Parse(%q)) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
-	specs := []qdisc.Spec{qdisc.PfifoFastConfig{}, &qdisc.FifoConfig{Variant: "pfifo", Limit: 5}}
+	specs := []qdisc.Spec{qdisc.PfifoFastConfig{}, qdisc.FifoConfig{Variant: "pfifo", Limit: 5}}
 	if got := FormatChain(specs); got != "pfifo_fast; pfifo limit 5" {
 		t.Errorf("FormatChain = %q", got)
 	}
 }
 
+// Configurations are values: a pointer to one is not formatted (and does
+// not panic); it prints as its kind, as a kind tcspec does not know does.
 func TestFormatPointersAndOthers(t *testing.T) {
-	var nilNetem *qdisc.NetemConfig
 	tests := []struct {
 		in   qdisc.Spec
 		want string
 	}{
-		{&qdisc.TBFConfig{Rate: 125000, Burst: 4096, Limit: 54096}, "tbf rate 1Mbit burst 4Kb limit 54096"},
-		{&qdisc.PIEConfig{Limit: 5}, "pie limit 5"},
-		{nilNetem, ""},
+		{&qdisc.TBFConfig{Rate: 125000, Burst: 4096, Limit: 54096}, "tbf"},
+		{&qdisc.PIEConfig{Limit: 5}, "pie"},
 		{nil, ""},
 		{other{}, "cake"},
 	}
 	for _, tt := range tests {
 		if got := Format(tt.in); got != tt.want {
 			t.Errorf("Format(%#v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// tcspec's registry and qdisc's name the same kinds: a discipline tcspec
+// reads can be built, and every one that can be built can be read.
+func TestKindsMatchQdisc(t *testing.T) {
+	var ours []string
+	for _, k := range kinds {
+		ours = append(ours, k.name)
+	}
+	slices.Sort(ours)
+	if theirs := qdisc.Kinds(); !slices.Equal(ours, theirs) {
+		t.Errorf("tcspec reads %v, qdisc builds %v", ours, theirs)
+	}
+	// Each row reads and prints its own kind.
+	for _, k := range kinds {
+		text := k.name
+		switch k.name {
+		case "tbf":
+			text += " rate 1mbit burst 4k latency 50ms"
+		}
+		s, err := Parse(text, Options{})
+		if err != nil || s.Kind() != k.name || !strings.HasPrefix(Format(s), k.name) {
+			t.Errorf("%s: Parse = %v, %v; Format %q", k.name, s, err, Format(s))
 		}
 	}
 }
