@@ -1,7 +1,6 @@
 package tcspec
 
 import (
-	"errors"
 	"time"
 
 	"wanlab/qdisc"
@@ -141,13 +140,16 @@ func (p *netemParse) limit(a *args, w string) error {
 	return nil
 }
 
-// netemTime reads a netem delay, jitter or slot time (get_time64), refusing
-// bare numbers, whose unit depends on the iproute2 version.
-func netemTime(a *args, w, v string) (time.Duration, error) {
-	d, err := getTime64(v)
-	if errors.Is(err, errBareTime) {
+// netemTime reads a netem time as get_time64 does, a bare number being ns.
+// Delay and jitter (bareNS false) refuse a bare number instead: netem read
+// them with get_time64 only from iproute2 9a6b231e (2024), and as µs
+// before, so a bare delay means different things to different tc versions.
+// Slot times have always been read with get_time64.
+func netemTime(a *args, w, v string, bareNS bool) (time.Duration, error) {
+	if !bareNS && bareNumber(v) {
 		return 0, a.fail(v, "%q: write %sms or %sus: a bare number means ns in tc since 2024 and µs before", w+" "+v, v, v)
 	}
+	d, err := getTime64(v)
 	if err != nil {
 		return 0, a.bad(w, v, err)
 	}
@@ -162,14 +164,14 @@ func (p *netemParse) delay(a *args, w string) error {
 	if err != nil {
 		return err
 	}
-	if p.c.Delay, err = netemTime(a, w, v); err != nil {
+	if p.c.Delay, err = netemTime(a, w, v, false); err != nil {
 		return err
 	}
 	if !a.nextIsNumber() {
 		return nil
 	}
 	v = a.take()
-	if p.c.Jitter, err = netemTime(a, "jitter", v); err != nil {
+	if p.c.Jitter, err = netemTime(a, "jitter", v, false); err != nil {
 		return err
 	}
 	if !a.nextIsNumber() {
@@ -344,13 +346,13 @@ func (p *netemParse) slot(a *args, w string, opt Options) error {
 	var err error
 	if a.nextIsNumber() {
 		v := a.take()
-		if s.Min, err = netemTime(a, w, v); err != nil {
+		if s.Min, err = netemTime(a, w, v, true); err != nil {
 			return err
 		}
 		s.Max = s.Min
 		if a.nextIsNumber() {
 			v = a.take()
-			if s.Max, err = netemTime(a, w, v); err != nil {
+			if s.Max, err = netemTime(a, w, v, true); err != nil {
 				return err
 			}
 			if s.Max < s.Min {
@@ -377,14 +379,14 @@ func (p *netemParse) slot(a *args, w string, opt Options) error {
 		if err != nil {
 			return err
 		}
-		if s.DistDelay, err = netemTime(a, kw+" "+name, v); err != nil {
+		if s.DistDelay, err = netemTime(a, kw+" "+name, v, true); err != nil {
 			return err
 		}
 		v, err = a.value(kw+" "+name+" "+v, "JITTER")
 		if err != nil {
 			return err
 		}
-		if s.DistJitter, err = netemTime(a, "slot jitter", v); err != nil {
+		if s.DistJitter, err = netemTime(a, "slot jitter", v, true); err != nil {
 			return err
 		}
 		if s.DistJitter <= 0 {
