@@ -27,10 +27,6 @@ type Config struct {
 	// each next spec the child of the one before (see qdisc.Build). An
 	// empty chain is a direct path: packets pass at once.
 	Chain []qdisc.Spec
-	// Build, when not nil, builds the tree instead of Chain (which must then
-	// be empty); it may return a nil Qdisc for a direct path. It receives
-	// the direction's Env with its Observer already set.
-	Build func(env *qdisc.Env) (qdisc.Qdisc, error)
 	// Trace, when not nil, limits the direction's capacity to the trace's
 	// delivery opportunities: packets leave the qdisc tree only when an
 	// opportunity has bytes for them. Without a chain, packets wait for
@@ -87,15 +83,8 @@ type Direction struct {
 const denseFlows = 1 << 16
 
 // New builds a direction from cfg: its qdisc tree from cfg.Chain with
-// qdisc.Build (or cfg.Build), or a direct path if the chain is empty.
+// qdisc.Build, or a direct path if the chain is empty.
 func New(cfg Config) (*Direction, error) {
-	if cfg.Build != nil && len(cfg.Chain) > 0 {
-		return nil, fmt.Errorf("link %s: both Chain and Build are set; give one", cfg.Name)
-	}
-	build := cfg.Build
-	if build == nil {
-		build = chainBuilder(cfg.Chain)
-	}
 	d := &Direction{
 		name:    cfg.Name,
 		hook:    cfg.Hook,
@@ -111,27 +100,15 @@ func New(cfg Config) (*Direction, error) {
 	if d.trace != nil {
 		d.cur = d.trace.seek(0)
 	}
-	root, err := build(d.env)
-	if err != nil {
-		return nil, fmt.Errorf("link %s: %w", d.name, err)
+	var root qdisc.Qdisc
+	if len(cfg.Chain) > 0 {
+		var err error
+		if root, err = qdisc.Build(cfg.Chain, d.env); err != nil {
+			return nil, fmt.Errorf("link %s: %w", d.name, err)
+		}
 	}
 	d.setRoot(root)
 	return d, nil
-}
-
-// NewWithRoot is New with the tree made by build (which may return nil for
-// a direct path) instead of cfg.Chain.
-func NewWithRoot(cfg Config, build func(env *qdisc.Env) (qdisc.Qdisc, error)) (*Direction, error) {
-	cfg.Build = build
-	return New(cfg)
-}
-
-func chainBuilder(chain []qdisc.Spec) func(*qdisc.Env) (qdisc.Qdisc, error) {
-	if len(chain) == 0 {
-		return func(*qdisc.Env) (qdisc.Qdisc, error) { return nil, nil }
-	}
-	chain = append([]qdisc.Spec(nil), chain...)
-	return func(env *qdisc.Env) (qdisc.Qdisc, error) { return qdisc.Build(chain, env) }
 }
 
 // setRoot makes root (nil for a direct path) the tree packets enter, and

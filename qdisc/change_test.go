@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wanlab/internal/coretest"
 
 	"wanlab/clock"
 	"wanlab/packet"
@@ -92,14 +93,14 @@ func TestNetemChangeRefused(t *testing.T) {
 // codel_change drops from the head, without CoDel's decision, down to a
 // lower limit; CoDel's state carries on.
 func TestCoDelChangeDropsToLimit(t *testing.T) {
-	rec := &codelRecorder{}
+	rec := &recorder{}
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	q, err := NewCoDel(CoDelConfig{}, &Env{Observer: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 10 {
-		p := codelPacket(pool, 100, 1, 0)
+		p := coretest.UDP(pool, 100, 1, 0, 0)
 		p.Seq = int64(i)
 		q.Enqueue(0, p)
 	}
@@ -107,7 +108,7 @@ func TestCoDelChangeDropsToLimit(t *testing.T) {
 	if err := q.Change(ms, CoDelConfig{Limit: 4, Target: 2 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	if q.Len() != 4 || len(rec.drops) != 6 || rec.count(rec.drops, ReasonLimit) != 6 || rec.drops[0].seq != 0 || rec.drops[5].seq != 5 {
+	if q.Len() != 4 || len(rec.drops) != 6 || countEvents(rec.drops, ReasonLimit) != 6 || rec.drops[0].seq != 0 || rec.drops[5].seq != 5 {
 		t.Fatalf("len %d, drops %+v; want the 6 oldest dropped for limit", q.Len(), rec.drops)
 	}
 	if q.vars.count != 7 || q.params.target != codelFromDuration(2*time.Millisecond) || q.Config().(CoDelConfig).Limit != 4 {
@@ -120,7 +121,7 @@ func TestCoDelChangeDropsToLimit(t *testing.T) {
 		t.Errorf("a negative limit: %v, config %+v", err, q.Config())
 	}
 	tqDrain(t, q, ms, ms)
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 // fq_codel_change dequeues through its own scheduler (DRR, new flows
@@ -168,10 +169,10 @@ func TestFQCoDelChange(t *testing.T) {
 // probability carries on.
 func TestPIEChange(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
+	rec := &recorder{}
 	q := newTestPIE(t, PIEConfig{}, &Env{Observer: rec})
 	for i := range 6 {
-		q.Enqueue(0, tqPacket(pool, 100, 0, int64(i)))
+		q.Enqueue(0, coretest.UDP(pool, 100, 1000, 0, int64(i)))
 	}
 	q.vars.prob = pieMaxProb / 4
 	if err := q.Change(ms, PIEConfig{Limit: 2, Target: 30 * time.Millisecond}); err != nil {
@@ -187,7 +188,7 @@ func TestPIEChange(t *testing.T) {
 		t.Errorf("alpha 33: %v, config %+v", err, q.Config())
 	}
 	tqDrain(t, q, ms, ms)
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 // tbf_change keeps the queue, refills both buckets to the new sizes
@@ -195,10 +196,10 @@ func TestPIEChange(t *testing.T) {
 // drops nothing already queued.
 func TestTBFChange(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
+	rec := &recorder{}
 	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{Observer: rec, Framing: FramingIP})
 	for i := range 5 {
-		q.Enqueue(0, tqPacket(pool, 1500, 0, int64(i)))
+		q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, int64(i)))
 	}
 	if deps := tqDrain(t, q, 0, 0); len(deps) != 2 {
 		t.Fatalf("the full bucket let %d packets go, want 2", len(deps))
@@ -218,7 +219,7 @@ func TestTBFChange(t *testing.T) {
 	// The default child now holds 3000 bytes: a third 1500-byte packet
 	// does not fit.
 	for i := range 3 {
-		q.Enqueue(8*ms, tqPacket(pool, 1500, 0, int64(10+i)))
+		q.Enqueue(8*ms, coretest.UDP(pool, 1500, 1000, 0, int64(10+i)))
 	}
 	if rec.count(ReasonLimit) != 1 {
 		t.Errorf("drops %+v, want one for the new limit", rec.drops)
@@ -227,25 +228,25 @@ func TestTBFChange(t *testing.T) {
 		t.Errorf("no limit with the default child: %v, config %+v", err, q.Config())
 	}
 	tqDrain(t, q, 8*ms, clock.Never-1)
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 // The fifos take a new limit as the kernel's fifo change does: nothing
 // queued is dropped, new arrivals see it.
 func TestFifoChange(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
+	rec := &recorder{}
 	f, err := NewFifo(FifoConfig{Variant: "pfifo", Limit: 5}, &Env{Observer: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		f.Enqueue(0, tqPacket(pool, 100, 0, int64(i)))
+		f.Enqueue(0, coretest.UDP(pool, 100, 1000, 0, int64(i)))
 	}
 	if err := f.Change(0, FifoConfig{Variant: "pfifo", Limit: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if v := f.Enqueue(0, tqPacket(pool, 100, 0, 5)); f.Len() != 5 || v != Dropped || len(rec.drops) != 1 {
+	if v := f.Enqueue(0, coretest.UDP(pool, 100, 1000, 0, 5)); f.Len() != 5 || v != Dropped || len(rec.drops) != 1 {
 		t.Fatalf("len %d, verdict %v, drops %+v", f.Len(), v, rec.drops)
 	}
 	for _, bad := range []Spec{FifoConfig{Variant: "bfifo"}, FifoConfig{Variant: "pfifo", Limit: -1}, PfifoFastConfig{}} {
@@ -258,7 +259,7 @@ func TestFifoChange(t *testing.T) {
 	if err := pf.Change(0, PfifoFastConfig{}); err != nil {
 		t.Errorf("pfifo_fast: %v", err)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 // Flush empties every discipline, children included, reporting each
@@ -270,14 +271,14 @@ func TestFlush(t *testing.T) {
 		{TBFConfig{Rate: oneMbit, Burst: 1514, Limit: 1 << 20}},
 		{CoDelConfig{}}, {PIEConfig{}}, {PfifoFastConfig{}}, {FifoConfig{Variant: "bfifo"}},
 	} {
-		rec := &tqRecorder{}
+		rec := &recorder{}
 		env := &Env{Observer: rec, Pool: pool}
 		q, err := Build(chain, env)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range 20 {
-			q.Enqueue(clock.Time(i)*ms, tqPacket(pool, 1000, uint8(i%3)<<3, int64(i)))
+			q.Enqueue(clock.Time(i)*ms, coretest.UDP(pool, 1000, 1000, uint8(i%3)<<3, int64(i)))
 		}
 		q.Peek(30 * ms)
 		held := q.Len()
@@ -285,6 +286,6 @@ func TestFlush(t *testing.T) {
 		if q.Len() != 0 || q.Backlog() != 0 || rec.count(ReasonFlushed) != held || held == 0 {
 			t.Errorf("%s: held %d, after Flush len %d backlog %d, %d flushed", q.Kind(), held, q.Len(), q.Backlog(), rec.count(ReasonFlushed))
 		}
-		checkLive(t, pool, 0)
+		coretest.CheckLive(t, pool, 0)
 	}
 }

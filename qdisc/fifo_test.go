@@ -2,6 +2,7 @@ package qdisc
 
 import (
 	"testing"
+	"wanlab/internal/coretest"
 
 	"wanlab/clock"
 	"wanlab/packet"
@@ -51,13 +52,13 @@ func TestFifoDefaults(t *testing.T) {
 
 func TestPfifoTailDrop(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
+	rec := &recorder{}
 	f, err := NewFifo(FifoConfig{Variant: "pfifo"}, &Env{Observer: rec, TxQueueLen: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 7 {
-		v := f.Enqueue(0, tqPacket(pool, 100+i, 0, int64(i)))
+		v := f.Enqueue(0, coretest.UDP(pool, 100+i, 1000, 0, int64(i)))
 		if want := map[bool]Verdict{true: Queued, false: Dropped}[i < 5]; v != want {
 			t.Errorf("packet %d: verdict %v, want %v", i, v, want)
 		}
@@ -82,12 +83,12 @@ func TestPfifoTailDrop(t *testing.T) {
 	if s.Packets != 5 || s.Bytes != 580 || s.Drops != 2 || s.DropsByReason[ReasonLimit] != 2 || s.Qlen != 0 {
 		t.Errorf("Stats %+v", s)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 func TestBfifoByteLimit(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
+	rec := &recorder{}
 	f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: 3000}, &Env{Observer: rec})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +99,7 @@ func TestBfifoByteLimit(t *testing.T) {
 	sizes := []int{1500, 1400, 59, 58, 28}
 	want := []Verdict{Queued, Queued, Dropped, Queued, Dropped}
 	for i, n := range sizes {
-		if v := f.Enqueue(0, tqPacket(pool, n, 0, int64(i))); v != want[i] {
+		if v := f.Enqueue(0, coretest.UDP(pool, n, 1000, 0, int64(i))); v != want[i] {
 			t.Errorf("packet %d (%d B) at backlog %d: %v, want %v", i, n, f.Backlog(), v, want[i])
 		}
 	}
@@ -109,18 +110,18 @@ func TestBfifoByteLimit(t *testing.T) {
 		t.Errorf("drops %+v", rec.drops)
 	}
 	tqDrain(t, f, 0, 0)
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 func TestPfifoHeadDrop(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
+	rec := &recorder{}
 	f, err := NewFifo(FifoConfig{Variant: "pfifo_head_drop", Limit: 3}, &Env{Observer: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		v := f.Enqueue(clock.Time(i), tqPacket(pool, 200, 0, int64(i)))
+		v := f.Enqueue(clock.Time(i), coretest.UDP(pool, 200, 1000, 0, int64(i)))
 		if want := map[bool]Verdict{true: Queued, false: Congested}[i < 3]; v != want {
 			t.Errorf("packet %d: %v, want %v", i, v, want)
 		}
@@ -135,7 +136,7 @@ func TestPfifoHeadDrop(t *testing.T) {
 	if s := f.Stats(); s.Drops != 2 || s.DropsByReason[ReasonHeadDrop] != 2 {
 		t.Errorf("Stats %+v", s)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 func TestFifoBuild(t *testing.T) {

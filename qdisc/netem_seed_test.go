@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 	"time"
+	"wanlab/internal/coretest"
 
 	"wanlab/clock"
 	"wanlab/packet"
@@ -151,6 +152,6 @@ func TestChainedNetemsDrawIndependently(t *testing.T) {
 		if math.Abs(mean-20) > 0.1 || math.Abs(sd-math.Sqrt2*one)/(math.Sqrt2*one) > 0.03 {
 			t.Errorf("%v: total delay mean %.3f ms sd %.3f ms, want 20 and %.3f (not %.3f)", mode, mean, sd, math.Sqrt2*one, 2*one)
 		}
-		checkLive(t, pool, 0)
+		coretest.CheckLive(t, pool, 0)
 	}
 }

@@ -7,9 +7,11 @@
 // reads the wall clock, starts goroutines or uses global randomness: the same
 // code runs in the simulator, in tests and in the real-time router.
 //
-// The behaviour follows shared/spec/qdisc-semantics.md, which describes the
-// kernel's sch_*.c; where a discipline deviates on purpose (a "correct" mode
-// next to the kernel-compatible one) its config says so.
+// The behaviour follows the kernel's net/sched/sch_{netem,tbf,fifo,generic,
+// codel,fq_codel,pie}.c and include/net/{codel.h,codel_impl.h,pie.h} (Linux
+// 6.1 to 6.18), and tc's parsing in iproute2; where a discipline deviates on
+// purpose (a "correct" mode next to the kernel-compatible one) its config
+// says so.
 package qdisc
 
 import (

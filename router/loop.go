@@ -107,7 +107,6 @@ type loop struct {
 	chain  []qdisc.Spec
 	qdiscs []qdisc.Qdisc // the chain's discipline instances, root first
 	qx     []qextra
-	built  bool // the tree came from Config.Build: opaque to the policy
 	trace  bool
 	vnet   bool // ingress and egress are both VNet devices
 	whole  bool // super-packets cross the current chain whole
@@ -171,7 +170,6 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, queueDrops func() (
 		name:       cfg.Name,
 		env:        cfg.Env,
 		chain:      slices.Clone(cfg.Chain),
-		built:      cfg.Build != nil,
 		trace:      cfg.Trace != nil,
 		clk:        r.clk,
 		small:      packet.NewPool(headroom+smallData, headroom),
@@ -222,7 +220,7 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, queueDrops func() (
 }
 
 func (l *loop) wholeAllowed() bool {
-	return l.vnet && !l.trace && !l.built && keepsWhole(l.chain)
+	return l.vnet && !l.trace && keepsWhole(l.chain)
 }
 
 // resetChainState records the disciplines of the current tree, whose own
@@ -471,7 +469,6 @@ func (l *loop) setChain(chain []qdisc.Spec) error {
 			return
 		}
 		l.chain = slices.Clone(chain)
-		l.built = false
 		l.resetChainState()
 		l.whole = l.wholeAllowed()
 		l.lastNext = 0

@@ -7,14 +7,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wanlab/internal/coretest"
 
 	"wanlab/link"
-	"wanlab/link/linktest"
 	"wanlab/qdisc"
 )
 
-func delayLink(spec linktest.DelaySpec) link.Config {
-	return link.Config{Build: linktest.Builder(spec)}
+// netemLink is a direction through one netem.
+func netemLink(c qdisc.NetemConfig) link.Config {
+	if c.Limit == 0 {
+		c.Limit = qdisc.DefaultNetemLimit
+	}
+	return link.Config{Chain: []qdisc.Spec{c}}
 }
 
 func collect(cfg *Config) *[]PacketRecord {
@@ -98,8 +102,8 @@ func TestReproducible(t *testing.T) {
 	run := func(seed uint64) []PacketRecord {
 		cfg := Config{
 			Duration: 2 * time.Second, Seed: seed,
-			Up:    delayLink(linktest.DelaySpec{Delay: 5 * time.Millisecond, Rate: 250000, Limit: 20}),
-			Down:  delayLink(linktest.DelaySpec{Delay: 5 * time.Millisecond}),
+			Up:    netemLink(qdisc.NetemConfig{Delay: 5 * time.Millisecond, Rate: 250000, Limit: 20}),
+			Down:  netemLink(qdisc.NetemConfig{Delay: 5 * time.Millisecond, Jitter: time.Millisecond}),
 			Flows: []Flow{Poisson{Rate: 200000, Size: 1000}, Poisson{Rate: 100000, Size: 500}, Poisson{Rate: 50000, Size: 200, Dir: "down"}},
 		}
 		recs := collect(&cfg)
@@ -122,8 +126,8 @@ func TestCountersBalance(t *testing.T) {
 		Duration: time.Second,
 		// 2 Mbit/s offered into 1 Mbit/s with a 10-packet queue: drops,
 		// and packets still queued at the end.
-		Up:   delayLink(linktest.DelaySpec{Delay: 20 * time.Millisecond, Rate: 125000, Limit: 10, DupEvery: 50}),
-		Down: delayLink(linktest.DelaySpec{Delay: 30 * time.Millisecond}),
+		Up:   netemLink(qdisc.NetemConfig{Delay: 20 * time.Millisecond, Rate: 125000, Limit: 10, Duplicate: 0.02}),
+		Down: netemLink(qdisc.NetemConfig{Delay: 30 * time.Millisecond}),
 		Flows: []Flow{
 			CBR{Rate: 125000, Size: 1000},
 			Poisson{Rate: 125000, Size: 500},
@@ -194,21 +198,24 @@ func TestCountersBalance(t *testing.T) {
 			res.Up.Delivered+res.Down.Delivered, res.Up.Dropped+res.Down.Dropped)
 	}
 	// Nothing leaks: the pool holds exactly the queued packets.
-	if got := r.pool.Live(); got != int(res.Up.Queued+res.Down.Queued) {
-		t.Errorf("pool has %d live packets, %d queued", got, res.Up.Queued+res.Down.Queued)
-	}
-	// The up delay is at least the 20 ms line plus one 1000-byte packet's
-	// serialisation (8 ms at 1 Mbit/s).
-	if d := res.Up.DelayMs; d == nil || d.Min < 20.4 || d.Max > 20+11*8+1 {
+	coretest.CheckLive(t, r.pool, int(res.Up.Queued+res.Down.Queued))
+	// The up delay is at least the 20 ms line plus one 500-byte packet's
+	// serialisation (514 framed bytes at 1 Mbit/s: 4.112 ms), and at most
+	// that of the ten packets netem holds, each at most 1014 framed bytes
+	// (8.112 ms), and one more.
+	if d := res.Up.DelayMs; d == nil || d.Min < 24.112 || d.Max > 20+11*8.112 {
 		t.Errorf("up delay %+v", d)
 	}
 }
 
 func TestReorderingAndMarks(t *testing.T) {
+	// "delay 1ms reorder 100% gap 2" delays every other packet by 1 ms and
+	// sends the others at once; "loss state 100% 100%" alternates between
+	// a loss (with ecn, a CE mark of the ECT packet) and a delivery.
 	cfg := Config{
 		Duration: time.Second,
-		Up:       link.Config{Build: linktest.SwapBuilder(linktest.SwapSpec{Hold: time.Millisecond})},
-		Down:     delayLink(linktest.DelaySpec{MarkEvery: 4}),
+		Up:       netemLink(qdisc.NetemConfig{Delay: time.Millisecond, Reorder: 1, Gap: 2}),
+		Down:     netemLink(qdisc.NetemConfig{Loss: qdisc.Loss{Kind: qdisc.LossState, P13: 1, P31: 1, P23: 1}, ECN: true}),
 		Flows:    []Flow{CBR{Rate: 10000, Size: 100, Count: 10}, CBR{Rate: 10000, Size: 100, Count: 8, Dir: "down", ECN: 2}},
 	}
 	recs := collect(&cfg)
@@ -216,24 +223,23 @@ func TestReorderingAndMarks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The swap holds a lone packet for 1 ms, and packets come every 10 ms:
-	// no pair ever forms, so nothing is reordered...
+	// Packets come every 10 ms, far apart for a 1 ms delay: nothing is
+	// reordered...
 	if res.Up.Reordered != 0 || res.Up.Delivered != 10 {
 		t.Errorf("up %+v", res.Up)
 	}
-	// ...unless two arrive together.
+	// ...and two flows sending at the same instants have each pair (0:k,
+	// 1:k) leave swapped, which is in order within each flow.
 	cfg.Flows = []Flow{CBR{Rate: 10000, Size: 100, Count: 10}, CBR{Rate: 10000, Size: 100, Count: 10}}
 	cfg.OnPacket = nil
 	res2, _ := Run(cfg)
-	// Flows 0 and 1 send at the same instants; each pair (0:k, 1:k) leaves
-	// swapped, which is in order within each flow.
 	if res2.Up.Reordered != 0 || res2.Up.Delivered != 20 {
 		t.Errorf("two flows %+v", res2.Up)
 	}
 	cfg.Flows = []Flow{CBR{Rate: 200000, Size: 100, Count: 10}}
 	res3, _ := Run(cfg)
-	// One flow every 0.5 ms with a 1 ms hold: pairs form and swap, so
-	// every first-of-pair is reordered: 5 of 10.
+	// One flow every 0.5 ms: each delayed packet is overtaken by the next,
+	// sent at once, so every first of a pair is reordered: 5 of 10.
 	if res3.Up.Reordered != 5 || res3.Flows[0].ReorderedRatio != 0.5 {
 		t.Errorf("one flow %+v", res3.Up)
 	}
@@ -243,14 +249,14 @@ func TestReorderingAndMarks(t *testing.T) {
 			marked++
 		}
 	}
-	if res.Down.Marked != 2 || marked != 2 {
+	if res.Down.Marked != 4 || marked != 4 || res.Down.Dropped != 0 {
 		t.Errorf("down %+v, %d marked records", res.Down, marked)
 	}
 }
 
 func TestResultJSON(t *testing.T) {
 	res, err := Run(Config{Duration: 500 * time.Millisecond, Seed: 3,
-		Up:    delayLink(linktest.DelaySpec{Delay: 10 * time.Millisecond, Rate: 12500, Limit: 2}),
+		Up:    netemLink(qdisc.NetemConfig{Delay: 10 * time.Millisecond, Rate: 12500, Limit: 2}),
 		Flows: []Flow{CBR{Rate: 125000, Size: 1000}}})
 	if err != nil {
 		t.Fatal(err)
@@ -287,19 +293,22 @@ func TestResultJSON(t *testing.T) {
 	if f["flow"] != 0.0 || f["spec"] != "cbr rate=1mbit size=1000 dir=up" || f["dir"] != "up" || f["sent"] != up["sent"] {
 		t.Errorf("flow %v", f)
 	}
-	// 1000-byte packets every 8 ms into 100 kbit/s (80 ms each) with a
-	// limit of 2. Packet 0 leaves at 80+10 ms and packet 1 (sent at 8 ms) at
-	// 170 ms; from then on a packet is accepted each time one leaves (sent
-	// at 96, 176, 256, 336 ms) and leaves 154 ms later. So 6 leave before
-	// 500 ms, with delays 90, 162, 154, 154, 154, 154 ms; 2 are queued and
-	// the other 55 of the 63 sent are dropped.
-	want := DelayMs{Min: 90, Mean: 868.0 / 6, P50: 154, P90: 158, P99: 161.6, Max: 162}
+	// 1000-byte IP packets (1014 bytes on Ethernet) every 8 ms into netem
+	// "delay 10ms rate 100kbit limit 2": each takes 81.12 ms, after the
+	// latest one still queued. Packet 0 leaves at 10+81.12 ms and packet 1
+	// (sent at 8 ms) at 172.24 ms; from then on a packet is accepted each
+	// time one leaves (those sent at 96, 176, 256, 336 and 416 ms) and
+	// leaves 81.12 ms after the one before: at 253.36, 334.48, 415.6,
+	// 496.72 and 577.84 ms. So 6 leave before 500 ms, with delays 91.12,
+	// 164.24, 157.36, 158.48, 159.6 and 160.72 ms; 1 is queued and the
+	// other 56 of the 63 sent are dropped.
+	want := DelayMs{Min: 91.12, Mean: 891.52 / 6, P50: 159.04, P90: 162.48, P99: 164.064, Max: 164.24}
 	if d := res.Up.DelayMs; math.Abs(d.P99-want.P99) > 1e-9 || math.Abs(d.Mean-want.Mean) > 1e-9 ||
-		d.Min != want.Min || d.P50 != want.P50 || d.P90 != want.P90 || d.Max != want.Max {
+		math.Abs(d.Min-want.Min) > 1e-9 || math.Abs(d.P50-want.P50) > 1e-9 || math.Abs(d.P90-want.P90) > 1e-9 || math.Abs(d.Max-want.Max) > 1e-9 {
 		t.Errorf("delay %+v, want %+v", *d, want)
 	}
 	// Throughput counts framed bytes: 6 packets of 1014 bytes in 0.5 s.
-	if res.Up.Sent != 63 || res.Up.Delivered != 6 || res.Up.Queued != 2 || res.Up.Dropped != 55 || res.Up.ThroughputBps != 6*1014*8*2 {
+	if res.Up.Sent != 63 || res.Up.Delivered != 6 || res.Up.Queued != 1 || res.Up.Dropped != 56 || res.Up.ThroughputBps != 6*1014*8*2 {
 		t.Errorf("up %+v", res.Up)
 	}
 }
@@ -312,7 +321,7 @@ func TestRunErrors(t *testing.T) {
 		{Config{}, "duration"},
 		{Config{Duration: time.Second, Flows: []Flow{CBR{Rate: 1, Size: 10}}}, "flow 0"},
 		{Config{Duration: time.Second, Flows: []Flow{CBR{Rate: 1, Size: 100, TOS: 3}}}, "tos=0x03"},
-		{Config{Duration: time.Second, Up: link.Config{Chain: []qdisc.Spec{linktest.DelaySpec{}}}}, "link up"},
+		{Config{Duration: time.Second, Up: netemLink(qdisc.NetemConfig{Limit: -1})}, "link up"},
 	} {
 		_, err := Run(c.cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -325,7 +334,7 @@ func TestRunErrors(t *testing.T) {
 // the few allocations of the growing delay records.
 func TestLoopAllocations(t *testing.T) {
 	allocs := func(d time.Duration) float64 {
-		cfg := Config{Duration: d, Up: delayLink(linktest.DelaySpec{Delay: time.Millisecond}),
+		cfg := Config{Duration: d, Up: netemLink(qdisc.NetemConfig{Delay: time.Millisecond}),
 			Flows: []Flow{CBR{Rate: 125e6, Size: 1500}}}
 		return testing.AllocsPerRun(1, func() {
 			if _, err := Run(cfg); err != nil {
@@ -337,30 +346,6 @@ func TestLoopAllocations(t *testing.T) {
 	if big-small > 40 {
 		t.Errorf("%v allocations for 75000 more packets", big-small)
 	}
-}
-
-func benchRun(b *testing.B, up link.Config) {
-	// 1 Gbit/s of 1500-byte packets: one every 12 µs.
-	cfg := Config{Duration: time.Duration(b.N) * 12 * time.Microsecond, Up: up,
-		Flows: []Flow{CBR{Rate: 125e6, Size: 1500}}}
-	b.ReportAllocs()
-	b.ResetTimer()
-	res, err := Run(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
-	if res.Up.Sent < uint64(b.N) {
-		b.Fatalf("sent %d of %d", res.Up.Sent, b.N)
-	}
-	b.ReportMetric(float64(res.Up.Delivered)/b.Elapsed().Seconds(), "pkts/s")
-}
-
-func BenchmarkRun(b *testing.B) {
-	b.Run("testdelay", func(b *testing.B) {
-		benchRun(b, delayLink(linktest.DelaySpec{Delay: 10 * time.Millisecond, Rate: 125e6}))
-	})
-	b.Run("direct", func(b *testing.B) { benchRun(b, link.Config{}) })
 }
 
 func TestTraceDrivenDirection(t *testing.T) {

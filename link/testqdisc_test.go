@@ -1,11 +1,13 @@
-// Package linktest provides small queue disciplines for testing links and
-// the simulator without the real ones: a fixed-delay (optionally
-// rate-limited, bounded) FIFO and a discipline that swaps packets in pairs.
-// They implement qdisc.Qdisc directly and are built with link.Config.Build.
-package linktest
+package link
+
+// Test disciplines for the link tests: a fixed-delay (optionally
+// rate-limited, bounded) FIFO and a discipline that swaps packets in pairs,
+// deterministic where the real ones draw random numbers. A direction gets
+// one through newWithRoot.
 
 import (
 	"fmt"
+	"testing"
 	"time"
 
 	"wanlab/clock"
@@ -13,8 +15,8 @@ import (
 	"wanlab/qdisc"
 )
 
-// DelaySpec configures a Delay line.
-type DelaySpec struct {
+// delaySpec configures a delayLine.
+type delaySpec struct {
 	// Delay is added to every packet.
 	Delay time.Duration
 	// Rate, when not zero, serialises packets as a link of that rate would,
@@ -33,12 +35,12 @@ type DelaySpec struct {
 }
 
 // Kind returns "testdelay".
-func (DelaySpec) Kind() string { return "testdelay" }
+func (delaySpec) Kind() string { return "testdelay" }
 
-// Delay is a FIFO that releases each packet at its arrival time plus a
+// delayLine is a FIFO that releases each packet at its arrival time plus a
 // fixed delay (and its serialisation time at Rate).
-type Delay struct {
-	spec  DelaySpec
+type delayLine struct {
+	spec  delaySpec
 	env   *qdisc.Env
 	q     packet.Queue
 	last  clock.Time // departure of the latest packet from the rate stage
@@ -47,18 +49,18 @@ type Delay struct {
 	stats qdisc.Stats
 }
 
-// NewDelay returns a Delay line using env for drops, marks and duplicates.
-func NewDelay(spec DelaySpec, env *qdisc.Env) *Delay {
-	return &Delay{spec: spec, env: env}
+// newDelayLine returns a delayLine using env for drops, marks and duplicates.
+func newDelayLine(spec delaySpec, env *qdisc.Env) *delayLine {
+	return &delayLine{spec: spec, env: env}
 }
 
-// Builder returns a link.Config.Build function making a Delay line.
-func Builder(spec DelaySpec) func(env *qdisc.Env) (qdisc.Qdisc, error) {
-	return func(env *qdisc.Env) (qdisc.Qdisc, error) { return NewDelay(spec, env), nil }
+// delayBuilder returns a newWithRoot builder making a delayLine.
+func delayBuilder(spec delaySpec) func(env *qdisc.Env) (qdisc.Qdisc, error) {
+	return func(env *qdisc.Env) (qdisc.Qdisc, error) { return newDelayLine(spec, env), nil }
 }
 
 // Enqueue implements qdisc.Qdisc.
-func (d *Delay) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
+func (d *delayLine) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
 	if d.spec.Limit > 0 && d.q.Len() >= d.spec.Limit {
 		d.stats.Drops++
 		d.stats.DropsByReason[qdisc.ReasonLimit]++
@@ -91,7 +93,7 @@ func (d *Delay) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
 }
 
 // Dequeue implements qdisc.Qdisc.
-func (d *Delay) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+func (d *delayLine) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 	p := d.q.Front()
 	if p == nil {
 		return nil, clock.Never
@@ -106,7 +108,7 @@ func (d *Delay) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 }
 
 // Peek implements qdisc.Qdisc.
-func (d *Delay) Peek(now clock.Time) (*packet.Packet, clock.Time) {
+func (d *delayLine) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 	p := d.q.Front()
 	if p == nil {
 		return nil, clock.Never
@@ -117,10 +119,10 @@ func (d *Delay) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 	return p, now
 }
 
-// Change takes a new DelaySpec, which applies to packets that arrive from
+// Change takes a new delaySpec, which applies to packets that arrive from
 // now on; the queued packets keep their times.
-func (d *Delay) Change(_ clock.Time, spec qdisc.Spec) error {
-	s, ok := spec.(DelaySpec)
+func (d *delayLine) Change(_ clock.Time, spec qdisc.Spec) error {
+	s, ok := spec.(delaySpec)
 	if !ok {
 		return fmt.Errorf("testdelay cannot take a %T", spec)
 	}
@@ -129,7 +131,7 @@ func (d *Delay) Change(_ clock.Time, spec qdisc.Spec) error {
 }
 
 // Flush drops every queued packet with qdisc.ReasonFlushed.
-func (d *Delay) Flush(now clock.Time) {
+func (d *delayLine) Flush(now clock.Time) {
 	for p := d.q.Pop(); p != nil; p = d.q.Pop() {
 		d.stats.Drops++
 		d.stats.DropsByReason[qdisc.ReasonFlushed]++
@@ -138,64 +140,64 @@ func (d *Delay) Flush(now clock.Time) {
 }
 
 // Len implements qdisc.Qdisc.
-func (d *Delay) Len() int { return d.q.Len() }
+func (d *delayLine) Len() int { return d.q.Len() }
 
 // Backlog implements qdisc.Qdisc.
-func (d *Delay) Backlog() int { return d.q.Bytes() }
+func (d *delayLine) Backlog() int { return d.q.Bytes() }
 
 // Kind returns "testdelay".
-func (d *Delay) Kind() string { return "testdelay" }
+func (d *delayLine) Kind() string { return "testdelay" }
 
-// Child returns nil: a Delay has no child.
-func (d *Delay) Child() qdisc.Qdisc { return nil }
+// Child returns nil: a delayLine has no child.
+func (d *delayLine) Child() qdisc.Qdisc { return nil }
 
-// Config returns the DelaySpec.
-func (d *Delay) Config() qdisc.Spec { return d.spec }
+// Config returns the delaySpec.
+func (d *delayLine) Config() qdisc.Spec { return d.spec }
 
 // Stats implements qdisc.Qdisc.
-func (d *Delay) Stats() qdisc.Stats {
+func (d *delayLine) Stats() qdisc.Stats {
 	s := d.stats
 	s.Qlen, s.Backlog = d.q.Len(), d.q.Bytes()
 	return s
 }
 
-// SwapSpec configures a Swap.
-type SwapSpec struct {
+// swapSpec configures a swapper.
+type swapSpec struct {
 	// Hold is how long a lone packet waits for a partner before it leaves
 	// alone.
 	Hold time.Duration
 }
 
 // Kind returns "testswap".
-func (SwapSpec) Kind() string { return "testswap" }
+func (swapSpec) Kind() string { return "testswap" }
 
-// Swap releases packets in pairs, the second of each pair first: arrivals
+// swapper releases packets in pairs, the second of each pair first: arrivals
 // 0 1 2 3 leave as 1 0 3 2. A packet without a partner leaves after Hold.
-type Swap struct {
-	spec  SwapSpec
+type swapper struct {
+	spec  swapSpec
 	env   *qdisc.Env
 	q     packet.Queue
 	ahead *packet.Packet // the first of a pair, due right after its partner
 	stats qdisc.Stats
 }
 
-// NewSwap returns a Swap that reports flushed packets to env.
-func NewSwap(spec SwapSpec, env *qdisc.Env) *Swap { return &Swap{spec: spec, env: env} }
+// newSwapper returns a swapper that reports flushed packets to env.
+func newSwapper(spec swapSpec, env *qdisc.Env) *swapper { return &swapper{spec: spec, env: env} }
 
-// SwapBuilder returns a link.Config.Build function making a Swap.
-func SwapBuilder(spec SwapSpec) func(env *qdisc.Env) (qdisc.Qdisc, error) {
-	return func(env *qdisc.Env) (qdisc.Qdisc, error) { return NewSwap(spec, env), nil }
+// swapBuilder returns a newWithRoot builder making a swapper.
+func swapBuilder(spec swapSpec) func(env *qdisc.Env) (qdisc.Qdisc, error) {
+	return func(env *qdisc.Env) (qdisc.Qdisc, error) { return newSwapper(spec, env), nil }
 }
 
 // Enqueue implements qdisc.Qdisc.
-func (s *Swap) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
+func (s *swapper) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
 	p.Enqueued = now
 	s.q.Push(p)
 	return qdisc.Queued
 }
 
 // Dequeue implements qdisc.Qdisc.
-func (s *Swap) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+func (s *swapper) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 	p, next := s.Peek(now)
 	if p == nil {
 		return nil, next
@@ -215,7 +217,7 @@ func (s *Swap) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 }
 
 // Peek implements qdisc.Qdisc.
-func (s *Swap) Peek(now clock.Time) (*packet.Packet, clock.Time) {
+func (s *swapper) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 	switch {
 	case s.ahead != nil:
 		return s.ahead, now
@@ -231,9 +233,9 @@ func (s *Swap) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 	return nil, clock.Never
 }
 
-// Change takes a new SwapSpec; the queued packets stay.
-func (s *Swap) Change(_ clock.Time, spec qdisc.Spec) error {
-	c, ok := spec.(SwapSpec)
+// Change takes a new swapSpec; the queued packets stay.
+func (s *swapper) Change(_ clock.Time, spec qdisc.Spec) error {
+	c, ok := spec.(swapSpec)
 	if !ok {
 		return fmt.Errorf("testswap cannot take a %T", spec)
 	}
@@ -242,7 +244,7 @@ func (s *Swap) Change(_ clock.Time, spec qdisc.Spec) error {
 }
 
 // Flush drops every packet held with qdisc.ReasonFlushed.
-func (s *Swap) Flush(now clock.Time) {
+func (s *swapper) Flush(now clock.Time) {
 	if p := s.ahead; p != nil {
 		s.ahead = nil
 		s.drop(now, p)
@@ -252,14 +254,14 @@ func (s *Swap) Flush(now clock.Time) {
 	}
 }
 
-func (s *Swap) drop(now clock.Time, p *packet.Packet) {
+func (s *swapper) drop(now clock.Time, p *packet.Packet) {
 	s.stats.Drops++
 	s.stats.DropsByReason[qdisc.ReasonFlushed]++
 	s.env.Drop(now, p, s, qdisc.ReasonFlushed)
 }
 
 // Len implements qdisc.Qdisc.
-func (s *Swap) Len() int {
+func (s *swapper) Len() int {
 	if s.ahead != nil {
 		return s.q.Len() + 1
 	}
@@ -267,7 +269,7 @@ func (s *Swap) Len() int {
 }
 
 // Backlog implements qdisc.Qdisc.
-func (s *Swap) Backlog() int {
+func (s *swapper) Backlog() int {
 	if s.ahead != nil {
 		return s.q.Bytes() + s.ahead.Len()
 	}
@@ -275,22 +277,39 @@ func (s *Swap) Backlog() int {
 }
 
 // Kind returns "testswap".
-func (s *Swap) Kind() string { return "testswap" }
+func (s *swapper) Kind() string { return "testswap" }
 
-// Child returns nil: a Swap has no child.
-func (s *Swap) Child() qdisc.Qdisc { return nil }
+// Child returns nil: a swapper has no child.
+func (s *swapper) Child() qdisc.Qdisc { return nil }
 
-// Config returns the SwapSpec.
-func (s *Swap) Config() qdisc.Spec { return s.spec }
+// Config returns the swapSpec.
+func (s *swapper) Config() qdisc.Spec { return s.spec }
 
 // Stats implements qdisc.Qdisc.
-func (s *Swap) Stats() qdisc.Stats {
+func (s *swapper) Stats() qdisc.Stats {
 	st := s.stats
 	st.Qlen, st.Backlog = s.Len(), s.Backlog()
 	return st
 }
 
 var (
-	_ qdisc.Qdisc = (*Delay)(nil)
-	_ qdisc.Qdisc = (*Swap)(nil)
+	_ qdisc.Qdisc = (*delayLine)(nil)
+	_ qdisc.Qdisc = (*swapper)(nil)
 )
+
+// newWithRoot makes a direction whose tree build makes (nil for a direct
+// path), with the direction's Env, instead of one from cfg.Chain.
+func newWithRoot(t testing.TB, cfg Config, build func(env *qdisc.Env) (qdisc.Qdisc, error)) *Direction {
+	t.Helper()
+	cfg.Chain = nil
+	d, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := build(d.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.setRoot(root)
+	return d
+}
