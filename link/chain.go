@@ -49,7 +49,7 @@ func (d *Direction) SetChain(chain []qdisc.Spec) (qdisc.ChainChange, error) {
 	now := d.now
 	root, rep, err := qdisc.ChangeChain(now, d.root, chain, d.env)
 	if err != nil {
-		return nil, fmt.Errorf("link %s: %w", d.name, err)
+		return nil, d.errorf(err)
 	}
 	if d.root == nil && root != nil {
 		if n := d.q.Len(); n > 0 {
@@ -66,12 +66,20 @@ func (d *Direction) SetChain(chain []qdisc.Spec) (qdisc.ChainChange, error) {
 	return rep, nil
 }
 
+// errorf says which direction err is about.
+func (d *Direction) errorf(err error) error {
+	if d.name == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", d.name, err)
+}
+
 // CheckChain reports whether SetChain(chain) would succeed, without
 // changing anything, so that a caller can check several directions before
 // changing any.
 func (d *Direction) CheckChain(chain []qdisc.Spec) error {
 	if err := qdisc.CheckChain(d.root, chain, d.env); err != nil {
-		return fmt.Errorf("link %s: %w", d.name, err)
+		return d.errorf(err)
 	}
 	return nil
 }

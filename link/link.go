@@ -10,7 +10,6 @@
 package link
 
 import (
-	"fmt"
 	"hash/fnv"
 	"math"
 
@@ -104,7 +103,7 @@ func New(cfg Config) (*Direction, error) {
 	if len(cfg.Chain) > 0 {
 		var err error
 		if root, err = qdisc.Build(cfg.Chain, d.env); err != nil {
-			return nil, fmt.Errorf("link %s: %w", d.name, err)
+			return nil, d.errorf(err)
 		}
 	}
 	d.setRoot(root)

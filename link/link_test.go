@@ -286,7 +286,7 @@ func (h *countHook) Event(*Event) { h.n++ }
 
 func TestConfigErrors(t *testing.T) {
 	_, err := New(Config{Name: "up", Chain: []qdisc.Spec{delaySpec{}}})
-	if err == nil || !strings.Contains(err.Error(), "link up") {
+	if err == nil || !strings.HasPrefix(err.Error(), "up: ") {
 		t.Errorf("unregistered kind: %v", err)
 	}
 }

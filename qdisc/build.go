@@ -26,7 +26,7 @@ var kinds = map[string]kind{
 		build: buildAs(func(c NetemConfig, env *Env, child Qdisc, seed uint64) (Qdisc, error) {
 			return qdiscOf(newNetem(c, env, child, seed))
 		}),
-		warnings: warnAs(func(c NetemConfig, _ *Env) []string { return netemWarnings(c) })},
+		warnings: warnAs(netemWarnings)},
 	"tbf": {classful: true,
 		build: buildAs(func(c TBFConfig, env *Env, child Qdisc, _ uint64) (Qdisc, error) {
 			return qdiscOf(NewTBF(c, env, child))
@@ -125,7 +125,7 @@ func Build(specs []Spec, env *Env) (Qdisc, error) {
 		return nil, fmt.Errorf("empty chain: give at least one qdisc")
 	}
 	if env == nil {
-		return nil, fmt.Errorf("qdisc: nil Env")
+		return nil, fmt.Errorf("nil Env")
 	}
 	root, err := build(specs, env, 0)
 	if err != nil {

@@ -195,7 +195,7 @@ func CheckChain(root Qdisc, specs []Spec, env *Env) error {
 // from PositionSeed(env.Seed, k), as Build's.
 func ChangeChain(now clock.Time, root Qdisc, specs []Spec, env *Env) (Qdisc, ChainChange, error) {
 	if env == nil {
-		return nil, nil, fmt.Errorf("qdisc: nil Env")
+		return nil, nil, fmt.Errorf("nil Env")
 	}
 	if err := CheckChain(root, specs, env); err != nil {
 		return nil, nil, err

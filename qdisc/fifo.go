@@ -59,14 +59,14 @@ func NewFifo(cfg FifoConfig, env *Env) (*Fifo, error) {
 	case "pfifo_head_drop":
 		f.variant = fifoHeadDrop
 	default:
-		return nil, fmt.Errorf("qdisc: unknown fifo variant %q; use pfifo, bfifo or pfifo_head_drop", cfg.Variant)
+		return nil, fmt.Errorf("unknown fifo variant %q; use pfifo, bfifo or pfifo_head_drop", cfg.Variant)
 	}
 	if cfg.Limit < 0 || int64(cfg.Limit) > math.MaxUint32 {
 		unit := "packets"
 		if f.variant == fifoBytes {
 			unit = "bytes"
 		}
-		return nil, fmt.Errorf("qdisc: %s limit %d out of range; give a limit in %s between 1 and %d, or none for the default", f.kind, cfg.Limit, unit, uint32(math.MaxUint32))
+		return nil, fmt.Errorf("%s: limit %d out of range; give a limit in %s between 1 and %d, or none for the default", f.kind, cfg.Limit, unit, uint32(math.MaxUint32))
 	}
 	f.limit = cfg.Limit
 	if f.limit == 0 {

@@ -309,6 +309,11 @@ func (n *Netem) drop(now clock.Time, p *packet.Packet, why Reason) Verdict {
 // packet serialises after the latest packet still inside netem,
 // tts = max(now+d, last) + tx; with FIFOJitter (and no rate) tts = max(now+d,
 // last).
+//
+// Times saturate at horizon instead of wrapping around the end of int64
+// nanoseconds (as the kernel's s64 arithmetic would, sending such a packet
+// at once): a packet of a 1-byte-per-second rate with a 2 GB overhead
+// takes 68 years, and a few of them in a row are held until the horizon.
 func (n *Netem) timeToSend(now clock.Time, length int) clock.Time {
 	d := n.delay.next(&n.rnd)
 	if n.rate != 0 {
@@ -316,13 +321,30 @@ func (n *Netem) timeToSend(now clock.Time, length int) clock.Time {
 			d = max(0, d-int64(last-now))
 			now = last
 		}
-		d += int64(n.packetTime(length))
+		if tx := packetTime(&n.cfg, length); d > 0 && tx > uint64(math.MaxInt64-d) {
+			d = math.MaxInt64
+		} else {
+			d += int64(tx)
+		}
 	} else if n.cfg.FIFOJitter {
-		if last, ok := n.lastTTS(); ok && now+clock.Time(d) < last {
+		if last, ok := n.lastTTS(); ok && addSat(now, d) < last {
 			return last
 		}
 	}
-	return now + clock.Time(d)
+	return addSat(now, d)
+}
+
+// horizon is the latest time a packet can be due: int64 nanoseconds end
+// about 292 years after the epoch of the clock, and clock.Never itself
+// means "nothing will ever be due".
+const horizon = clock.Never - 1
+
+// addSat returns t+d, or horizon if that is later.
+func addSat(t clock.Time, d int64) clock.Time {
+	if d > 0 && t > horizon-clock.Time(d) {
+		return horizon
+	}
+	return t + clock.Time(d)
 }
 
 // lastTTS is the latest time to send among the packets in the reorder list
@@ -339,25 +361,27 @@ func (n *Netem) lastTTS() (clock.Time, bool) {
 	return t, ok
 }
 
-// packetTime is packet_time_ns: the serialisation time of length bytes
-// (the packet as the device counts it) plus the packet overhead, rounded up to whole cells of CellSize bytes
-// that each cost CellOverhead more. Lengths that a negative overhead would
-// take below zero count as zero (the kernel's unsigned arithmetic would
-// wrap them to an enormous delay).
-func (n *Netem) packetTime(length int) uint64 {
-	l := int64(length) + int64(n.cfg.PacketOverhead)
-	if cs := int64(n.cfg.CellSize); cs != 0 && l > 0 {
+// packetTime is packet_time_ns for cfg, whose Rate is not 0: the
+// serialisation time of length bytes (the packet as the device counts it)
+// plus the packet overhead, rounded up to whole cells of CellSize bytes
+// that each cost CellOverhead more, at most math.MaxInt64 ns. Lengths that
+// a negative overhead would take below zero count as zero (the kernel's
+// unsigned arithmetic would wrap them to an enormous delay).
+func packetTime(cfg *NetemConfig, length int) uint64 {
+	l := int64(length) + int64(cfg.PacketOverhead)
+	if cs := int64(cfg.CellSize); cs != 0 && l > 0 {
 		cells := (l + cs - 1) / cs
-		l = cells * (cs + int64(n.cfg.CellOverhead))
+		l = cells * (cs + int64(cfg.CellOverhead))
 	}
 	if l <= 0 {
 		return 0
 	}
+	rate := uint64(cfg.Rate)
 	hi, lo := bits.Mul64(uint64(l), 1e9)
-	if hi >= n.rate {
+	if hi >= rate {
 		return math.MaxInt64
 	}
-	q, _ := bits.Div64(hi, lo, n.rate)
+	q, _ := bits.Div64(hi, lo, rate)
 	return min(q, math.MaxInt64)
 }
 

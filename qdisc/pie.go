@@ -174,15 +174,15 @@ func validatePIE(cfg PIEConfig) error {
 	const maxUS = math.MaxUint32 * time.Microsecond
 	switch {
 	case cfg.Limit < 0 || int64(cfg.Limit) > math.MaxUint32:
-		return fmt.Errorf("qdisc: pie: limit %d out of range; give 1 to %d packets", cfg.Limit, uint32(math.MaxUint32))
+		return fmt.Errorf("pie: limit %d out of range; give 1 to %d packets", cfg.Limit, uint32(math.MaxUint32))
 	case cfg.Target < time.Microsecond || cfg.Target > maxUS:
-		return fmt.Errorf("qdisc: pie: target %v out of range; give 1us to %v", cfg.Target, maxUS)
+		return fmt.Errorf("pie: target %v out of range; give 1us to %v", cfg.Target, maxUS)
 	case cfg.TUpdate < time.Microsecond || cfg.TUpdate > maxUS:
-		return fmt.Errorf("qdisc: pie: tupdate %v out of range; give 1us to %v", cfg.TUpdate, maxUS)
+		return fmt.Errorf("pie: tupdate %v out of range; give 1us to %v", cfg.TUpdate, maxUS)
 	case cfg.Alpha < 0 || cfg.Alpha > 32:
-		return fmt.Errorf("qdisc: pie: alpha %d out of range; tc accepts 0 to 32 (in 1/16)", cfg.Alpha)
+		return fmt.Errorf("pie: alpha %d out of range; tc accepts 0 to 32 (in 1/16)", cfg.Alpha)
 	case cfg.Beta < 0 || cfg.Beta > 32:
-		return fmt.Errorf("qdisc: pie: beta %d out of range; tc accepts 0 to 32 (in 1/16)", cfg.Beta)
+		return fmt.Errorf("pie: beta %d out of range; tc accepts 0 to 32 (in 1/16)", cfg.Beta)
 	}
 	return nil
 }

@@ -172,27 +172,27 @@ func validateTBF(cfg TBFConfig, hasChild bool) error {
 	const u32 = math.MaxUint32
 	switch {
 	case cfg.Rate == 0:
-		return fmt.Errorf("qdisc: tbf: rate is required; give e.g. rate 10mbit")
+		return fmt.Errorf("tbf: rate is required; give e.g. rate 10mbit")
 	case cfg.Burst <= 0:
-		return fmt.Errorf("qdisc: tbf: burst is required and must be positive; give e.g. burst 32kb (at least one MTU)")
+		return fmt.Errorf("tbf: burst is required and must be positive; give e.g. burst 32kb (at least one MTU)")
 	case int64(cfg.Burst) > u32:
-		return fmt.Errorf("qdisc: tbf: burst %d exceeds tc's 32-bit limit; give at most %d bytes", cfg.Burst, uint32(u32))
+		return fmt.Errorf("tbf: burst %d exceeds tc's 32-bit limit; give at most %d bytes", cfg.Burst, uint32(u32))
 	case cfg.Limit < 0 || int64(cfg.Limit) > u32:
-		return fmt.Errorf("qdisc: tbf: limit %d out of range; give 1 to %d bytes", cfg.Limit, uint32(u32))
+		return fmt.Errorf("tbf: limit %d out of range; give 1 to %d bytes", cfg.Limit, uint32(u32))
 	case cfg.Limit == 0 && !hasChild:
-		return fmt.Errorf("qdisc: tbf: limit is required for the default bfifo child; give limit BYTES or latency TIME")
+		return fmt.Errorf("tbf: limit is required for the default bfifo child; give limit BYTES or latency TIME")
 	case cfg.PeakRate != 0 && cfg.MTU <= 0:
-		return fmt.Errorf("qdisc: tbf: peakrate %d bit/s needs mtu; give mtu BYTES (e.g. mtu 1514)", cfg.PeakRate.BitsPerSecond())
+		return fmt.Errorf("tbf: peakrate %d bit/s needs mtu; give mtu BYTES (e.g. mtu 1514)", cfg.PeakRate.BitsPerSecond())
 	case cfg.PeakRate != 0 && cfg.PeakRate <= cfg.Rate:
-		return fmt.Errorf("qdisc: tbf: peakrate %d bit/s must exceed rate %d bit/s; raise peakrate or drop it", cfg.PeakRate.BitsPerSecond(), cfg.Rate.BitsPerSecond())
+		return fmt.Errorf("tbf: peakrate %d bit/s must exceed rate %d bit/s; raise peakrate or drop it", cfg.PeakRate.BitsPerSecond(), cfg.Rate.BitsPerSecond())
 	case cfg.MTU < 0 || int64(cfg.MTU) > u32:
-		return fmt.Errorf("qdisc: tbf: mtu %d out of range; give 1 to %d bytes", cfg.MTU, uint32(u32))
+		return fmt.Errorf("tbf: mtu %d out of range; give 1 to %d bytes", cfg.MTU, uint32(u32))
 	case cfg.MPU < 0 || cfg.MPU > math.MaxUint16:
-		return fmt.Errorf("qdisc: tbf: mpu %d out of range; give 0 to %d bytes", cfg.MPU, math.MaxUint16)
+		return fmt.Errorf("tbf: mpu %d out of range; give 0 to %d bytes", cfg.MPU, math.MaxUint16)
 	case cfg.Overhead < 0 || cfg.Overhead > math.MaxUint16:
-		return fmt.Errorf("qdisc: tbf: overhead %d out of range; tc takes 0 to %d bytes", cfg.Overhead, math.MaxUint16)
+		return fmt.Errorf("tbf: overhead %d out of range; tc takes 0 to %d bytes", cfg.Overhead, math.MaxUint16)
 	case cfg.Link != LinkEthernet && cfg.Link != LinkATM:
-		return fmt.Errorf("qdisc: tbf: unknown link layer %d; use ethernet or atm", cfg.Link)
+		return fmt.Errorf("tbf: unknown link layer %d; use ethernet or atm", cfg.Link)
 	}
 	return nil
 }

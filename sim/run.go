@@ -94,15 +94,15 @@ func Run(cfg Config) (*Result, error) {
 
 func newRunner(cfg Config) (*runner, error) {
 	if cfg.Duration <= 0 {
-		return nil, fmt.Errorf("sim: duration %v must be positive; e.g. 10s", cfg.Duration)
+		return nil, fmt.Errorf("duration %v must be positive; e.g. 10s", cfg.Duration)
 	}
 	maxSize := 0
 	for i, f := range cfg.Flows {
 		if f == nil {
-			return nil, fmt.Errorf("sim: flow %d is nil", i)
+			return nil, fmt.Errorf("flow %d is nil", i)
 		}
 		if err := f.base().validate(); err != nil {
-			return nil, fmt.Errorf("sim: flow %d (%s): %w", i, f, err)
+			return nil, fmt.Errorf("flow %d (%s): %w", i, f, err)
 		}
 		maxSize = max(maxSize, f.base().Size)
 	}
@@ -125,7 +125,7 @@ func newRunner(cfg Config) (*runner, error) {
 		}
 		d, err := link.New(lc)
 		if err != nil {
-			return nil, fmt.Errorf("sim: %w", err)
+			return nil, fmt.Errorf("%w", err)
 		}
 		r.dirs[i], r.names[i] = d, lc.Name
 		r.deadline[i] = clock.Never

@@ -11,6 +11,7 @@ import (
 
 	"wanlab/link"
 	"wanlab/qdisc"
+	"wanlab/tcspec"
 )
 
 // netemLink is a direction through one netem.
@@ -321,7 +322,7 @@ func TestRunErrors(t *testing.T) {
 		{Config{}, "duration"},
 		{Config{Duration: time.Second, Flows: []Flow{CBR{Rate: 1, Size: 10}}}, "flow 0"},
 		{Config{Duration: time.Second, Flows: []Flow{CBR{Rate: 1, Size: 100, TOS: 3}}}, "tos=0x03"},
-		{Config{Duration: time.Second, Up: netemLink(qdisc.NetemConfig{Limit: -1})}, "link up"},
+		{Config{Duration: time.Second, Up: netemLink(qdisc.NetemConfig{Limit: -1})}, "up: "},
 	} {
 		_, err := Run(c.cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -432,5 +433,27 @@ func TestDirectionSeedsAreTheLabs(t *testing.T) {
 	}
 	if reflect.DeepEqual(derived, run(8, link.Config{}, link.Config{})) {
 		t.Error("run seeds 7 and 8 gave the same jitter")
+	}
+}
+
+// Numbers that overflow int64 nanoseconds do not turn into no delay: a
+// delay beyond the clock's range is refused with the limit, and departures
+// of a rate so slow that they run past the clock's end stay queued (the
+// kernel's s64 arithmetic would send them at once).
+func TestNoSilentOverflow(t *testing.T) {
+	if _, err := tcspec.ParseChain("netem delay 9223372036s", tcspec.Options{}); err == nil || !strings.Contains(err.Error(), "2^62 ns") {
+		t.Errorf("netem delay 9223372036s: %v", err)
+	}
+	chain, err := tcspec.ParseChain("netem rate 8bit 2147483647", tcspec.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Config{Duration: 10 * time.Second, Up: link.Config{Chain: chain},
+		Flows: []Flow{CBR{Rate: 1250000, Size: 1500}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Up.Delivered != 0 || res.Up.Queued != 1000 || res.Up.Dropped != res.Up.Sent-1000 {
+		t.Errorf("up %+v: want nothing delivered, netem's 1000 queued, the rest dropped", res.Up)
 	}
 }

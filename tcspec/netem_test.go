@@ -224,6 +224,11 @@ func TestNetemErrors(t *testing.T) {
 		{"netem delay 100", "100", []string{"write 100ms or 100us", "bare number means ns"}},
 		{"netem delay 10ms 5", "5", []string{"write 5ms or 5us"}},
 		{"netem delay -5ms", "-5ms", []string{"negative"}},
+		// tc takes any 64-bit number of ns, which wanlab's clock cannot add
+		// to a time: the limit is named.
+		{"netem delay 9223372036s", "9223372036s", []string{`"delay 9223372036s" exceeds 2^62 ns (about 146 years)`}},
+		{"netem delay 1s 9223372036s", "9223372036s", []string{`"jitter 9223372036s" exceeds 2^62 ns`}},
+		{"netem slot 1ms 5000000000s", "5000000000s", []string{"exceeds 2^62 ns"}},
 		{"netem delay", "delay", []string{`"delay" needs a value`}},
 		{"netem foo", "foo", []string{`"foo" is not a netem option`, "delay TIME", "slot MIN"}},
 		{"netem help", "help", []string{"netem takes"}},
@@ -263,7 +268,7 @@ func TestNetemErrors(t *testing.T) {
 			t.Errorf("Parse(%q): Kind %q Token %q Index %d; want netem %q 0 (%v)", tt.in, te.Kind, te.Token, te.Index, tt.token, err)
 		}
 		msg := err.Error()
-		if !strings.HasPrefix(msg, "tcspec: netem: ") {
+		if !strings.HasPrefix(msg, "netem: ") {
 			t.Errorf("Parse(%q): %q lacks the prefix", tt.in, msg)
 		}
 		for _, m := range tt.msg {
