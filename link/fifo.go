@@ -13,7 +13,7 @@ import (
 // between Enqueue and the next Dequeue; with one it plays mahimahi's
 // default infinite queue.
 type direct struct {
-	env   *qdisc.Env // where flushed packets are reported
+	env   *qdisc.Env // the direction's: its framing, where flushed packets go
 	q     packet.Queue
 	stats qdisc.Stats
 }
@@ -34,7 +34,7 @@ func (d *direct) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 		return nil, clock.Never
 	}
 	d.stats.Packets++
-	d.stats.Bytes += uint64(p.Len())
+	d.stats.Bytes += uint64(d.env.PktLen(p))
 	return p, now
 }
 
@@ -46,14 +46,14 @@ func (d *direct) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 }
 
 func (d *direct) Len() int           { return d.q.Len() }
-func (d *direct) Backlog() int       { return d.q.Bytes() }
+func (d *direct) Backlog() int       { return d.q.Bytes() + d.q.Len()*d.env.Framing.HeaderLen() }
 func (d *direct) Kind() string       { return "direct" }
 func (d *direct) Child() qdisc.Qdisc { return nil }
 func (d *direct) Config() qdisc.Spec { return directSpec{} }
 
 func (d *direct) Stats() qdisc.Stats {
 	s := d.stats
-	s.Qlen, s.Backlog = d.q.Len(), d.q.Bytes()
+	s.Qlen, s.Backlog = d.q.Len(), d.Backlog()
 	return s
 }
 

@@ -3,9 +3,9 @@ package link
 import (
 	"testing"
 	"time"
-	"wanlab/internal/coretest"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 	"wanlab/qdisc"
 )

@@ -32,8 +32,12 @@ type Config struct {
 	// opportunities in an unbounded FIFO (mahimahi's default queue).
 	Trace *Trace
 	// Env is shared by the tree's disciplines (Pool for duplicates, Seed,
-	// MTU, TxQueueLen, HZ). The direction sets Env.Observer to itself and
-	// Env.Root to the root it builds; values given there are ignored.
+	// MTU, Framing, TxQueueLen, HZ); its Framing also decides how the
+	// direction counts bytes (Counters.BytesIn and BytesOut: as the device
+	// does, the Ethernet header included by default). Seed is best
+	// DirectionSeed(run seed, Name). The direction sets Env.Observer to
+	// itself and Env.Root to the root it builds; values given there are
+	// ignored.
 	Env qdisc.Env
 	// Hook, when not nil, is told about every event.
 	Hook Hook
@@ -191,7 +195,7 @@ func (d *Direction) Enqueue(now clock.Time, p *packet.Packet) {
 func (d *Direction) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 	d.now = now
 	if d.trace == nil {
-		p, next := d.pull(now)
+		p, next := d.q.Dequeue(now)
 		if p == nil {
 			return nil, next
 		}
@@ -231,7 +235,7 @@ func (d *Direction) advance(now clock.Time, inclusive bool) {
 		starved := false
 		for budget > 0 {
 			if d.transit == nil {
-				p, next := d.pull(t)
+				p, next := d.q.Dequeue(t)
 				if p == nil {
 					starved, d.wait = true, next
 					break
@@ -258,11 +262,6 @@ func (d *Direction) advance(now clock.Time, inclusive bool) {
 		}
 		d.cur = c
 	}
-}
-
-// pull takes the next ready packet from the tree.
-func (d *Direction) pull(now clock.Time) (*packet.Packet, clock.Time) {
-	return d.q.Dequeue(now)
 }
 
 // deliver accounts for p leaving at now.

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wanlab/internal/coretest"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 	"wanlab/qdisc"
 	"wanlab/stats"

@@ -24,7 +24,9 @@ const maxTraceMs = 1 << 40
 // timestamp, so period q holds the opportunities q·P + t_i. Time 0 of the
 // trace is time 0 of the clock.Time line it is used on.
 //
-// Each opportunity carries OpportunityBytes bytes, used as mahimahi's
+// Each opportunity carries OpportunityBytes bytes of IP packets (whatever
+// the direction's framing: mahimahi counts what its TUN devices carry), used
+// as mahimahi's
 // LinkQueue uses them (see Direction.Dequeue): several small packets can
 // leave in one opportunity, a packet leaves when its last byte has been
 // sent, and bytes that find no packet ready are lost. mahimahi refuses

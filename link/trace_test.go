@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wanlab/internal/coretest"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/qdisc"
 )
 

@@ -147,7 +147,7 @@ func commonPrefix(olds []Qdisc, specs []Spec) int {
 // changeChecker is implemented by disciplines that refuse some changes a
 // fresh instance would accept (fq_codel's flows).
 type changeChecker interface {
-	checkChange(spec Spec) (FQCoDelConfig, error)
+	checkChange(spec Spec) error
 }
 
 // CheckChain reports whether ChangeChain(now, root, specs, env) would
@@ -168,7 +168,7 @@ func CheckChain(root Qdisc, specs []Spec, env *Env) error {
 	olds := Positions(root)
 	for i := range commonPrefix(olds, specs) {
 		if c, ok := olds[i].(changeChecker); ok {
-			if _, err := c.checkChange(specs[i]); err != nil {
+			if err := c.checkChange(specs[i]); err != nil {
 				return err
 			}
 		}

@@ -2,9 +2,9 @@ package qdisc
 
 import (
 	"testing"
-	"wanlab/internal/coretest"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
 

@@ -125,10 +125,16 @@ func (q *FQCoDel) apply(cfg FQCoDelConfig) {
 	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, mtu, q.hdr, cfg.ECN, cfg.InvSqrt)
 }
 
-// checkChange validates spec as a new configuration of q and returns it
+// checkChange reports whether Change would accept spec.
+func (q *FQCoDel) checkChange(spec Spec) error {
+	_, err := q.changedConfig(spec)
+	return err
+}
+
+// changedConfig validates spec as a new configuration of q and returns it
 // filled in. The kernel sets the number of flows only when it creates
 // fq_codel (fq_codel_change refuses a new one), so flows must stay.
-func (q *FQCoDel) checkChange(spec Spec) (FQCoDelConfig, error) {
+func (q *FQCoDel) changedConfig(spec Spec) (FQCoDelConfig, error) {
 	c, err := specAs[FQCoDelConfig](q, spec)
 	if err != nil {
 		return c, err
@@ -147,10 +153,10 @@ func (q *FQCoDel) checkChange(spec Spec) (FQCoDelConfig, error) {
 // refill, the new CoDel parameters at once, and while the discipline holds
 // more than the new limit or memory_limit it dequeues packets through its
 // own scheduler (CoDel may drop on the way, ReasonCoDel) and drops them
-// (ReasonLimit). The number of flows cannot change (see checkChange). A new
+// (ReasonLimit). The number of flows cannot change (see changedConfig). A new
 // mem_overhead re-counts the memory of the packets held.
 func (q *FQCoDel) Change(now clock.Time, spec Spec) error {
-	c, err := q.checkChange(spec)
+	c, err := q.changedConfig(spec)
 	if err != nil {
 		return err
 	}

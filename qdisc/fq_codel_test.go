@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wanlab/internal/coretest"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
 

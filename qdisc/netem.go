@@ -67,8 +67,8 @@ var _ Qdisc = (*Netem)(nil)
 //
 // The random streams are seeded from cfg.Seed when cfg.SeedSet, otherwise
 // from PositionSeed(env.Seed, 0), as the root of a tree (Build gives each
-// position its own); see NetemConfig.Correlation for the two modes. Loss model
-// fields are taken as they are: use StateLoss and GELoss for tc's
+// position its own); see NetemConfig.Correlation for the two modes. Loss
+// model fields are taken as they are: use StateLoss and GELoss for tc's
 // defaults.
 func NewNetem(cfg NetemConfig, env *Env, child Qdisc) (*Netem, error) {
 	var seed uint64

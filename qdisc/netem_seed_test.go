@@ -4,9 +4,9 @@ import (
 	"math"
 	"testing"
 	"time"
-	"wanlab/internal/coretest"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
 

@@ -2,8 +2,8 @@ package qdisc
 
 import (
 	"testing"
-	"wanlab/internal/coretest"
 
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
 

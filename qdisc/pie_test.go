@@ -6,9 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
-	"wanlab/internal/coretest"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
 

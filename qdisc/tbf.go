@@ -15,10 +15,9 @@ import (
 // Lengths are as the device counts them (Env.PktLen: on Ethernet the
 // 14-byte header is part of every packet, so a 1500-byte IP packet costs
 // 1514 bytes of credit). Tokens are nanoseconds of credit. The rate bucket
-// holds at most
-// buffer = l2t(rate, burst) and the optional peak bucket mtu_t =
-// l2t(peakrate, mtu), where l2t applies overhead, mpu and ATM cell rounding
-// (see tbfRate). Both start full. Dequeue looks at the child's head of
+// holds at most buffer = l2t(rate, burst) and the optional peak bucket
+// mtu_t = l2t(peakrate, mtu), where l2t applies overhead, mpu and ATM
+// cell rounding (see tbfRate). Both start full. Dequeue looks at the child's head of
 // length len: with el = min(now-t_c, buffer),
 //
 //	tok  = min(el+tokens, buffer) - l2t(rate, len)
@@ -154,12 +153,12 @@ func (q *TBF) Flush(now clock.Time) {
 func (q *TBF) graft(child Qdisc) (Qdisc, error) {
 	dflt := child == nil
 	if dflt {
+		if q.cfg.Limit == 0 {
+			return nil, fmt.Errorf("tbf: limit is required for the default bfifo child; give limit BYTES or latency TIME")
+		}
 		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: q.cfg.Limit}, q.env)
 		if err != nil {
 			return nil, fmt.Errorf("tbf: default child: %w", err)
-		}
-		if q.cfg.Limit == 0 {
-			return nil, fmt.Errorf("tbf: limit is required for the default bfifo child; give limit BYTES or latency TIME")
 		}
 		child = f
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wanlab/internal/coretest"
 
+	"wanlab/internal/coretest"
 	"wanlab/link"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
