@@ -6,7 +6,7 @@ package link
 // one through newWithRoot.
 
 import (
-	"fmt"
+	"errors"
 	"testing"
 	"time"
 
@@ -119,23 +119,20 @@ func (d *delayLine) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 	return p, now
 }
 
-// Change takes a new delaySpec, which applies to packets that arrive from
-// now on; the queued packets keep their times.
-func (d *delayLine) Change(_ clock.Time, spec qdisc.Spec) error {
-	s, ok := spec.(delaySpec)
-	if !ok {
-		return fmt.Errorf("testdelay cannot take a %T", spec)
-	}
-	d.spec = s
-	return nil
-}
+// Change refuses: the tests change chains of real disciplines only.
+func (d *delayLine) Change(clock.Time, qdisc.Spec) error { return errNoChange }
 
 // Flush drops every queued packet with qdisc.ReasonFlushed.
-func (d *delayLine) Flush(now clock.Time) {
-	for p := d.q.Pop(); p != nil; p = d.q.Pop() {
-		d.stats.Drops++
-		d.stats.DropsByReason[qdisc.ReasonFlushed]++
-		d.env.Drop(now, p, d, qdisc.ReasonFlushed)
+func (d *delayLine) Flush(now clock.Time) { flushQueue(now, &d.q, d, d.env, &d.stats) }
+
+var errNoChange = errors.New("the test disciplines take no change")
+
+// flushQueue drops every packet of q, reported by from.
+func flushQueue(now clock.Time, q *packet.Queue, from qdisc.Qdisc, env *qdisc.Env, st *qdisc.Stats) {
+	for p := q.Pop(); p != nil; p = q.Pop() {
+		st.Drops++
+		st.DropsByReason[qdisc.ReasonFlushed]++
+		env.Drop(now, p, from, qdisc.ReasonFlushed)
 	}
 }
 
@@ -233,31 +230,16 @@ func (s *swapper) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 	return nil, clock.Never
 }
 
-// Change takes a new swapSpec; the queued packets stay.
-func (s *swapper) Change(_ clock.Time, spec qdisc.Spec) error {
-	c, ok := spec.(swapSpec)
-	if !ok {
-		return fmt.Errorf("testswap cannot take a %T", spec)
-	}
-	s.spec = c
-	return nil
-}
+// Change refuses: the tests change chains of real disciplines only.
+func (s *swapper) Change(clock.Time, qdisc.Spec) error { return errNoChange }
 
 // Flush drops every packet held with qdisc.ReasonFlushed.
 func (s *swapper) Flush(now clock.Time) {
 	if p := s.ahead; p != nil {
 		s.ahead = nil
-		s.drop(now, p)
+		s.q.PushFront(p)
 	}
-	for p := s.q.Pop(); p != nil; p = s.q.Pop() {
-		s.drop(now, p)
-	}
-}
-
-func (s *swapper) drop(now clock.Time, p *packet.Packet) {
-	s.stats.Drops++
-	s.stats.DropsByReason[qdisc.ReasonFlushed]++
-	s.env.Drop(now, p, s, qdisc.ReasonFlushed)
+	flushQueue(now, &s.q, s, s.env, &s.stats)
 }
 
 // Len implements qdisc.Qdisc.

@@ -73,14 +73,7 @@ func (q *CoDel) Change(now clock.Time, spec Spec) error {
 	if err := q.configure(c); err != nil {
 		return err
 	}
-	for q.Len() > q.cfg.Limit {
-		p := q.q.Pop()
-		if p == nil {
-			break // only the peeked packet is left
-		}
-		q.countDrop(ReasonLimit)
-		q.env.Drop(now, p, q, ReasonLimit)
-	}
+	trimHead(now, &q.q, q.Len()-q.cfg.Limit, q, q.env, &q.stats)
 	return nil
 }
 
@@ -89,8 +82,7 @@ func (q *CoDel) Change(now clock.Time, spec Spec) error {
 func (q *CoDel) Flush(now clock.Time) {
 	if p := q.peeked; p != nil {
 		q.peeked = nil
-		q.countDrop(ReasonFlushed)
-		q.env.Drop(now, p, q, ReasonFlushed)
+		dropAs(now, p, q, q.env, &q.stats, ReasonFlushed)
 	}
 	flushRing(now, &q.q, q, q.env, &q.stats)
 }

@@ -167,9 +167,7 @@ func (q *FQCoDel) Change(now clock.Time, spec Spec) error {
 		if p == nil {
 			break // only a peeked packet is left
 		}
-		q.stats.Drops++
-		q.stats.DropsByReason[ReasonLimit]++
-		q.env.Drop(now, p, q, ReasonLimit)
+		dropAs(now, p, q, q.env, &q.stats, ReasonLimit)
 	}
 	return nil
 }
@@ -179,9 +177,7 @@ func (q *FQCoDel) Change(now clock.Time, spec Spec) error {
 func (q *FQCoDel) Flush(now clock.Time) {
 	if p := q.peeked; p != nil {
 		q.peeked = nil
-		q.stats.Drops++
-		q.stats.DropsByReason[ReasonFlushed]++
-		q.env.Drop(now, p, q, ReasonFlushed)
+		dropAs(now, p, q, q.env, &q.stats, ReasonFlushed)
 	}
 	for i := range q.flows {
 		flushRing(now, &q.flows[i].q, q, q.env, &q.stats)

@@ -147,15 +147,7 @@ func (q *PIE) Change(now clock.Time, spec Spec) error {
 	}
 	q.tick(now) // the updates due so far ran with the old parameters
 	q.configure(c)
-	for q.Len() > q.limit {
-		p := q.q.Pop()
-		if p == nil {
-			break // only the peeked packet is left
-		}
-		q.stats.Drops++
-		q.stats.DropsByReason[ReasonLimit]++
-		q.env.Drop(now, p, q, ReasonLimit)
-	}
+	trimHead(now, &q.q, q.Len()-q.limit, q, q.env, &q.stats)
 	return nil
 }
 
@@ -163,9 +155,7 @@ func (q *PIE) Change(now clock.Time, spec Spec) error {
 func (q *PIE) Flush(now clock.Time) {
 	if p := q.held; p != nil {
 		q.held = nil
-		q.stats.Drops++
-		q.stats.DropsByReason[ReasonFlushed]++
-		q.env.Drop(now, p, q, ReasonFlushed)
+		dropAs(now, p, q, q.env, &q.stats, ReasonFlushed)
 	}
 	flushRing(now, &q.q, q, q.env, &q.stats)
 }

@@ -139,9 +139,7 @@ func (q *TBF) Change(_ clock.Time, spec Spec) error {
 func (q *TBF) Flush(now clock.Time) {
 	if p := q.held; p != nil {
 		q.held = nil
-		q.stats.Drops++
-		q.stats.DropsByReason[ReasonFlushed]++
-		q.env.Drop(now, p, q, ReasonFlushed)
+		dropAs(now, p, q, q.env, &q.stats, ReasonFlushed)
 	}
 	q.child.Flush(now)
 }

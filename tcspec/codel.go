@@ -109,13 +109,13 @@ func parseCoDel(a *args, _ Options) (qdisc.Spec, error) {
 		var err error
 		switch w {
 		case "limit":
-			c.Limit, err = count(a, w, "1000")
+			c.Limit, err = count(a, w, fmt.Sprint(qdisc.DefaultCoDelLimit))
 		case "target":
-			c.Target, err = duration(a, w, "5ms")
+			c.Target, err = duration(a, w, formatDuration(qdisc.DefaultCoDelTarget))
 		case "ce_threshold":
 			err = ceThreshold(a, w, &c.CEThreshold)
 		case "interval":
-			c.Interval, err = duration(a, w, "100ms")
+			c.Interval, err = duration(a, w, formatDuration(qdisc.DefaultCoDelInterval))
 		case "ecn":
 			c.ECN = true
 		case "noecn":
@@ -179,15 +179,15 @@ func parseFQCoDel(a *args, _ Options) (qdisc.Spec, error) {
 		var err error
 		switch w {
 		case "limit":
-			c.Limit, err = count(a, w, "10240")
+			c.Limit, err = count(a, w, fmt.Sprint(qdisc.DefaultFQCoDelLimit))
 		case "flows":
-			c.Flows, err = count(a, w, "1024")
+			c.Flows, err = count(a, w, fmt.Sprint(qdisc.DefaultFQCoDelFlows))
 		case "quantum":
 			c.Quantum, err = count(a, w, "the device's MTU with its header, 1514 on Ethernet")
 		case "drop_batch":
-			c.DropBatch, err = count(a, w, "64")
+			c.DropBatch, err = count(a, w, fmt.Sprint(qdisc.DefaultDropBatch))
 		case "target":
-			c.Target, err = duration(a, w, "5ms")
+			c.Target, err = duration(a, w, formatDuration(qdisc.DefaultCoDelTarget))
 		case "ce_threshold":
 			err = ceThreshold(a, w, &c.CEThreshold)
 		case "ce_threshold_selector":
@@ -195,7 +195,7 @@ func parseFQCoDel(a *args, _ Options) (qdisc.Spec, error) {
 		case "memory_limit":
 			err = memoryLimit(a, w, &c.MemoryLimit)
 		case "interval":
-			c.Interval, err = duration(a, w, "100ms")
+			c.Interval, err = duration(a, w, formatDuration(qdisc.DefaultCoDelInterval))
 		case "ecn":
 			c.ECN = true
 		case "noecn":

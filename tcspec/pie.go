@@ -22,11 +22,11 @@ func parsePIE(a *args, _ Options) (qdisc.Spec, error) {
 		var err error
 		switch w {
 		case "limit":
-			c.Limit, err = count(a, w, "1000")
+			c.Limit, err = count(a, w, fmt.Sprint(qdisc.DefaultPIELimit))
 		case "target":
-			c.Target, err = duration(a, w, "15ms")
+			c.Target, err = duration(a, w, formatDuration(qdisc.DefaultPIETarget))
 		case "tupdate":
-			c.TUpdate, err = duration(a, w, "15ms")
+			c.TUpdate, err = duration(a, w, formatDuration(qdisc.DefaultPIETUpdate))
 		case "alpha":
 			c.Alpha, err = pieWeight(a, w)
 		case "beta":
