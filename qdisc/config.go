@@ -183,7 +183,8 @@ type FifoConfig struct {
 	// Variant is "pfifo", "bfifo" or "pfifo_head_drop".
 	Variant string
 	// Limit is in packets (pfifo, pfifo_head_drop) or bytes (bfifo); 0 means
-	// the default: txqueuelen packets, or txqueuelen*MTU bytes.
+	// the default: txqueuelen packets, or txqueuelen*psched_mtu bytes
+	// (Env.PschedMTU: 1514 per packet on Ethernet).
 	Limit int
 }
 
