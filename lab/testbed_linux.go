@@ -279,9 +279,10 @@ func (t *Testbed) Status() Status {
 	}
 }
 
-// Set replaces the chain of dir ("up", "down" or "both") while the testbed
-// runs, as `tc qdisc change` would; the packets queued in the old chain
-// move to the new one.
+// Set changes the chain of dir ("up", "down" or "both") while the testbed
+// runs, as tc would (see link.Direction.SetChain): disciplines that keep
+// their position and kind keep their packets; those replaced or removed
+// lose theirs.
 func (t *Testbed) Set(dir string, chain []qdisc.Spec) error {
 	dirs, err := directions(dir)
 	if err != nil {

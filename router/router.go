@@ -223,11 +223,14 @@ func (r *Router) Snapshot() Snapshot {
 	return Snapshot{ClockNs: int64(now), Wall: r.clk.Wall(now), Up: r.up.snapshot(), Down: r.down.snapshot()}
 }
 
-// SetChain replaces a direction's qdisc chain while running, as `tc qdisc
-// change` does ("up" or "down"); safe from any goroutine. The packets the
-// old chain holds move into the new one (see link.Direction.SetChain). It
-// returns once the direction's loop uses the new chain, or with the error
-// that building it gave, in which case the old chain stays.
+// SetChain changes a direction's qdisc chain ("up" or "down") while
+// running, position by position as tc qdisc change, replace, add and del
+// would (see link.Direction.SetChain): disciplines that keep their
+// position and kind are changed in place and keep their packets; the
+// packets of those replaced or removed are lost, counted as flushed drops.
+// It is safe from any goroutine. It returns once the direction's loop uses
+// the new chain, or with the error the new chain gave, in which case
+// nothing changed.
 func (r *Router) SetChain(dir string, chain []qdisc.Spec) error {
 	var l *loop
 	switch dir {

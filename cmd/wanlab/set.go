@@ -15,10 +15,13 @@ func newSetCommand(s *streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "set [N] --up CHAIN | --down CHAIN | --both CHAIN",
 		Short: "Change a direction's qdisc chain on a running testbed",
-		Long: `set replaces the chain of the given directions while traffic flows, as
-'tc qdisc change' would: the packets queued in the old chain move to the new
-one, which treats them as new arrivals. An empty chain ("") makes the
-direction a direct connection. Directions not given keep their chain.
+		Long: `set changes the chain of the given directions while traffic flows, as tc
+would: where a position keeps its kind, the discipline is changed in place
+('tc qdisc change') and keeps its packets; from the first position whose kind
+differs, the old disciplines are replaced or removed ('tc qdisc replace',
+'del', 'add') and the packets they hold are lost, counted as flushed drops.
+An empty chain ("") makes the direction a direct connection. Directions not
+given keep their chain.
 
 N may be left out when one testbed is running.`,
 		Example: `  wanlab set --up "netem delay 50ms loss 1%"

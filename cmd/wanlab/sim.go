@@ -104,7 +104,7 @@ func runSim(s *streams, o *simOptions) error {
 	if cfg.Down.Trace, err = readTrace("--trace-down", o.traceDown); err != nil {
 		return err
 	}
-	for _, w := range append(chainWarnings("up", up, o.mtu), chainWarnings("down", down, o.mtu)...) {
+	for _, w := range append(chainWarnings("up", up, &env), chainWarnings("down", down, &env)...) {
 		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
 	}
 

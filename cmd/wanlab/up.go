@@ -157,7 +157,7 @@ func runUp(s *streams, o *upOptions) error {
 	if os.Geteuid() != 0 {
 		return errors.New("up needs root for network namespaces and TUN devices: run it with sudo")
 	}
-	for _, w := range append(chainWarnings("up", lo.Up, 1500), chainWarnings("down", lo.Down, 1500)...) {
+	for _, w := range append(chainWarnings("up", lo.Up, nil), chainWarnings("down", lo.Down, nil)...) {
 		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
 	}
 	ready := os.Getenv(readyFDEnv)
