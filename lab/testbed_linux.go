@@ -190,8 +190,8 @@ func (t *Testbed) startRouter(ctx context.Context) error {
 	c, s := t.hosts[Client], t.hosts[Server]
 	ci, si := t.info.Client.IfName, t.info.Server.IfName
 	cfg := router.Config{
-		Up:       link.Config{Name: "up", Chain: t.opts.Up, Env: qdisc.Env{Seed: t.opts.Seed}},
-		Down:     link.Config{Name: "down", Chain: t.opts.Down, Env: qdisc.Env{Seed: t.opts.Seed + 1}},
+		Up:       link.Config{Name: "up", Chain: t.opts.Up, Env: qdisc.Env{Seed: link.DirectionSeed(t.opts.Seed, "up")}},
+		Down:     link.Config{Name: "down", Chain: t.opts.Down, Env: qdisc.Env{Seed: link.DirectionSeed(t.opts.Seed, "down")}},
 		Client:   t.devs[0],
 		Server:   t.devs[1],
 		ClientIf: ci,
