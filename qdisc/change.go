@@ -80,6 +80,17 @@ func (a Action) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (a Action) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
 
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (a *Action) UnmarshalText(b []byte) error {
+	for i, n := range actionNames {
+		if n == string(b) {
+			*a = Action(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown chain change action %q", b)
+}
+
 // PositionChange is what changing a chain did at one position.
 type PositionChange struct {
 	// Position counts from 0, the root.

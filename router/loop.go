@@ -443,15 +443,24 @@ func (l *loop) exit() {
 	l.serve()
 }
 
-func (l *loop) setChain(chain []qdisc.Spec) error {
-	// Building a tree here catches whatever the loop's SetChain would
-	// refuse, without stopping the loop.
-	if _, err := link.New(link.Config{Name: l.name, Chain: chain, Env: l.env}); err != nil {
+// checkChain reports whether setChain(chain) would succeed, on the loop's
+// goroutine (the check reads the current tree), without changing anything.
+func (l *loop) checkChain(chain []qdisc.Spec) error {
+	var err error
+	l.r.inLoop(l, func() { err = l.dir.CheckChain(chain) })
+	if err != nil {
 		return fmt.Errorf("router: %w", err)
 	}
-	var err error
+	return nil
+}
+
+func (l *loop) setChain(chain []qdisc.Spec) (qdisc.ChainChange, error) {
+	var (
+		rep qdisc.ChainChange
+		err error
+	)
 	l.r.inLoop(l, func() {
-		if _, err = l.dir.SetChain(chain); err != nil {
+		if rep, err = l.dir.SetChain(chain); err != nil {
 			return
 		}
 		l.chain = slices.Clone(chain)
@@ -460,9 +469,9 @@ func (l *loop) setChain(chain []qdisc.Spec) error {
 		l.lastNext = 0
 	})
 	if err != nil {
-		return fmt.Errorf("router: %w", err)
+		return nil, fmt.Errorf("router: %w", err)
 	}
-	return nil
+	return rep, nil
 }
 
 func (l *loop) close() {
