@@ -65,7 +65,7 @@ type request struct {
 	// both) and a chain in tc syntax; all are checked before any is
 	// applied.
 	Sets []ChainText `json:"sets,omitempty"`
-	Exec  *ExecSpec `json:"exec,omitempty"`
+	Exec *ExecSpec   `json:"exec,omitempty"`
 	// Signal is sent by an exec client to forward a signal to its program.
 	Signal int `json:"signal,omitempty"`
 }
