@@ -115,14 +115,18 @@ func GetStatus(name string, flows int) (Status, error) {
 	return *resp.Status, nil
 }
 
-// Set replaces the chain (tc syntax, "" for a direct path) of direction
-// dir ("up", "down" or "both") of the running testbed name.
-func Set(name, dir, chain string) error {
-	if _, err := directions(dir); err != nil {
-		return err
+// Set changes chains of the running testbed name: each ChainText names a
+// direction ("up", "down" or "both") and a chain in tc syntax ("" for a
+// direct path). The testbed checks every chain before applying any. It
+// returns what changed in each direction.
+func Set(name string, sets ...ChainText) ([]DirChange, error) {
+	for _, s := range sets {
+		if _, err := directions(s.Dir); err != nil {
+			return nil, err
+		}
 	}
-	_, err := call(name, request{Op: "set", Dir: dir, Chain: chain})
-	return err
+	resp, err := call(name, request{Op: "set", Sets: sets})
+	return resp.Changes, err
 }
 
 // notRunning is an error that matches ErrNotRunning with a message of its

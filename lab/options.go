@@ -53,8 +53,9 @@ type Options struct {
 	// qdisc.FramingEthernet (the zero value: the 14-byte header of an
 	// Ethernet interface, as the paths compared with have) or FramingIP.
 	Framing qdisc.Framing
-	// Seed seeds the random streams of the qdiscs: the up direction uses
-	// Seed and the down direction Seed+1, so that the two differ.
+	// Seed is the run's seed: each direction's qdiscs draw from a stream
+	// derived from it and the direction's name (link.DirectionSeed), as in
+	// `wanlab sim`, so one seed means the same streams in both.
 	Seed uint64
 	// TC is how chains given to the control socket's set request are
 	// read (tcspec.Options.LoadDist finds distribution tables).

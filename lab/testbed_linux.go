@@ -190,8 +190,8 @@ func (t *Testbed) startRouter(ctx context.Context) error {
 	c, s := t.hosts[Client], t.hosts[Server]
 	ci, si := t.info.Client.IfName, t.info.Server.IfName
 	cfg := router.Config{
-		Up:       link.Config{Name: "up", Chain: t.opts.Up, Trace: t.opts.UpTrace, Env: qdisc.Env{Seed: t.opts.Seed}},
-		Down:     link.Config{Name: "down", Chain: t.opts.Down, Trace: t.opts.DownTrace, Env: qdisc.Env{Seed: t.opts.Seed + 1}},
+		Up:       link.Config{Name: "up", Chain: t.opts.Up, Trace: t.opts.UpTrace, Env: qdisc.Env{Seed: link.DirectionSeed(t.opts.Seed, "up")}},
+		Down:     link.Config{Name: "down", Chain: t.opts.Down, Trace: t.opts.DownTrace, Env: qdisc.Env{Seed: link.DirectionSeed(t.opts.Seed, "down")}},
 		Client:   t.devs[0],
 		Server:   t.devs[1],
 		ClientIf: ci,
@@ -279,25 +279,61 @@ func (t *Testbed) Status() Status {
 	}
 }
 
-// Set replaces the chain of dir ("up", "down" or "both") while the testbed
-// runs, as `tc qdisc change` would; the packets queued in the old chain
-// move to the new one.
-func (t *Testbed) Set(dir string, chain []qdisc.Spec) error {
-	dirs, err := directions(dir)
-	if err != nil {
-		return err
+// ChainSet is one direction's new chain for Set: Dir is "up", "down" or
+// "both".
+type ChainSet struct {
+	Dir   string
+	Chain []qdisc.Spec
+}
+
+// DirChange is what a Set did to one direction's chain.
+type DirChange struct {
+	Dir    string            `json:"dir"`
+	Chain  string            `json:"chain"` // the new chain in tc syntax
+	Change qdisc.ChainChange `json:"change"`
+}
+
+// Set changes the chains of the given directions while the testbed runs,
+// as tc would (see link.Direction.SetChain): disciplines that keep their
+// position and kind keep their packets; those replaced or removed lose
+// theirs. Every chain is checked against its direction first: if any is
+// refused, nothing changes.
+func (t *Testbed) Set(sets ...ChainSet) ([]DirChange, error) {
+	type one struct {
+		dir   string
+		chain []qdisc.Spec
+	}
+	var todo []one
+	for _, s := range sets {
+		dirs, err := directions(s.Dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dirs {
+			todo = append(todo, one{d, s.Chain})
+		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
-		return fmt.Errorf("testbed %s is closed", t.opts.Name)
+		return nil, fmt.Errorf("testbed %s is closed", t.opts.Name)
 	}
-	for _, d := range dirs {
-		if err := t.r.SetChain(d, chain); err != nil {
-			return fmt.Errorf("set %s to %q: %w", d, tcspec.FormatChain(chain), err)
+	for _, o := range todo {
+		if err := t.r.CheckChain(o.dir, o.chain); err != nil {
+			return nil, fmt.Errorf("set %s to %q: %w (nothing was changed)", o.dir, tcspec.FormatChain(o.chain), err)
 		}
 	}
-	return nil
+	var done []DirChange
+	for _, o := range todo {
+		rep, err := t.r.SetChain(o.dir, o.chain)
+		if err != nil {
+			// Checked above: only a failure of the running router can
+			// get here; say what was already applied.
+			return done, fmt.Errorf("set %s to %q: %w", o.dir, tcspec.FormatChain(o.chain), err)
+		}
+		done = append(done, DirChange{Dir: o.dir, Chain: tcspec.FormatChain(o.chain), Change: rep})
+	}
+	return done, nil
 }
 
 // directions expands "up", "down" or "both".

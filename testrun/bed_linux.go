@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -23,8 +24,9 @@ type bed interface {
 	host(r lab.Role, ipv6 bool) (*netns.Handle, netip.Addr)
 	// read reads the router (ok false without one).
 	read() (v routerView, ok bool, err error)
-	// set replaces a direction's chain, as `wanlab set` does.
-	set(dir string, chain []qdisc.Spec, text string) error
+	// set applies a timed change's chains together, as `wanlab set`
+	// does, and says what it did to each direction.
+	set(c TimedChange) (effects map[string]string, err error)
 	// seed, framing and chains describe the path as it is.
 	seed() uint64
 	framing() string
@@ -107,9 +109,24 @@ func (b *ownBed) read() (routerView, bool, error) {
 	return viewOfSnapshot(b.tb.Snapshot()), true, nil
 }
 
-func (b *ownBed) set(dir string, chain []qdisc.Spec, _ string) error { return b.tb.Set(dir, chain) }
-func (b *ownBed) seed() uint64                                       { return b.opts.Seed }
-func (b *ownBed) framing() string                                    { return b.opts.Framing.String() }
+func (b *ownBed) set(c TimedChange) (map[string]string, error) {
+	sets := make([]lab.ChainSet, len(c.Dirs))
+	for i, d := range c.Dirs {
+		sets[i] = lab.ChainSet{Dir: d, Chain: c.Chains[i]}
+	}
+	return effects(b.tb.Set(sets...))
+}
+
+// effects describes what a set did to each direction, in one line each.
+func effects(changes []lab.DirChange, err error) (map[string]string, error) {
+	m := map[string]string{}
+	for _, c := range changes {
+		m[c.Dir] = strings.ReplaceAll(c.Change.String(), "\n", "; ")
+	}
+	return m, err
+}
+func (b *ownBed) seed() uint64    { return b.opts.Seed }
+func (b *ownBed) framing() string { return b.opts.Framing.String() }
 func (b *ownBed) chains() (string, string) {
 	st := b.tb.Status()
 	return st.Up.Chain, st.Down.Chain
@@ -164,9 +181,13 @@ func (b *labBed) read() (routerView, bool, error) {
 	return routerView{Up: viewOf(st.Up), Down: viewOf(st.Down)}, true, nil
 }
 
-func (b *labBed) set(dir string, _ []qdisc.Spec, text string) error {
-	b.changed[dir] = true
-	return lab.Set(b.name, dir, text)
+func (b *labBed) set(c TimedChange) (map[string]string, error) {
+	sets := make([]lab.ChainText, len(c.Dirs))
+	for i, d := range c.Dirs {
+		sets[i] = lab.ChainText{Dir: d, Chain: c.Texts[i]}
+		b.changed[d] = true
+	}
+	return effects(lab.Set(b.name, sets...))
 }
 func (b *labBed) seed() uint64             { return b.start.Seed }
 func (b *labBed) framing() string          { return b.start.Framing.String() }
@@ -176,11 +197,15 @@ func (b *labBed) chains() (string, string) { return b.start.Up.Chain, b.start.Do
 // change replaced are set again.
 func (b *labBed) close() error {
 	var errs []error
-	for _, d := range []struct{ dir, chain string }{{"up", b.start.Up.Chain}, {"down", b.start.Down.Chain}} {
-		if b.changed[d.dir] {
-			if err := lab.Set(b.name, d.dir, d.chain); err != nil {
-				errs = append(errs, fmt.Errorf("setting %s of testbed %s back to %q: %w", d.dir, b.name, d.chain, err))
-			}
+	var back []lab.ChainText
+	for _, d := range []lab.ChainText{{Dir: "up", Chain: b.start.Up.Chain}, {Dir: "down", Chain: b.start.Down.Chain}} {
+		if b.changed[d.Dir] {
+			back = append(back, d)
+		}
+	}
+	if len(back) > 0 {
+		if _, err := lab.Set(b.name, back...); err != nil {
+			errs = append(errs, fmt.Errorf("setting the chains of testbed %s back to %+v: %w", b.name, back, err))
 		}
 	}
 	for _, h := range b.hosts {
@@ -263,8 +288,8 @@ func (b *directBed) host(r lab.Role, ipv6 bool) (*netns.Handle, netip.Addr) {
 }
 
 func (b *directBed) read() (routerView, bool, error) { return routerView{}, false, nil }
-func (b *directBed) set(string, []qdisc.Spec, string) error {
-	return errors.New("a direct path has no router to change")
+func (b *directBed) set(TimedChange) (map[string]string, error) {
+	return nil, errors.New("a direct path has no router to change")
 }
 func (b *directBed) seed() uint64             { return b.seedV }
 func (b *directBed) framing() string          { return qdisc.FramingEthernet.String() }

@@ -110,9 +110,11 @@ type AppliedChange struct {
 	// from T0.
 	AtS      float64 `json:"at_s"`
 	AppliedS float64 `json:"applied_s"`
-	// Direction and Chain are what was set.
+	// Direction and Chain are what was set; Effect says what that did,
+	// position by position, as `wanlab set` prints it ("2 tbf: changed").
 	Direction string `json:"direction"`
 	Chain     string `json:"chain"`
+	Effect    string `json:"effect,omitempty"`
 	// Error is why it failed, if it did.
 	Error string `json:"error,omitempty"`
 }
@@ -385,6 +387,9 @@ func PrintRouter(w io.Writer, raw json.RawMessage) error {
 			ew.printf(" change at %gs: %s to %q FAILED: %s\n", c.AtS, c.Direction, c.Chain, c.Error)
 		} else {
 			ew.printf(" change at %gs (applied at %.3fs): %s to %s\n", c.AtS, c.AppliedS, c.Direction, orNone(c.Chain))
+			if c.Effect != "" {
+				ew.printf("      %s\n", c.Effect)
+			}
 		}
 	}
 	if rep.Note != "" {

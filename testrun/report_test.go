@@ -62,7 +62,7 @@ func TestRouterReport(t *testing.T) {
 	}
 	// Every key snake_case and documented, the optional ones included.
 	full := *rep
-	full.Changes = []AppliedChange{{AtS: 1, AppliedS: 1.001, Direction: "up", Chain: "netem delay 1ms", Error: "refused"}}
+	full.Changes = []AppliedChange{{AtS: 1, AppliedS: 1.001, Direction: "up", Chain: "netem delay 1ms", Effect: "1 netem: changed", Error: "refused"}}
 	full.Note = "a note"
 	schematest.CheckKeys(t, full)
 	raw, _ := json.Marshal(rep)

@@ -268,17 +268,22 @@ func (w *watcher) startChanges(ctx context.Context) {
 				return
 			case <-timer.C:
 			}
+			// The directions of one change are set together, as one
+			// `wanlab set` does: all or none.
+			effects, err := w.b.set(c)
+			applied := w.clk.Now().Sub(w.t0).Seconds()
+			if err != nil {
+				w.warnf("the change at %v failed: %v", c.At, err)
+			}
+			w.rec.mu.Lock()
 			for i, dir := range c.Dirs {
-				err := w.b.set(dir, c.Chains[i], c.Texts[i])
-				ac := AppliedChange{AtS: c.At.Seconds(), AppliedS: w.clk.Now().Sub(w.t0).Seconds(), Direction: dir, Chain: c.Texts[i]}
+				ac := AppliedChange{AtS: c.At.Seconds(), AppliedS: applied, Direction: dir, Chain: c.Texts[i], Effect: effects[dir]}
 				if err != nil {
 					ac.Error = err.Error()
-					w.warnf("the change at %v of %s to %q failed: %v", c.At, dir, c.Texts[i], err)
 				}
-				w.rec.mu.Lock()
 				w.rec.changes = append(w.rec.changes, ac)
-				w.rec.mu.Unlock()
 			}
+			w.rec.mu.Unlock()
 		}
 	}()
 }

@@ -248,7 +248,8 @@ func TestRunVariants(t *testing.T) {
 			within(r, "rate before the change (trace)", mean(first), 9, 11.8)
 			within(r, "rate after the change (tbf)", mean(last), 3, 4.1)
 			rep := routerReport(t, d)
-			if len(rep.Changes) != 1 || rep.Changes[0].Error != "" || rep.Changes[0].AppliedS < 2 || rep.Changes[0].AppliedS > 2.2 {
+			if len(rep.Changes) != 1 || rep.Changes[0].Error != "" || rep.Changes[0].AppliedS < 2 || rep.Changes[0].AppliedS > 2.2 ||
+				!strings.Contains(rep.Changes[0].Effect, "tbf: added") {
 				r.Errorf("changes %+v", rep.Changes)
 			}
 			if d.Run.Options["trace_up"] != trace || !strings.Contains(rep.Directions[0].ChainEnd, "tbf rate 4Mbit") {

@@ -88,19 +88,13 @@ func loadDist(name string) ([]int16, error) {
 	return nil, fmt.Errorf("distribution %q not found (looked for %s); built in are uniform, normal, pareto, paretonormal, or give a path to a .dist file", name, strings.Join(candidates, ", "))
 }
 
-// chainWarnings collects the warnings of a chain's disciplines: settings
-// that behave very differently from what their numbers suggest.
-func chainWarnings(dir string, chain []qdisc.Spec, mtu int) []string {
+// chainWarnings collects the warnings of a chain's disciplines on env's
+// device (nil for the default one): settings that behave very differently
+// from what their numbers suggest.
+func chainWarnings(dir string, chain []qdisc.Spec, env *qdisc.Env) []string {
 	var ws []string
 	for _, s := range chain {
-		var w []string
-		switch c := s.(type) {
-		case qdisc.NetemConfig:
-			w = qdisc.NetemWarnings(c)
-		case qdisc.TBFConfig:
-			w = qdisc.TBFWarnings(c, mtu)
-		}
-		for _, x := range w {
+		for _, x := range qdisc.Warnings(s, env) {
 			ws = append(ws, fmt.Sprintf("%s: %s: %s", dir, s.Kind(), x))
 		}
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,10 +17,13 @@ func newSetCommand(s *streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "set [N] --up CHAIN | --down CHAIN | --both CHAIN",
 		Short: "Change a direction's qdisc chain on a running testbed",
-		Long: `set replaces the chain of the given directions while traffic flows, as
-'tc qdisc change' would: the packets queued in the old chain move to the new
-one, which treats them as new arrivals. An empty chain ("") makes the
-direction a direct connection. Directions not given keep their chain.
+		Long: `set changes the chain of the given directions while traffic flows, as tc
+would: where a position keeps its kind, the discipline is changed in place
+('tc qdisc change') and keeps its packets; from the first position whose kind
+differs, the old disciplines are replaced or removed ('tc qdisc replace',
+'del', 'add') and the packets they hold are lost, counted as flushed drops.
+An empty chain ("") makes the direction a direct connection. Directions not
+given keep their chain.
 
 N may be left out when one testbed is running.`,
 		Example: `  wanlab set --up "netem delay 50ms loss 1%"
@@ -44,25 +49,39 @@ N may be left out when one testbed is running.`,
 			if len(changes) == 0 {
 				return usagef("nothing to set: give --up CHAIN, --down CHAIN or --both CHAIN")
 			}
+			var sets []lab.ChainText
 			for _, ch := range changes {
 				if _, err := parseChain(ch.flag, ch.text); err != nil {
 					return err
 				}
+				sets = append(sets, lab.ChainText{Dir: ch.dir, Chain: ch.text})
 			}
 			name, err := testbedArg(args)
 			if err != nil {
 				return err
 			}
-			for _, ch := range changes {
-				if err := lab.Set(name, ch.dir, ch.text); err != nil {
-					return err
-				}
-				specs, _ := parseChain(ch.flag, ch.text)
-				fmt.Fprintf(s.out, "%s %s: %s\n", name, ch.dir, describeChain(specs))
+			done, err := lab.Set(name, sets...)
+			for _, d := range done {
+				printChange(s.out, name, d)
 			}
-			return nil
+			return err
 		},
 	}
 	p.register(c.Flags())
 	return c
+}
+
+// printChange says what a set did to one direction: the new chain, then
+// what happened at each position, as tc would have done it.
+func printChange(w io.Writer, name string, d lab.DirChange) {
+	chain := d.Chain
+	if chain == "" {
+		chain = "direct (no qdisc)"
+	}
+	fmt.Fprintf(w, "%s %s: %s\n", name, d.Dir, chain)
+	for _, line := range strings.Split(d.Change.String(), "\n") {
+		if line != "" {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
 }

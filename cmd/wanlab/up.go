@@ -20,6 +20,7 @@ import (
 
 	"wanlab/lab"
 	"wanlab/outfile"
+	"wanlab/qdisc"
 	"wanlab/tun"
 )
 
@@ -45,6 +46,7 @@ type upOptions struct {
 	device     string
 	rtPriority int
 	seed       uint64
+	framing    qdisc.Framing
 	detach     bool
 	json       bool
 	changed    []*pflag.Flag // the flags given, for the detached copy
@@ -87,7 +89,8 @@ router with 'wanlab status'; change a chain with 'wanlab set'.`,
 	fs.StringVar(&o.ecn, "ecn", "", "net.ipv4.tcp_ecn of both hosts: off, 1 (request ECN) or 2 (accept it; the kernel's default)")
 	fs.StringVar(&o.device, "device", "vnet", "TUN device kind: vnet (GSO super-packets cross whole where the chain allows), offload (split on read, coalesced on write) or raw (one packet per system call)")
 	fs.IntVar(&o.rtPriority, "rt-priority", 0, "run the router's loops with SCHED_FIFO at this priority (1-99): less timing error where the loops have CPUs to themselves; on a machine whose CPUs the hosts' programs share, the kernel's real-time throttling can stall a loop for up to a second (see docs/benchmarks.md)")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed of the qdiscs' random choices (up uses SEED, down SEED+1)")
+	registerFraming(fs, &o.framing)
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the qdiscs' random choices: each direction derives its own stream from it, as in 'wanlab sim'")
 	fs.BoolVar(&o.detach, "detach", false, "run in the background and return once the testbed is ready")
 	fs.BoolVar(&o.json, "json", false, `print {"name", "client": {"ns", "ifname", "addr4", "addr6"}, "server": {...}} on one line once ready`)
 	return c
@@ -95,7 +98,7 @@ router with 'wanlab status'; change a chain with 'wanlab set'.`,
 
 // options turns the flags into lab.Options; its errors are usage errors.
 func (o *upOptions) options() (lab.Options, error) {
-	lo := lab.Options{Name: o.name, CC: o.cc, TCPRmem: o.rmem, TCPWmem: o.wmem, Seed: o.seed, TC: tcOptions()}
+	lo := lab.Options{Name: o.name, CC: o.cc, TCPRmem: o.rmem, TCPWmem: o.wmem, Seed: o.seed, Framing: o.framing, TC: tcOptions()}
 	if err := lab.CheckName(o.name); err != nil {
 		return lo, usagef("--name: %v", err)
 	}
@@ -157,7 +160,7 @@ func runUp(s *streams, o *upOptions) error {
 	if os.Geteuid() != 0 {
 		return errors.New("up needs root for network namespaces and TUN devices: run it with sudo")
 	}
-	for _, w := range append(chainWarnings("up", lo.Up, 1500), chainWarnings("down", lo.Down, 1500)...) {
+	for _, w := range append(chainWarnings("up", lo.Up, nil), chainWarnings("down", lo.Down, nil)...) {
 		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
 	}
 	ready := os.Getenv(readyFDEnv)
