@@ -127,13 +127,16 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	// goes away under the run.
 	tctx, stopTraffic := context.WithCancelCause(ctx)
 	defer stopTraffic(nil)
-	w := &watcher{s: s, b: b, rec: rec, hooks: hooks, warnf: warnf, stop: stopTraffic}
+	// One clock for the traffic and the timed changes.
+	clk := clock.NewReal()
+	w := &watcher{s: s, b: b, rec: rec, hooks: hooks, warnf: warnf, stop: stopTraffic, clk: clk}
 	runCtx, cancelChanges := context.WithCancel(tctx)
 	defer cancelChanges()
 	res, runErr := traffic.Run(tctx, traffic.Plan{
 		Step:   s.Step,
 		Length: s.Length(),
 		Flows:  flows,
+		Clock:  clk,
 		OnStep: func(k int, t clock.Time) { w.step(runCtx, k, t) },
 	})
 	cancelChanges()
@@ -168,8 +171,9 @@ type watcher struct {
 	warnf func(string, ...any)
 
 	stop context.CancelCauseFunc // ends the traffic early
+	clk  *clock.Real             // the traffic's clock
 
-	clk     *clock.Real
+	started bool
 	t0      clock.Time
 	last    clock.Time
 	wg      sync.WaitGroup
@@ -179,15 +183,16 @@ type watcher struct {
 }
 
 func (w *watcher) elapsed() time.Duration {
-	if w.clk == nil {
+	if !w.started {
 		return 0
 	}
 	return w.last.Sub(w.t0)
 }
 
 func (w *watcher) step(ctx context.Context, k int, t clock.Time) {
-	if k == 0 || w.clk == nil {
-		w.clk, w.t0 = clock.NewReal(), t.Add(-time.Duration(k)*w.s.Step)
+	if !w.started {
+		// T0 is a little before the first grid point's reading.
+		w.started, w.t0 = true, t.Add(-time.Duration(k)*w.s.Step)
 		w.startChanges(ctx)
 	}
 	w.last = t
