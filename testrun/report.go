@@ -13,6 +13,7 @@ import (
 	"wanlab/fidelity"
 	"wanlab/link"
 	"wanlab/qdisc"
+	"wanlab/tcspec"
 )
 
 // RouterReport is the results document's "router" object: what the router
@@ -182,11 +183,16 @@ func (rec *routerRecord) report(s *Setup) *RouterReport {
 		since = "testbed"
 	}
 	startUp, startDown := s.UpText, s.DownText
-	var upChains, downChains [][]qdisc.Spec
-	upChains, downChains = append(upChains, s.Up), append(downChains, s.Down)
+	up, down := s.Up, s.Down
 	if s.Mode == ModeLab {
+		// The testbed's chains as it reported them; one this wanlab cannot
+		// read back (a distribution file it cannot find) counts as
+		// configuring nothing.
 		startUp, startDown = rec.base.Up.Chain, rec.base.Down.Chain
+		up, _ = tcspec.ParseChain(startUp, tcspec.Options{})
+		down, _ = tcspec.ParseChain(startDown, tcspec.Options{})
 	}
+	upChains, downChains := [][]qdisc.Spec{up}, [][]qdisc.Spec{down}
 	for _, c := range s.Changes {
 		for i, d := range c.Dirs {
 			if d == "up" {
@@ -207,8 +213,8 @@ func (rec *routerRecord) report(s *Setup) *RouterReport {
 		trace      *link.Trace
 		from, to   dirView
 	}{
-		{name: "up", base: rec.base.Up, end: last.Up, chainStart: startUp, chain: s.Up, trace: s.TraceUp, from: loadFrom.Up, to: loadTo.Up},
-		{name: "down", base: rec.base.Down, end: last.Down, chainStart: startDown, chain: s.Down, trace: s.TraceDown, from: loadFrom.Down, to: loadTo.Down},
+		{name: "up", base: rec.base.Up, end: last.Up, chainStart: startUp, chain: up, trace: s.TraceUp, from: loadFrom.Up, to: loadTo.Up},
+		{name: "down", base: rec.base.Down, end: last.Down, chainStart: startDown, chain: down, trace: s.TraceDown, from: loadFrom.Down, to: loadTo.Down},
 	} {
 		dr := DirectionReport{
 			Name: d.name, ChainStart: d.chainStart, ChainEnd: d.end.Chain,
@@ -223,11 +229,6 @@ func (rec *routerRecord) report(s *Setup) *RouterReport {
 			WriteDrops:       d.end.WriteDrops - d.base.WriteDrops,
 			Lateness: LatenessReport{N: d.end.LatenessN - d.base.LatenessN,
 				P50Ns: d.end.LatenessP50Ns, P99Ns: d.end.LatenessP99Ns, MaxNs: d.end.LatenessMax},
-		}
-		if s.Mode == ModeLab {
-			// The testbed's chain may not parse back into what this
-			// wanlab knows; its text is what counts.
-			dr.ConfiguredRateBps, dr.ConfiguredDelayNs = 0, 0
 		}
 		for k, n := range d.end.DroppedByReason {
 			if n > d.base.DroppedByReason[k] {

@@ -190,7 +190,8 @@ func TestRunVariants(t *testing.T) {
 		o.At = []Change{{At: time.Second, Up: "netem delay 25ms"}}
 		d := runDoc(t, o)
 		rep := routerReport(t, d)
-		if rep.Mode != ModeLab || rep.Testbed != name || d.Run.Seed != 42 || !strings.Contains(d.Run.Path.Up, "delay 15ms") {
+		if rep.Mode != ModeLab || rep.Testbed != name || d.Run.Seed != 42 || !strings.Contains(d.Run.Path.Up, "delay 15ms") ||
+			rep.Directions[0].ConfiguredDelayNs != int64(15*time.Millisecond) {
 			t.Errorf("report %+v, seed %d, path %+v", rep, d.Run.Seed, d.Run.Path)
 		}
 		if d.Run.Sysctls["client"]["net.ipv4.tcp_recovery"] != "0" {
