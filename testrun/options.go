@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"wanlab/profile"
 )
 
 // Options describe one run. The zero value of a field keeps its default
@@ -183,12 +185,14 @@ var Table = []Option{
 	{"`--json`", "json", "(the output itself)", "print the results document on stdout instead of the text summary"},
 }
 
-// Markdown returns docs/options.md.
+// Markdown returns docs/options.md: Table, then the built-in profiles
+// with their chains and sources.
 func Markdown() string {
 	var b strings.Builder
 	b.WriteString("# Options of wanlab run\n\n")
 	b.WriteString("Every option of `wanlab run`, once: its flag, its key in experiment files\n")
-	b.WriteString("and where the results document (docs/results-format.md) records it.\n")
+	b.WriteString("and where the results document (docs/results-format.md) records it;\n")
+	b.WriteString("then the built-in paths that --profile names, with their chains and sources.\n")
 	b.WriteString("Generated from `testrun.Table`; a test fails when the two disagree\n")
 	b.WriteString("(regenerate with `go test ./testrun -run TestOptionsDoc -update`).\n\n")
 	b.WriteString("| flag | experiment key | recorded in | meaning |\n")
@@ -196,5 +200,20 @@ func Markdown() string {
 	for _, o := range Table {
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", o.Flag, o.Key, o.Recorded, o.Meaning)
 	}
+	b.WriteString("\n## Built-in paths (`--profile`)\n\n")
+	b.WriteString("Each profile is a chain per direction: netem for the propagation delay, a\n")
+	b.WriteString("tbf for the rate, and a FIFO as the tbf's child, the bottleneck queue that\n")
+	fmt.Fprintf(&b, "`--aqm` replaces (%s).\nWithout a path, a run uses `%s`.\n", strings.Join(profile.AQMs, ", "), DefaultProfile)
+	for _, p := range profile.All() {
+		fmt.Fprintf(&b, "\n### %s\n\n%s.\n\n", p.Name, capitalize(p.Summary))
+		fmt.Fprintf(&b, "- up: `%s`\n- down: `%s`\n\n%s\n", p.Up, p.Down, p.Why)
+	}
 	return b.String()
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
