@@ -209,14 +209,14 @@ func runRun(s *streams, f *runFlags, argv []string) error {
 	hooks := testrun.Hooks{Warnf: func(format string, args ...any) {
 		fmt.Fprintf(s.err, "wanlab: warning: "+format+"\n", args...)
 	}}
-	if p := newProgressLine(s.err, setup.Test.Name); p != nil && setup.Length() > progressMin {
-		hooks.Progress = p.update
-		defer p.done()
+	progress := newProgressLine(s.err, setup.Test.Name)
+	if progress != nil && setup.Length() > progressMin {
+		hooks.Progress = progress.update
 	}
 	start := time.Now()
 	doc, err := testrun.Run(ctx, setup, testrun.Info{Argv: argv, Version: wanlabVersion()}, hooks)
 	if hooks.Progress != nil {
-		hooks.Progress = nil
+		progress.done() // before anything else reaches the terminal
 	}
 	if err != nil {
 		switch {
