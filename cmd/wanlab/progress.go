@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +22,7 @@ import (
 // which progressbar can only carry as the "description" beside a bar it
 // sizes and throttles itself, at the cost of three more modules.
 type progressLine struct {
+	mu    sync.Mutex // warnings may come from another goroutine
 	w     io.Writer
 	fd    int
 	label string
@@ -40,6 +42,8 @@ func newProgressLine(w io.Writer, label string) *progressLine {
 }
 
 func (p *progressLine) update(pr testrun.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	line := fmt.Sprintf("%s  %5.1fs of %gs  %-4s  up %7.2f Mbit/s  down %7.2f Mbit/s",
 		p.label, pr.Elapsed.Seconds(), pr.Length.Seconds(), pr.Phase, pr.UpMbps, pr.DownMbps)
 	if !math.IsNaN(pr.DelayMs) {
@@ -54,4 +58,16 @@ func (p *progressLine) update(pr testrun.Progress) {
 }
 
 // done erases the line.
-func (p *progressLine) done() { fmt.Fprint(p.w, "\r\x1b[K") }
+func (p *progressLine) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprint(p.w, "\r\x1b[K")
+}
+
+// println erases the line and writes a line of its own in its place; the
+// next update draws the progress line again below it.
+func (p *progressLine) println(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "\r\x1b[K%s\n", line)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"wanlab/outfile"
+	"wanlab/qdisc"
 	"wanlab/results"
 	"wanlab/testrun"
 )
@@ -199,6 +200,16 @@ func runRun(s *streams, f *runFlags, argv []string) error {
 		}
 		return err
 	}
+	env := &qdisc.Env{Framing: setup.Framing}
+	warnings := append(chainWarnings("up", setup.Up, env), chainWarnings("down", setup.Down, env)...)
+	for _, c := range setup.Changes {
+		for i, dir := range c.Dirs {
+			warnings = append(warnings, chainWarnings(fmt.Sprintf("--at %v %s", c.At, dir), c.Chains[i], env)...)
+		}
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
+	}
 	// The summary goes to stdout unless a file does.
 	out := s.out
 	if o.Output == "-" || o.Flent == "-" || o.Pcap == "-" {
@@ -206,12 +217,18 @@ func runRun(s *streams, f *runFlags, argv []string) error {
 	}
 	ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	hooks := testrun.Hooks{Warnf: func(format string, args ...any) {
-		fmt.Fprintf(s.err, "wanlab: warning: "+format+"\n", args...)
-	}}
+	var hooks testrun.Hooks
 	progress := newProgressLine(s.err, setup.Test.Name)
 	if progress != nil && setup.Length() > progressMin {
 		hooks.Progress = progress.update
+	}
+	hooks.Warnf = func(format string, args ...any) {
+		line := fmt.Sprintf("wanlab: warning: "+format, args...)
+		if hooks.Progress != nil {
+			progress.println(line)
+			return
+		}
+		fmt.Fprintln(s.err, line)
 	}
 	start := time.Now()
 	doc, err := testrun.Run(ctx, setup, testrun.Info{Argv: argv, Version: wanlabVersion()}, hooks)
