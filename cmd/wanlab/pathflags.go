@@ -24,25 +24,32 @@ func (p *pathFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.both, "both", "", "the same chain in both directions (each direction gets its own instance)")
 }
 
+// flags returns the flags that gave each direction's chain, for messages:
+// --up and --down, or --both for both.
+func (p *pathFlags) flags() (up, down string) {
+	if p.both != "" {
+		return "--both", "--both"
+	}
+	return "--up", "--down"
+}
+
 // chains parses the flags into one chain per direction. An empty chain is a
 // direct path.
 func (p *pathFlags) chains() (up, down []qdisc.Spec, err error) {
 	if p.both != "" && (p.up != "" || p.down != "") {
 		return nil, nil, usagef("--both sets both directions: give either --both, or --up and/or --down")
 	}
+	upFlag, downFlag := p.flags()
 	upText, downText := p.up, p.down
 	if p.both != "" {
 		upText, downText = p.both, p.both
 	}
-	if up, err = parseChain("--up", upText); err != nil {
+	if up, err = parseChain(upFlag, upText); err != nil {
 		return nil, nil, err
 	}
-	if p.both != "" {
-		// Parse again rather than share: each direction owns its configs.
-		down, err = parseChain("--both", downText)
-	} else {
-		down, err = parseChain("--down", downText)
-	}
+	// With --both the text is parsed again rather than shared: each
+	// direction owns its configs.
+	down, err = parseChain(downFlag, downText)
 	return up, down, err
 }
 

@@ -114,3 +114,19 @@ func TestStatusJSONDocumented(t *testing.T) {
 	st.Up.Ring.Err = "no such device"
 	schematest.CheckKeys(t, st)
 }
+
+// TestBothErrorsSayBoth: a chain given with --both is reported as --both,
+// never as --up or --down.
+func TestBothErrorsSayBoth(t *testing.T) {
+	for _, args := range [][]string{
+		{"up", "--both", "netem delay"},
+		{"sim", "--both", "netem delay"},
+		{"sim", "--both", "tbf rate 1mbit"},
+		{"set", "--both", "netem delay"},
+	} {
+		_, errOut, code := runWanlab(t, args...)
+		if code != exitUsage || !strings.HasPrefix(errOut, "wanlab: --both: ") || strings.Contains(errOut, "--up") || strings.Contains(errOut, "--down") {
+			t.Errorf("wanlab %q: exit %d, %q; want 2 and a message about --both alone", args, code, errOut)
+		}
+	}
+}
