@@ -9,7 +9,9 @@ import (
 	"syscall"
 	"time"
 
+	"wanlab/distfile"
 	"wanlab/netns"
+	"wanlab/tcspec"
 )
 
 // Errors wrapped by the client functions.
@@ -116,12 +118,27 @@ func GetStatus(name string, flows int) (Status, error) {
 }
 
 // Set replaces the chain (tc syntax, "" for a direct path) of direction
-// dir ("up", "down" or "both") of the running testbed name.
+// dir ("up", "down" or "both") of the running testbed name. The chain is
+// read here first; distribution files it names are read here too
+// (package distfile: relative to the caller's working directory, or in
+// tc's library directories) and their tables sent along, so the testbed,
+// whose working directory is another, never looks for them itself.
 func Set(name, dir, chain string) error {
 	if _, err := directions(dir); err != nil {
 		return err
 	}
-	_, err := call(name, request{Op: "set", Dir: dir, Chain: chain})
+	tables := map[string][]int16{}
+	load := func(n string) ([]int16, error) {
+		t, err := distfile.Load(n)
+		if err == nil {
+			tables[n] = t
+		}
+		return t, err
+	}
+	if _, err := tcspec.ParseChain(chain, tcspec.Options{LoadDist: load}); err != nil {
+		return err
+	}
+	_, err := call(name, request{Op: "set", Dir: dir, Chain: chain, Dists: tables})
 	return err
 }
 

@@ -62,10 +62,12 @@ type request struct {
 	// direction; 0 asks for all.
 	Flows int `json:"flows,omitempty"`
 	// Dir and Chain are set's direction (up, down, both) and chain in tc
-	// syntax.
-	Dir   string    `json:"dir,omitempty"`
-	Chain string    `json:"chain,omitempty"`
-	Exec  *ExecSpec `json:"exec,omitempty"`
+	// syntax; Dists holds the distribution tables the chain names that
+	// are not built in, read by the client, by the name the chain gives.
+	Dir   string             `json:"dir,omitempty"`
+	Chain string             `json:"chain,omitempty"`
+	Dists map[string][]int16 `json:"dists,omitempty"`
+	Exec  *ExecSpec          `json:"exec,omitempty"`
 	// Signal is sent by an exec client to forward a signal to its program.
 	Signal int `json:"signal,omitempty"`
 }

@@ -5,7 +5,6 @@ import (
 	"net/netip"
 
 	"wanlab/qdisc"
-	"wanlab/tcspec"
 	"wanlab/tun"
 )
 
@@ -51,9 +50,6 @@ type Options struct {
 	// Seed seeds the random streams of the qdiscs: the up direction uses
 	// Seed and the down direction Seed+1, so that the two differ.
 	Seed uint64
-	// TC is how chains given to the control socket's set request are
-	// read (tcspec.Options.LoadDist finds distribution tables).
-	TC tcspec.Options
 	// Logf, when not nil, is told in one line about each control request
 	// and each program run through the control socket.
 	Logf func(format string, args ...any)

@@ -71,7 +71,7 @@ func (t *Testbed) serveConn(c *net.UnixConn) {
 		st.Down.Flows = topFlows(st.Down.Flows, req.Flows)
 		send(c, response{Status: &st})
 	case "set":
-		send(c, errResponse(t.setText(req.Dir, req.Chain)))
+		send(c, errResponse(t.setText(req.Dir, req.Chain, req.Dists)))
 	case "down":
 		t.logf("testbed %s: down requested", t.opts.Name)
 		send(c, response{})
@@ -88,8 +88,17 @@ func (t *Testbed) serveConn(c *net.UnixConn) {
 	}
 }
 
-func (t *Testbed) setText(dir, chain string) error {
-	specs, err := tcspec.ParseChain(chain, t.opts.TC)
+// setText applies a set request. The chain's distribution tables are
+// those the client read and sent: a file name in the chain is the client's,
+// relative to its working directory, and never looked up here.
+func (t *Testbed) setText(dir, chain string, dists map[string][]int16) error {
+	load := func(name string) ([]int16, error) {
+		if table, ok := dists[name]; ok {
+			return table, nil
+		}
+		return nil, fmt.Errorf("distribution %q: the client sent no table of that name (send the tables the chain names, as lab.Set does)", name)
+	}
+	specs, err := tcspec.ParseChain(chain, tcspec.Options{LoadDist: load})
 	if err != nil {
 		return err
 	}

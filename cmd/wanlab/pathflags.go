@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/pflag"
 
+	"wanlab/distfile"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
 )
@@ -61,39 +59,9 @@ func parseChain(flag, text string) ([]qdisc.Spec, error) {
 	return specs, nil
 }
 
-// tcOptions gives the tc parser access to distribution files.
-func tcOptions() tcspec.Options { return tcspec.Options{LoadDist: loadDist} }
-
-// loadDist reads a netem distribution table. A name with a slash or a .dist
-// suffix is a file; otherwise it is looked up as tc does, in $TC_LIB_DIR and
-// then /usr/lib/tc (and /usr/lib64/tc).
-func loadDist(name string) ([]int16, error) {
-	var candidates []string
-	if strings.ContainsRune(name, '/') || strings.HasSuffix(name, ".dist") {
-		candidates = []string{name}
-	} else {
-		for _, dir := range []string{os.Getenv("TC_LIB_DIR"), "/usr/lib/tc", "/usr/lib64/tc"} {
-			if dir != "" {
-				candidates = append(candidates, filepath.Join(dir, name+".dist"))
-			}
-		}
-	}
-	for _, path := range candidates {
-		text, err := os.ReadFile(path)
-		if os.IsNotExist(err) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		table, err := qdisc.ParseDistTable(text)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return table, nil
-	}
-	return nil, fmt.Errorf("distribution %q not found (looked for %s); built in are uniform, normal, pareto, paretonormal, or give a path to a .dist file", name, strings.Join(candidates, ", "))
-}
+// tcOptions gives the tc parser access to distribution files, read from
+// the caller's working directory or tc's library directories.
+func tcOptions() tcspec.Options { return tcspec.Options{LoadDist: distfile.Load} }
 
 // chainWarnings collects the warnings of a chain's disciplines: settings
 // that behave very differently from what their numbers suggest.

@@ -5,6 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -46,5 +49,60 @@ func TestCLIExecStatusOfAProgramThatCannotStart(t *testing.T) {
 	// The testbed still runs programs afterwards.
 	if out := mustCLI(t, "exec", name, "--", "echo", "fine"); out != "fine\n" {
 		t.Errorf("exec echo after the failures: %q", out)
+	}
+}
+
+// TestCLISetReadsDistributionsWhereItRuns: a .dist file named to `set` is
+// read in set's own working directory, never in the testbed owner's,
+// which has a file of the same name. Two tables tell them apart: all zeros
+// (every delay is the mean, 10 ms) and all 8192, one standard deviation
+// (every delay is 10 ms + 5 ms).
+func TestCLISetReadsDistributionsWhereItRuns(t *testing.T) {
+	bin := wanlabBin(t)
+	ownerDir, callerDir := t.TempDir(), t.TempDir()
+	write := func(dir, file, v string) {
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(strings.Repeat(v+" ", 64)+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(ownerDir, "my.dist", "0")
+	write(callerDir, "my.dist", "8192")
+	write(ownerDir, "owners-only.dist", "0")
+	name := uniqueName()
+	up := exec.Command(bin, "up", "--name", name, "--detach")
+	up.Dir = ownerDir
+	if out, err := up.CombinedOutput(); err != nil {
+		t.Fatalf("up: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { cli(t, "down", name) })
+	set := func(chain string) (string, int) {
+		c := exec.Command(bin, "set", name, "--up", chain)
+		c.Dir = callerDir
+		out, err := c.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return string(out), ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), 0
+	}
+	if out, code := set("netem delay 10ms 5ms distribution my.dist"); code != 0 {
+		t.Fatalf("set: exit %d: %s", code, out)
+	}
+	out := mustCLI(t, "exec", name, "--", "ping", "-c", "5", "-i", "0.05", "@peer")
+	var rtts []float64
+	for _, m := range pingTime.FindAllStringSubmatch(out, -1) {
+		if v, err := strconv.ParseFloat(m[1], 64); err == nil {
+			rtts = append(rtts, v)
+		}
+	}
+	slices.Sort(rtts)
+	if len(rtts) != 5 || rtts[2] < 14.5 || rtts[2] > 17 {
+		t.Errorf("RTTs %v ms; want a median of 15 ms, from the caller's table (the owner's gives 10 ms)", rtts)
+	}
+	// A file only the owner's directory has is not found.
+	if out, code := set("netem delay 10ms 5ms distribution owners-only.dist"); code != exitUsage || !strings.Contains(out, `"owners-only.dist" not found`) {
+		t.Errorf("set with a file only in the owner's directory: exit %d, %q; want 2, not found", code, out)
 	}
 }

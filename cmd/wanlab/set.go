@@ -19,6 +19,8 @@ func newSetCommand(s *streams) *cobra.Command {
 'tc qdisc change' would: the packets queued in the old chain move to the new
 one, which treats them as new arrivals. An empty chain ("") makes the
 direction a direct connection. Directions not given keep their chain.
+Distribution files (netem ... distribution FILE.dist) are read by set, from
+the current directory, and sent to the testbed.
 
 N may be left out when one testbed is running.`,
 		Example: `  wanlab set --up "netem delay 50ms loss 1%"

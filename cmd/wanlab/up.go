@@ -95,7 +95,7 @@ router with 'wanlab status'; change a chain with 'wanlab set'.`,
 
 // options turns the flags into lab.Options; its errors are usage errors.
 func (o *upOptions) options() (lab.Options, error) {
-	lo := lab.Options{Name: o.name, CC: o.cc, TCPRmem: o.rmem, TCPWmem: o.wmem, Seed: o.seed, TC: tcOptions()}
+	lo := lab.Options{Name: o.name, CC: o.cc, TCPRmem: o.rmem, TCPWmem: o.wmem, Seed: o.seed}
 	if err := lab.CheckName(o.name); err != nil {
 		return lo, usagef("--name: %v", err)
 	}
