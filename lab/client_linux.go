@@ -119,13 +119,14 @@ func GetStatus(name string, flows int) (Status, error) {
 
 // Set replaces the chain (tc syntax, "" for a direct path) of direction
 // dir ("up", "down" or "both") of the running testbed name. The chain is
-// read here first; distribution files it names are read here too
+// read and checked here first, so that bad input gives an ErrBadInput
+// error and changes nothing; distribution files it names are read here too
 // (package distfile: relative to the caller's working directory, or in
 // tc's library directories) and their tables sent along, so the testbed,
 // whose working directory is another, never looks for them itself.
 func Set(name, dir, chain string) error {
 	if _, err := directions(dir); err != nil {
-		return err
+		return bad(err)
 	}
 	tables := map[string][]int16{}
 	load := func(n string) ([]int16, error) {
@@ -135,10 +136,14 @@ func Set(name, dir, chain string) error {
 		}
 		return t, err
 	}
-	if _, err := tcspec.ParseChain(chain, tcspec.Options{LoadDist: load}); err != nil {
-		return err
+	specs, err := tcspec.ParseChain(chain, tcspec.Options{LoadDist: load})
+	if err != nil {
+		return bad(err)
 	}
-	_, err := call(name, request{Op: "set", Dir: dir, Chain: chain, Dists: tables})
+	if err := CheckChain(specs); err != nil {
+		return bad(err)
+	}
+	_, err = call(name, request{Op: "set", Dir: dir, Chain: chain, Dists: tables})
 	return err
 }
 

@@ -44,19 +44,20 @@ type Testbed struct {
 }
 
 // Up builds the testbed o describes and starts its router and control
-// socket. It first removes the leftovers of a testbed of the same name
-// whose owner died; it fails, naming `wanlab down NAME`, if a live process
-// owns one. The router stops when ctx is done, when a `down` request
+// socket. It checks o first and returns an ErrBadInput error, having
+// created nothing, if o can never work. It removes the leftovers of a
+// testbed of the same name whose owner died; it fails, naming `wanlab down
+// NAME`, if a live process owns one. The router stops when ctx is done, when a `down` request
 // arrives or when a device fails, all of which close Done; the caller must
 // then (or at any time) call Close, which removes everything.
 func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
 	o = o.withDefaults()
-	if err := o.validate(); err != nil {
+	if err := o.Check(); err != nil {
 		return nil, err
 	}
 	if o.CC != "" {
 		if err := CheckCC(o.CC); err != nil {
-			return nil, err
+			return nil, bad(err)
 		}
 	}
 	// The capture is opened first: opening a FIFO waits for its reader,

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"wanlab/distfile"
+	"wanlab/lab"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
 )
@@ -49,6 +50,22 @@ func (p *pathFlags) chains() (up, down []qdisc.Spec, err error) {
 	// direction owns its configs.
 	down, err = parseChain(downFlag, downText)
 	return up, down, err
+}
+
+// labChains is chains for a testbed: each chain must also be one the
+// router can build (lab.CheckChain), which tcspec alone does not show.
+func (p *pathFlags) labChains() (up, down []qdisc.Spec, err error) {
+	if up, down, err = p.chains(); err != nil {
+		return nil, nil, err
+	}
+	upFlag, downFlag := p.flags()
+	if err := lab.CheckChain(up); err != nil {
+		return nil, nil, usagef("%s: %v", upFlag, err)
+	}
+	if err := lab.CheckChain(down); err != nil {
+		return nil, nil, usagef("%s: %v", downFlag, err)
+	}
+	return up, down, nil
 }
 
 func parseChain(flag, text string) ([]qdisc.Spec, error) {

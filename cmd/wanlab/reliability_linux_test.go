@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"wanlab/lab"
 )
 
 // TestCLIExecStatusOfAProgramThatCannotStart: a program that does not
@@ -49,6 +51,53 @@ func TestCLIExecStatusOfAProgramThatCannotStart(t *testing.T) {
 	// The testbed still runs programs afterwards.
 	if out := mustCLI(t, "exec", name, "--", "echo", "fine"); out != "fine\n" {
 		t.Errorf("exec echo after the failures: %q", out)
+	}
+}
+
+// TestCLIBadInputCreatesNothing runs the real binary with bad input to up
+// and set: each exits 2 with one line, and creates or changes nothing.
+func TestCLIBadInputCreatesNothing(t *testing.T) {
+	wanlabBin(t)
+	name := uniqueName()
+	for _, args := range [][]string{
+		{"--up", "fq_codel; netem delay 1ms"},
+		{"--both", "codel; tbf rate 1mbit burst 10k latency 1ms"},
+		{"--tcp-rmem", "1 2"},
+		{"--tcp-wmem", "abc"},
+		{"--up", "netem delay 1ms 1ms distribution wl-none.dist"},
+		{"--ecn", "3"},
+		{"--detach", "--tcp-rmem", "1 2 3 4"},
+		{"--detach", "--down", "pie; pfifo"},
+	} {
+		args = append([]string{"up", "--name", name}, args...)
+		_, errOut, code := cli(t, args...)
+		if code != exitUsage || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("wanlab %q: exit %d, stderr %q; want 2 and one line", args, code, errOut)
+		}
+		if left := leftovers(t, name); len(left) > 0 {
+			t.Errorf("wanlab %q left %v", args, left)
+		}
+	}
+
+	// set checks every chain before it changes any.
+	upDetached(t, name, "--up", "netem delay 5ms")
+	for _, args := range [][]string{
+		{"--up", "netem delay 7ms", "--down", "fq_codel; netem delay 1ms"},
+		{"--up", "netem delay 7ms", "--down", "netem delay 1ms 1ms distribution wl-none.dist"},
+		{"--down", "pie; tbf rate 1mbit burst 10k latency 1ms"},
+	} {
+		args = append([]string{"set", name}, args...)
+		_, errOut, code := cli(t, args...)
+		if code != exitUsage || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "--down: ") {
+			t.Errorf("wanlab %q: exit %d, stderr %q; want 2 and one line about --down", args, code, errOut)
+		}
+	}
+	st, err := lab.GetStatus(name, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(st.Up.Chain, "delay 5ms") || st.Down.Chain != "" {
+		t.Errorf("after refused sets the chains are up %q, down %q; want them unchanged (netem delay 5ms, direct)", st.Up.Chain, st.Down.Chain)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"wanlab/lab"
 )
 
 // Exit statuses.
@@ -92,7 +94,7 @@ func run(args []string, in io.Reader, out, errOut io.Writer) int {
 		return se.code
 	}
 	var ue *usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if errors.As(err, &ue) || errors.Is(err, lab.ErrBadInput) || isCobraUsage(err) {
 		return exitUsage
 	}
 	return exitFailure

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"wanlab/lab"
+	"wanlab/qdisc"
 )
 
 func init() { addCommand(newSetCommand) }
@@ -46,21 +48,31 @@ N may be left out when one testbed is running.`,
 			if len(changes) == 0 {
 				return usagef("nothing to set: give --up CHAIN, --down CHAIN or --both CHAIN")
 			}
-			for _, ch := range changes {
-				if _, err := parseChain(ch.flag, ch.text); err != nil {
+			// Every chain is checked before any is applied.
+			specs := make([][]qdisc.Spec, len(changes))
+			for i, ch := range changes {
+				var err error
+				if specs[i], err = parseChain(ch.flag, ch.text); err != nil {
 					return err
+				}
+				if err := lab.CheckChain(specs[i]); err != nil {
+					return usagef("%s: %v", ch.flag, err)
 				}
 			}
 			name, err := testbedArg(args)
 			if err != nil {
 				return err
 			}
-			for _, ch := range changes {
+			for i, ch := range changes {
+				// lab.Set reads the chain's distribution files here, in
+				// this directory, and sends their tables.
 				if err := lab.Set(name, ch.dir, ch.text); err != nil {
+					if errors.Is(err, lab.ErrBadInput) {
+						return usagef("%s: %v", ch.flag, err)
+					}
 					return err
 				}
-				specs, _ := parseChain(ch.flag, ch.text)
-				fmt.Fprintf(s.out, "%s %s: %s\n", name, ch.dir, describeChain(specs))
+				fmt.Fprintf(s.out, "%s %s: %s\n", name, ch.dir, describeChain(specs[i]))
 			}
 			return nil
 		},

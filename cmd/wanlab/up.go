@@ -100,8 +100,16 @@ func (o *upOptions) options() (lab.Options, error) {
 		return lo, usagef("--name: %v", err)
 	}
 	var err error
-	if lo.Up, lo.Down, err = o.path.chains(); err != nil {
+	if lo.Up, lo.Down, err = o.path.labChains(); err != nil {
 		return lo, err
+	}
+	for _, m := range []struct{ flag, val string }{{"--tcp-rmem", o.rmem}, {"--tcp-wmem", o.wmem}} {
+		if m.val == "" {
+			continue
+		}
+		if err := lab.CheckTCPMem(m.val); err != nil {
+			return lo, usagef("%s %q: %v", m.flag, m.val, err)
+		}
 	}
 	switch o.ecn {
 	case "":
@@ -145,6 +153,11 @@ func (o *upOptions) options() (lab.Options, error) {
 		} else if lo.Pcap, err = filepath.Abs(o.pcap); err != nil {
 			return lo, usagef("--pcap %s: %v", o.pcap, err)
 		}
+	}
+	// Whatever lab.Up would refuse is refused here too, before up
+	// touches anything (the checks above word it with the flags).
+	if err := lo.Check(); err != nil {
+		return lo, usagef("%v", err)
 	}
 	return lo, nil
 }
