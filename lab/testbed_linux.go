@@ -314,17 +314,20 @@ func directions(dir string) ([]string, error) {
 
 // Command returns a command that runs inside host r with the testbed's
 // environment (see Env) added to the caller's. It is recorded in the
-// testbed from Start until Wait returns, so Close, `wanlab down` and the
-// crash cleanup terminate it if it still runs.
+// testbed from Start until Wait returns; Close, `wanlab down` and the
+// crash cleanup end it if it still runs, as they end every process in the
+// hosts.
 func (t *Testbed) Command(r Role, name string, args ...string) *netns.Cmd {
 	c := t.nt.Command(t.hosts[r], name, args...)
 	c.Env = append(os.Environ(), Env(t.info, r)...)
 	return c
 }
 
-// Close stops the router and the control socket, terminates the programs
-// started inside the hosts and removes the devices, namespaces, socket and
-// state record. Closing twice is a no-op.
+// Close stops the router and the control socket, ends every process inside
+// the hosts (those started through Command or the control socket and any
+// others, daemons included: SIGTERM, then SIGKILL after two seconds) and
+// removes the devices, namespaces, socket and state record. Closing twice is
+// a no-op.
 func (t *Testbed) Close() error {
 	t.mu.Lock()
 	if t.closed {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -8,10 +9,85 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"wanlab/lab"
+	"wanlab/netns"
 )
+
+// TestCLIKilledOwnerLeavesNoProcess daemonises programs inside a testbed
+// in every way a program can leave its starter behind (iperf3 -D, a
+// shell's background job, a setsid'd double fork, one that ignores
+// SIGTERM), kills the testbed's owner with SIGKILL and runs the next
+// wanlab command: `down` of the testbed, or `up` of another one, whose
+// crash cleanup must do the same. Nothing may be left: no process, in the
+// namespaces or out of them, and no namespace, mount, device or file.
+func TestCLIKilledOwnerLeavesNoProcess(t *testing.T) {
+	wanlabBin(t)
+	iperf3 := "iperf3"
+	if _, err := exec.LookPath(iperf3); err != nil {
+		t.Skip("skipped: iperf3 is not installed (apt-get install -y iperf3)")
+	}
+	for _, next := range []string{"down", "up"} {
+		t.Run("next "+next, func(t *testing.T) {
+			name := uniqueName()
+			upDetached(t, name)
+			mustCLI(t, "exec", name, "--on", "server", "--", iperf3, "-s", "-D", "-p", "5311")
+			// The programs' output must not hold the test's pipes open.
+			for _, script := range []string{
+				"sleep 300 </dev/null >/dev/null 2>&1 &",
+				"setsid -f sh -c 'sleep 301 & exec sleep 302' </dev/null >/dev/null 2>&1",
+				"trap '' TERM; sleep 303 </dev/null >/dev/null 2>&1 &",
+			} {
+				mustCLI(t, "exec", name, "--", "sh", "-c", script)
+			}
+			ids := nsIDs(name)
+			var procs []netns.Proc
+			waitFor(t, "the five daemons", func() bool {
+				procs, _ = netns.ProcessesIn(ids...)
+				n := 0
+				for _, p := range procs {
+					if p.Cmd == "iperf3" || p.Cmd == "sleep" {
+						n++
+					}
+				}
+				return n == 5
+			})
+			if cs := netnsChildren(name); len(cs) != 0 {
+				t.Fatalf("the testbed still records %+v; the daemons should have left their starters", cs)
+			}
+			own := owner(t, name)
+			if err := syscall.Kill(own.PID, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			waitGone(t, own)
+			if left := processesLeft(t, nil, procs); len(left) != len(procs) {
+				t.Fatalf("after the owner's SIGKILL %d of %d daemons run; the test expects all", len(left), len(procs))
+			}
+
+			other := uniqueName()
+			start := time.Now()
+			if next == "down" {
+				mustCLI(t, "down", name)
+			} else {
+				mustCLI(t, "up", "--name", other, "--detach")
+			}
+			t.Logf("wanlab %s removed the killed testbed and %d daemons in %v", next, len(procs), time.Since(start).Round(time.Millisecond))
+			left := append(processesLeft(t, ids, procs), leftovers(t, name)...)
+			if len(left) > 0 {
+				t.Errorf("after wanlab %s:\n  %s", next, strings.Join(left, "\n  "))
+			}
+			if next == "up" {
+				mustCLI(t, "down", other)
+				if left := leftovers(t, other); len(left) > 0 {
+					t.Errorf("after down %s: %v", other, left)
+				}
+			}
+		})
+	}
+}
 
 // TestCLIExecStatusOfAProgramThatCannotStart: a program that does not
 // exist exits 127 and one that cannot be run 126, with the shell's words
@@ -99,6 +175,84 @@ func TestCLIBadInputCreatesNothing(t *testing.T) {
 	if !strings.Contains(st.Up.Chain, "delay 5ms") || st.Down.Chain != "" {
 		t.Errorf("after refused sets the chains are up %q, down %q; want them unchanged (netem delay 5ms, direct)", st.Up.Chain, st.Down.Chain)
 	}
+}
+
+// TestCLIConcurrentUpsOfOneName starts two `up --detach` of one name at
+// once, a few times: one wins, the other fails saying so, and the winner's
+// log holds the winner's lines and nothing of the loser's.
+func TestCLIConcurrentUpsOfOneName(t *testing.T) {
+	bin := wanlabBin(t)
+	for round := range 3 {
+		name := uniqueName()
+		var cmds [2]*exec.Cmd
+		var outs [2]bytes.Buffer
+		for i := range cmds {
+			cmds[i] = exec.Command(bin, "up", "--name", name, "--detach")
+			cmds[i].Stdout, cmds[i].Stderr = &outs[i], &outs[i]
+		}
+		for _, c := range cmds {
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var codes [2]int
+		for i, c := range cmds {
+			var ee *exec.ExitError
+			if err := c.Wait(); errors.As(err, &ee) {
+				codes[i] = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() { cli(t, "down", name) })
+		winner := slices.Index(codes[:], 0)
+		if winner < 0 || codes[1-winner] != exitFailure {
+			t.Fatalf("round %d: exit statuses %v; want one 0 and one 1\n%s\n%s", round, codes, outs[0].String(), outs[1].String())
+		}
+		loser := outs[1-winner].String()
+		if !strings.Contains(loser, "wanlab down "+name) || strings.Count(loser, "\n") != 1 {
+			t.Errorf("round %d: the loser said %q; want one line naming `wanlab down %s`", round, loser, name)
+		}
+		t.Logf("round %d: the loser said %q", round, strings.TrimSpace(loser))
+		log, err := os.ReadFile(lab.LogPath(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(log), "testbed "+name+" is up") || strings.Contains(string(log), "owned by pid") || strings.Contains(string(log), "error") {
+			t.Errorf("round %d: the winner's log:\n%s\nwant its ready line and nothing of the loser", round, log)
+		}
+		mustCLI(t, "status", name)
+		mustCLI(t, "down", name)
+		if left := leftovers(t, name); len(left) > 0 {
+			t.Errorf("round %d: after down: %v", round, left)
+		}
+	}
+
+	// The log's lock itself: while another run holds it, up --detach
+	// fails without touching it.
+	name := uniqueName()
+	held, err := lab.ClaimLog(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(lab.LogPath(name))
+	defer held.Close()
+	held.WriteString("the holder's line\n")
+	_, errOut, code := cli(t, "up", "--name", name, "--detach")
+	if code != exitFailure || !strings.Contains(errOut, "being started or runs in the background") {
+		t.Errorf("up --detach while the log is held: exit %d, %q", code, errOut)
+	}
+	if b, _ := os.ReadFile(lab.LogPath(name)); string(b) != "the holder's line\n" {
+		t.Errorf("the held log now holds %q", b)
+	}
+	// CleanStale, which removes logs no testbed claims, leaves a held one.
+	if _, err := lab.CleanStale(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lab.LogPath(name)); err != nil {
+		t.Errorf("CleanStale removed a held log: %v", err)
+	}
+	noTestbed(t, name)
 }
 
 // TestCLISetReadsDistributionsWhereItRuns: a .dist file named to `set` is

@@ -251,13 +251,12 @@ func detach(s *streams, o *upOptions) error {
 			args = append(args, "--"+f.Name+"="+f.Value.String())
 		}
 	}
-	if err := os.MkdirAll(lab.RunDir, 0o755); err != nil {
-		return err
-	}
+	// The log is claimed before the background copy starts: a second up
+	// of this name fails here rather than empty the log of the first.
 	logPath := lab.LogPath(o.name)
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	logf, err := lab.ClaimLog(o.name)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w; stop it with `wanlab down %s`", err, o.name)
 	}
 	defer logf.Close()
 	pr, pw, err := os.Pipe()
@@ -303,7 +302,12 @@ func detach(s *streams, o *upOptions) error {
 		printReady(s.out, *r.m.Info, o.json, true)
 		return nil
 	case r.err == nil && r.m.Error != "":
+		// Reported here, so the log holds nothing more: remove it while
+		// this process still holds it.
 		err = errors.New(r.m.Error)
+		cmd.Wait()
+		os.Remove(logPath)
+		return err
 	default:
 		err = fmt.Errorf("the background testbed failed to start (%v); see %s", r.err, logPath)
 	}
