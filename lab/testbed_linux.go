@@ -47,9 +47,11 @@ type Testbed struct {
 // socket. It checks o first and returns an ErrBadInput error, having
 // created nothing, if o can never work. It removes the leftovers of a
 // testbed of the same name whose owner died; it fails, naming `wanlab down
-// NAME`, if a live process owns one. The router stops when ctx is done, when a `down` request
-// arrives or when a device fails, all of which close Done; the caller must
-// then (or at any time) call Close, which removes everything.
+// NAME`, if a live process owns one. If ctx is done while the testbed is
+// being built, Up removes what it built and returns an error. Once up, the
+// router stops when ctx is done, when a `down` request arrives or when a
+// device fails, all of which close Done; the caller must then (or at any
+// time) call Close, which removes everything.
 func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
 	o = o.withDefaults()
 	if err := o.Check(); err != nil {
@@ -97,10 +99,24 @@ func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
 			}
 		}
 	}()
+	// A cancelled ctx (Ctrl-C while the testbed is being built) stops the
+	// building between steps; the deferred Close removes what exists.
+	interrupted := func() error {
+		if ctx.Err() != nil {
+			return fmt.Errorf("testbed %s: interrupted before it was up (%w); nothing of it is left", o.Name, context.Cause(ctx))
+		}
+		return nil
+	}
 	for _, r := range []Role{Client, Server} {
+		if err := interrupted(); err != nil {
+			return nil, err
+		}
 		if err := t.setupHost(r); err != nil {
 			return nil, err
 		}
+	}
+	if err := interrupted(); err != nil {
+		return nil, err
 	}
 	if err := t.startRouter(ctx); err != nil {
 		return nil, err

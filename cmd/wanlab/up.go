@@ -173,6 +173,13 @@ func runUp(s *streams, o *upOptions) error {
 	for _, w := range append(chainWarnings("up", lo.Up, 1500), chainWarnings("down", lo.Down, 1500)...) {
 		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
 	}
+	// From here on SIGINT, SIGTERM and SIGHUP end up cleanly, whenever
+	// they come: while leftovers are removed, while the testbed is built
+	// or while it runs. outfile.NotifyContext, not signal.NotifyContext:
+	// on these signals the testbed closes cleanly and keeps the capture,
+	// so the pcap's temporary must not be removed when they arrive.
+	ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	ready := os.Getenv(readyFDEnv)
 	os.Unsetenv(readyFDEnv) // not for the programs the testbed runs
 	if ready == "" {
@@ -181,15 +188,10 @@ func runUp(s *streams, o *upOptions) error {
 		}
 	}
 	if o.detach && ready == "" {
-		return detach(s, o)
+		return detach(ctx, s, o)
 	}
 	logger := log.New(s.err, "", log.LstdFlags)
 	lo.Logf = logger.Printf
-	// outfile.NotifyContext, not signal.NotifyContext: on these signals
-	// the testbed closes cleanly and keeps the capture, so the pcap's
-	// temporary must not be removed when they arrive.
-	ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
 	tb, err := lab.Up(ctx, lo)
 	if ready != "" {
 		tellParent(ready, tb, err)
@@ -236,8 +238,9 @@ func tellParent(fd string, tb *lab.Testbed, err error) {
 }
 
 // detach starts this command again in a new session with its output in the
-// testbed's log, and waits until that copy reports the testbed ready.
-func detach(s *streams, o *upOptions) error {
+// testbed's log, and waits until that copy reports the testbed ready. If
+// ctx ends first (Ctrl-C), the copy is stopped and removes what it built.
+func detach(ctx context.Context, s *streams, o *upOptions) error {
 	if names, _ := lab.Running(); slices.Contains(names, o.name) {
 		return fmt.Errorf("testbed %s is already up; stop it first with `wanlab down %s`", o.name, o.name)
 	}
@@ -291,6 +294,10 @@ func detach(s *streams, o *upOptions) error {
 	var r result
 	select {
 	case r = <-got:
+	case <-ctx.Done():
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		return fmt.Errorf("interrupted while the background testbed %s was starting; it stopped and removed what it had built (see %s)", o.name, logPath)
 	case <-time.After(detachTimeout):
 		cmd.Process.Kill()
 		cmd.Wait()
