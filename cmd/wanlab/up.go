@@ -64,7 +64,8 @@ syntax; an empty path is a direct connection.
 It runs in the foreground until SIGINT or SIGTERM, then removes everything.
 With --detach it continues in the background (log: /run/wanlab/N.log) and
 returns once the testbed is ready; stop it with 'wanlab down N'. What a
-killed run left behind is removed by the next up.
+killed run left behind, processes in its hosts included, is removed by the
+next up or down.
 
 Run programs in the hosts with 'wanlab exec' and 'wanlab shell'; watch the
 router with 'wanlab status'; change a chain with 'wanlab set'.`,
