@@ -194,20 +194,22 @@ func runUp(s *streams, o *upOptions) error {
 	logger := log.New(s.err, "", log.LstdFlags)
 	lo.Logf = logger.Printf
 	tb, err := lab.Up(ctx, lo)
-	if ready != "" {
-		tellParent(ready, tb, err)
-	}
-	if err != nil {
-		return err
-	}
-	if ready == "" {
+	switch {
+	case ready == "" && err == nil:
 		out := s.out
 		if lo.Pcap == "-" {
 			out = s.err // stdout carries the capture
 		}
 		printReady(out, tb.Info(), o.json, false)
-	} else {
-		logger.Printf("testbed %s is up: up %q, down %q", lo.Name, describeChain(lo.Up), describeChain(lo.Down))
+	case ready != "":
+		// The log says the testbed is up before up --detach returns.
+		if err == nil {
+			logger.Printf("testbed %s is up: up %q, down %q", lo.Name, describeChain(lo.Up), describeChain(lo.Down))
+		}
+		tellParent(ready, tb, err)
+	}
+	if err != nil {
+		return err
 	}
 	<-tb.Done()
 	logger.Printf("testbed %s: stopping", lo.Name)
