@@ -194,6 +194,7 @@ func down(name string) error {
 	}
 	_, err := call(name, request{Op: "down"})
 	if err != nil && !found {
+		netns.Remove(name) // only removes a record's stale temporary
 		removeFiles(name)
 		return noTestbed(name)
 	}

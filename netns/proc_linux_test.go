@@ -2,6 +2,7 @@ package netns
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -241,7 +242,7 @@ func threadInside(t *testing.T, pid int, id ID) bool {
 
 func TestCleanStaleRemovesTemporaries(t *testing.T) {
 	needRoot(t)
-	tmp := filepath.Join(stateDir, fmt.Sprintf(".t%06x.json.tmp", os.Getpid()&0xffffff))
+	tmp := tempPath(fmt.Sprintf("u%06x", os.Getpid()&0xffffff))
 	if err := os.WriteFile(tmp, []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -251,6 +252,17 @@ func TestCleanStaleRemovesTemporaries(t *testing.T) {
 	}
 	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
 		t.Errorf("%s, the temporary of a writer killed mid-write, survived CleanStale (%v)", tmp, err)
+	}
+	// Remove of the name, which has no record, removes it too.
+	name := fmt.Sprintf("t%06x", os.Getpid()&0xffffff)
+	if err := os.WriteFile(tempPath(name), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Remove(name); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Remove(%s) = %v, want ErrNotExist", name, err)
+	}
+	if _, err := os.Stat(tempPath(name)); !os.IsNotExist(err) {
+		t.Errorf("%s survived Remove (%v)", tempPath(name), err)
 	}
 }
 

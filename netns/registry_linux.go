@@ -276,8 +276,9 @@ func (t *Testbed) Close() error {
 // live process owns it, that process gets SIGTERM (and SIGKILL after a
 // grace period) so that it stops using the namespaces; then every process
 // in the testbed's namespaces and those it recorded are ended, its
-// namespaces deleted and its record removed. It returns an error wrapping os.ErrNotExist if there is no such
-// testbed.
+// namespaces deleted and its record removed. It returns an error wrapping
+// os.ErrNotExist if there is no such testbed, having removed the temporary
+// of a record whose writer was killed before it was complete.
 func Remove(name string) error {
 	if err := checkWord("testbed name", name, maxTestbedLen); err != nil {
 		return err
@@ -291,6 +292,11 @@ func Remove(name string) error {
 		return err
 	}
 	st, err := readState(name)
+	if errors.Is(err, os.ErrNotExist) {
+		// A record's writer killed before its rename leaves only the
+		// temporary, which nobody else would remove until CleanStale.
+		os.Remove(tempPath(name))
+	}
 	unlock()
 	if err != nil {
 		return fmt.Errorf("netns: no testbed %q: %w", name, err)
@@ -460,6 +466,9 @@ func lockRegistry() (unlock func(), err error) {
 
 func statePath(name string) string { return filepath.Join(stateDir, name+".json") }
 
+// tempPath is where writeState writes a record before renaming it.
+func tempPath(name string) string { return filepath.Join(stateDir, "."+name+".json.tmp") }
+
 func readState(name string) (State, error) {
 	b, err := os.ReadFile(statePath(name))
 	if err != nil {
@@ -485,7 +494,7 @@ func writeState(st State) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(stateDir, "."+st.Name+".json.tmp")
+	tmp := tempPath(st.Name)
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("netns: %w", err)
 	}
