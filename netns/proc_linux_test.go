@@ -264,6 +264,17 @@ func TestCleanStaleRemovesTemporaries(t *testing.T) {
 	if _, err := os.Stat(tempPath(name)); !os.IsNotExist(err) {
 		t.Errorf("%s survived Remove (%v)", tempPath(name), err)
 	}
+	// So does Remove of a testbed whose owner died in an update.
+	tb := newTestbed(t)
+	if err := os.WriteFile(tempPath(tb.Name()), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Remove(tb.Name()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tempPath(tb.Name())); !os.IsNotExist(err) {
+		t.Errorf("%s survived Remove of its testbed (%v)", tempPath(tb.Name()), err)
+	}
 }
 
 // TestProcessesInNamesCommands checks the command names and start times

@@ -435,6 +435,9 @@ func teardown(st State, self Proc) ([]string, error) {
 	if len(errs) > 0 {
 		return deleted, fmt.Errorf("netns: testbed %q kept for a later retry: %w", st.Name, errors.Join(errs...))
 	}
+	// The temporary of an update its writer was killed in the middle of
+	// goes with the record.
+	os.Remove(tempPath(st.Name))
 	if err := os.Remove(statePath(st.Name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return deleted, fmt.Errorf("netns: %w", err)
 	}
