@@ -258,7 +258,7 @@ func runRun(s *streams, f *runFlags, argv []string) error {
 			return err
 		}
 	} else {
-		if err := results.WriteSummary(out, doc, testrun.PrintRouter); err != nil {
+		if err := results.WriteSummary(out, doc, testrun.PrintRouter, false); err != nil {
 			return err
 		}
 	}
