@@ -34,6 +34,16 @@ type TableOptions struct {
 	Spread string
 }
 
+// ChoiceError is a table option that does not fit the directory: an
+// unknown variable, value, statistic or series. Its message names the fix.
+type ChoiceError struct{ Msg string }
+
+func (e *ChoiceError) Error() string { return e.Msg }
+
+func choicef(format string, args ...any) error {
+	return &ChoiceError{Msg: fmt.Sprintf(format, args...)}
+}
+
 // Stats are the statistics a table can show.
 var Stats = []string{"mean", "median", "min", "max", "p90", "p99", "stddev", "variance", "total"}
 
@@ -104,9 +114,9 @@ func MainSeries(d *results.Document) (string, error) {
 	case 1:
 		return load[0], nil
 	case 0:
-		return "", fmt.Errorf("a %s run has no throughput series: choose a series with --series (e.g. \"Ping (ms) ICMP\")", d.Run.Test)
+		return "", choicef("a %s run has no throughput series: choose a series with --series (e.g. \"Ping (ms) ICMP\")", d.Run.Test)
 	}
-	return "", fmt.Errorf("a %s run has several throughput series (%s): choose one with --series", d.Run.Test, strings.Join(load, ", "))
+	return "", choicef("a %s run has several throughput series (%s): choose one with --series", d.Run.Test, strings.Join(load, ", "))
 }
 
 // statOf returns a summary's figure by name.
@@ -147,10 +157,10 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 		o.Spread = "stddev"
 	}
 	if !contains(Stats, o.Stat) {
-		return nil, fmt.Errorf("--stat %q: use one of %s", o.Stat, strings.Join(Stats, ", "))
+		return nil, choicef("--stat %q: use one of %s", o.Stat, strings.Join(Stats, ", "))
 	}
 	if !contains(Spreads, o.Spread) {
-		return nil, fmt.Errorf("--spread %q: use one of %s", o.Spread, strings.Join(Spreads, ", "))
+		return nil, choicef("--spread %q: use one of %s", o.Spread, strings.Join(Spreads, ", "))
 	}
 	dims := append(append([]string{}, ix.Variables...), "test")
 	// Every dimension's values in order of first appearance.
@@ -170,10 +180,10 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 	}
 	for name, v := range o.Where {
 		if !contains(dims, name) {
-			return nil, fmt.Errorf("--where %s=%s: %s is not a variable of %s (its variables are %s)", name, v, name, dir, strings.Join(dims, ", "))
+			return nil, choicef("--where %s=%s: %s is not a variable of %s (its variables are %s)", name, v, name, dir, strings.Join(dims, ", "))
 		}
 		if !contains(values[name], v) {
-			return nil, fmt.Errorf("--where %s=%s: %s has no value %q (its values are %s)", name, v, name, v, strings.Join(values[name], ", "))
+			return nil, choicef("--where %s=%s: %s has no value %q (its values are %s)", name, v, name, v, strings.Join(values[name], ", "))
 		}
 	}
 	// The test is a dimension of its own only when a case runs several:
@@ -193,11 +203,11 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 	}
 	for _, pick := range []struct{ flag, name string }{{"--rows", o.Rows}, {"--cols", o.Cols}} {
 		if pick.name != "" && !contains(dims, pick.name) {
-			return nil, fmt.Errorf("%s %s: not a variable of %s (its variables are %s)", pick.flag, pick.name, dir, strings.Join(dims, ", "))
+			return nil, choicef("%s %s: not a variable of %s (its variables are %s)", pick.flag, pick.name, dir, strings.Join(dims, ", "))
 		}
 	}
 	if o.Rows != "" && o.Rows == o.Cols {
-		return nil, fmt.Errorf("--rows and --cols are both %s: give two different variables", o.Rows)
+		return nil, choicef("--rows and --cols are both %s: give two different variables", o.Rows)
 	}
 	rowVar, colVar := o.Rows, o.Cols
 	for _, d := range varying {
@@ -243,7 +253,7 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 			name := o.Series
 			if name == "" {
 				if name, err = MainSeries(doc); err != nil {
-					return nil, fmt.Errorf("%s: %v", r.File, err)
+					return nil, choicef("%s: %v", r.File, err)
 				}
 			}
 			tr := tableRun{dims: rd}
@@ -256,7 +266,7 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 				}
 			}
 			if !tr.found && o.Series != "" {
-				return nil, fmt.Errorf("%s (a %s run) has no series %q; its series are %s", r.File, doc.Run.Test, o.Series, seriesNames(doc))
+				return nil, choicef("%s (a %s run) has no series %q; its series are %s", r.File, doc.Run.Test, o.Series, seriesNames(doc))
 			}
 			if !contains(seriesUsed, name) {
 				seriesUsed = append(seriesUsed, name)
@@ -302,7 +312,7 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 		tables = append(tables, t)
 	}
 	if len(tables) == 0 {
-		return nil, fmt.Errorf("%s has no complete run to show%s: run `wanlab experiment run` on it first", dir, whereText(o.Where))
+		return nil, choicef("%s has no complete run to show%s: run `wanlab experiment run` on it first", dir, whereText(o.Where))
 	}
 	return tables, nil
 }
