@@ -98,10 +98,12 @@ var pathKeys = []string{"up", "down", "both"}
 // reservedKeys are run options that an experiment sets itself, with the
 // way to set them.
 var reservedKeys = map[string]string{
-	"seed": "each run's seed is derived from the experiment's top-level seed, the case and the repetition: set `seed:` at the top of the file",
-	"up":   "the path belongs to the top-level `path:` key (up, down or both), which may use ${var}",
-	"down": "the path belongs to the top-level `path:` key (up, down or both), which may use ${var}",
-	"both": "the path belongs to the top-level `path:` key (up, down or both), which may use ${var}",
+	"seed":   "each run's seed is derived from the experiment's top-level seed, the case and the repetition: set `seed:` at the top of the file",
+	"up":     "the path belongs to the top-level `path:` key (up, down or both), which may use ${var}",
+	"down":   "the path belongs to the top-level `path:` key (up, down or both), which may use ${var}",
+	"both":   "the path belongs to the top-level `path:` key (up, down or both), which may use ${var}",
+	"output": "each run's results file is named by the experiment inside its results directory (-o DIR)",
+	"json":   "an experiment writes every run's results document into its results directory",
 }
 
 // Bounds of numeric keys.

@@ -105,6 +105,10 @@ type Case struct {
 	UpTC, DownTC string
 	// Runs are the case's runs: each test entry, each repetition.
 	Runs []*Run
+	// shown are the variables whose value differs between cases: a
+	// variable with one value (a constant shared by every case) says
+	// nothing about this case.
+	shown []Var
 }
 
 // Var is a variable's value.
@@ -128,8 +132,14 @@ func (c *Case) Value(name string) (string, bool) {
 	return "", false
 }
 
-// Label describes the case by its variables: "delay=10ms transport=udp".
-func (c *Case) Label() string { return varsLabel(c.Vars) }
+// Label describes the case by the variables that vary between the
+// plan's cases: "delay=10ms transport=udp".
+func (c *Case) Label() string {
+	if c.shown != nil {
+		return varsLabel(c.shown)
+	}
+	return varsLabel(c.Vars)
+}
 
 func varsLabel(vs []Var) string {
 	parts := make([]string, len(vs))
@@ -352,6 +362,7 @@ func expand(f *file, o LoadOptions, p *problems) *Plan {
 		plan.Cases = append(plan.Cases, c)
 		fillCase(f, plan, c, combo, o, p)
 	}
+	plan.markShown()
 	plan.nameRuns()
 	if len(plan.Cases) == 0 && len(p.list) == 0 {
 		line := 0
@@ -703,4 +714,31 @@ func fileWord(s string) string {
 		return "test"
 	}
 	return string(b)
+}
+
+// markShown records in each case the variables that vary between cases,
+// for its label.
+func (p *Plan) markShown() {
+	varies := map[string]bool{}
+	first := map[string]string{}
+	for _, c := range p.Cases {
+		for _, v := range c.Vars {
+			if f, ok := first[v.Name]; !ok {
+				first[v.Name] = v.Value
+			} else if f != v.Value {
+				varies[v.Name] = true
+			}
+		}
+	}
+	if len(varies) == 0 {
+		return
+	}
+	for _, c := range p.Cases {
+		c.shown = []Var{}
+		for _, v := range c.Vars {
+			if varies[v.Name] {
+				c.shown = append(c.shown, v)
+			}
+		}
+	}
 }
