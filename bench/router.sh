@@ -18,6 +18,8 @@
 #     thread (clock_nanosleep, ppoll; SCHED_OTHER and SCHED_FIFO) alone,
 #     and beside the router under the UDP load.
 #  6. The in-memory loop benchmark (fake devices, allocations per packet).
+# ring_drops are the kernel's drops in the ring in front of the router
+# (up,down): packets the router did not read in time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
@@ -30,13 +32,13 @@ field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, ${secs}s per run"
 veth=$("$bin" veth -t "$secs")
 base=$(field gbps "$veth")
-printf '%-44s %8s %7s %10s %10s\n' run Gbit/s ratio p50_us p99_us
+printf '%-44s %8s %7s %10s %10s %11s\n' run Gbit/s ratio p50_us p99_us ring_drops
 printf '%-44s %8s %7s\n' "tcp veth (baseline)" "$base" 1.00
 row() {
 	local name=$1 out=$2
 	local g; g=$(field gbps "$out")
-	printf '%-44s %8s %7.2f %10s %10s\n' "$name" "$g" "$(echo "$g / $base" | bc -l)" \
-		"$(field up_p50_us "$out")" "$(field up_p99_us "$out")"
+	printf '%-44s %8s %7.2f %10s %10s %11s\n' "$name" "$g" "$(echo "$g / $base" | bc -l)" \
+		"$(field up_p50_us "$out")" "$(field up_p99_us "$out")" "$(field ring_drops "$out")"
 	echo "    $out" >&2
 }
 row "tcp router, empty chain" "$("$bin" router -t "$secs")"

@@ -98,9 +98,14 @@ func call(name string, req request) (response, error) {
 }
 
 // GetStatus returns the description and live counters of the running
-// testbed name. Each direction lists at most its twenty busiest flows.
-func GetStatus(name string) (Status, error) {
-	resp, err := call(name, request{Op: "status"})
+// testbed name. Each direction lists its flows busiest first: the flows
+// busiest, or all of them when flows is 0 (FlowsTotal says how many there
+// are).
+func GetStatus(name string, flows int) (Status, error) {
+	if flows < 0 {
+		return Status{}, fmt.Errorf("testbed %s: a status request for %d flows; ask for 0 (all) or more", name, flows)
+	}
+	resp, err := call(name, request{Op: "status", Flows: flows})
 	if err != nil {
 		return Status{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"wanlab/qdisc"
 	"wanlab/router"
 )
 
@@ -26,13 +27,14 @@ type Status struct {
 	Owner   int       `json:"owner_pid"`
 	Created time.Time `json:"created"`
 	// CC is the hosts' TCP congestion control.
-	CC     string `json:"cc"`
-	Seed   uint64 `json:"seed"`
-	Device string `json:"device"`
-	Pcap   string `json:"pcap,omitempty"`
-	// Up and Down are the router's counters of each direction.
-	Up   router.DirSnapshot `json:"up"`
-	Down router.DirSnapshot `json:"down"`
+	CC      string        `json:"cc"`
+	Seed    uint64        `json:"seed"`
+	Device  string        `json:"device"`
+	Framing qdisc.Framing `json:"framing"`
+	Pcap    string        `json:"pcap,omitempty"`
+	// Snapshot is the router's: when it was taken (clock_ns, wall) and
+	// the counters of each direction (up, down).
+	router.Snapshot
 }
 
 // ExecSpec is a program to run inside a host of a running testbed.
@@ -56,6 +58,9 @@ type ExecSpec struct {
 // request is one message from a client to a testbed's control socket.
 type request struct {
 	Op string `json:"op"` // status, set, down, exec, signal
+	// Flows asks a status request for the busiest Flows flows of each
+	// direction; 0 asks for all.
+	Flows int `json:"flows,omitempty"`
 	// Dir and Chain are set's direction (up, down, both) and chain in tc
 	// syntax.
 	Dir   string    `json:"dir,omitempty"`

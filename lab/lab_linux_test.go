@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -18,7 +19,9 @@ import (
 
 	"wanlab/internal/roottest"
 	"wanlab/netns"
+	"wanlab/packet"
 	"wanlab/qdisc"
+	"wanlab/router"
 	"wanlab/tun"
 )
 
@@ -209,14 +212,14 @@ func TestTCPUploadThroughTBF(t *testing.T) {
 			mbps := float64(r.n) * 8 / r.dur.Seconds() / 1e6
 			st := tb.Status()
 			t.Logf("%s: %d bytes in %v = %.2f Mbit/s; router up: %d pkts, %d drops, tun queue drops %d",
-				cc, r.n, r.dur.Round(time.Millisecond), mbps, st.Up.Counters.Delivered, st.Up.Counters.Dropped, st.Up.TunQueueDrops)
+				cc, r.n, r.dur.Round(time.Millisecond), mbps, st.Up.Counters.Delivered, st.Up.Counters.Dropped, st.Up.Ring.Drops)
 			// tbf lets the bucket's 32 KiB through on top of the rate.
 			ceiling := (100e6*1448/1500 + 32*1024*8/r.dur.Seconds()) / 1e6
 			if mbps < 90 || mbps > ceiling*1.002 {
 				t.Errorf("%s upload: %.2f Mbit/s, want 90 to the goodput ceiling %.2f", cc, mbps, ceiling)
 			}
-			if st.Up.TunQueueDrops != 0 || st.Down.TunQueueDrops != 0 {
-				t.Errorf("the kernel dropped %d/%d packets in front of the TUNs; the router fell behind", st.Up.TunQueueDrops, st.Down.TunQueueDrops)
+			if st.Up.Ring.Drops != 0 || st.Down.Ring.Drops != 0 {
+				t.Errorf("the kernel dropped %d/%d packets in the TUNs' rings; the router fell behind", st.Up.Ring.Drops, st.Down.Ring.Drops)
 			}
 		})
 	}
@@ -261,7 +264,7 @@ func TestUDPLoss(t *testing.T) {
 	st := tb.Status().Up
 	var flow *uint64
 	for _, f := range st.Flows {
-		if f.Proto == "udp" && strings.HasSuffix(f.Dst, ":5003") {
+		if f.Flow.Proto == packet.ProtoUDP && f.Flow.Dst.Port() == 5003 {
 			flow = &f.Packets
 		}
 	}
@@ -315,7 +318,7 @@ func TestControlSocket(t *testing.T) {
 	if got, err := Resolve(name); err != nil || got != name {
 		t.Fatalf("Resolve(%s) = %q, %v", name, got, err)
 	}
-	st, err := GetStatus(name)
+	st, err := GetStatus(name, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,9 +334,32 @@ func TestControlSocket(t *testing.T) {
 	if err := Set(name, "sideways", ""); err == nil || !strings.Contains(err.Error(), "up, down or both") {
 		t.Errorf("Set(sideways): %v, want an error naming up, down or both", err)
 	}
-	st, _ = GetStatus(name)
+	st, _ = GetStatus(name, 0)
 	if st.Up.Chain != "netem limit 1000 delay 10ms" || st.Down.Chain != st.Up.Chain {
 		t.Errorf("after set: up %q, down %q; want netem limit 1000 delay 10ms both ways", st.Up.Chain, st.Down.Chain)
+	}
+	// Two flows up (IPv4 and IPv6 echo, two packets each): all of them,
+	// or the busiest one, as asked.
+	ping(t, tb, Client, tb.Info().Server.Addr4.String(), "-c", "2", "-i", "0.05")
+	ping(t, tb, Client, tb.Info().Server.Addr6.String(), "-c", "2", "-i", "0.05")
+	all, err := GetStatus(name, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := GetStatus(name, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Up.Flows) < 2 || all.Up.FlowsTotal != len(all.Up.Flows) || len(one.Up.Flows) != 1 || one.Up.FlowsTotal != all.Up.FlowsTotal ||
+		one.Up.Flows[0].Bytes != all.Up.Flows[0].Bytes ||
+		!slices.IsSortedFunc(all.Up.Flows, func(a, b router.FlowSnapshot) int { return cmp.Compare(b.Bytes, a.Bytes) }) {
+		t.Errorf("all flows %+v (total %d); the busiest %+v (total %d)", all.Up.Flows, all.Up.FlowsTotal, one.Up.Flows, one.Up.FlowsTotal)
+	}
+	if _, err := GetStatus(name, -1); err == nil {
+		t.Error("a status request for -1 flows succeeded")
+	}
+	if all.Framing != qdisc.FramingEthernet || all.Up.Framing != all.Framing || all.Wall.IsZero() || all.Up.Ring.Size != tun.DefaultTxQueueLen {
+		t.Errorf("framing %s/%s, wall %v, ring %+v", all.Framing, all.Up.Framing, all.Wall, all.Up.Ring)
 	}
 
 	stdin, err := os.Open(os.DevNull)
@@ -373,7 +399,7 @@ func TestControlSocket(t *testing.T) {
 	if err := <-downed; err != nil {
 		t.Errorf("Down: %v", err)
 	}
-	if _, err := GetStatus(name); !errors.Is(err, ErrNotRunning) {
+	if _, err := GetStatus(name, 0); !errors.Is(err, ErrNotRunning) {
 		t.Errorf("status after down: %v, want ErrNotRunning", err)
 	}
 	if err := Down(name); !errors.Is(err, os.ErrNotExist) {

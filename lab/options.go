@@ -44,6 +44,10 @@ type Options struct {
 	// SCHED_FIFO at that priority (router.Config.RealTimePriority); 0
 	// keeps normal scheduling.
 	RealTimePriority int
+	// Framing is what the emulated interfaces count in a packet's length:
+	// qdisc.FramingEthernet (the zero value: the 14-byte header of an
+	// Ethernet interface, as the paths compared with have) or FramingIP.
+	Framing qdisc.Framing
 	// Seed seeds the random streams of the qdiscs: the up direction uses
 	// Seed and the down direction Seed+1, so that the two differ.
 	Seed uint64

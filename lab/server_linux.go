@@ -67,8 +67,8 @@ func (t *Testbed) serveConn(c *net.UnixConn) {
 	switch req.Op {
 	case "status":
 		st := t.Status()
-		st.Up.Flows = topFlows(st.Up.Flows)
-		st.Down.Flows = topFlows(st.Down.Flows)
+		st.Up.Flows = topFlows(st.Up.Flows, req.Flows)
+		st.Down.Flows = topFlows(st.Down.Flows, req.Flows)
 		send(c, response{Status: &st})
 	case "set":
 		send(c, errResponse(t.setText(req.Dir, req.Chain)))
@@ -100,15 +100,14 @@ func (t *Testbed) setText(dir, chain string) error {
 	return nil
 }
 
-// maxFlows is how many flows per direction a status response lists, the
-// busiest first; it keeps the message small on a testbed with many flows.
-const maxFlows = 20
-
-func topFlows(fs []router.FlowSnapshot) []router.FlowSnapshot {
+// topFlows returns the n busiest of fs (by bytes delivered, ties in their
+// order), or all of them, busiest first, when n is 0 or more than there
+// are.
+func topFlows(fs []router.FlowSnapshot, n int) []router.FlowSnapshot {
 	fs = slices.Clone(fs)
 	slices.SortStableFunc(fs, func(a, b router.FlowSnapshot) int { return cmp.Compare(b.Bytes, a.Bytes) })
-	if len(fs) > maxFlows {
-		fs = fs[:maxFlows]
+	if n > 0 && len(fs) > n {
+		fs = fs[:n]
 	}
 	return fs
 }

@@ -196,10 +196,11 @@ func (t *Testbed) startRouter(ctx context.Context) error {
 		Server:   t.devs[1],
 		ClientIf: ci,
 		ServerIf: si,
+		Framing:  t.opts.Framing,
 		// The kernel queues packets only on their way from a host to the
-		// router: a direction loses them at its ingress TUN.
-		UpQueueDrops:     func() (uint64, error) { return tun.QueueDrops(c, ci) },
-		DownQueueDrops:   func() (uint64, error) { return tun.QueueDrops(s, si) },
+		// router: a direction loses them at its ingress TUN's ring.
+		UpRing:           router.TUNRing(c, ci),
+		DownRing:         router.TUNRing(s, si),
 		RealTimePriority: t.opts.RealTimePriority,
 	}
 	if t.pcap != nil {
@@ -266,15 +267,15 @@ func (t *Testbed) Status() Status {
 		cc, _ = t.hosts[Client].Sysctl("net.ipv4.tcp_congestion_control")
 	}
 	return Status{
-		Info:    t.info,
-		Owner:   os.Getpid(),
-		Created: t.created.UTC(),
-		CC:      cc,
-		Seed:    t.opts.Seed,
-		Device:  t.opts.DeviceKind.String(),
-		Pcap:    t.opts.Pcap,
-		Up:      snap.Up,
-		Down:    snap.Down,
+		Info:     t.info,
+		Owner:    os.Getpid(),
+		Created:  t.created.UTC(),
+		CC:       cc,
+		Seed:     t.opts.Seed,
+		Device:   t.opts.DeviceKind.String(),
+		Framing:  t.opts.Framing,
+		Pcap:     t.opts.Pcap,
+		Snapshot: snap,
 	}
 }
 

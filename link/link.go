@@ -11,11 +11,11 @@ package link
 
 import (
 	"fmt"
-	"math"
 
 	"wanlab/clock"
 	"wanlab/packet"
 	"wanlab/qdisc"
+	"wanlab/stats"
 )
 
 // Config describes a direction.
@@ -88,8 +88,8 @@ type Direction struct {
 	keep    bool
 	flows   []*acc
 	flowMap map[int32]*acc
-	maxSeq  []int64 // highest Seq delivered per flow, for reordering
-	seqMap  map[int32]int64
+	reorder []stats.Reorder // per flow, for the reordering count
+	reorMap map[int32]*stats.Reorder
 }
 
 // denseFlows bounds the flow numbers kept in slices; larger ones (and
@@ -189,11 +189,12 @@ func (d *Direction) Enqueue(now clock.Time, p *packet.Packet) {
 	d.now = now
 	p.Arrival = now
 	d.total.c.Sent++
-	d.total.c.BytesIn += uint64(p.Len())
+	n := uint64(d.base.PktLen(p))
+	d.total.c.BytesIn += n
 	if d.perFlow {
 		a := d.flow(p.Flow)
 		a.c.Sent++
-		a.c.BytesIn += uint64(p.Len())
+		a.c.BytesIn += n
 	}
 	if d.hook != nil {
 		d.emit(now, Enqueue, qdisc.ReasonNone, nil, p)
@@ -314,14 +315,15 @@ func (d *Direction) pull(now clock.Time) (*packet.Packet, clock.Time) {
 // deliver accounts for p leaving at now.
 func (d *Direction) deliver(now clock.Time, p *packet.Packet) {
 	delay := int64(now - p.Arrival)
-	d.total.delivered(p.Len(), delay)
+	n := d.base.PktLen(p)
+	d.total.delivered(n, delay)
 	reordered := p.Flow >= 0 && d.reordered(p.Flow, p.Seq)
 	if reordered {
 		d.total.c.Reordered++
 	}
 	if d.perFlow {
 		a := d.flow(p.Flow)
-		a.delivered(p.Len(), delay)
+		a.delivered(n, delay)
 		if reordered {
 			a.c.Reordered++
 		}
@@ -331,29 +333,23 @@ func (d *Direction) deliver(now clock.Time, p *packet.Packet) {
 	}
 }
 
-// reordered applies RFC 4737's definition: a packet is reordered if its
-// sequence number is lower than the highest already delivered in its flow.
-// Equal numbers (duplicates) are not reordered.
+// reordered applies RFC 4737's definition (stats.Reorder) to flow f.
 func (d *Direction) reordered(f int32, seq int64) bool {
 	if f < denseFlows {
-		for int(f) >= len(d.maxSeq) {
-			d.maxSeq = append(d.maxSeq, math.MinInt64)
+		if int(f) >= len(d.reorder) {
+			d.reorder = append(d.reorder, make([]stats.Reorder, int(f)+1-len(d.reorder))...)
 		}
-		if seq < d.maxSeq[f] {
-			return true
-		}
-		d.maxSeq[f] = seq
-		return false
+		return d.reorder[f].Arrive(seq)
 	}
-	if d.seqMap == nil {
-		d.seqMap = map[int32]int64{}
+	if d.reorMap == nil {
+		d.reorMap = map[int32]*stats.Reorder{}
 	}
-	m, ok := d.seqMap[f]
-	if ok && seq < m {
-		return true
+	r := d.reorMap[f]
+	if r == nil {
+		r = new(stats.Reorder)
+		d.reorMap[f] = r
 	}
-	d.seqMap[f] = seq
-	return false
+	return r.Arrive(seq)
 }
 
 // flow returns flow f's accumulator, making it on first use.

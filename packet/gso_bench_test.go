@@ -43,3 +43,25 @@ func BenchmarkCompleteChecksum(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkChecksum is the Internet checksum of a 20-byte IPv4 header and
+// of a 1500-byte packet.
+func BenchmarkChecksum(b *testing.B) {
+	for _, n := range []int{20, 1500} {
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte(i*7 + 3)
+		}
+		b.Run(map[int]string{20: "20B", 1500: "1500B"}[n], func(b *testing.B) {
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			var s uint16
+			for b.Loop() {
+				s += Checksum(data)
+			}
+			sink16 = s
+		})
+	}
+}
+
+var sink16 uint16

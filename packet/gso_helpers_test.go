@@ -33,7 +33,7 @@ type superPacket struct {
 }
 
 // buildSuper writes the packet described by s, with pseudo-random payload.
-// It computes sums with the package's byte-pair sum16, not with csumAdd,
+// It computes sums with the package's byte-pair sum16, not with ChecksumAdd,
 // so the code under test is checked against an independent sum.
 func buildSuper(s superSpec) superPacket {
 	iph := 20 + s.ipOpts

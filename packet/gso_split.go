@@ -66,11 +66,11 @@ func SplitGSO(b []byte, h VirtioNetHdr, out [][]byte, sizes []int) (n int, err e
 	case l.partial:
 		base = uint64(binary.BigEndian.Uint16(b[csumAt:])) + csumNeg(uint32(len(b)-l.thoff))
 	case l.v6:
-		base = csumAdd(b[8:40], uint64(l.proto))
+		base = ChecksumAdd(b[8:40], uint64(l.proto))
 	default:
-		base = csumAdd(b[12:20], uint64(l.proto))
+		base = ChecksumAdd(b[12:20], uint64(l.proto))
 	}
-	base = uint64(csumFold(base))
+	base = uint64(ChecksumFold(base))
 	var id uint16
 	if !l.v6 {
 		id = binary.BigEndian.Uint16(b[4:])
@@ -109,7 +109,7 @@ func SplitGSO(b []byte, h VirtioNetHdr, out [][]byte, sizes []int) (n int, err e
 			binary.BigEndian.PutUint16(th[4:], uint16(len(th)))
 		}
 		o[csumAt], o[csumAt+1] = 0, 0
-		sum := ^csumFold(csumAdd(th, base+uint64(len(th))))
+		sum := ^ChecksumFold(ChecksumAdd(th, base+uint64(len(th))))
 		if sum == 0 && l.proto == ProtoUDP {
 			sum = 0xffff
 		}
@@ -161,7 +161,7 @@ func CompleteChecksum(b []byte, h VirtioNetHdr) error {
 	if start >= len(b) || at+2 > len(b) {
 		return ErrCsumRange
 	}
-	sum := ^csumFold(csumAdd(b[start:], 0))
+	sum := ^ChecksumFold(ChecksumAdd(b[start:], 0))
 	if sum == 0 {
 		sum = 0xffff
 	}

@@ -354,17 +354,17 @@ func TestCsumAddMatchesReference(t *testing.T) {
 	for start := 0; start < 9; start++ {
 		for n := 0; n <= 300; n++ {
 			b := data[start : start+n]
-			if got, want := csumFold(csumAdd(b, 0)), fold(sum16(b, 0)); got != want {
+			if got, want := ChecksumFold(ChecksumAdd(b, 0)), fold(sum16(b, 0)); got != want {
 				t.Fatalf("sum of %d bytes at %d: %#04x, want %#04x", n, start, got, want)
 			}
 		}
 	}
 	// All-ones data drives every 64-bit add to carry.
 	ones := bytes.Repeat([]byte{0xff}, 65535)
-	if got, want := csumFold(csumAdd(ones, 0xffffffffffffffff)), fold(sum16(ones, 0xffff)); got != want {
+	if got, want := ChecksumFold(ChecksumAdd(ones, 0xffffffffffffffff)), fold(sum16(ones, 0xffff)); got != want {
 		t.Errorf("all-ones sum %#04x, want %#04x", got, want)
 	}
-	if got, want := csumFold(csumAdd(data, 0)), fold(sum16(data, 0)); got != want {
+	if got, want := ChecksumFold(ChecksumAdd(data, 0)), fold(sum16(data, 0)); got != want {
 		t.Errorf("64 KiB sum %#04x, want %#04x", got, want)
 	}
 }

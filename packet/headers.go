@@ -133,38 +133,6 @@ func SetECN(b []byte, e ECN) {
 	}
 }
 
-// checksumUpdate returns the Internet checksum after one 16-bit word of the
-// covered data changed from old to new (RFC 1624, eqn. 3).
-func checksumUpdate(sum, old, new uint16) uint16 {
-	s := uint32(^sum) + uint32(^old) + uint32(new)
-	s = (s & 0xffff) + (s >> 16)
-	s = (s & 0xffff) + (s >> 16)
-	return ^uint16(s)
-}
-
-// Checksum returns the Internet checksum (RFC 1071) of b.
-func Checksum(b []byte) uint16 {
-	return ^fold(sum16(b, 0))
-}
-
-func sum16(b []byte, s uint32) uint32 {
-	for len(b) >= 2 {
-		s += uint32(b[0])<<8 | uint32(b[1])
-		b = b[2:]
-	}
-	if len(b) == 1 {
-		s += uint32(b[0]) << 8
-	}
-	return s
-}
-
-func fold(s uint32) uint16 {
-	for s > 0xffff {
-		s = (s & 0xffff) + (s >> 16)
-	}
-	return uint16(s)
-}
-
 // IPv4HeaderValid reports whether b holds an IPv4 header whose checksum is
 // correct.
 func IPv4HeaderValid(b []byte) bool {
@@ -175,5 +143,5 @@ func IPv4HeaderValid(b []byte) bool {
 	if len(b) < ihl {
 		return false
 	}
-	return fold(sum16(b[:ihl], 0)) == 0xffff
+	return ChecksumFold(ChecksumAdd(b[:ihl], 0)) == 0xffff
 }

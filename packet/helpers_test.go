@@ -90,3 +90,23 @@ func recomputed(b []byte) uint16 {
 	h[10], h[11] = 0, 0
 	return Checksum(h)
 }
+
+// sum16 is the reference ones' complement sum the tests check ChecksumAdd
+// against: RFC 1071's loop over byte pairs, as plain as it can be written.
+func sum16(b []byte, s uint32) uint32 {
+	for len(b) >= 2 {
+		s += uint32(b[0])<<8 | uint32(b[1])
+		b = b[2:]
+	}
+	if len(b) == 1 {
+		s += uint32(b[0]) << 8
+	}
+	return s
+}
+
+func fold(s uint32) uint16 {
+	for s > 0xffff {
+		s = (s & 0xffff) + (s >> 16)
+	}
+	return uint16(s)
+}

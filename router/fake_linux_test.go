@@ -109,13 +109,19 @@ var _ tun.VNetDevice = (*fakeVNet)(nil)
 // fakeRouter builds a router between two fake devices; client hands out
 // pkts. The loops are stepped by the caller, not run.
 func fakeRouter(t testing.TB, upChain []qdisc.Spec, pkts [][]byte) (*Router, *fakeVNet, *fakeVNet) {
+	return fakeRouterFramed(t, upChain, pkts, qdisc.FramingEthernet)
+}
+
+// fakeRouterFramed is fakeRouter with the given framing.
+func fakeRouterFramed(t testing.TB, upChain []qdisc.Spec, pkts [][]byte, f qdisc.Framing) (*Router, *fakeVNet, *fakeVNet) {
 	t.Helper()
 	c := &fakeVNet{pkts: pkts, perRead: readBatch, budget: -1}
 	s := &fakeVNet{perRead: readBatch}
 	r, err := New(Config{
-		Up:     link.Config{Chain: upChain, Env: qdisc.Env{Seed: 1}},
-		Client: c,
-		Server: s,
+		Up:      link.Config{Chain: upChain, Env: qdisc.Env{Seed: 1}},
+		Client:  c,
+		Server:  s,
+		Framing: f,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -126,11 +132,7 @@ func fakeRouter(t testing.TB, upChain []qdisc.Spec, pkts [][]byte) (*Router, *fa
 
 // step runs one read and release pass of l, as its loop does.
 func step(l *loop) int {
-	l.release(l.clk.Now())
-	n, _ := l.in.read(l)
-	if n > 0 {
-		l.release(l.clk.Now())
-	}
+	n, _, _ := l.pass()
 	return n
 }
 
@@ -156,8 +158,8 @@ func TestFakeWholeAndSplit(t *testing.T) {
 			step(r.up)
 		}
 		snap := r.Snapshot().Up
-		if snap.Whole != tc.whole {
-			t.Errorf("%q: whole %v", tc.chain, snap.Whole)
+		if snap.GSO.Whole != tc.whole {
+			t.Errorf("%q: whole %v", tc.chain, snap.GSO.Whole)
 		}
 		if s.segs != 100*segs {
 			t.Fatalf("%q: server got %d segments, want %d", tc.chain, s.segs, 100*segs)
@@ -170,15 +172,17 @@ func TestFakeWholeAndSplit(t *testing.T) {
 			t.Errorf("%q: %d writes, want %d", tc.chain, s.written, wantWrites)
 		}
 		cn := snap.Counters
-		wire := uint64(100 * (payload + segs*52))
+		// 52 bytes of IPv4 and TCP headers and 14 of Ethernet framing
+		// per segment.
+		wire := uint64(100 * (payload + segs*(52+14)))
 		if cn.Sent != uint64(100*segs) || cn.Delivered != uint64(100*segs) || cn.BytesIn != wire || cn.BytesOut != wire {
 			t.Errorf("%q: counters %+v, want %d segments and %d bytes each way", tc.chain, cn, 100*segs, wire)
 		}
 		if len(snap.Flows) != 1 || snap.Flows[0].Payload != 100*payload || snap.Flows[0].Packets != uint64(100*segs) {
 			t.Errorf("%q: flows %+v", tc.chain, snap.Flows)
 		}
-		if snap.Qdiscs != nil && snap.Qdiscs[0].Stats.Packets != uint64(100*segs) {
-			t.Errorf("%q: qdisc stats %+v", tc.chain, snap.Qdiscs[0].Stats)
+		if snap.Qdiscs != nil && snap.Qdiscs[0].Counters.Packets != uint64(100*segs) {
+			t.Errorf("%q: qdisc counters %+v, want %d segments", tc.chain, snap.Qdiscs[0].Counters, 100*segs)
 		}
 		l := r.up
 		if live := l.small.Live() + l.large.Live() - readBatch; live != l.dir.Len() {
@@ -275,8 +279,8 @@ func TestFakeMixedKinds(t *testing.T) {
 		step(r.up)
 	}
 	snap := r.Snapshot().Up
-	if snap.Whole || snap.Split != 10 {
-		t.Errorf("whole %v, split %d; want false, 10", snap.Whole, snap.Split)
+	if snap.GSO.Whole || snap.GSO.Split != 10 {
+		t.Errorf("whole %v, split %d; want false, 10", snap.GSO.Whole, snap.GSO.Split)
 	}
 	if s.packets != 10*segs || s.bad != 0 {
 		t.Errorf("server got %d packets (%d bad), want %d good ones", s.packets, s.bad, 10*segs)

@@ -2,10 +2,12 @@ package router
 
 import (
 	"encoding/binary"
+	"fmt"
 	"net/netip"
 	"strconv"
 
 	"wanlab/packet"
+	"wanlab/stats"
 )
 
 // maxFlows bounds the flow table; packets of further flows are counted in
@@ -21,7 +23,8 @@ type flowTable struct {
 	lastID int32
 }
 
-// flowAcc counts one flow, in wire segments and IP bytes.
+// flowAcc counts one flow, in wire segments, framed bytes and transport
+// payload bytes.
 type flowAcc struct {
 	t                       packet.Tuple
 	packets, bytes, payload uint64
@@ -29,7 +32,7 @@ type flowAcc struct {
 	reordered               uint64
 	inSeq                   int64 // highest TCP data sequence number seen arriving, unwrapped
 	inSeen                  bool
-	outSeq                  int64 // highest delivered
+	out                     stats.Reorder // of the delivered segments
 }
 
 func newFlowTable() flowTable {
@@ -75,7 +78,6 @@ func (ft *flowTable) arrivalSeq(id int32, pkt []byte, g gsoInfo) int64 {
 		s = int64(s32) + 1<<32 // room below for wraps backwards
 		f.inSeen = true
 		f.inSeq = s
-		f.outSeq = -1
 		return s
 	}
 	s = f.inSeq + int64(int32(s32-uint32(f.inSeq)))
@@ -87,9 +89,9 @@ func (ft *flowTable) arrivalSeq(id int32, pkt []byte, g gsoInfo) int64 {
 }
 
 // delivered counts p as delivered in its flow and applies RFC 4737's
-// reordered singleton: a segment whose sequence number is lower than the
-// highest delivered before it is reordered.
-func (ft *flowTable) delivered(p *packet.Packet) {
+// reordered singleton (stats.Reorder) to its sequence number.
+// Each segment's bytes count hdr bytes of framing.
+func (ft *flowTable) delivered(p *packet.Packet, hdr int) {
 	id := tagFlow(p)
 	if id < 0 || int(id) >= len(ft.flows) {
 		return
@@ -97,14 +99,10 @@ func (ft *flowTable) delivered(p *packet.Packet) {
 	f := &ft.flows[id]
 	segs := uint64(segsOf(p))
 	f.packets += segs
-	f.bytes += uint64(tagWire(p))
+	f.bytes += uint64(tagWire(p) + int(segs)*hdr)
 	f.payload += uint64(payloadOf(p))
-	if p.Seq >= 0 {
-		if p.Seq < f.outSeq {
-			f.reordered += segs
-		} else {
-			f.outSeq = p.Seq
-		}
+	if p.Seq >= 0 && f.out.Arrive(p.Seq) {
+		f.reordered += segs
 	}
 }
 
@@ -123,14 +121,13 @@ func (ft *flowTable) reordered() uint64 {
 	return n
 }
 
+// snapshot returns every flow, in order of first appearance.
 func (ft *flowTable) snapshot() []FlowSnapshot {
 	out := make([]FlowSnapshot, len(ft.flows))
 	for i := range ft.flows {
 		f := &ft.flows[i]
 		out[i] = FlowSnapshot{
-			Proto:     protoName(f.t.Proto),
-			Src:       endpoint(f.t, f.t.Src, f.t.SrcPort),
-			Dst:       endpoint(f.t, f.t.Dst, f.t.DstPort),
+			Flow:      flowKeyOf(f.t),
 			Packets:   f.packets,
 			Bytes:     f.bytes,
 			Payload:   f.payload,
@@ -141,29 +138,70 @@ func (ft *flowTable) snapshot() []FlowSnapshot {
 	return out
 }
 
-func endpoint(t packet.Tuple, a [16]byte, port uint16) string {
-	var ip netip.Addr
-	switch t.Version {
-	case 4:
-		ip = netip.AddrFrom4([4]byte(a[:4]))
-	case 6:
-		ip = netip.AddrFrom16(a)
-	default:
-		return ""
-	}
-	return netip.AddrPortFrom(ip, port).String()
+// FlowKey is a flow's 5-tuple: protocol, source and destination. Ports
+// are 0 for protocols without them; ICMP echo uses its identifier as both
+// ports. The key of the shared entry for flows beyond the table's bound is
+// the zero FlowKey.
+type FlowKey struct {
+	Proto Proto          `json:"proto"`
+	Src   netip.AddrPort `json:"src"`
+	Dst   netip.AddrPort `json:"dst"`
 }
 
-func protoName(p uint8) string {
-	switch p {
-	case packet.ProtoTCP:
-		return "tcp"
-	case packet.ProtoUDP:
-		return "udp"
-	case packet.ProtoICMP:
-		return "icmp"
-	case packet.ProtoICMPv6:
-		return "icmpv6"
+// String returns the key as "tcp 10.0.0.1:40000 > 10.0.0.2:5201".
+func (k FlowKey) String() string {
+	return k.Proto.String() + " " + k.Src.String() + " > " + k.Dst.String()
+}
+
+func flowKeyOf(t packet.Tuple) FlowKey {
+	k := FlowKey{Proto: Proto(t.Proto)}
+	switch t.Version {
+	case 4:
+		k.Src = netip.AddrPortFrom(netip.AddrFrom4([4]byte(t.Src[:4])), t.SrcPort)
+		k.Dst = netip.AddrPortFrom(netip.AddrFrom4([4]byte(t.Dst[:4])), t.DstPort)
+	case 6:
+		k.Src = netip.AddrPortFrom(netip.AddrFrom16(t.Src), t.SrcPort)
+		k.Dst = netip.AddrPortFrom(netip.AddrFrom16(t.Dst), t.DstPort)
+	}
+	return k
+}
+
+// Proto is an IP protocol number. Its text form is the protocol's name for
+// those wanlab knows ("tcp", "udp", "icmp", "icmpv6") and the decimal
+// number otherwise.
+type Proto uint8
+
+var protoNames = map[Proto]string{
+	packet.ProtoTCP:    "tcp",
+	packet.ProtoUDP:    "udp",
+	packet.ProtoICMP:   "icmp",
+	packet.ProtoICMPv6: "icmpv6",
+}
+
+// String returns the protocol's name or number.
+func (p Proto) String() string {
+	if s, ok := protoNames[p]; ok {
+		return s
 	}
 	return strconv.Itoa(int(p))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (p Proto) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler: a name String gives,
+// or a number from 0 to 255.
+func (p *Proto) UnmarshalText(b []byte) error {
+	for k, name := range protoNames {
+		if name == string(b) {
+			*p = k
+			return nil
+		}
+	}
+	n, err := strconv.ParseUint(string(b), 10, 8)
+	if err != nil {
+		return fmt.Errorf("router: protocol %q is neither tcp, udp, icmp, icmpv6 nor a number from 0 to 255", b)
+	}
+	*p = Proto(n)
+	return nil
 }

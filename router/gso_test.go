@@ -62,15 +62,18 @@ func tcpSuper(v6 bool, payload, mss int, flags byte) ([]byte, []byte) {
 // pseudoSum returns the folded (not complemented) pseudo-header sum of a
 // TCP segment of n bytes in the IP packet b, as the kernel leaves it in a
 // CHECKSUM_PARTIAL packet.
-func pseudoSum(b []byte, n int) uint16 {
+func pseudoSum(b []byte, n int) uint16 { return ^packet.Checksum(pseudoHeader(b, n, packet.ProtoTCP)) }
+
+// pseudoHeader returns the pseudo-header of a transport segment of n bytes
+// and protocol proto in the IP packet b.
+func pseudoHeader(b []byte, n int, proto byte) []byte {
 	var ph []byte
 	if b[0]>>4 == 4 {
 		ph = append(ph, b[12:20]...)
 	} else {
 		ph = append(ph, b[8:40]...)
 	}
-	ph = append(ph, 0, 0, byte(n>>8), byte(n), 0, 0, 0, packet.ProtoTCP)
-	return ^packet.Checksum(ph)
+	return append(ph, 0, 0, byte(n>>8), byte(n), 0, 0, 0, proto)
 }
 
 // refChecksumOK verifies a segment's transport checksum the slow way: a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"sync"
 	"testing"
@@ -84,18 +85,14 @@ func newBed(t *testing.T, o bedOptions) *bed {
 	b.c = newHost(t, tb, "c", o.kind, a4, b4, a6, b6)
 	b.s = newHost(t, tb, "s", o.kind, b4, a4, b6, a6)
 	cfg := Config{
-		Up:       link.Config{Name: "up", Chain: mustChain(t, o.up), Env: qdisc.Env{Seed: o.seed}},
-		Down:     link.Config{Name: "down", Chain: mustChain(t, o.down), Env: qdisc.Env{Seed: o.seed + 1}},
-		Client:   b.c.dev,
-		Server:   b.s.dev,
-		ClientIf: tunName,
-		ServerIf: tunName,
-		UpQueueDrops: func() (uint64, error) {
-			return tun.QueueDrops(b.c.ns, tunName)
-		},
-		DownQueueDrops: func() (uint64, error) {
-			return tun.QueueDrops(b.s.ns, tunName)
-		},
+		Up:               link.Config{Name: "up", Chain: mustChain(t, o.up), Env: qdisc.Env{Seed: o.seed}},
+		Down:             link.Config{Name: "down", Chain: mustChain(t, o.down), Env: qdisc.Env{Seed: o.seed + 1}},
+		Client:           b.c.dev,
+		Server:           b.s.dev,
+		ClientIf:         tunName,
+		ServerIf:         tunName,
+		UpRing:           TUNRing(b.c.ns, tunName),
+		DownRing:         TUNRing(b.s.ns, tunName),
 		RealTimePriority: o.rtPrio,
 	}
 	if o.pcap {
@@ -175,4 +172,37 @@ func (b *bed) command(h *host, name string, args ...string) *netns.Cmd {
 	cmd := b.tb.Command(h.ns, name, args...)
 	cmd.Args[0] = netns.Prefix + b.tb.Name() + "-" + name
 	return cmd
+}
+
+// udpFlow opens a UDP socket on the server that reads and discards
+// whatever arrives, and one on the client connected to it; both close when
+// the test ends. It returns the client's socket and the server's address.
+func (b *bed) udpFlow(t *testing.T) (net.Conn, netip.AddrPort) {
+	t.Helper()
+	var sink net.PacketConn
+	if err := netns.Do(b.s.ns, func() (err error) {
+		sink, err = net.ListenPacket("udp4", netip.AddrPortFrom(b.s.v4, 0).String())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sink.Close() })
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := sink.ReadFrom(buf); err != nil {
+				return
+			}
+		}
+	}()
+	dst := sink.LocalAddr().(*net.UDPAddr).AddrPort()
+	var conn net.Conn
+	if err := netns.Do(b.c.ns, func() (err error) {
+		conn, err = net.Dial("udp4", dst.String())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn, dst
 }

@@ -17,14 +17,18 @@ import (
 // ring by a fresh one.
 type vnetIngress struct {
 	dev   tun.VNetDevice
+	pool  *packet.Pool
+	clk   *clock.Real
 	ring  []*packet.Packet
 	bufs  [][]byte
 	sizes []int
 }
 
-func newVNetIngress(dev tun.VNetDevice, pool *packet.Pool) *vnetIngress {
+func newVNetIngress(dev tun.VNetDevice, pool *packet.Pool, clk *clock.Real) *vnetIngress {
 	v := &vnetIngress{
 		dev:   dev,
+		pool:  pool,
+		clk:   clk,
 		ring:  make([]*packet.Packet, readBatch),
 		bufs:  make([][]byte, readBatch),
 		sizes: make([]int, readBatch),
@@ -36,30 +40,23 @@ func newVNetIngress(dev tun.VNetDevice, pool *packet.Pool) *vnetIngress {
 	return v
 }
 
-func (v *vnetIngress) read(l *loop) (int, error) {
-	k := len(v.bufs)
-	if l.lastNext != clock.Never && time.Duration(l.lastNext-l.clk.Now()) < closeDeadline {
-		k = 1 // a release is due soon: do not let a batch of reads delay it
-	}
+func (v *vnetIngress) read(k int, to arriver) (int, bool, error) {
+	k = min(k, len(v.bufs))
 	n, err := v.dev.TryRead(v.bufs[:k], v.sizes, headroom)
-	now := l.clk.Now()
+	now := v.clk.Now()
 	for i := range n {
 		p := v.ring[i]
 		p.SetData(headroom, v.sizes[i])
-		if l.arrive(now, p, true) {
-			v.ring[i] = l.large.Get()
+		if to.arrive(now, p, true) {
+			v.ring[i] = v.pool.Get()
 			v.bufs[i], _ = v.ring[i].Buffer()
 		}
 	}
-	return n, err
+	return n, n == k, err
 }
 
-// closeDeadline is how near the next deadline must be for the loop to read
-// one packet per pass instead of a batch.
-const closeDeadline = 20 * time.Microsecond
-
-func (v *vnetIngress) wait(l *loop, timeout time.Duration) (event, woken bool, err error) {
-	readable, woken, err := v.dev.Wait(l.wake, timeout)
+func (v *vnetIngress) wait(wake int, timeout time.Duration) (event, woken bool, err error) {
+	readable, woken, err := v.dev.Wait(wake, timeout)
 	return readable || woken, woken, err
 }
 
@@ -88,68 +85,66 @@ func newVNetEgress(dev tun.VNetDevice) *vnetEgress {
 	return &vnetEgress{dev: dev, uso4: off&tunUSO4 != 0, uso6: off&tunUSO6 != 0, batch: newUSOBatch()}
 }
 
-func (e *vnetEgress) write(l *loop, p *packet.Packet, deadline clock.Time) {
+func (e *vnetEgress) write(p *packet.Packet, deadline clock.Time, to departures) {
 	if e.uso4 || e.uso6 {
 		if d, ok := usoCandidate(p); ok && (d.v6 && e.uso6 || !d.v6 && e.uso4) {
 			if !e.batch.add(p, d, deadline) {
-				e.flush(l)
+				e.flush(to)
 				e.batch.add(p, d, deadline)
 			}
 			return
 		}
 	}
-	e.flush(l)
-	e.writeOne(l, p, deadline)
+	e.flush(to)
+	e.writeOne(p, deadline, to)
 }
 
 // writeOne writes p with a system call of its own.
-func (e *vnetEgress) writeOne(l *loop, p *packet.Packet, deadline clock.Time) {
+func (e *vnetEgress) writeOne(p *packet.Packet, deadline clock.Time, to departures) {
 	buf, off := p.Buffer()
 	if !tagHasVNet(p) {
 		clear(buf[off-tun.VNetHdrLen : off])
 	}
-	t := l.leaving(deadline)
+	t := to.now()
 	errno := e.dev.WriteOne(buf[:off+p.Len()], off)
 	if errno == 0 {
-		l.capture(p, t)
+		to.capture(p, t)
 	}
-	l.wrote(p, errno)
+	to.departed(p, deadline, t, errno)
 	p.Free()
 }
 
 // flush writes the batch gathered so far.
-func (e *vnetEgress) flush(l *loop) {
+func (e *vnetEgress) flush(to departures) {
 	u := e.batch
 	switch len(u.pkts) {
 	case 0:
 		return
 	case 1:
-		e.writeOne(l, u.pkts[0], u.dls[0])
+		e.writeOne(u.pkts[0], u.dls[0], to)
 		u.reset()
 		return
 	}
 	b := u.build()
-	t := l.clk.Now()
+	t := to.now()
 	errno := e.dev.WriteOne(b, headroom)
 	if errno == syscall.EINVAL {
 		// A kernel that refuses the super-packet gets no more of them.
 		e.uso4, e.uso6 = false, false
 		for i, p := range u.pkts {
-			e.writeOne(l, p, u.dls[i])
+			e.writeOne(p, u.dls[i], to)
 		}
 		u.reset()
 		return
 	}
 	for i, p := range u.pkts {
-		l.late.add(int64(t - u.dls[i]))
 		if errno == 0 {
-			l.capture(p, t)
+			to.capture(p, t)
 		}
-		l.wrote(p, errno)
+		to.departed(p, u.dls[i], t, errno)
 		p.Free()
 	}
-	l.uso.writes++
-	l.uso.datagrams += uint64(len(u.pkts))
+	to.coalesced(len(u.pkts))
 	u.reset()
 }
 
@@ -158,6 +153,7 @@ func (e *vnetEgress) flush(l *loop) {
 // eventfd for each.
 type chanIngress struct {
 	dev   tun.Device
+	pool  *packet.Pool
 	clk   *clock.Real
 	full  chan *rbatch
 	free  chan *rbatch
@@ -182,9 +178,10 @@ const (
 	chanOffset  = 16 // room for the offload device's virtio-net header
 )
 
-func newChanIngress(dev tun.Device, wake int, clk *clock.Real) *chanIngress {
+func newChanIngress(dev tun.Device, pool *packet.Pool, wake int, clk *clock.Real) *chanIngress {
 	c := &chanIngress{
 		dev:  dev,
+		pool: pool,
 		clk:  clk,
 		full: make(chan *rbatch, chanBatches),
 		free: make(chan *rbatch, chanBatches),
@@ -239,20 +236,24 @@ func (c *chanIngress) signal() {
 	c.mu.Unlock()
 }
 
-func (c *chanIngress) read(l *loop) (int, error) {
+// read takes up to chanBatches of the reader's batches, whole: k, which
+// bounds the packets of a vnetIngress read, does not apply to batches
+// the reader has already taken from the device. more reports that it took
+// that many.
+func (c *chanIngress) read(k int, to arriver) (int, bool, error) {
 	total := 0
 	for range chanBatches {
 		select {
 		case b := <-c.full:
 			for i := range b.n {
 				if c.stage == nil {
-					c.stage = l.large.Get()
+					c.stage = c.pool.Get()
 				}
 				sz := b.sizes[i]
 				buf, off := c.stage.Buffer()
 				copy(buf[off:], b.bufs[i][chanOffset:chanOffset+sz])
 				c.stage.SetLen(sz)
-				if l.arrive(b.at, c.stage, false) {
+				if to.arrive(b.at, c.stage, false) {
 					c.stage = nil
 				}
 			}
@@ -261,17 +262,17 @@ func (c *chanIngress) read(l *loop) (int, error) {
 		default:
 			select {
 			case err := <-c.errc:
-				return total, err
+				return total, false, err
 			default:
 			}
-			return total, nil
+			return total, false, nil
 		}
 	}
-	return total, nil
+	return total, true, nil
 }
 
-func (c *chanIngress) wait(l *loop, timeout time.Duration) (event, woken bool, err error) {
-	woken, err = pollWake(l.wake, timeout)
+func (c *chanIngress) wait(wake int, timeout time.Duration) (event, woken bool, err error) {
+	woken, err = pollWake(wake, timeout)
 	return woken, woken, err
 }
 
@@ -300,24 +301,23 @@ func newBatchEgress(dev tun.Device) *batchEgress {
 	}
 }
 
-func (e *batchEgress) write(l *loop, p *packet.Packet, deadline clock.Time) {
+func (e *batchEgress) write(p *packet.Packet, deadline clock.Time, to departures) {
 	e.pend = append(e.pend, p)
 	e.at = append(e.at, deadline)
 	if len(e.pend) == cap(e.pend) {
-		e.flush(l)
+		e.flush(to)
 	}
 }
 
-func (e *batchEgress) flush(l *loop) {
+func (e *batchEgress) flush(to departures) {
 	k := len(e.pend)
 	if k == 0 {
 		return
 	}
-	t := l.clk.Now()
+	t := to.now()
 	for i, p := range e.pend {
-		l.late.add(int64(t - e.at[i]))
 		// Captured before Write, which may coalesce packets in place.
-		l.capture(p, t)
+		to.capture(p, t)
 		buf, off := p.Buffer()
 		e.bufs[i] = buf[off-chanOffset : off+p.Len()]
 	}
@@ -328,9 +328,9 @@ func (e *batchEgress) flush(l *loop) {
 	}
 	for i, p := range e.pend {
 		if err == nil || i < n {
-			l.wrote(p, 0)
+			to.departed(p, e.at[i], t, 0)
 		} else {
-			l.wrote(p, errno)
+			to.departed(p, e.at[i], t, errno)
 		}
 		p.Free()
 		e.pend[i] = nil

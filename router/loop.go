@@ -12,7 +12,6 @@ import (
 	"wanlab/link"
 	"wanlab/packet"
 	"wanlab/qdisc"
-	"wanlab/tcspec"
 	"wanlab/tun"
 )
 
@@ -43,6 +42,9 @@ const (
 	// instead of running into the kernel's real-time throttling.
 	maxBusy   = 4 * time.Millisecond
 	maxBusyRT = 300 * time.Microsecond
+	// closeDeadline is how near the next deadline must be for the loop to
+	// read one packet per pass instead of a batch.
+	closeDeadline = 20 * time.Microsecond
 )
 
 // adaptSpin takes the delay of one timed wake-up: the spin grows at once to
@@ -61,92 +63,100 @@ func (l *loop) adaptSpin(late time.Duration) {
 
 // ingress is where a loop's packets come from.
 type ingress interface {
-	// read takes the packets that are ready now, without waiting, and
-	// hands each to l.arrive; it returns how many it took.
-	read(l *loop) (int, error)
-	// wait waits until packets may be ready, l.wake is signalled or
-	// timeout passes; a negative timeout waits for ever. event reports
-	// that it returned for input or the wake fd rather than the timeout,
-	// woken that the wake fd is readable.
-	wait(l *loop, timeout time.Duration) (event, woken bool, err error)
+	// read takes up to max packets that are ready now, without waiting,
+	// and hands each to to.arrive; it returns how many it took and
+	// whether it took all it was allowed to (so more may be waiting).
+	read(max int, to arriver) (n int, more bool, err error)
+	// wait waits until packets may be ready, the wake eventfd is
+	// signalled or timeout passes; a negative timeout waits for ever.
+	// event reports that it returned for input or the wake fd rather
+	// than the timeout, woken that the wake fd is readable.
+	wait(wake int, timeout time.Duration) (event, woken bool, err error)
 	// close releases what the ingress holds (a reader goroutine).
 	close()
 }
 
+// arriver is the classify step, which an ingress hands each packet to.
+type arriver interface {
+	// arrive takes packet p, read at now (with a virtio-net header in
+	// front of it when vnet is set), and reports whether it kept p; if
+	// not, p still belongs to the ingress.
+	arrive(now clock.Time, p *packet.Packet, vnet bool) bool
+}
+
 // egress is where a loop's packets go. write takes ownership of p, which
-// could have left at deadline: it records p's lateness when it hands p to
-// the device (l.leaving or l.late), reports the outcome through l.wrote
-// and frees p, now or at flush. release calls flush after each pass.
+// could have left at deadline, and reports to to when it hands p to the
+// device and how that went; it frees p, now or at flush. release calls
+// flush after each pass.
 type egress interface {
-	write(l *loop, p *packet.Packet, deadline clock.Time)
-	flush(l *loop)
+	write(p *packet.Packet, deadline clock.Time, to departures)
+	flush(to departures)
 }
 
-// extras are what whole super-packets add to the link's counters, which
-// count buffers: the segments beyond the first and the bytes of their
-// repeated headers.
-type extras struct {
-	sent, bytesIn, delivered, bytesOut, dropped uint64
-	droppedBy                                   [qdisc.NumReasons]uint64
+// departures is what an egress reports to.
+type departures interface {
+	// now reads the router's clock.
+	now() clock.Time
+	// capture records p in the pcap stream as leaving at t.
+	capture(p *packet.Packet, t clock.Time)
+	// departed records that p, due at deadline, was handed to the device
+	// at t, and the write's outcome (errno 0 if the device took it).
+	departed(p *packet.Packet, deadline, t clock.Time, errno syscall.Errno)
+	// coalesced records one USO super-packet of n datagrams.
+	coalesced(n int)
 }
-
-type qextra struct{ pkts, bytes, drops uint64 }
-
-// usoCounts counts the USO super-packets the egress wrote and the
-// datagrams inside them.
-type usoCounts struct{ writes, datagrams uint64 }
 
 // loop is one direction: it reads from in, runs the link and writes to
-// out. Everything but the fields marked otherwise belongs to the loop's
+// out, in that order (see the package documentation); st keeps what it
+// counts. Everything but the fields marked otherwise belongs to the loop's
 // goroutine while it runs.
 type loop struct {
-	r      *Router
-	name   string
-	dir    *link.Direction
+	r    *Router
+	name string
+	clk  *clock.Real
+
+	// The path.
+	in       ingress
+	splitter *splitter
+	dir      *link.Direction
+	out      egress
+	small    *packet.Pool
+	large    *packet.Pool
+
+	// The chain and what it allows.
 	env    qdisc.Env // the configured Env, to validate new chains
 	chain  []qdisc.Spec
 	qdiscs []qdisc.Qdisc // the chain's discipline instances, root first
-	qx     []qextra
-	built  bool // the tree came from Config.Build: opaque to the policy
+	built  bool          // the tree came from Config.Build: opaque to the policy
 	trace  bool
 	vnet   bool // ingress and egress are both VNet devices
 	whole  bool // super-packets cross the current chain whole
 
-	clk      *clock.Real
-	in       ingress
-	out      egress
-	small    *packet.Pool
-	large    *packet.Pool
-	flows    flowTable
-	splitter *splitter
-	xs       extras
-	late     latHist
+	st       dirStats
+	userHook link.Hook
+	ring     func() (RingCounters, error) // read on the caller's goroutine
+	fatal    error
 
+	// When to look at the link again.
 	lastNext clock.Time // when the link said, at its last empty Dequeue, it next has a packet
 	// arrived records an Enqueue since the last release. Only after one, or
 	// once lastNext has come, can a packet be due; asking the link at other
 	// times (the loop polls often near deadlines) would only make a
 	// throttled tbf count an overlimit per poll, far more than tc shows.
-	arrived    bool
-	userHook   link.Hook
-	queueDrops func() (uint64, error)
-	writeDrops [numWriteReasons]uint64
-	malformed  uint64
-	split      uint64
-	uso        usoCounts
-	maxLen     int
-	fatal      error
-	spin       time.Duration
-	maxSpin    time.Duration
-	maxBusy    time.Duration
-	busySince  clock.Time // when the loop last slept; 0 while it is not spinning
-	rtPrio     int
-	fifo       bool          // the thread runs under SCHED_FIFO now
-	sleeps     uint64        // timed or untimed waits
-	spins      uint64        // passes that polled instead of sleeping
-	onThread   bool          // run is running on the loop's thread
-	cpu        time.Duration // the thread's CPU time when last measured
+	arrived bool
 
+	// Waiting and spinning (loop_linux.go).
+	spin      time.Duration
+	maxSpin   time.Duration
+	maxBusy   time.Duration
+	busySince clock.Time // when the loop last slept; 0 while it is not spinning
+	rtPrio    int
+	fifo      bool          // the thread runs under SCHED_FIFO now
+	onThread  bool          // run is running on the loop's thread
+	cpu       time.Duration // the thread's CPU time when last measured
+	tid       atomic.Int32  // the thread's id while run runs, 0 otherwise
+
+	// Control from other goroutines.
 	wake     int         // eventfd: stop, requests, reader batches
 	stopping atomic.Bool // set by stop
 	running  bool        // guarded by r.mu
@@ -155,36 +165,26 @@ type loop struct {
 	hasReq   atomic.Bool
 }
 
-// Write-drop reasons.
-const (
-	writeAgain = iota
-	writeNoBufs
-	writeOther
-	numWriteReasons
-)
-
-var writeReasonNames = [numWriteReasons]string{"eagain", "enobufs", "other"}
-
-func newLoop(r *Router, cfg link.Config, in, out tun.Device, queueDrops func() (uint64, error), rtPrio int) (*loop, error) {
+func newLoop(r *Router, cfg link.Config, in, out tun.Device, ring func() (RingCounters, error), rtPrio int) (*loop, error) {
 	l := &loop{
-		r:          r,
-		name:       cfg.Name,
-		env:        cfg.Env,
-		chain:      slices.Clone(cfg.Chain),
-		built:      cfg.Build != nil,
-		trace:      cfg.Trace != nil,
-		clk:        r.clk,
-		small:      packet.NewPool(headroom+smallData, headroom),
-		large:      packet.NewPool(headroom+largeData, headroom),
-		flows:      newFlowTable(),
-		splitter:   newSplitter(),
-		userHook:   cfg.Hook,
-		queueDrops: queueDrops,
-		spin:       initialSpin,
-		maxSpin:    maxSpin,
-		maxBusy:    maxBusy,
-		wake:       -1,
-		rtPrio:     rtPrio,
+		r:        r,
+		name:     cfg.Name,
+		env:      cfg.Env,
+		chain:    slices.Clone(cfg.Chain),
+		built:    cfg.Build != nil,
+		trace:    cfg.Trace != nil,
+		clk:      r.clk,
+		small:    packet.NewPool(headroom+smallData, headroom),
+		large:    packet.NewPool(headroom+largeData, headroom),
+		splitter: newSplitter(),
+		st:       newDirStats(cfg.Env.Framing),
+		userHook: cfg.Hook,
+		ring:     ring,
+		spin:     initialSpin,
+		maxSpin:  maxSpin,
+		maxBusy:  maxBusy,
+		wake:     -1,
+		rtPrio:   rtPrio,
 	}
 	if rtPrio > 0 {
 		l.maxSpin, l.maxBusy = maxSpinRT, maxBusyRT
@@ -209,9 +209,9 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, queueDrops func() (
 		return nil, err
 	}
 	if inVNet {
-		l.in = newVNetIngress(vin, l.large)
+		l.in = newVNetIngress(vin, l.large, l.clk)
 	} else {
-		l.in = newChanIngress(in, l.wake, l.clk)
+		l.in = newChanIngress(in, l.large, l.wake, l.clk)
 	}
 	if outVNet {
 		l.out = newVNetEgress(vout)
@@ -232,7 +232,27 @@ func (l *loop) resetChainState() {
 	for q := l.dir.Root(); q != nil; q = q.Child() {
 		l.qdiscs = append(l.qdiscs, q)
 	}
-	l.qx = make([]qextra, len(l.qdiscs))
+	l.st.resetChain(len(l.qdiscs))
+}
+
+// pass is one iteration's work: release what is due, read what is
+// waiting (taking it into the link), and release again what that made
+// due. It returns how many packets it read and whether more may be
+// waiting.
+func (l *loop) pass() (int, bool, error) {
+	l.release(l.clk.Now())
+	k := readBatch
+	at := l.clk.Now()
+	if l.lastNext != clock.Never && time.Duration(l.lastNext-at) < closeDeadline {
+		k = 1 // a release is due soon: do not let a batch of reads delay it
+	}
+	n, more, err := l.in.read(k, l)
+	l.st.ring.read(at, n, more, more && n >= readBatch)
+	if n > 0 {
+		l.st.maxLen = max(l.st.maxLen, l.dir.Len())
+		l.release(l.clk.Now())
+	}
+	return n, more, err
 }
 
 // get returns a packet whose buffer holds n bytes of data.
@@ -243,10 +263,8 @@ func (l *loop) get(n int) *packet.Packet {
 	return l.large.Get()
 }
 
-// arrive takes packet p, read at now (with a virtio-net header in front of
-// it when vnet is set), into the link: whole, split into segments, or
-// copied into a small buffer. It reports whether it kept p itself; if not,
-// p still belongs to the caller.
+// arrive implements arriver: the classify step. It takes p into the link
+// whole, split into segments, or copied into a small buffer.
 func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 	pkt := p.Bytes()
 	var h packet.VirtioNetHdr
@@ -257,7 +275,7 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 	g, err := inspect(pkt, h)
 	if err != nil {
 		if !l.whole {
-			l.malformed++
+			l.st.malformed++
 			return false
 		}
 		// Whole, it crosses as the kernel gave it; count it as one.
@@ -265,17 +283,17 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 	}
 	flow := int32(-1)
 	if t, err := packet.ParseTuple(pkt); err == nil {
-		flow = l.flows.lookup(t)
+		flow = l.st.flows.lookup(t)
 	}
 	if h.GSOType != packet.GSONone && !l.whole {
 		// Split, also a super-packet of one segment: its header must
 		// not go out with it.
 		segs, err := l.splitter.split(pkt, h, g, l.get)
 		if err != nil {
-			l.malformed++
+			l.st.malformed++
 			return false
 		}
-		l.split++
+		l.st.split++
 		seg := g
 		seg.segs = 1
 		for _, q := range segs {
@@ -286,7 +304,7 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 	}
 	if !l.whole && h.Flags&packet.VirtioNetHdrNeedsCsum != 0 {
 		if packet.CompleteChecksum(pkt, h) != nil {
-			l.malformed++
+			l.st.malformed++
 			return false
 		}
 	}
@@ -303,19 +321,16 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 	return true
 }
 
-// enqueue offers q, described by g, to the link.
+// enqueue is the link step: it offers q, described by g, to the link.
 func (l *loop) enqueue(now clock.Time, q *packet.Packet, g gsoInfo, keepHdr bool, flow int32) {
 	q.Segs = int32(g.segs)
 	q.Flow = -1
 	q.Seq = -1
 	if flow >= 0 {
-		q.Seq = l.flows.arrivalSeq(flow, q.Bytes(), g)
+		q.Seq = l.st.flows.arrivalSeq(flow, q.Bytes(), g)
 	}
 	q.Tag = makeTag(g.wire, g.hdrLen, keepHdr, flow)
-	if g.segs > 1 {
-		l.xs.sent += uint64(g.segs - 1)
-		l.xs.bytesIn += uint64(g.wire - q.Len())
-	}
+	l.st.entering(q, g)
 	l.dir.Enqueue(now, q)
 	l.arrived = true
 }
@@ -332,7 +347,8 @@ func (l *loop) release(now clock.Time) {
 			l.lastNext = next
 			break
 		}
-		l.send(p, l.deadline(p, now))
+		l.st.leaving(p)
+		l.out.write(p, l.deadline(p, now), l)
 	}
 	l.out.flush(l)
 }
@@ -353,70 +369,40 @@ func (l *loop) deadline(p *packet.Packet, now clock.Time) clock.Time {
 	return d
 }
 
-// send accounts p as leaving and writes it.
-func (l *loop) send(p *packet.Packet, deadline clock.Time) {
-	if segs := segsOf(p); segs > 1 {
-		extra, bytes := uint64(segs-1), uint64(tagWire(p)-p.Len())
-		l.xs.delivered += extra
-		l.xs.bytesOut += bytes
-		for i := range l.qx {
-			l.qx[i].pkts += extra
-			l.qx[i].bytes += bytes
-		}
-	}
-	l.out.write(l, p, deadline)
-}
+// now implements departures.
+func (l *loop) now() clock.Time { return l.clk.Now() }
 
-// leaving records the lateness of a packet handed to the device now and
-// returns now.
-func (l *loop) leaving(deadline clock.Time) clock.Time {
-	t := l.clk.Now()
-	l.late.add(int64(t - deadline))
-	return t
-}
-
-// capture writes p to the pcap stream, if there is one, as leaving at t.
+// capture implements departures: it writes p to the pcap stream, if there
+// is one.
 func (l *loop) capture(p *packet.Packet, t clock.Time) {
 	if l.r.pcap != nil {
 		l.r.pcap.write(t, p.Bytes())
 	}
 }
 
-// wrote records the outcome of writing p: errno 0 if the device took it.
-func (l *loop) wrote(p *packet.Packet, errno syscall.Errno) {
-	if errno == 0 {
-		l.flows.delivered(p)
-		return
-	}
-	why := writeOther
+// departed implements departures: the account step of a written packet.
+func (l *loop) departed(p *packet.Packet, deadline, t clock.Time, errno syscall.Errno) {
+	l.st.late.Add(int64(t - deadline))
+	l.st.wrote(p, errno)
 	switch errno {
-	case syscall.EAGAIN:
-		why = writeAgain
-	case syscall.ENOBUFS:
-		why = writeNoBufs
 	case syscall.EBADF, syscall.EBADFD, syscall.ENODEV:
 		if l.fatal == nil {
 			l.fatal = fmt.Errorf("router: %s: write: %w", l.name, errno)
 		}
 	}
-	l.writeDrops[why] += uint64(segsOf(p))
-	l.flows.dropped(p)
+}
+
+// coalesced implements departures.
+func (l *loop) coalesced(n int) {
+	l.st.uso.writes++
+	l.st.uso.datagrams += uint64(n)
 }
 
 // Event implements link.Hook: it keeps the segment accounting of drops and
 // passes every event on to the configured hook.
 func (l *loop) Event(e *link.Event) {
 	if e.Kind == link.Drop {
-		p := e.Packet
-		l.flows.dropped(p)
-		if segs := segsOf(p); segs > 1 {
-			extra := uint64(segs - 1)
-			l.xs.dropped += extra
-			l.xs.droppedBy[e.Reason] += extra
-			if i := slices.Index(l.qdiscs, e.Qdisc); i >= 0 {
-				l.qx[i].drops += extra
-			}
-		}
+		l.st.dropped(e.Packet, slices.Index(l.qdiscs, e.Qdisc), e.Reason)
 	}
 	if l.userHook != nil {
 		l.userHook.Event(e)
@@ -480,76 +466,6 @@ func (l *loop) setChain(chain []qdisc.Spec) error {
 		return fmt.Errorf("router: %w", err)
 	}
 	return nil
-}
-
-func (l *loop) snapshot() DirSnapshot {
-	var s DirSnapshot
-	l.r.inLoop(l, func() { s = l.snap() })
-	if l.queueDrops != nil {
-		n, err := l.queueDrops()
-		s.TunQueueDrops = n
-		if err != nil {
-			s.TunQueueErr = err.Error()
-		}
-	}
-	return s
-}
-
-// snap copies the counters; it runs on the loop's goroutine.
-func (l *loop) snap() DirSnapshot {
-	c := l.dir.Counters()
-	x := &l.xs
-	c.Sent += x.sent
-	c.BytesIn += x.bytesIn
-	c.Delivered += x.delivered
-	c.BytesOut += x.bytesOut
-	c.Dropped += x.dropped
-	for i := range c.DroppedByReason {
-		c.DroppedByReason[i] += x.droppedBy[i]
-	}
-	c.Queued = c.Sent + c.Duplicated - c.Delivered - c.Dropped
-	c.Reordered = l.flows.reordered()
-	if l.onThread {
-		l.cpu = threadCPU()
-	}
-	s := DirSnapshot{
-		Name:         l.name,
-		Chain:        tcspec.FormatChain(l.chain),
-		Counters:     c,
-		Lateness:     l.late.summary(),
-		Reordered:    c.Reordered,
-		Flows:        l.flows.snapshot(),
-		Malformed:    l.malformed,
-		Whole:        l.whole,
-		Split:        l.split,
-		USOWrites:    l.uso.writes,
-		USODatagrams: l.uso.datagrams,
-		MaxInFlight:  l.maxLen,
-		LoopCPUNs:    int64(l.cpu),
-		Sleeps:       l.sleeps,
-		Spins:        l.spins,
-	}
-	i := 0
-	for q := l.dir.Root(); q != nil; q = q.Child() {
-		st := q.Stats()
-		if i < len(l.qx) {
-			st.Packets += l.qx[i].pkts
-			st.Bytes += l.qx[i].bytes
-			st.Drops += l.qx[i].drops
-		}
-		s.Qdiscs = append(s.Qdiscs, QdiscStats{Kind: q.Kind(), Stats: st})
-		i++
-	}
-	for why, n := range l.writeDrops {
-		if n > 0 {
-			if s.WriteDropsByReason == nil {
-				s.WriteDropsByReason = map[string]uint64{}
-			}
-			s.WriteDropsByReason[writeReasonNames[why]] = n
-			s.WriteDrops += n
-		}
-	}
-	return s
 }
 
 func (l *loop) close() {

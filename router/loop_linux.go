@@ -19,6 +19,8 @@ import (
 func (l *loop) run() error {
 	runtime.LockOSThread()
 	l.onThread = true
+	l.tid.Store(int32(unix.Gettid()))
+	defer l.tid.Store(0)
 	defer l.exit()
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("router: %s: set the timer slack: %w", l.name, err)
@@ -35,14 +37,9 @@ func (l *loop) run() error {
 		if l.stopping.Load() {
 			return errStopped
 		}
-		l.release(l.clk.Now())
-		n, err := l.in.read(l)
+		n, _, err := l.pass()
 		if err != nil {
 			return fmt.Errorf("router: %s: %w", l.name, err)
-		}
-		if n > 0 {
-			l.maxLen = max(l.maxLen, l.dir.Len())
-			l.release(l.clk.Now())
 		}
 		if l.fatal != nil {
 			return l.fatal
@@ -80,7 +77,7 @@ func (l *loop) idle() error {
 				l.busySince = now
 			}
 			if time.Duration(now-l.busySince) < l.maxBusy {
-				l.spins++
+				l.st.spins++
 				l.setFIFO(false)
 				return nil
 			}
@@ -90,9 +87,9 @@ func (l *loop) idle() error {
 		target = now + clock.Time(timeout)
 	}
 	l.busySince = 0
-	l.sleeps++
+	l.st.sleeps++
 	l.setFIFO(true)
-	event, woken, err := l.in.wait(l, timeout)
+	event, woken, err := l.in.wait(l.wake, timeout)
 	if woken {
 		drainWake(l.wake)
 	}

@@ -2,6 +2,24 @@
 // of two hosts, read from and written to their TUN devices, through one
 // link.Direction per direction.
 //
+// A packet's path through a direction, in the order the code in loop.go
+// follows it:
+//
+//	read      ingress.read takes what the TUN holds, up to a batch, without
+//	          waiting (vnetIngress on the loop's thread; chanIngress from a
+//	          reader goroutine for other devices)
+//	classify  loop.arrive: virtio-net header, 5-tuple and flow, and whether
+//	          a GSO super-packet crosses whole or is split into wire
+//	          segments (splitter) with their checksums completed
+//	link      loop.enqueue: link.Direction.Enqueue, into the qdisc tree
+//	release   loop.release: link.Direction.Dequeue of everything due now,
+//	          each packet with the deadline it could have left at
+//	write     egress.write: to the other TUN (vnetEgress, which coalesces
+//	          UDP datagrams into USO writes; batchEgress for other devices)
+//	account   dirStats: what the link does not count itself (segments and
+//	          framed bytes of whole super-packets, flows, lateness, the
+//	          ring in front of the ingress, refused writes)
+//
 // Each direction runs on its own OS thread, locked and with a timer slack of
 // 1 ns. It waits in ppoll(2) on the ingress device with a nanosecond timeout
 // until the next packet or the link's next deadline, spins through the last
@@ -14,8 +32,8 @@
 // whole where the direction's chain makes no per-packet decision (an empty
 // chain, netem with a constant delay and at most a limit, plain fifos), and
 // are split into wire segments with correct headers and checksums
-// otherwise. All counters count wire segments and their IP bytes, so a whole
-// super-packet counts as the segments it stands for; see DirSnapshot.
+// otherwise. All counters count wire segments and their framed bytes, so a
+// whole super-packet counts as the segments it stands for; see DirSnapshot.
 package router
 
 import (
@@ -36,7 +54,8 @@ import (
 type Config struct {
 	// Up carries client→server traffic (read from Client, written to
 	// Server); Down the reverse. Each is a link.Config (Name "up"/"down",
-	// Chain in qdisc.Spec form, optional Trace, Env.Seed/MTU/TxQueueLen).
+	// Chain in qdisc.Spec form, optional Trace, Env.Seed/MTU/TxQueueLen;
+	// Env.Framing is set from Framing).
 	// The router sets Env.Pool, PerFlow and the Hook itself; a Hook given
 	// here is called after the router's own, on the direction's loop
 	// thread, with event times on the router's clock (see Router.Wall);
@@ -49,14 +68,18 @@ type Config struct {
 	Client, Server tun.Device
 	// ClientIf and ServerIf are the interface names, for reports.
 	ClientIf, ServerIf string
-	// UpQueueDrops and DownQueueDrops, when set, read the kernel-queue
-	// drop counters of a direction's TUN (lab passes closures over
-	// tun.QueueDrops(ns, ifname)); the router reports them in the
-	// Snapshot, reading them on the caller's goroutine. The kernel queues
-	// packets only on the way from a host's stack to the router, so the
-	// counter that can grow for "up" is the client's TUN's (packets the up
-	// loop did not read in time), and for "down" the server's.
-	UpQueueDrops, DownQueueDrops func() (uint64, error)
+	// Framing is what the emulated devices count in each packet's length
+	// (qdisc.FramingEthernet, the zero value, or FramingIP): both
+	// directions' disciplines and the router's byte counters use it.
+	Framing qdisc.Framing
+	// UpRing and DownRing, when set, read the kernel's figures for the
+	// ring in front of a direction's ingress TUN (lab passes closures over
+	// tun.ReadStats); the router reports them in the Snapshot, reading
+	// them on the caller's goroutine. The kernel queues packets only on
+	// the way from a host's stack to the router, so the ring of "up" is
+	// the client's TUN's (packets the up loop did not read in time), and
+	// that of "down" the server's.
+	UpRing, DownRing func() (RingCounters, error)
 	// Pcap, when set, receives every packet that crosses, both directions,
 	// as a pcap stream (nanosecond timestamps, LINKTYPE_RAW) with the time
 	// the router handed it to the egress device.
@@ -108,12 +131,13 @@ func New(cfg Config) (*Router, error) {
 	if cfg.Down.Name == "" {
 		cfg.Down.Name = "down"
 	}
+	cfg.Up.Env.Framing, cfg.Down.Env.Framing = cfg.Framing, cfg.Framing
 	var err error
-	r.up, err = newLoop(r, cfg.Up, cfg.Client, cfg.Server, cfg.UpQueueDrops, cfg.RealTimePriority)
+	r.up, err = newLoop(r, cfg.Up, cfg.Client, cfg.Server, cfg.UpRing, cfg.RealTimePriority)
 	if err != nil {
 		return nil, err
 	}
-	r.down, err = newLoop(r, cfg.Down, cfg.Server, cfg.Client, cfg.DownQueueDrops, cfg.RealTimePriority)
+	r.down, err = newLoop(r, cfg.Down, cfg.Server, cfg.Client, cfg.DownRing, cfg.RealTimePriority)
 	if err != nil {
 		r.up.close()
 		return nil, err
@@ -193,9 +217,10 @@ var errStopped = errors.New("router: stopped")
 // runs, and before or after. While Run runs, each direction's loop copies
 // its counters between two iterations (a few microseconds, which the
 // packets due then wait), so poll it every few milliseconds at most; the
-// TUN queue counters are read on the caller's goroutine.
+// ring counters are read on the caller's goroutine.
 func (r *Router) Snapshot() Snapshot {
-	return Snapshot{Up: r.up.snapshot(), Down: r.down.snapshot()}
+	now := r.clk.Now()
+	return Snapshot{ClockNs: int64(now), Wall: r.clk.Wall(now), Up: r.up.snapshot(), Down: r.down.snapshot()}
 }
 
 // SetChain replaces a direction's qdisc chain while running, as `tc qdisc

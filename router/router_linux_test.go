@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -13,7 +12,7 @@ import (
 	"time"
 
 	"wanlab/internal/roottest"
-	"wanlab/netns"
+	"wanlab/packet"
 	"wanlab/qdisc"
 	"wanlab/tun"
 )
@@ -48,7 +47,9 @@ func (b *bed) pingRTT(t *testing.T, h *host, dst netip.Addr, n int) (lo, med flo
 func TestPingDelay(t *testing.T) {
 	b := newBed(t, bedOptions{kind: tun.VNet, up: "netem delay 25ms", down: "netem delay 25ms", pcap: true})
 	const n = 10
+	rounds := 0 // Twice measures again after a first attempt the machine's noise spoilt
 	roottest.Twice(t, "ping", func(r roottest.Reporter) {
+		rounds++
 		for _, dst := range []netip.Addr{b.s.v4, b.s.v6} {
 			roottest.JudgeRTT(r, "ping "+dst.String(), b.pingRTTs(t, b.c, dst, n), 50, 1)
 		}
@@ -68,7 +69,7 @@ func TestPingDelay(t *testing.T) {
 		if len(d.Qdiscs) == 0 || d.Qdiscs[0].Kind != "netem" {
 			t.Errorf("%s: qdiscs %+v", d.Name, d.Qdiscs)
 		}
-		if !d.Whole {
+		if !d.GSO.Whole {
 			t.Errorf("%s: constant netem delay should keep super-packets whole", d.Name)
 		}
 	}
@@ -82,8 +83,8 @@ func TestPingDelay(t *testing.T) {
 			echo++
 		}
 	}
-	if echo != 2*n {
-		t.Errorf("pcap: %d ICMP packets, want %d (requests and replies); %d records in all", echo, 2*n, len(recs))
+	if echo != 2*n*rounds {
+		t.Errorf("pcap: %d ICMP packets, want %d (requests and replies); %d records in all", echo, 2*n*rounds, len(recs))
 	}
 }
 
@@ -149,14 +150,14 @@ func TestTCPTransfer(t *testing.T) {
 			}
 			s := b.r.Snapshot()
 			up := s.Up
-			if up.Whole != tc.whole {
-				t.Errorf("whole = %v, want %v", up.Whole, tc.whole)
+			if up.GSO.Whole != tc.whole {
+				t.Errorf("whole = %v, want %v", up.GSO.Whole, tc.whole)
 			}
 			// Each transfer's flow carries exactly its data as payload
 			// (retransmissions aside).
 			var flows []FlowSnapshot
 			for _, f := range up.Flows {
-				if f.Proto == "tcp" && f.Payload > 1<<20 {
+				if f.Flow.Proto == packet.ProtoTCP && f.Payload > 1<<20 {
 					flows = append(flows, f)
 				}
 			}
@@ -169,29 +170,29 @@ func TestTCPTransfer(t *testing.T) {
 					want = 16 << 20
 				}
 				if r := float64(f.Payload) / want; r < 1 || r > 1.01 {
-					t.Errorf("flow %s -> %s: payload %d bytes, want %.0f (within 1%%)", f.Src, f.Dst, f.Payload, want)
+					t.Errorf("flow %s: payload %d bytes, want %.0f (within 1%%)", f.Flow, f.Payload, want)
 				}
-				hdr := 52.0 // IPv4 + TCP with timestamps
+				hdr := 52.0 + 14 // IPv4 + TCP with timestamps, Ethernet framing
 				if i == 1 {
-					hdr = 72
+					hdr = 72 + 14
 				}
 				if got, want := float64(f.Bytes), float64(f.Payload)+hdr*float64(f.Packets); math.Abs(got-want) > want*0.001 {
-					t.Errorf("flow %s: %d bytes for %d segments of payload %d: want about %.0f", f.Src, f.Bytes, f.Packets, f.Payload, want)
+					t.Errorf("flow %s: %d bytes for %d segments of payload %d: want about %.0f", f.Flow, f.Bytes, f.Packets, f.Payload, want)
 				}
 			}
 			for _, d := range []DirSnapshot{s.Up, s.Down} {
 				c := d.Counters
 				t.Logf("%s: sent %d delivered %d bytes %d split %d lateness %+v reordered %d maxlen %d",
-					d.Name, c.Sent, c.Delivered, c.BytesOut, d.Split, d.Lateness, d.Reordered, d.MaxInFlight)
-				if c.Dropped != 0 || d.WriteDrops != 0 || d.TunQueueDrops != 0 || d.Malformed != 0 {
-					t.Errorf("%s: dropped %d, write drops %v, tun queue drops %d (%s), malformed %d; want none",
-						d.Name, c.Dropped, d.WriteDropsByReason, d.TunQueueDrops, d.TunQueueErr, d.Malformed)
+					d.Name, c.Sent, c.Delivered, c.BytesOut, d.GSO.Split, d.Lateness, c.Reordered, d.MaxInFlight)
+				if c.Dropped != 0 || d.WriteDrops != 0 || d.Ring.Drops != 0 || d.Malformed != 0 {
+					t.Errorf("%s: dropped %d, write drops %v, ring drops %d (%s), malformed %d; want none",
+						d.Name, c.Dropped, d.WriteDropsByReason, d.Ring.Drops, d.Ring.Err, d.Malformed)
 				}
 				if c.Sent != c.Delivered+c.Dropped+c.Queued {
 					t.Errorf("%s: sent %d != delivered %d + dropped %d + queued %d", d.Name, c.Sent, c.Delivered, c.Dropped, c.Queued)
 				}
-				if d.Reordered != 0 {
-					t.Errorf("%s: %d reordered on a path that does not reorder", d.Name, d.Reordered)
+				if c.Reordered != 0 {
+					t.Errorf("%s: %d reordered on a path that does not reorder", d.Name, c.Reordered)
 				}
 			}
 		})
@@ -203,68 +204,46 @@ func TestTCPTransfer(t *testing.T) {
 func TestLoss(t *testing.T) {
 	b := newBed(t, bedOptions{kind: tun.VNet, up: "netem loss 1%", seed: 7})
 	const n = 40000
-	var sink net.PacketConn
-	if err := netns.Do(b.s.ns, func() (err error) {
-		sink, err = net.ListenPacket("udp4", netip.AddrPortFrom(b.s.v4, 0).String())
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			if _, _, err := sink.ReadFrom(buf); err != nil {
-				return
-			}
-		}
-	}()
-	dst := sink.LocalAddr().String()
-	var conn net.Conn
-	if err := netns.Do(b.c.ns, func() (err error) {
-		conn, err = net.Dial("udp4", dst)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn, dst := b.udpFlow(t)
 	msg := make([]byte, 200)
 	for i := range n {
 		if _, err := conn.Write(msg); err != nil {
 			t.Fatal(err)
 		}
-		if i%50 == 49 {
+		if i%20 == 19 {
 			time.Sleep(200 * time.Microsecond) // stay well below what the router can carry
 		}
 	}
 	var f FlowSnapshot
+	var ringDrops uint64
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		s := b.r.Snapshot()
 		for _, g := range s.Up.Flows {
-			if g.Proto == "udp" && g.Dst == dst {
+			if g.Flow.Proto == packet.ProtoUDP && g.Flow.Dst == dst {
 				f = g
 			}
 		}
-		if f.Packets+f.Dropped >= n || time.Now().After(deadline) {
+		ringDrops = s.Up.Ring.Drops
+		if f.Packets+f.Dropped+ringDrops >= n || time.Now().After(deadline) {
 			c := s.Up.Counters
-			t.Logf("up: sent %d delivered %d dropped %d (loss %d), lateness %+v, tun queue drops %d",
-				c.Sent, c.Delivered, c.Dropped, c.DroppedByReason[qdisc.ReasonLoss], s.Up.Lateness, s.Up.TunQueueDrops)
+			t.Logf("up: sent %d delivered %d dropped %d (loss %d), lateness %+v, ring drops %d, stalls %+v",
+				c.Sent, c.Delivered, c.Dropped, c.DroppedByReason[qdisc.ReasonLoss], s.Up.Lateness, ringDrops, s.Up.Ring.Stall)
 			if c.Dropped != c.DroppedByReason[qdisc.ReasonLoss] {
 				t.Errorf("drops %d, of which loss %d: want all by loss", c.Dropped, c.DroppedByReason[qdisc.ReasonLoss])
-			}
-			if s.Up.TunQueueDrops != 0 {
-				t.Errorf("%d drops in the client's TUN queue", s.Up.TunQueueDrops)
 			}
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if f.Packets+f.Dropped != n {
-		t.Fatalf("flow counted %d delivered + %d dropped, want %d in all", f.Packets, f.Dropped, n)
+	// Every datagram is counted: delivered, lost by netem, or dropped in
+	// the ring in front of the router (on a machine busy enough to hold
+	// the router up).
+	if f.Packets+f.Dropped+ringDrops != n {
+		t.Fatalf("flow counted %d delivered + %d dropped, ring %d, want %d in all", f.Packets, f.Dropped, ringDrops, n)
 	}
-	rate := float64(f.Dropped) / n
-	t.Logf("loss %.3f%% of %d", rate*100, n)
+	rate := float64(f.Dropped) / float64(f.Packets+f.Dropped)
+	t.Logf("loss %.3f%% of %d the router took", rate*100, f.Packets+f.Dropped)
 	if math.Abs(rate-0.01) > 0.002 {
 		t.Errorf("loss %.3f%%, want 1%% ± 0.2%%", rate*100)
 	}

@@ -1,43 +1,61 @@
 package router
 
 import (
+	"fmt"
+	"strings"
+	"time"
+
 	"wanlab/link"
 	"wanlab/qdisc"
+	"wanlab/stats"
+	"wanlab/tcspec"
 )
 
-// Snapshot holds the live counters of both directions.
+// Snapshot holds the live counters of both directions. Its JSON form is
+// part of wanlab's output contract (docs/results-format.md).
 type Snapshot struct {
-	Up, Down DirSnapshot
+	// ClockNs and Wall are when the snapshot was asked for, on the
+	// router's clock (ns since the router started; event and pcap times
+	// use it) and as wall time. Each direction carries the moment its own
+	// counters were copied.
+	ClockNs int64       `json:"clock_ns"`
+	Wall    time.Time   `json:"wall"`
+	Up      DirSnapshot `json:"up"`
+	Down    DirSnapshot `json:"down"`
 }
 
 // DirSnapshot describes one direction.
 //
 // What counts: packets are wire segments (a GSO super-packet that crossed
-// whole counts as the segments the receiving kernel sees) and bytes are
-// their IP bytes (headers repeated per segment). Counters.Delay and
-// Lateness have one sample per buffer (a whole super-packet is one
-// sample). Qdisc Packets, Bytes and Drops count segments and wire bytes as
-// well; Qlen and Backlog count buffers and their length, as the kernel's
-// qlen counts skbs.
+// whole counts as the segments the receiving kernel sees); bytes are
+// framed bytes as the emulated device counts them, per segment (the IP
+// length plus Framing's header: 14 bytes on Ethernet, none on ip);
+// payload bytes are transport payload. Counters.Delay and Lateness have
+// one sample per buffer (a whole super-packet is one sample). Each
+// discipline's packets, bytes and drops count segments and framed bytes
+// too; its qlen and backlog count buffers and their length, as the
+// kernel's qlen counts skbs.
 type DirSnapshot struct {
-	Name  string `json:"name"`  // "up" / "down"
-	Chain string `json:"chain"` // tc syntax (tcspec.FormatChain), "" for a direct path
-	// Counters: packets/bytes in/out, drops by reason, marks, dups, delay
-	// summary. Counters.Reordered equals Reordered.
+	Name    string        `json:"name"`    // "up" / "down"
+	Framing qdisc.Framing `json:"framing"` // "ethernet" or "ip"
+	// ClockNs and Wall are when the direction's loop copied these
+	// counters (see Snapshot).
+	ClockNs int64     `json:"clock_ns"`
+	Wall    time.Time `json:"wall"`
+	// Chain is the chain in tc syntax (tcspec.FormatChain), "" for a
+	// direct path; Qdiscs has each discipline instance of the tree, root
+	// first.
+	Chain  string          `json:"chain"`
+	Qdiscs []QdiscSnapshot `json:"qdiscs"`
+	// Counters: what entered, left and was dropped (by reason), marked,
+	// duplicated and reordered, and the delay. Reordered counts delivered
+	// TCP data segments whose sequence number is below the highest
+	// delivered before in their flow (RFC 4737), among the segments that
+	// arrived at the router in order: what the emulator reordered, not
+	// the sender's retransmissions.
 	Counters link.Counters `json:"counters"`
-	Qdiscs   []QdiscStats  `json:"qdiscs"`   // root first, then each child: Kind + qdisc.Stats, as tc -s qdisc show
 	Lateness Lateness      `json:"lateness"` // release lateness vs deadline
-	// Reordered counts delivered TCP data segments whose sequence number
-	// is below the highest delivered before in their flow (RFC 4737),
-	// among the segments that arrived at the router in order: what the
-	// emulator reordered, not the sender's retransmissions.
-	Reordered uint64         `json:"reordered"`
-	Flows     []FlowSnapshot `json:"flows"` // per 5-tuple, in order of first appearance
-	// TunQueueDrops counts drops in the kernel queue of the egress TUN
-	// (should be 0): what UpQueueDrops/DownQueueDrops report.
-	TunQueueDrops uint64 `json:"tun_queue_drops"`
-	// TunQueueErr is the error of reading TunQueueDrops, if any.
-	TunQueueErr string `json:"tun_queue_err,omitempty"`
+	Ring     RingSnapshot  `json:"ring"`     // the kernel's ring in front of the router
 	// WriteDrops counts segments the egress device refused after the link
 	// had delivered them; WriteDropsByReason splits them by errno
 	// ("eagain", "enobufs", "other").
@@ -45,38 +63,37 @@ type DirSnapshot struct {
 	WriteDropsByReason map[string]uint64 `json:"write_drops_by_reason,omitempty"`
 	// Malformed counts packets dropped because they could not be split
 	// into segments (an inconsistent GSO header).
-	Malformed uint64 `json:"malformed"`
-	// Whole tells whether the current chain lets GSO super-packets cross
-	// whole (see the package documentation); Split counts super-packets
-	// split before the link.
-	Whole bool   `json:"whole"`
-	Split uint64 `json:"split"`
-	// USOWrites counts the USO super-packets the direction wrote, each
-	// holding several consecutive UDP datagrams of one flow that were due
-	// together, and USODatagrams the datagrams they held (also counted,
-	// one by one, everywhere else).
-	USOWrites    uint64 `json:"uso_writes"`
-	USODatagrams uint64 `json:"uso_datagrams"`
+	Malformed uint64      `json:"malformed"`
+	GSO       GSOSnapshot `json:"gso"`
 	// MaxInFlight is the most packets (buffers) the direction has held.
-	MaxInFlight int `json:"max_in_flight"`
-	// LoopCPUNs is the CPU time the direction's loop thread has used, in
-	// ns; Sleeps counts the times it waited in the kernel and Spins the
-	// passes in which it polled instead, a deadline being near.
-	LoopCPUNs int64  `json:"loop_cpu_ns"`
-	Sleeps    uint64 `json:"sleeps"`
-	Spins     uint64 `json:"spins"`
+	MaxInFlight int          `json:"max_in_flight"`
+	Loop        LoopSnapshot `json:"loop"`
+	// Flows has the direction's flows (per 5-tuple), in order of first
+	// appearance, or the busiest first when a status request asked for
+	// some of them; FlowsTotal is how many there are in all.
+	Flows      []FlowSnapshot `json:"flows"`
+	FlowsTotal int            `json:"flows_total"`
 }
 
-// QdiscStats is one discipline of the chain.
-type QdiscStats struct {
-	Kind  string      `json:"kind"`
-	Stats qdisc.Stats `json:"stats"`
+// QdiscSnapshot is one discipline instance, as `tc -s qdisc show` lists
+// it: Handle and Parent as tc prints them ("1:", "root", "1:1"; the
+// router numbers the chain's disciplines 1:, 2:, ... from the root), and
+// Options its configuration in tc syntax (tcspec.Format), defaults filled
+// in. Its counters' dropped and dropped_by_reason are the segments this
+// instance dropped itself, never those of its child.
+type QdiscSnapshot struct {
+	Kind     string             `json:"kind"`
+	Handle   string             `json:"handle"`
+	Parent   string             `json:"parent"`
+	Options  string             `json:"options"`
+	Counters link.QdiscCounters `json:"counters"`
 }
 
-// Lateness summarises release lateness: how long after the time the link
-// said a packet could leave the router handed it to the egress device, in
-// ns. Percentiles are the upper edges of a log-linear histogram (within
-// 3%); Max is exact.
+// Lateness summarises delays the router itself adds, in ns: release
+// lateness (how long after the time the link said a packet could leave the
+// router handed it to the egress device) or the ring's stalls.
+// Percentiles come from a stats.Hist (exact below 128 ns, within 0.8 %
+// above); Max is exact.
 type Lateness struct {
 	N     uint64 `json:"n"`
 	P50Ns int64  `json:"p50_ns"`
@@ -84,16 +101,187 @@ type Lateness struct {
 	MaxNs int64  `json:"max_ns"`
 }
 
+// RingSnapshot describes the kernel's ring between the direction's
+// ingress TUN and the router: packets wait there, unseen by the emulator,
+// while the router falls behind, and the kernel drops what does not fit.
+type RingSnapshot struct {
+	// Size is the ring's capacity in packets (the TUN's txqueuelen), 0 if
+	// unknown.
+	Size int `json:"size"`
+	// Drops counts the packets the kernel dropped because the ring was
+	// full: the emulator's own loss, which should stay 0.
+	Drops uint64 `json:"drops"`
+	// Err is the error of reading Size and Drops, if any.
+	Err string `json:"err,omitempty"`
+	// Reads counts the router's reads that found packets, FullReads those
+	// that took all they were allowed to (so more were probably waiting).
+	Reads     uint64 `json:"reads"`
+	FullReads uint64 `json:"full_reads"`
+	// Waiting estimates the ring's occupancy: the packets the router
+	// drained in one run of reads, from the read after a wait to the
+	// first that found the ring empty behind it (1 when nothing else
+	// waited). Its N counts the runs.
+	Waiting WaitingSummary `json:"waiting"`
+	// Stall is the router's own delay on packets waiting in the ring:
+	// from a read that took a whole batch (so that more were probably
+	// waiting) to the next read that took packets, in ns. A few
+	// microseconds when the loop keeps up (the time to release what it
+	// read); a loop that is descheduled or falls behind shows here, since
+	// packets waiting in the ring have no deadline the release lateness
+	// could be measured against.
+	Stall Lateness `json:"stall"`
+}
+
+// WaitingSummary summarises the ring occupancy estimates, in packets.
+type WaitingSummary struct {
+	N   uint64  `json:"n"`
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+	Max int64   `json:"max"`
+}
+
+// RingCounters are the kernel's figures for the ring in front of a TUN
+// device, as Config.UpRing and DownRing report them.
+type RingCounters struct {
+	Size  int    // capacity in packets (txqueuelen)
+	Drops uint64 // packets dropped because it was full
+}
+
+// GSOSnapshot describes how super-packets crossed. Whole tells whether
+// the current chain lets them cross whole (see the package
+// documentation); Split counts super-packets split before the link;
+// USOWrites counts the USO super-packets the direction wrote, each holding
+// several consecutive UDP datagrams of one flow that were due together,
+// and USODatagrams the datagrams they held (also counted, one by one,
+// everywhere else).
+type GSOSnapshot struct {
+	Whole        bool   `json:"whole"`
+	Split        uint64 `json:"split"`
+	USOWrites    uint64 `json:"uso_writes"`
+	USODatagrams uint64 `json:"uso_datagrams"`
+}
+
+// LoopSnapshot describes the direction's loop thread: its thread id while
+// it runs (for taskset or chrt; 0 otherwise), the CPU time it has used,
+// the times it waited in the kernel (Sleeps) and the passes in which it
+// polled instead, a deadline being near (Spins).
+type LoopSnapshot struct {
+	TID    int    `json:"tid"`
+	CPUNs  int64  `json:"cpu_ns"`
+	Sleeps uint64 `json:"sleeps"`
+	Spins  uint64 `json:"spins"`
+}
+
 // FlowSnapshot counts one 5-tuple of a direction: delivered segments, their
-// IP bytes and transport payload bytes (what iperf3 counts), and segments
-// dropped (by the link or refused by the egress device).
+// framed bytes and their transport payload bytes (what iperf3 counts), and
+// segments dropped (by the link or refused by the egress device).
 type FlowSnapshot struct {
-	Proto     string `json:"proto"` // "tcp", "udp", "icmp", "icmpv6" or the protocol number
-	Src       string `json:"src"`   // addr:port
-	Dst       string `json:"dst"`
-	Packets   uint64 `json:"packets"`
-	Bytes     uint64 `json:"bytes"`
-	Payload   uint64 `json:"payload_bytes"`
-	Dropped   uint64 `json:"dropped"`
-	Reordered uint64 `json:"reordered"`
+	Flow      FlowKey `json:"flow"`
+	Packets   uint64  `json:"packets"`
+	Bytes     uint64  `json:"bytes"`
+	Payload   uint64  `json:"payload_bytes"`
+	Dropped   uint64  `json:"dropped"`
+	Reordered uint64  `json:"reordered"`
+}
+
+func (l *loop) snapshot() DirSnapshot {
+	var s DirSnapshot
+	l.r.inLoop(l, func() { s = l.snap() })
+	if l.ring != nil {
+		rc, err := l.ring()
+		s.Ring.Size, s.Ring.Drops = rc.Size, rc.Drops
+		if err != nil {
+			s.Ring.Err = err.Error()
+		}
+	}
+	return s
+}
+
+// snap copies the counters; it runs on the loop's goroutine.
+func (l *loop) snap() DirSnapshot {
+	st := &l.st
+	now := l.clk.Now()
+	c := l.dir.Counters()
+	x := &st.xs
+	c.Sent += x.sent
+	c.BytesIn += x.bytesIn
+	c.Delivered += x.delivered
+	c.BytesOut += x.bytesOut
+	c.Dropped += x.dropped
+	for i := range c.DroppedByReason {
+		c.DroppedByReason[i] += x.droppedBy[i]
+	}
+	c.Queued = c.Sent + c.Duplicated - c.Delivered - c.Dropped
+	c.Reordered = st.flows.reordered()
+	if l.onThread {
+		l.cpu = threadCPU()
+	}
+	s := DirSnapshot{
+		Name:     l.name,
+		Framing:  st.framing,
+		ClockNs:  int64(now),
+		Wall:     l.clk.Wall(now),
+		Chain:    tcspec.FormatChain(l.chain),
+		Counters: c,
+		Lateness: latenessOf(&st.late),
+		Ring: RingSnapshot{
+			Reads:     st.ring.reads,
+			FullReads: st.ring.full,
+			Waiting:   waitingOf(&st.ring.runs),
+			Stall:     latenessOf(&st.ring.stalls),
+		},
+		Malformed: st.malformed,
+		GSO: GSOSnapshot{
+			Whole:        l.whole,
+			Split:        st.split,
+			USOWrites:    st.uso.writes,
+			USODatagrams: st.uso.datagrams,
+		},
+		MaxInFlight: st.maxLen,
+		Loop:        LoopSnapshot{TID: int(l.tid.Load()), CPUNs: int64(l.cpu), Sleeps: st.sleeps, Spins: st.spins},
+		Flows:       st.flows.snapshot(),
+	}
+	s.FlowsTotal = len(s.Flows)
+	for i, q := range l.qdiscs {
+		qc := link.QdiscCountersOf(q.Stats())
+		if i < len(st.qx) {
+			e := &st.qx[i]
+			qc.Packets += e.pkts
+			qc.Bytes += e.bytes
+			// The instance's own drops, from the link's events: a
+			// discipline's Stats may also count packets its child
+			// refused.
+			qc.Dropped = e.drops
+			qc.DroppedByReason = e.droppedBy
+		}
+		parent := "root"
+		if i > 0 {
+			parent = fmt.Sprintf("%d:1", i)
+		}
+		s.Qdiscs = append(s.Qdiscs, QdiscSnapshot{
+			Kind:     q.Kind(),
+			Handle:   fmt.Sprintf("%d:", i+1),
+			Parent:   parent,
+			Options:  strings.TrimPrefix(strings.TrimPrefix(tcspec.Format(q.Config()), q.Kind()), " "),
+			Counters: qc,
+		})
+	}
+	for why, n := range st.writeDrops {
+		if n > 0 {
+			if s.WriteDropsByReason == nil {
+				s.WriteDropsByReason = map[string]uint64{}
+			}
+			s.WriteDropsByReason[writeReasonNames[why]] = n
+			s.WriteDrops += n
+		}
+	}
+	return s
+}
+
+func latenessOf(h *stats.Hist) Lateness {
+	return Lateness{N: h.N(), P50Ns: int64(h.Percentile(50)), P99Ns: int64(h.Percentile(99)), MaxNs: h.Max()}
+}
+
+func waitingOf(h *stats.Hist) WaitingSummary {
+	return WaitingSummary{N: h.N(), P50: h.Percentile(50), P99: h.Percentile(99), Max: h.Max()}
 }

@@ -86,43 +86,17 @@ func udpChecksumOK(b []byte, d usoDatagram) bool {
 		return false
 	}
 	s := udpPseudoSum(b, d, len(b)-d.l4)
-	return fold32(sumBytes(b[d.l4:], s)) == 0xffff
+	return packet.ChecksumFold(packet.ChecksumAdd(b[d.l4:], s)) == 0xffff
 }
 
-// udpPseudoSum returns the unfolded sum of the pseudo-header of a UDP
-// datagram of udpLen bytes with b's addresses.
+// udpPseudoSum returns the packet.ChecksumAdd accumulator of the
+// pseudo-header of a UDP datagram of udpLen bytes with b's addresses.
 func udpPseudoSum(b []byte, d usoDatagram, udpLen int) uint64 {
-	var s uint64
+	fixed := uint64(packet.ProtoUDP) + uint64(udpLen)
 	if d.v6 {
-		s = sumBytes(b[8:40], 0)
-	} else {
-		s = sumBytes(b[12:20], 0)
+		return packet.ChecksumAdd(b[8:40], fixed)
 	}
-	return s + uint64(packet.ProtoUDP) + uint64(udpLen)
-}
-
-// sumBytes adds b to s as big-endian 16-bit words.
-func sumBytes(b []byte, s uint64) uint64 {
-	for len(b) >= 8 {
-		v := binary.BigEndian.Uint64(b)
-		s += v>>48 + v>>32&0xffff + v>>16&0xffff + v&0xffff
-		b = b[8:]
-	}
-	for len(b) >= 2 {
-		s += uint64(binary.BigEndian.Uint16(b))
-		b = b[2:]
-	}
-	if len(b) == 1 {
-		s += uint64(b[0]) << 8
-	}
-	return s
-}
-
-func fold32(s uint64) uint16 {
-	for s > 0xffff {
-		s = s&0xffff + s>>16
-	}
-	return uint16(s)
+	return packet.ChecksumAdd(b[12:20], fixed)
 }
 
 // usoBatch is the batch being gathered. Its packets stay owned by the
@@ -204,11 +178,11 @@ func (u *usoBatch) build() []byte {
 	} else {
 		binary.BigEndian.PutUint16(b[2:], uint16(n))
 		b[10], b[11] = 0, 0
-		binary.BigEndian.PutUint16(b[10:], ^fold32(sumBytes(b[:u.d.l4], 0)))
+		binary.BigEndian.PutUint16(b[10:], packet.Checksum(b[:u.d.l4]))
 	}
 	udpLen := n - u.d.l4
 	binary.BigEndian.PutUint16(b[u.d.l4+4:], uint16(udpLen))
-	binary.BigEndian.PutUint16(b[u.d.l4+6:], fold32(udpPseudoSum(b, u.d, udpLen)))
+	binary.BigEndian.PutUint16(b[u.d.l4+6:], packet.ChecksumFold(udpPseudoSum(b, u.d, udpLen)))
 	packet.VirtioNetHdr{
 		Flags:      packet.VirtioNetHdrNeedsCsum,
 		GSOType:    packet.GSOUDPL4,

@@ -33,8 +33,8 @@ func udpDatagram(v6 bool, id, sport uint16, payload int, fill byte) []byte {
 	for i := range payload {
 		p[l4+8+i] = fill + byte(i)
 	}
-	d := usoDatagram{v6: v6, l4: l4, total: len(p)}
-	binary.BigEndian.PutUint16(p[l4+6:], ^fold32(sumBytes(p[l4:], udpPseudoSum(p, d, len(p)-l4))))
+	n := len(p) - l4
+	binary.BigEndian.PutUint16(p[l4+6:], packet.Checksum(append(pseudoHeader(p, n, packet.ProtoUDP), p[l4:]...)))
 	return b
 }
 
@@ -67,8 +67,8 @@ func TestUSOSameDatagrams(t *testing.T) {
 		s, snap := runFake(t, pkts, true)
 		checkSame(t, s.got, pkts)
 		// Eight datagrams are read, and due, per pass.
-		if s.written != 8 || snap.USOWrites != 8 || snap.USODatagrams != 64 {
-			t.Errorf("v6 %v: %d writes, %d USO writes of %d datagrams; want 8, 8, 64", v6, s.written, snap.USOWrites, snap.USODatagrams)
+		if s.written != 8 || snap.GSO.USOWrites != 8 || snap.GSO.USODatagrams != 64 {
+			t.Errorf("v6 %v: %d writes, %d USO writes of %d datagrams; want 8, 8, 64", v6, s.written, snap.GSO.USOWrites, snap.GSO.USODatagrams)
 		}
 		if snap.Counters.Delivered != 64 || len(snap.Flows) != 1 || snap.Flows[0].Payload != 64*1400 {
 			t.Errorf("v6 %v: delivered %d, flows %+v", v6, snap.Counters.Delivered, snap.Flows)
@@ -96,13 +96,13 @@ func TestUSOBreaks(t *testing.T) {
 	}
 	s, snap := runFake(t, pkts, true)
 	checkSame(t, s.got, pkts)
-	if s.written != 5 || snap.USOWrites != 2 || snap.USODatagrams != 4 {
-		t.Errorf("%d writes, %d USO writes of %d datagrams; want 5, 2, 4", s.written, snap.USOWrites, snap.USODatagrams)
+	if s.written != 5 || snap.GSO.USOWrites != 2 || snap.GSO.USODatagrams != 4 {
+		t.Errorf("%d writes, %d USO writes of %d datagrams; want 5, 2, 4", s.written, snap.GSO.USOWrites, snap.GSO.USODatagrams)
 	}
 	s, snap = runFake(t, pkts, false)
 	checkSame(t, s.got, pkts)
-	if s.written != len(pkts) || snap.USOWrites != 0 {
-		t.Errorf("without USO: %d writes, %d USO writes; want %d, 0", s.written, snap.USOWrites, len(pkts))
+	if s.written != len(pkts) || snap.GSO.USOWrites != 0 {
+		t.Errorf("without USO: %d writes, %d USO writes; want %d, 0", s.written, snap.GSO.USOWrites, len(pkts))
 	}
 }
 
@@ -113,13 +113,13 @@ func TestUSOPartialChecksum(t *testing.T) {
 	for i := range 8 {
 		b := udpDatagram(false, uint16(i), 4000, 1400, byte(i))
 		p := b[tun.VNetHdrLen:]
-		binary.BigEndian.PutUint16(p[26:], fold32(udpPseudoSum(p, usoDatagram{l4: 20}, len(p)-20)))
+		binary.BigEndian.PutUint16(p[26:], ^packet.Checksum(pseudoHeader(p, len(p)-20, packet.ProtoUDP)))
 		packet.VirtioNetHdr{Flags: packet.VirtioNetHdrNeedsCsum, CsumStart: 20, CsumOffset: 6}.Encode(b)
 		pkts = append(pkts, b)
 	}
 	s, snap := runFake(t, pkts, true)
-	if snap.USOWrites != 1 || len(s.got) != 8 {
-		t.Fatalf("%d USO writes, %d datagrams received; want 1, 8", snap.USOWrites, len(s.got))
+	if snap.GSO.USOWrites != 1 || len(s.got) != 8 {
+		t.Fatalf("%d USO writes, %d datagrams received; want 1, 8", snap.GSO.USOWrites, len(s.got))
 	}
 	for i, g := range s.got {
 		if !refChecksumOK(g, 20) {

@@ -2,11 +2,11 @@ package sim
 
 import (
 	"wanlab/link"
-	"wanlab/qdisc"
 )
 
 // Result is a simulation's outcome; it marshals to wanlab's JSON contract
-// for `wanlab sim`.
+// for `wanlab sim` (docs/results-format.md), whose counters are those of
+// `wanlab status` and the router's snapshot.
 type Result struct {
 	DurationS float64      `json:"duration_s"`
 	Seed      uint64       `json:"seed"`
@@ -15,39 +15,16 @@ type Result struct {
 	Flows     []FlowResult `json:"flows"`
 }
 
-// DirResult are the counters of a direction or of one flow in it. Every
-// packet is accounted for once: sent + duplicated = delivered + dropped +
-// queued.
+// DirResult are the counters of a direction or of one flow in it
+// (link.Counters: every packet is accounted for once, sent + duplicated =
+// delivered + dropped + queued; bytes are framed bytes; the delay in ns),
+// and two figures derived from them.
 type DirResult struct {
-	Sent       uint64 `json:"sent"`
-	Delivered  uint64 `json:"delivered"`
-	Dropped    uint64 `json:"dropped"`
-	Marked     uint64 `json:"marked"`
-	Duplicated uint64 `json:"duplicated"`
-	Reordered  uint64 `json:"reordered"`
+	link.Counters
 	// ReorderedRatio is Reordered/Delivered (0 when nothing was delivered).
 	ReorderedRatio float64 `json:"reordered_ratio"`
-	// Queued counts packets still inside the direction at the end.
-	Queued uint64 `json:"queued"`
-	// ThroughputBps is the delivered IP bits over the whole duration.
+	// ThroughputBps is the delivered framed bits over the whole duration.
 	ThroughputBps float64 `json:"throughput_bps"`
-	// DelayMs summarises the delay of delivered packets, exactly; it is
-	// null when nothing was delivered.
-	DelayMs *DelayMs `json:"delay_ms"`
-	// DroppedByReason counts drops by qdisc.Reason name; reasons with no
-	// drops are left out.
-	DroppedByReason map[string]uint64 `json:"dropped_by_reason"`
-}
-
-// DelayMs is a delay summary in milliseconds; percentiles interpolate
-// linearly between order statistics (numpy's default).
-type DelayMs struct {
-	Min  float64 `json:"min"`
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P99  float64 `json:"p99"`
-	Max  float64 `json:"max"`
 }
 
 // FlowResult is one flow's counters in the direction it crosses.
@@ -76,26 +53,9 @@ func (r *runner) result() *Result {
 }
 
 func dirResult(c link.Counters, dur float64) DirResult {
-	d := DirResult{
-		Sent:            c.Sent,
-		Delivered:       c.Delivered,
-		Dropped:         c.Dropped,
-		Marked:          c.Marked,
-		Duplicated:      c.Duplicated,
-		Reordered:       c.Reordered,
-		Queued:          c.Queued,
-		ThroughputBps:   float64(c.BytesOut) * 8 / dur,
-		DroppedByReason: map[string]uint64{},
-	}
+	d := DirResult{Counters: c, ThroughputBps: float64(c.BytesOut) * 8 / dur}
 	if c.Delivered > 0 {
 		d.ReorderedRatio = float64(c.Reordered) / float64(c.Delivered)
-		d.DelayMs = &DelayMs{Min: c.Delay.Min / 1e6, Mean: c.Delay.Mean / 1e6, P50: c.Delay.P50 / 1e6,
-			P90: c.Delay.P90 / 1e6, P99: c.Delay.P99 / 1e6, Max: c.Delay.Max / 1e6}
-	}
-	for r, n := range c.DroppedByReason {
-		if n > 0 {
-			d.DroppedByReason[qdisc.Reason(r).String()] = n
-		}
 	}
 	return d
 }

@@ -1,13 +1,13 @@
 package sim
 
 import (
-	"encoding/json"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"wanlab/internal/schematest"
 	"wanlab/link"
 	"wanlab/link/linktest"
 	"wanlab/qdisc"
@@ -43,14 +43,15 @@ func TestCBRSpacingIsExact(t *testing.T) {
 		}
 	}
 	// A direct path adds no delay.
-	if d := res.Up.DelayMs; d == nil || d.Max != 0 || d.Mean != 0 {
+	if d := res.Up.Delay; d.N != 582 || d.Max != 0 || d.Mean != 0 {
 		t.Errorf("direct path delay %+v", d)
 	}
 	if res.Up.Delivered != 582 || res.Up.Queued != 0 || res.Down.Sent != 0 {
 		t.Errorf("counters up %+v down %+v", res.Up, res.Down)
 	}
-	// Throughput: 582·1500·8 bits over 1 s.
-	if res.Up.ThroughputBps != 582*1500*8 {
+	// Throughput: 582 framed packets (1500 IP bytes and 14 of Ethernet
+	// header) over 1 s.
+	if res.Up.ThroughputBps != 582*1514*8 {
 		t.Errorf("throughput %v", res.Up.ThroughputBps)
 	}
 }
@@ -141,11 +142,7 @@ func TestCountersBalance(t *testing.T) {
 		if d.Sent+d.Duplicated != d.Delivered+d.Dropped+d.Queued {
 			t.Errorf("%s: sent %d + dup %d != delivered %d + dropped %d + queued %d", name, d.Sent, d.Duplicated, d.Delivered, d.Dropped, d.Queued)
 		}
-		var byReason uint64
-		for _, n := range d.DroppedByReason {
-			byReason += n
-		}
-		if byReason != d.Dropped {
+		if byReason := d.DroppedByReason.Total(); byReason != d.Dropped {
 			t.Errorf("%s: dropped_by_reason sums to %d, dropped %d", name, byReason, d.Dropped)
 		}
 	}
@@ -167,7 +164,7 @@ func TestCountersBalance(t *testing.T) {
 	if res.Up.Dropped == 0 || res.Up.Queued == 0 || res.Down.Queued == 0 || res.Up.Duplicated == 0 {
 		t.Errorf("scenario did not exercise drops/queue/dups: up %+v down %+v", res.Up, res.Down)
 	}
-	if res.Up.DroppedByReason["limit"] != res.Up.Dropped {
+	if res.Up.DroppedByReason[qdisc.ReasonLimit] != res.Up.Dropped {
 		t.Errorf("dropped_by_reason %v", res.Up.DroppedByReason)
 	}
 	// Records: one per delivered or dropped packet, none for queued ones.
@@ -198,7 +195,7 @@ func TestCountersBalance(t *testing.T) {
 	}
 	// The up delay is at least the 20 ms line plus one 1000-byte packet's
 	// serialisation (8 ms at 1 Mbit/s).
-	if d := res.Up.DelayMs; d == nil || d.Min < 20.4 || d.Max > 20+11*8+1 {
+	if d := res.Up.Delay; d.N == 0 || d.Min < 20.4e6 || d.Max > (20+11*8+1)*1e6 {
 		t.Errorf("up delay %+v", d)
 	}
 }
@@ -254,33 +251,26 @@ func TestResultJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
+	m := schematest.CheckKeys(t, res)
 	if m["duration_s"] != 0.5 || m["seed"] != 3.0 {
 		t.Errorf("header %v %v", m["duration_s"], m["seed"])
 	}
 	up := m["up"].(map[string]any)
-	for _, k := range []string{"sent", "delivered", "dropped", "marked", "duplicated", "reordered", "reordered_ratio", "queued", "throughput_bps", "delay_ms", "dropped_by_reason"} {
+	for _, k := range []string{"sent", "delivered", "dropped", "marked", "duplicated", "reordered", "reordered_ratio", "queued", "throughput_bps", "delay", "dropped_by_reason", "bytes_in", "bytes_out"} {
 		if _, ok := up[k]; !ok {
-			t.Errorf("up has no %q: %s", k, b)
+			t.Errorf("up has no %q: %v", k, up)
 		}
 	}
-	for _, k := range []string{"min", "mean", "p50", "p90", "p99", "max"} {
-		if _, ok := up["delay_ms"].(map[string]any)[k]; !ok {
-			t.Errorf("delay_ms has no %q", k)
+	for _, k := range []string{"n", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns", "exact"} {
+		if _, ok := up["delay"].(map[string]any)[k]; !ok {
+			t.Errorf("delay has no %q", k)
 		}
 	}
 	if up["dropped_by_reason"].(map[string]any)["limit"].(float64) == 0 {
-		t.Errorf("no limit drops: %s", b)
+		t.Errorf("no limit drops: %v", up)
 	}
-	if down := m["down"].(map[string]any); down["delay_ms"] != nil {
-		t.Errorf("idle direction delay_ms = %v, want null", down["delay_ms"])
+	if down := m["down"].(map[string]any); down["delay"].(map[string]any)["n"] != 0.0 {
+		t.Errorf("idle direction delay = %v, want n 0", down["delay"])
 	}
 	f := m["flows"].([]any)[0].(map[string]any)
 	if f["flow"] != 0.0 || f["spec"] != "cbr rate=1mbit size=1000 dir=up" || f["dir"] != "up" || f["sent"] != up["sent"] {
@@ -292,12 +282,13 @@ func TestResultJSON(t *testing.T) {
 	// at 96, 176, 256, 336 ms) and leaves 154 ms later. So 6 leave before
 	// 500 ms, with delays 90, 162, 154, 154, 154, 154 ms; 2 are queued and
 	// the other 55 of the 63 sent are dropped.
-	want := DelayMs{Min: 90, Mean: 868.0 / 6, P50: 154, P90: 158, P99: 161.6, Max: 162}
-	if d := res.Up.DelayMs; math.Abs(d.P99-want.P99) > 1e-9 || math.Abs(d.Mean-want.Mean) > 1e-9 ||
-		d.Min != want.Min || d.P50 != want.P50 || d.P90 != want.P90 || d.Max != want.Max {
-		t.Errorf("delay %+v, want %+v", *d, want)
+	const ms = 1e6
+	want := link.Delay{N: 6, Min: 90 * ms, Mean: 868.0 / 6 * ms, P50: 154 * ms, P90: 158 * ms, P99: 161.6 * ms, Max: 162 * ms, Exact: true}
+	if d := res.Up.Delay; math.Abs(d.P99-want.P99) > 1e-3 || math.Abs(d.Mean-want.Mean) > 1e-3 ||
+		d.N != want.N || d.Min != want.Min || d.P50 != want.P50 || d.P90 != want.P90 || d.Max != want.Max {
+		t.Errorf("delay %+v, want %+v", d, want)
 	}
-	if res.Up.Sent != 63 || res.Up.Delivered != 6 || res.Up.Queued != 2 || res.Up.Dropped != 55 || res.Up.ThroughputBps != 96000 {
+	if res.Up.Sent != 63 || res.Up.Delivered != 6 || res.Up.Queued != 2 || res.Up.Dropped != 55 || res.Up.ThroughputBps != 6*1014*8/0.5 {
 		t.Errorf("up %+v", res.Up)
 	}
 }
@@ -374,12 +365,12 @@ func TestTraceDrivenDirection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Up.Sent != 2000 || res.Up.Delivered != 999 || res.Up.Queued != 1001 || res.Up.ThroughputBps != 999*12000 {
+	if res.Up.Sent != 2000 || res.Up.Delivered != 999 || res.Up.Queued != 1001 || res.Up.ThroughputBps != 999*1514*8 {
 		t.Errorf("up %+v", res.Up)
 	}
 	// Packet k (sent at k/2 ms) leaves at k+1 ms: delay k/2 + 1 ms, from 1
 	// to 500 ms for k = 0..998.
-	if d := res.Up.DelayMs; d.Min != 1 || d.Max != 500 || d.Mean != 250.5 {
+	if d := res.Up.Delay; d.Min != 1e6 || d.Max != 500e6 || d.Mean != 250.5e6 {
 		t.Errorf("delay %+v", d)
 	}
 }

@@ -30,6 +30,14 @@ type host struct {
 	v6  netip.Addr
 }
 
+// forwardingRing is the ring of the devices the forwarding tests join with
+// their own copying loop: these tests check the devices, not the ring size
+// DefaultTxQueueLen keeps small for the router, and a ring as deep as the
+// one these tests were written with keeps a busy machine's stalls of the
+// copying loop (one system call per packet with Raw) from showing as
+// drops.
+const forwardingRing = 10000
+
 // newHost creates namespace role with a TUN device of the given kind,
 // addressed as a point-to-point link from (self) to peer.
 func newHost(t *testing.T, tb *netns.Testbed, role string, kind Kind, self, peer, self6, peer6 netip.Addr) *host {
@@ -38,7 +46,7 @@ func newHost(t *testing.T, tb *netns.Testbed, role string, kind Kind, self, peer
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, err := Open(h, tunName, Options{Kind: kind})
+	dev, err := Open(h, tunName, Options{Kind: kind, TxQueueLen: forwardingRing})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 //     default pfifo_fast whose three bands reorder by TOS, and it counts its
 //     drops.
 //
-// Stats and QueueDrops read both counters.
+// ReadStats reads both counters (Stats.RingDrops adds them up).
 func SetupQueue(ns *netns.Handle, ifname string, txqlen int) error {
 	if err := ns.SetTxQueueLen(ifname, txqlen); err != nil {
 		return fmt.Errorf("tun: %w", err)
@@ -102,14 +102,8 @@ func ReadStats(ns *netns.Handle, ifname string) (Stats, error) {
 	return s, nil
 }
 
-// QueueDrops returns how many packets the kernel has dropped in front of
-// the TUN device ifname in ns, at the ring or in the root qdisc, since the
-// device was created. With a reader that keeps up it stays 0; the router
-// reports it as the emulator's own loss.
-func QueueDrops(ns *netns.Handle, ifname string) (uint64, error) {
-	s, err := ReadStats(ns, ifname)
-	if err != nil {
-		return 0, err
-	}
-	return s.TxDropped + s.QdiscDrops, nil
-}
+// RingDrops returns how many packets the kernel has dropped in front of the
+// device, at the ring or in the root qdisc, since it was created. With a
+// reader that keeps up it stays 0; the router reports it as the emulator's
+// own loss.
+func (s Stats) RingDrops() uint64 { return s.TxDropped + s.QdiscDrops }

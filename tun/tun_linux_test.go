@@ -139,8 +139,8 @@ func TestQueueDropsCountsRingOverflow(t *testing.T) {
 				t.Errorf("after %d datagrams into a ring of %d: %+v; want TxDropped %d and nothing in the qdisc",
 					sent, ring, s, sent-ring)
 			}
-			if n, err := QueueDrops(h, tunName); err != nil || n != sent-ring {
-				t.Errorf("QueueDrops = %d, %v; want %d", n, err, sent-ring)
+			if n := s.RingDrops(); n != sent-ring {
+				t.Errorf("RingDrops = %d; want %d", n, sent-ring)
 			}
 			// The ring holds exactly the first txqueuelen datagrams.
 			got := make(chan int)
@@ -214,8 +214,8 @@ func TestForwardingBetweenNamespaces(t *testing.T) {
 				kind, up.packets.Load(), up.reads.Load(), float64(up.packets.Load())/float64(up.reads.Load()),
 				down.packets.Load(), down.reads.Load())
 			for _, h := range []*host{c, s} {
-				if n, err := QueueDrops(h.ns, tunName); err != nil || n != 0 {
-					t.Errorf("%s: QueueDrops = %d, %v; want 0 with a reader that keeps up", h.ns.Name(), n, err)
+				if st, err := ReadStats(h.ns, tunName); err != nil || st.RingDrops() != 0 {
+					t.Errorf("%s: RingDrops = %d, %v; want 0 with a reader that keeps up", h.ns.Name(), st.RingDrops(), err)
 				}
 			}
 			// The kernel counts a coalesced write as one packet.

@@ -57,6 +57,7 @@ func main() {
 	cpus := fs.String("iperf-cpus", "", "run iperf3 under taskset -c CPUS")
 	withProbe := fs.Bool("probe", false, "measure a probe thread's wake-up delays beside the router")
 	pacing := fs.Int("pacing-us", 0, "iperf3 --pacing-timer in µs (0: iperf3's default of 1000 µs, which sends bursts every millisecond)")
+	fs.IntVar(&txQueueLen, "txqlen", 0, "the TUNs' txqueuelen: the ring in front of the router (0: tun.DefaultTxQueueLen)")
 	fs.Parse(os.Args[2:])
 	if *cpus != "" {
 		iperfCmd = []string{"taskset", "-c", *cpus, "iperf3"}
@@ -139,8 +140,8 @@ func run(mode string, secs int, chain, udp, kind string, streams, rt int) error 
 			Down:             link.Config{Name: "down", Chain: specs, Env: qdisc.Env{Seed: 2}},
 			Client:           cd,
 			Server:           sd,
-			UpQueueDrops:     func() (uint64, error) { return tun.QueueDrops(c, "wl-tun") },
-			DownQueueDrops:   func() (uint64, error) { return tun.QueueDrops(s, "wl-tun") },
+			UpRing:           router.TUNRing(c, "wl-tun"),
+			DownRing:         router.TUNRing(s, "wl-tun"),
 			RealTimePriority: rt,
 		})
 		if err != nil {
@@ -180,11 +181,12 @@ func run(mode string, secs int, chain, udp, kind string, streams, rt int) error 
 	if r != nil {
 		sn := r.Snapshot()
 		up := sn.Up
-		line += fmt.Sprintf(" up_p50_us=%.1f up_p99_us=%.1f up_max_us=%.1f up_n=%d down_p99_us=%.1f whole=%v split=%d dropped=%d write_drops=%d tun_drops=%d,%d",
+		line += fmt.Sprintf(" up_p50_us=%.1f up_p99_us=%.1f up_max_us=%.1f up_n=%d down_p99_us=%.1f whole=%v split=%d dropped=%d write_drops=%d ring_size=%d ring_drops=%d,%d ring_waiting_p99=%.0f,%.0f ring_waiting_max=%d,%d",
 			float64(up.Lateness.P50Ns)/1e3, float64(up.Lateness.P99Ns)/1e3, float64(up.Lateness.MaxNs)/1e3, up.Lateness.N,
-			float64(sn.Down.Lateness.P99Ns)/1e3, up.Whole, up.Split, up.Counters.Dropped, up.WriteDrops, up.TunQueueDrops, sn.Down.TunQueueDrops)
+			float64(sn.Down.Lateness.P99Ns)/1e3, up.GSO.Whole, up.GSO.Split, up.Counters.Dropped, up.WriteDrops, up.Ring.Size,
+			up.Ring.Drops, sn.Down.Ring.Drops, up.Ring.Waiting.P99, sn.Down.Ring.Waiting.P99, up.Ring.Waiting.Max, sn.Down.Ring.Waiting.Max)
 		line += fmt.Sprintf(" uso_writes=%d uso_dgrams=%d up_cpu_s=%.2f down_cpu_s=%.2f up_sleeps=%d up_spins=%d down_sleeps=%d down_spins=%d",
-			up.USOWrites, up.USODatagrams, float64(up.LoopCPUNs)/1e9, float64(sn.Down.LoopCPUNs)/1e9, up.Sleeps, up.Spins, sn.Down.Sleeps, sn.Down.Spins)
+			up.GSO.USOWrites, up.GSO.USODatagrams, float64(up.Loop.CPUNs)/1e9, float64(sn.Down.Loop.CPUNs)/1e9, up.Loop.Sleeps, up.Loop.Spins, sn.Down.Loop.Sleeps, sn.Down.Loop.Spins)
 		for _, f := range up.Flows {
 			if f.Payload > 1<<20 {
 				line += fmt.Sprintf(" flow_payload_mb=%.1f", float64(f.Payload)/1e6)
@@ -233,7 +235,7 @@ func veth(tb *netns.Testbed, c, s *netns.Handle, ca, sa netip.Addr) error {
 }
 
 func openTUN(tb *netns.Testbed, h *netns.Handle, k tun.Kind, self, peer netip.Addr) (tun.Device, error) {
-	d, err := tun.Open(h, "wl-tun", tun.Options{Kind: k})
+	d, err := tun.Open(h, "wl-tun", tun.Options{Kind: k, TxQueueLen: txQueueLen})
 	if err != nil {
 		return nil, err
 	}
@@ -245,6 +247,10 @@ func openTUN(tb *netns.Testbed, h *netns.Handle, k tun.Kind, self, peer netip.Ad
 	}
 	return d, nil
 }
+
+// txQueueLen is the TUNs' txqueuelen, the ring in front of the router (0:
+// tun.DefaultTxQueueLen).
+var txQueueLen int
 
 // tcpRate is iperf3's -b for TCP ("": as fast as it goes).
 var tcpRate string

@@ -187,12 +187,13 @@ func printSim(w io.Writer, r *sim.Result, up, down []qdisc.Spec) {
 	fmt.Fprintln(tw, "\tsent\tdelivered\tdropped\tmarked\tdup\treordered\tqueued\tMbit/s\tdelay ms: min\tmean\tp50\tp90\tp99\tmax\t")
 	row := func(name string, d sim.DirResult) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t", name, d.Sent, d.Delivered, d.Dropped, d.Marked, d.Duplicated, d.Reordered, d.Queued, d.ThroughputBps/1e6)
-		if d.DelayMs == nil {
+		m := d.Delay
+		if m.N == 0 {
 			fmt.Fprintln(tw, "-\t-\t-\t-\t-\t-\t")
 			return
 		}
-		m := d.DelayMs
-		fmt.Fprintf(tw, "%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", m.Min, m.Mean, m.P50, m.P90, m.P99, m.Max)
+		const ms = 1e6
+		fmt.Fprintf(tw, "%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", m.Min/ms, m.Mean/ms, m.P50/ms, m.P90/ms, m.P99/ms, m.Max/ms)
 	}
 	row("up", r.Up)
 	row("down", r.Down)
@@ -204,8 +205,8 @@ func printSim(w io.Writer, r *sim.Result, up, down []qdisc.Spec) {
 		name string
 		r    sim.DirResult
 	}{{"up", r.Up}, {"down", r.Down}} {
-		if len(d.r.DroppedByReason) > 0 {
-			fmt.Fprintf(w, "%s drops by reason: %v\n", d.name, d.r.DroppedByReason)
+		if d.r.Dropped > 0 {
+			fmt.Fprintf(w, "%s drops by reason: %s\n", d.name, reasonList(d.r.DroppedByReason))
 		}
 	}
 	fmt.Fprintln(w)

@@ -21,9 +21,13 @@ type simJSON struct {
 	Up struct {
 		Sent, Delivered, Dropped uint64
 		ThroughputBps            float64 `json:"throughput_bps"`
-		DelayMs                  *struct {
-			Min, P50, P99, Max float64
-		} `json:"delay_ms"`
+		Delay                    struct {
+			N   uint64
+			Min float64 `json:"min_ns"`
+			P50 float64 `json:"p50_ns"`
+			P99 float64 `json:"p99_ns"`
+			Max float64 `json:"max_ns"`
+		}
 		DroppedByReason map[string]uint64 `json:"dropped_by_reason"`
 	}
 	Down struct {
@@ -52,23 +56,25 @@ func simRun(t *testing.T, args ...string) simJSON {
 // The README's main example: a constant 50 ms delay gives a p50 of 50.0 ms.
 func TestSimConstantDelay(t *testing.T) {
 	r := simRun(t, "--both", "netem delay 50ms", "--flow", "cbr rate=10mbit size=1500", "--duration", "10s")
-	if r.Up.DelayMs == nil || r.Up.DelayMs.P50 != 50.0 || r.Up.DelayMs.Max != 50.0 {
-		t.Fatalf("delay = %+v, want p50 = max = 50.0 ms", r.Up.DelayMs)
+	if r.Up.Delay.N == 0 || r.Up.Delay.P50 != 50e6 || r.Up.Delay.Max != 50e6 {
+		t.Fatalf("delay = %+v, want p50 = max = 50.0 ms", r.Up.Delay)
 	}
 	if r.Down.Sent != 0 {
 		t.Errorf("down sent %d packets; the only flow is up", r.Down.Sent)
 	}
-	// 10 Mbit/s for 10 s, less the 50 ms still in flight at the end.
-	if got := r.Up.ThroughputBps; math.Abs(got-9.95e6) > 0.01e6 {
-		t.Errorf("throughput = %.0f bit/s, want 9.95e6", got)
+	got := r.Up.ThroughputBps
+	// 10 Mbit/s of 1500-byte IP packets for 10 s, less the 50 ms still in
+	// flight at the end, counted with their 14-byte Ethernet headers.
+	if want := 9.95e6 * 1514 / 1500; math.Abs(got-want) > 0.01e6 {
+		t.Errorf("throughput = %.0f bit/s, want %.0f", got, want)
 	}
 }
 
 // With a rate, serialisation adds to the delay: 1500 B at 10 Mbit/s is 1.2 ms.
 func TestSimDelayWithRate(t *testing.T) {
 	r := simRun(t, "--up", "netem delay 50ms rate 20mbit", "--flow", "cbr rate=10mbit size=1500", "--duration", "2s")
-	if r.Up.DelayMs == nil || r.Up.DelayMs.P50 != 50.6 {
-		t.Fatalf("delay = %+v, want p50 = 50.6 ms (50 ms + 0.6 ms at 20 Mbit/s)", r.Up.DelayMs)
+	if r.Up.Delay.N == 0 || r.Up.Delay.P50 != 50.6e6 {
+		t.Fatalf("delay = %+v, want p50 = 50.6 ms (50 ms + 0.6 ms at 20 Mbit/s)", r.Up.Delay)
 	}
 }
 
@@ -156,13 +162,13 @@ func TestSimUserDistributionFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := simRun(t, "--up", "netem delay 50ms 10ms distribution "+path, "--flow", "cbr rate=1mbit size=500", "--duration", "2s")
-	if d := r.Up.DelayMs; d == nil || d.Min != 40 || d.Max != 60 {
+	if d := r.Up.Delay; d.N == 0 || d.Min != 40e6 || d.Max != 60e6 {
 		t.Fatalf("delay %+v, want min 40 and max 60 ms", d)
 	}
 	// Looked up by name in $TC_LIB_DIR, as tc does.
 	t.Setenv("TC_LIB_DIR", dir)
 	r = simRun(t, "--up", "netem delay 50ms 10ms distribution twopoint", "--flow", "cbr rate=1mbit size=500", "--duration", "2s")
-	if d := r.Up.DelayMs; d == nil || d.Min != 40 || d.Max != 60 {
+	if d := r.Up.Delay; d.N == 0 || d.Min != 40e6 || d.Max != 60e6 {
 		t.Fatalf("by name: delay %+v, want min 40 and max 60 ms", d)
 	}
 	_, errOut, code := runWanlab(t, "sim", "--up", "netem delay 50ms 10ms distribution nosuch")

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"wanlab/lab"
+	"wanlab/link"
 	"wanlab/qdisc"
 	"wanlab/router"
 )
@@ -23,25 +24,38 @@ func newStatusCommand(s *streams) *cobra.Command {
 	var asJSON bool
 	var flows int
 	c := &cobra.Command{
-		Use:   "status [N] [--json]",
+		Use:   "status [N] [--json] [--flows N]",
 		Short: "Show a running testbed's paths and the router's live counters",
 		Long: `status prints, for each direction, the qdisc chain in tc syntax with each
 qdisc's counters as 'tc -s qdisc show' prints them (Sent bytes and packets,
 dropped, overlimits, requeues, backlog), then what the direction delivered
 and dropped (by reason), marked, duplicated and reordered, the delay
 percentiles, how late the router released packets against their deadlines,
-the kernel's drops in front of the TUN, and the busiest flows.
+the kernel's ring in front of the router (its drops, and how many packets
+waited there), and the busiest flows. Packets are wire segments; bytes are
+framed as the emulated interface counts them (see the framing).
+
+--json prints the same as JSON (docs/results-format.md describes every key).
+--flows N lists the N busiest flows per direction, 0 all of them; without
+it the text lists 5 and --json all.
 
 N may be left out when one testbed is running.`,
 		Example: `  wanlab status
-  wanlab status wan --json | jq .up.counters`,
+  wanlab status wan --json | jq .up.counters
+  wanlab status wan --flows 0`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			name, err := testbedArg(args)
 			if err != nil {
 				return err
 			}
-			st, err := lab.GetStatus(name)
+			if flows < 0 {
+				return usagef("--flows %d: give 0 (all flows) or more", flows)
+			}
+			if !c.Flags().Changed("flows") && !asJSON {
+				flows = 5
+			}
+			st, err := lab.GetStatus(name, flows)
 			if err != nil {
 				return err
 			}
@@ -50,12 +64,12 @@ N may be left out when one testbed is running.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(st)
 			}
-			printStatus(s.out, st, flows)
+			printStatus(s.out, st)
 			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
-	c.Flags().IntVar(&flows, "flows", 5, "how many of the busiest flows to list per direction")
+	c.Flags().IntVar(&flows, "flows", 0, "how many of the busiest flows to list per direction, 0 for all (default 5 for text, all for --json)")
 	return c
 }
 
@@ -77,9 +91,9 @@ func testbedArg(args []string) (string, error) {
 	return n, err
 }
 
-func printStatus(w io.Writer, st lab.Status, flows int) {
-	fmt.Fprintf(w, "testbed %s: owner pid %d, up %s, cc %s, seed %d, device %s\n",
-		st.Name, st.Owner, time.Since(st.Created).Round(time.Second), st.CC, st.Seed, st.Device)
+func printStatus(w io.Writer, st lab.Status) {
+	fmt.Fprintf(w, "testbed %s: owner pid %d, up %s, cc %s, seed %d, device %s, framing %s\n",
+		st.Name, st.Owner, time.Since(st.Created).Round(time.Second), st.CC, st.Seed, st.Device, st.Framing)
 	for _, h := range []struct {
 		role string
 		h    lab.HostInfo
@@ -89,39 +103,34 @@ func printStatus(w io.Writer, st lab.Status, flows int) {
 	if st.Pcap != "" {
 		fmt.Fprintf(w, "  pcap    %s\n", st.Pcap)
 	}
-	printDir(w, "up (client → server)", st.Up, st.Client.IfName, flows)
-	printDir(w, "down (server → client)", st.Down, st.Server.IfName, flows)
+	printDir(w, "up (client → server)", st.Up, st.Client.IfName)
+	printDir(w, "down (server → client)", st.Down, st.Server.IfName)
 }
 
 // printDir prints one direction: its qdiscs as `tc -s qdisc show` does,
 // then the router's own figures. ingress is the TUN the direction reads,
-// where the kernel drops what the router does not take in time.
-func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, flows int) {
+// whose ring holds what the router has not taken yet.
+func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string) {
 	chain := d.Chain
 	if chain == "" {
 		chain = "direct (no qdisc)"
 	}
 	fmt.Fprintf(w, "\n%s: %s\n", title, chain)
-	opts := strings.Split(d.Chain, "; ")
-	for i, q := range d.Qdiscs {
+	for _, q := range d.Qdiscs {
 		where := "root"
-		if i > 0 {
-			where = fmt.Sprintf("parent %d:", i)
+		if q.Parent != "root" {
+			where = "parent " + q.Parent
 		}
-		// A qdisc beyond the chain is one a parent added itself (tbf's
-		// inner bfifo), whose options the chain does not spell out.
-		var rest string
-		if i < len(opts) {
-			if k, r, _ := strings.Cut(opts[i], " "); k == q.Kind && r != "" {
-				rest = " " + r
-			}
+		opts := ""
+		if q.Options != "" {
+			opts = " " + q.Options
 		}
-		fmt.Fprintf(w, " qdisc %s %d: %s%s\n", q.Kind, i+1, where, rest)
-		printQdiscStats(w, q.Stats)
+		fmt.Fprintf(w, " qdisc %s %s %s%s\n", q.Kind, q.Handle, where, opts)
+		printQdiscCounters(w, q.Counters)
 	}
 	c := d.Counters
 	fmt.Fprintf(w, " delivered %d pkt %d bytes; in %d pkt %d bytes; queued %d\n", c.Delivered, c.BytesOut, c.Sent, c.BytesIn, c.Queued)
-	fmt.Fprintf(w, " dropped %d%s; marked %d; duplicated %d; reordered %d\n", c.Dropped, byReason(c.DroppedByReason), c.Marked, c.Duplicated, d.Reordered)
+	fmt.Fprintf(w, " dropped %d%s; marked %d; duplicated %d; reordered %d\n", c.Dropped, byReason(c.DroppedByReason), c.Marked, c.Duplicated, c.Reordered)
 	if c.Delay.N > 0 {
 		ms := func(ns float64) float64 { return ns / 1e6 }
 		fmt.Fprintf(w, " delay ms: min %.3f mean %.3f p50 %.3f p90 %.3f p99 %.3f max %.3f\n",
@@ -131,34 +140,44 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, f
 		us := func(ns int64) float64 { return float64(ns) / 1e3 }
 		fmt.Fprintf(w, " release lateness µs: p50 %.1f p99 %.1f max %.1f (%d releases)\n", us(l.P50Ns), us(l.P99Ns), us(l.MaxNs), l.N)
 	}
-	fmt.Fprintf(w, " emulator losses: kernel queue at %s %d", ingress, d.TunQueueDrops)
-	if d.TunQueueErr != "" {
-		fmt.Fprintf(w, " (%s)", d.TunQueueErr)
+	r := d.Ring
+	fmt.Fprintf(w, " ring at %s: dropped %d", ingress, r.Drops)
+	if r.Size > 0 {
+		fmt.Fprintf(w, " (holds %d)", r.Size)
 	}
-	fmt.Fprintf(w, ", refused writes %d%s, malformed %d\n", d.WriteDrops, byErrno(d.WriteDropsByReason), d.Malformed)
-	gso := fmt.Sprintf("split into segments (%d so far)", d.Split)
-	if d.Whole {
+	if r.Err != "" {
+		fmt.Fprintf(w, " (%s)", r.Err)
+	}
+	if r.Waiting.N > 0 {
+		fmt.Fprintf(w, "; waiting at a wake-up p50 %.0f p99 %.0f max %d packets", r.Waiting.P50, r.Waiting.P99, r.Waiting.Max)
+	}
+	if s := r.Stall; s.N > 0 {
+		fmt.Fprintf(w, "; stalls µs p50 %.1f p99 %.1f max %.1f", float64(s.P50Ns)/1e3, float64(s.P99Ns)/1e3, float64(s.MaxNs)/1e3)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, " refused writes %d%s, malformed %d\n", d.WriteDrops, byErrno(d.WriteDropsByReason), d.Malformed)
+	gso := fmt.Sprintf("split into segments (%d so far)", d.GSO.Split)
+	if d.GSO.Whole {
 		gso = "cross whole"
 	}
 	fmt.Fprintf(w, " GSO super-packets %s; at most %d packets held\n", gso, d.MaxInFlight)
-	if len(d.Flows) > 0 && flows > 0 {
+	if len(d.Flows) > 0 {
 		fmt.Fprintf(w, " flows (busiest first):\n")
-		for i, f := range d.Flows {
-			if i == flows {
-				fmt.Fprintf(w, "  ... %d more (see --json)\n", len(d.Flows)-flows)
-				break
-			}
+		for _, f := range d.Flows {
 			fmt.Fprintf(w, "  %-4s %s > %s  %d pkt %d bytes (payload %d), dropped %d, reordered %d\n",
-				f.Proto, f.Src, f.Dst, f.Packets, f.Bytes, f.Payload, f.Dropped, f.Reordered)
+				f.Flow.Proto, f.Flow.Src, f.Flow.Dst, f.Packets, f.Bytes, f.Payload, f.Dropped, f.Reordered)
+		}
+		if more := d.FlowsTotal - len(d.Flows); more > 0 {
+			fmt.Fprintf(w, "  ... %d more (see --flows 0)\n", more)
 		}
 	}
 }
 
-func printQdiscStats(w io.Writer, s qdisc.Stats) {
-	fmt.Fprintf(w, "  Sent %d bytes %d pkt (dropped %d, overlimits %d requeues %d)\n", s.Bytes, s.Packets, s.Drops, s.Overlimits, s.Requeues)
+func printQdiscCounters(w io.Writer, s link.QdiscCounters) {
+	fmt.Fprintf(w, "  Sent %d bytes %d pkt (dropped %d, overlimits %d requeues %d)\n", s.Bytes, s.Packets, s.Dropped, s.Overlimits, s.Requeues)
 	fmt.Fprintf(w, "  backlog %db %dp requeues %d", s.Backlog, s.Qlen, s.Requeues)
-	if s.Marks > 0 {
-		fmt.Fprintf(w, " marked %d", s.Marks)
+	if s.Marked > 0 {
+		fmt.Fprintf(w, " marked %d", s.Marked)
 	}
 	fmt.Fprintln(w)
 }
@@ -175,15 +194,21 @@ func byErrno(m map[string]uint64) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-func byReason(r [qdisc.NumReasons]uint64) string {
+func byReason(r link.Reasons) string {
+	if r.Total() == 0 {
+		return ""
+	}
+	return " (" + reasonList(r) + ")"
+}
+
+// reasonList lists the non-zero counts of r by reason name: "limit 3,
+// codel 12".
+func reasonList(r link.Reasons) string {
 	var parts []string
 	for _, why := range qdisc.Reasons() {
 		if n := r[why]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", why, n))
 		}
 	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
+	return strings.Join(parts, ", ")
 }

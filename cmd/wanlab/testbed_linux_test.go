@@ -382,7 +382,7 @@ func TestCLIIperf3AgreesWithRouter(t *testing.T) {
 	}
 	var payload, pkts uint64
 	for _, f := range st.Up.Flows {
-		if strings.HasSuffix(f.Dst, ":5201") && f.Payload > payload {
+		if f.Flow.Dst.Port() == 5201 && f.Payload > payload {
 			payload, pkts = f.Payload, f.Packets
 		}
 	}

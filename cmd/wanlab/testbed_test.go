@@ -1,11 +1,14 @@
 package main
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
+	"wanlab/internal/schematest"
 	"wanlab/lab"
+	"wanlab/link"
 	"wanlab/qdisc"
 	"wanlab/router"
 )
@@ -52,42 +55,62 @@ func TestPrintStatus(t *testing.T) {
 		Created: time.Now().Add(-time.Minute),
 		CC:      "cubic",
 		Device:  "offload",
-		Up: router.DirSnapshot{
-			Name:  "up",
-			Chain: "netem limit 1000 delay 25ms; tbf rate 100Mbit burst 32Kb lat 50ms",
-			Qdiscs: []router.QdiscStats{
-				{Kind: "netem", Stats: qdisc.Stats{Bytes: 3000, Packets: 2, Qlen: 1, Backlog: 1500}},
-				{Kind: "tbf", Stats: qdisc.Stats{Bytes: 1500, Packets: 1, Drops: 3, Overlimits: 7}},
-				{Kind: "bfifo", Stats: qdisc.Stats{Bytes: 1500, Packets: 1}},
-			},
-			Flows:              []router.FlowSnapshot{{Proto: "tcp", Src: "10.0.0.1:1", Dst: "10.0.0.2:2", Packets: 9, Bytes: 900, Payload: 432}},
-			WriteDrops:         2,
-			WriteDropsByReason: map[string]uint64{"enobufs": 2},
-			TunQueueDrops:      4,
+	}
+	st.Up = router.DirSnapshot{
+		Name:  "up",
+		Chain: "netem limit 1000 delay 25ms; tbf rate 100Mbit burst 32Kb lat 50ms",
+		Qdiscs: []router.QdiscSnapshot{
+			{Kind: "netem", Handle: "1:", Parent: "root", Options: "limit 1000 delay 25ms",
+				Counters: link.QdiscCounters{Bytes: 3000, Packets: 2, Qlen: 1, Backlog: 1500}},
+			{Kind: "tbf", Handle: "2:", Parent: "1:1", Options: "rate 100Mbit burst 32Kb lat 50ms",
+				Counters: link.QdiscCounters{Bytes: 1500, Packets: 1, Dropped: 3, Overlimits: 7}},
+			{Kind: "bfifo", Handle: "3:", Parent: "2:1", Options: "limit 625000b",
+				Counters: link.QdiscCounters{Bytes: 1500, Packets: 1}},
 		},
+		Flows: []router.FlowSnapshot{{
+			Flow:    router.FlowKey{Proto: 6, Src: netip.MustParseAddrPort("10.0.0.1:1"), Dst: netip.MustParseAddrPort("10.0.0.2:2")},
+			Packets: 9, Bytes: 900, Payload: 432,
+		}},
+		FlowsTotal:         3,
+		WriteDrops:         2,
+		WriteDropsByReason: map[string]uint64{"enobufs": 2},
+		Ring: router.RingSnapshot{Size: 500, Drops: 4, Waiting: router.WaitingSummary{N: 10, P50: 1, P99: 8, Max: 12},
+			Stall: router.Lateness{N: 3, P50Ns: 4000, P99Ns: 2500000, MaxNs: 3000000}},
 	}
 	st.Up.Counters.Delivered = 5
 	st.Up.Counters.Dropped = 3
 	st.Up.Counters.DroppedByReason[qdisc.ReasonLimit] = 3
 	st.Up.Lateness = router.Lateness{N: 5, P50Ns: 1000, P99Ns: 5000, MaxNs: 9000}
 	var b strings.Builder
-	printStatus(&b, st, 5)
+	printStatus(&b, st)
 	out := b.String()
 	for _, want := range []string{
-		"testbed lab: owner pid 42, up 1m0s, cc cubic",
+		"testbed lab: owner pid 42, up 1m0s, cc cubic, seed 0, device offload, framing ethernet",
 		"up (client → server): netem limit 1000 delay 25ms; tbf rate 100Mbit burst 32Kb lat 50ms",
 		" qdisc netem 1: root limit 1000 delay 25ms\n  Sent 3000 bytes 2 pkt (dropped 0, overlimits 0 requeues 0)\n  backlog 1500b 1p requeues 0\n",
-		" qdisc tbf 2: parent 1: rate 100Mbit burst 32Kb lat 50ms\n  Sent 1500 bytes 1 pkt (dropped 3, overlimits 7 requeues 0)\n",
-		" qdisc bfifo 3: parent 2:\n",
+		" qdisc tbf 2: parent 1:1 rate 100Mbit burst 32Kb lat 50ms\n  Sent 1500 bytes 1 pkt (dropped 3, overlimits 7 requeues 0)\n",
+		" qdisc bfifo 3: parent 2:1 limit 625000b\n",
 		"dropped 3 (limit 3)",
 		"GSO super-packets split into segments (0 so far)",
 		"release lateness µs: p50 1.0 p99 5.0 max 9.0 (5 releases)",
-		"tcp  10.0.0.1:1 > 10.0.0.2:2  9 pkt 900 bytes (payload 432), dropped 0, reordered 0",
-		"emulator losses: kernel queue at wl-lab-c0 4, refused writes 2 (enobufs 2), malformed 0",
+		"tcp  10.0.0.1:1 > 10.0.0.2:2  9 pkt 900 bytes (payload 432), dropped 0, reordered 0\n  ... 2 more (see --flows 0)",
+		"ring at wl-lab-c0: dropped 4 (holds 500); waiting at a wake-up p50 1 p99 8 max 12 packets; stalls µs p50 4.0 p99 2500.0 max 3000.0\n",
+		"refused writes 2 (enobufs 2), malformed 0",
 		"down (server → client): direct (no qdisc)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// TestStatusJSONDocumented checks that every key of `wanlab status --json`
+// is snake_case and described in docs/results-format.md.
+func TestStatusJSONDocumented(t *testing.T) {
+	st := lab.Status{Info: lab.InfoOf("lab"), Pcap: "/tmp/x.pcap"}
+	st.Up.Qdiscs = []router.QdiscSnapshot{{Kind: "netem"}}
+	st.Up.Flows = []router.FlowSnapshot{{}}
+	st.Up.WriteDropsByReason = map[string]uint64{"eagain": 1}
+	st.Up.Ring.Err = "no such device"
+	schematest.CheckKeys(t, st)
 }

@@ -1,0 +1,267 @@
+package plot
+
+import (
+	"fmt"
+	"strings"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"wanlab/results"
+)
+
+// timelinePanel is the panel of AllScaled a top-level series belongs in.
+type timelinePanel int
+
+const (
+	noPanel timelinePanel = iota
+	downloadPanel
+	uploadPanel
+	latencyPanel
+)
+
+// timelinePanels are AllScaled's panels, top to bottom in Flent's order
+// (its all_scaled stacks download_scaled, upload_scaled and ping_scaled),
+// with the words of their y axes.
+var timelinePanels = []struct {
+	panel timelinePanel
+	axis  string
+}{
+	{downloadPanel, "Download"},
+	{uploadPanel, "Upload"},
+	{latencyPanel, "Latency"},
+}
+
+// classify returns the AllScaled panel of a top-level series and whether
+// it is the panel's aggregate, Flent's computed average ("TCP upload avg",
+// "Ping (ms) avg"). Sums ("TCP upload sum", "TCP totals") are left out:
+// they are on another scale than the flows; so are fairness indices.
+// Series names are Flent's, the contract of every view.
+func classify(s *results.Series) (panel timelinePanel, aggregate bool) {
+	n := s.Name
+	switch {
+	case strings.HasPrefix(n, "Ping (ms)"):
+		panel = latencyPanel
+	case strings.HasPrefix(n, "TCP download"), strings.HasPrefix(n, "UDP download"):
+		panel = downloadPanel
+	case strings.HasPrefix(n, "TCP upload"), strings.HasPrefix(n, "UDP upload"):
+		panel = uploadPanel
+	default:
+		return noPanel, false
+	}
+	if panel != latencyPanel && !s.IsRate() {
+		return noPanel, false
+	}
+	switch {
+	case strings.HasSuffix(n, " avg"):
+		return panel, true
+	case strings.HasSuffix(n, " sum"), strings.HasSuffix(n, " fairness"):
+		return noPanel, false
+	}
+	return panel, false
+}
+
+// timelineLines returns the series of one run that AllScaled draws in a
+// panel, each with whether it is drawn as an aggregate: with one run,
+// every flow and the average; with several, the average alone when the
+// run has several flows in the panel.
+func timelineLines(d *results.Document, panel timelinePanel, manyRuns bool) (ss []*results.Series, aggregate []bool) {
+	var flows []*results.Series
+	var avg *results.Series
+	for i := range d.Series {
+		s := &d.Series[i]
+		if !hasValue(s) {
+			continue
+		}
+		switch c, agg := classify(s); {
+		case c != panel:
+		case agg:
+			avg = s
+		default:
+			flows = append(flows, s)
+		}
+	}
+	switch {
+	case avg != nil && len(flows) == 1:
+		avg = nil // the average of one flow is that flow
+	case avg != nil && (manyRuns || len(flows) == 0):
+		return []*results.Series{avg}, []bool{false}
+	}
+	aggregate = make([]bool, len(flows))
+	if avg != nil {
+		flows = append(flows, avg)
+		aggregate = append(aggregate, true)
+	}
+	return flows, aggregate
+}
+
+func allScaled(docs []*results.Document, labels []string, o Options, t theme) (*figure, error) {
+	many := len(docs) > 1
+	fig := &figure{theme: t, sharedX: true}
+	marks := loadMarks(docs, t)
+	lostGlyph := draw.GlyphStyle{Color: markColor, Radius: t.pt(3), Shape: crossGlyph{width: t.pt(lineWidth)}}
+	drawn := make([]bool, len(docs))
+	for _, tp := range timelinePanels {
+		type spec struct {
+			s         *results.Series
+			label     string
+			aggregate bool
+		}
+		var specs []spec
+		var keys []lineKey
+		for di, d := range docs {
+			ss, agg := timelineLines(d, tp.panel, many)
+			if len(ss) > 0 {
+				drawn[di] = true
+			}
+			for k, s := range ss {
+				label := s.Name
+				if many {
+					label += " · " + labels[di]
+				}
+				specs = append(specs, spec{s, label, agg[k]})
+				keys = append(keys, lineKey{group: di, member: k})
+			}
+		}
+		if len(specs) == 0 {
+			continue
+		}
+		slots := assignSlots(keys)
+		pn := t.newTimePanel(marks)
+		units := map[string]string{}
+		var vals []float64
+		var lost []footMarks
+		for i, sp := range specs {
+			l := newLine(points(sp.s), t.line(slots[i], sp.aggregate))
+			pn.add(sp.label, l)
+			units[sp.label] = sp.s.Unit
+			vals = append(vals, l.values()...)
+			if ts := lostTimes(sp.s); tp.panel == latencyPanel && !sp.aggregate && len(ts) > 0 {
+				g := lostGlyph
+				g.Color = l.style.Color
+				lost = append(lost, footMarks{xs: ts, glyph: g})
+			}
+		}
+		unit, err := oneUnit(strings.ToLower(tp.axis)+" panel", units)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range lost {
+			pn.p.Add(m)
+		}
+		if len(lost) > 0 {
+			pn.legend = append(pn.legend, legendEntry{label: "lost probe", thumbs: []gplot.Thumbnailer{footMarks{glyph: lostGlyph}}})
+		}
+		pn.p.Y.Label.Text = withUnit(tp.axis, unit)
+		pn.p.Y.Min, pn.p.Y.Max = scaledRange(vals, tp.panel != latencyPanel)
+		fig.panels = append(fig.panels, pn)
+	}
+	if len(fig.panels) == 0 {
+		return nil, fmt.Errorf("plot: %s: %s: it needs TCP download…, TCP upload…, UDP upload or Ping (ms)… series with samples; the first run has: %s",
+			AllScaled, noneHave(docs, labels, "series to draw"), seriesNames(docs[0]))
+	}
+	timeAxis(fig, marks, timeEnd(docs))
+	if many {
+		fig.title = manyRunsTitle(docs, "throughput and latency")
+		fig.subtitle = leftOut(labels, drawn)
+	} else {
+		fig.title = labels[0]
+		fig.subtitle = runSubtitle(docs[0])
+	}
+	return fig, nil
+}
+
+// noneHave says in an error that no run has what a graph needs:
+// `run "X" has no WHAT`, or `none of the 3 runs has WHAT`.
+func noneHave(docs []*results.Document, labels []string, what string) string {
+	if len(docs) == 1 {
+		return fmt.Sprintf("run %q has no %s", labels[0], what)
+	}
+	return fmt.Sprintf("none of the %d runs has %s", len(docs), what)
+}
+
+// leftOut says which runs a graph of several could not draw, for its
+// subtitle; "" when it drew them all.
+func leftOut(labels []string, drawn []bool) string {
+	var out []string
+	for i, ok := range drawn {
+		if !ok {
+			out = append(out, labels[i])
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "nothing to draw for: " + strings.Join(out, ", ")
+}
+
+// timeEnd returns the end of a time axis that shows every run whole: the
+// latest of their ends and of their samples.
+func timeEnd(docs []*results.Document) float64 {
+	end := 0.0
+	for _, d := range docs {
+		end = max(end, d.Run.TotalS())
+		for _, s := range d.Series {
+			if n := len(s.Samples); n > 0 {
+				end = max(end, s.Samples[n-1].T)
+			}
+		}
+		for _, f := range d.Flows {
+			for _, s := range f.Series {
+				if n := len(s.Samples); n > 0 {
+					end = max(end, s.Samples[n-1].T)
+				}
+			}
+		}
+	}
+	if end == 0 {
+		end = 1
+	}
+	return end
+}
+
+// loadMarks returns the marks of each run's load period: a dashed grey
+// line where the load starts and where it ends (once for runs that share
+// them). A load that starts with the run or ends with it (Flent's ping
+// test, which has no lead, tail or load) is not marked there.
+func loadMarks(docs []*results.Document, t theme) []vmark {
+	style := draw.LineStyle{Color: markColor, Width: t.pt(1), Dashes: []vg.Length{t.pt(4), t.pt(3)}}
+	seen := map[float64]bool{}
+	var marks []vmark
+	for _, d := range docs {
+		if d.Run.DurationS <= 0 {
+			continue
+		}
+		for _, x := range []float64{d.Run.LeadS, d.Run.LeadS + d.Run.DurationS} {
+			if !seen[x] && x > 0 && x < d.Run.TotalS() {
+				seen[x] = true
+				marks = append(marks, vmark{x: x, style: style})
+			}
+		}
+	}
+	return marks
+}
+
+// newTimePanel returns a panel over time with the load marks drawn first,
+// behind the data.
+func (t theme) newTimePanel(marks []vmark) *panel {
+	pn := t.newPanel()
+	for _, m := range marks {
+		pn.p.Add(m)
+	}
+	return pn
+}
+
+// timeAxis gives every panel of fig the time axis from 0 to end seconds,
+// labelled at the bottom, and lists the load marks once, in the top
+// panel's legend.
+func timeAxis(fig *figure, marks []vmark, end float64) {
+	for i, pn := range fig.panels {
+		pn.p.X.Min, pn.p.X.Max = 0, end
+		pn.p.X.Label.Text = "Time (s)"
+		if i == 0 && len(marks) > 0 {
+			pn.legend = append(pn.legend, legendEntry{label: "load start, end", thumbs: []gplot.Thumbnailer{marks[0]}})
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package router
+
+import (
+	"syscall"
+
+	"wanlab/clock"
+	"wanlab/packet"
+	"wanlab/qdisc"
+	"wanlab/stats"
+)
+
+// dirStats is one direction's accounting, the last step of a packet's
+// path: what the router adds to the link's own counters (the segments and
+// framed bytes a whole super-packet stands for, per direction and per
+// discipline), the per-flow figures, release lateness, the estimate of
+// the ring in front of the ingress, refused writes, and what the loop did.
+// It belongs to the direction's loop thread.
+type dirStats struct {
+	framing qdisc.Framing
+	hdr     int // bytes the framing adds to each wire segment
+
+	xs    extras
+	qx    []qextra // per discipline of the current chain, root first
+	flows flowTable
+	late  stats.Hist
+	ring  ringEstimate
+
+	writeDrops [numWriteReasons]uint64
+	malformed  uint64
+	split      uint64
+	uso        usoCounts
+	maxLen     int
+	sleeps     uint64 // timed or untimed waits
+	spins      uint64 // passes that polled instead of sleeping
+}
+
+// extras are what whole super-packets add to the link's counters, which
+// count buffers: the segments beyond the first, and their bytes beyond the
+// buffer's (the repeated headers and framing).
+type extras struct {
+	sent, bytesIn, delivered, bytesOut, dropped uint64
+	droppedBy                                   [qdisc.NumReasons]uint64
+}
+
+// qextra is what the router counts for one discipline: what whole
+// super-packets add to the packets and bytes it dequeued, and every
+// segment it dropped itself (the link's events name the instance).
+type qextra struct {
+	pkts, bytes, drops uint64
+	droppedBy          [qdisc.NumReasons]uint64
+}
+
+// usoCounts counts the USO super-packets the egress wrote and the
+// datagrams inside them.
+type usoCounts struct{ writes, datagrams uint64 }
+
+// Write-drop reasons.
+const (
+	writeAgain = iota
+	writeNoBufs
+	writeOther
+	numWriteReasons
+)
+
+var writeReasonNames = [numWriteReasons]string{"eagain", "enobufs", "other"}
+
+func newDirStats(f qdisc.Framing) dirStats {
+	return dirStats{framing: f, hdr: f.HeaderLen(), flows: newFlowTable()}
+}
+
+// resetChain starts the per-discipline extras of a new chain of n
+// disciplines.
+func (s *dirStats) resetChain(n int) { s.qx = make([]qextra, n) }
+
+// framed returns the bytes the device counts for segs wire segments of
+// wire IP bytes in all.
+func (s *dirStats) framed(wire, segs int) uint64 { return uint64(wire + segs*s.hdr) }
+
+// extraBytes returns what a buffer of p's segments adds beyond the framed
+// length the link counts for it (Env.PktLen: its Len and one header).
+func (s *dirStats) extraBytes(p *packet.Packet) uint64 {
+	return s.framed(tagWire(p), segsOf(p)) - s.framed(p.Len(), 1)
+}
+
+// entering accounts q, described by g, as it enters the link.
+func (s *dirStats) entering(q *packet.Packet, g gsoInfo) {
+	if g.segs > 1 {
+		s.xs.sent += uint64(g.segs - 1)
+		s.xs.bytesIn += s.extraBytes(q)
+	}
+}
+
+// leaving accounts p as it leaves the link, through every discipline.
+func (s *dirStats) leaving(p *packet.Packet) {
+	segs := segsOf(p)
+	if segs <= 1 {
+		return
+	}
+	extra, bytes := uint64(segs-1), s.extraBytes(p)
+	s.xs.delivered += extra
+	s.xs.bytesOut += bytes
+	for i := range s.qx {
+		s.qx[i].pkts += extra
+		s.qx[i].bytes += bytes
+	}
+}
+
+// dropped accounts p as dropped for why by the discipline at index qi of
+// the chain (-1 for one of a replaced chain).
+func (s *dirStats) dropped(p *packet.Packet, qi int, why qdisc.Reason) {
+	s.flows.dropped(p)
+	segs := uint64(segsOf(p))
+	if qi >= 0 && qi < len(s.qx) {
+		s.qx[qi].drops += segs
+		s.qx[qi].droppedBy[why] += segs
+	}
+	if segs > 1 {
+		s.xs.dropped += segs - 1
+		s.xs.droppedBy[why] += segs - 1
+	}
+}
+
+// wrote accounts the outcome of writing p: errno 0 if the device took it.
+func (s *dirStats) wrote(p *packet.Packet, errno syscall.Errno) {
+	if errno == 0 {
+		s.flows.delivered(p, s.hdr)
+		return
+	}
+	why := writeOther
+	switch errno {
+	case syscall.EAGAIN:
+		why = writeAgain
+	case syscall.ENOBUFS:
+		why = writeNoBufs
+	}
+	s.writeDrops[why] += uint64(segsOf(p))
+	s.flows.dropped(p)
+}
+
+// ringEstimate estimates what the kernel does not say about its ring in
+// front of the ingress: how many packets wait there, and for how long
+// because of the router. A read that takes all it may means more may be
+// waiting, and the loop reads again at once, so a run of such reads,
+// ended by one that takes less, drained what was waiting when the run
+// began (and what arrived while it ran): the runs' lengths estimate the
+// occupancy (a run of one packet found the ring empty behind it). A read
+// that took a whole batch is followed by the next read at once unless the
+// loop is held up (descheduled, or slow to write what it released): the
+// time until the next read that finds packets is the router's own delay
+// on packets that were waiting, its stall.
+type ringEstimate struct {
+	run    uint64     // packets of the current run
+	runs   stats.Hist // packets per finished run
+	reads  uint64     // reads that took packets
+	full   uint64     // reads that took all they were allowed
+	since  clock.Time // when the last read took a whole batch, 0 if it did not
+	stalls stats.Hist // ns from a whole batch to the next read with packets
+}
+
+// read records a read at time at that took n packets; more reports that it
+// took all it was allowed to, batch that this was a whole batch.
+func (r *ringEstimate) read(at clock.Time, n int, more, batch bool) {
+	if n > 0 {
+		r.reads++
+		if r.since != 0 {
+			r.stalls.Add(int64(at - r.since))
+		}
+	}
+	r.since = 0
+	if batch {
+		r.since = at
+	}
+	r.run += uint64(n)
+	if more {
+		r.full++
+		return
+	}
+	if r.run > 0 {
+		r.runs.Add(int64(r.run))
+	}
+	r.run = 0
+}

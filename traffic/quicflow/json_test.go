@@ -1,0 +1,62 @@
+package quicflow
+
+import (
+	"encoding/json"
+	"net/netip"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"wanlab/traffic"
+)
+
+// Every key of a QUIC flow's result is snake_case, the flow's description
+// sits at the top level as in the other flows' results, and the typed
+// values read as words or addresses.
+func TestResultJSONIsSnakeCase(t *testing.T) {
+	r := &Result{
+		FlowInfo: traffic.FlowInfo{Label: "QUIC upload", Kind: Kind},
+		Dir:      traffic.Down,
+		CC:       CongestionControl,
+		Sender:   EndInfo{Local: netip.MustParseAddrPort("10.0.0.1:5000"), Version: "v1", ALPN: ALPN},
+		Samples:  []Sample{{K: 3, Sender: EndStats{SRTT: 40 * time.Millisecond, Cwnd: 12345, CongestionState: "slow_start"}}},
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	keys := 0
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				keys++
+				if !snake.MatchString(k) {
+					t.Errorf("%s: key %q is not snake_case", path, k)
+				}
+				walk(path+"."+k, x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(path+"[]", x)
+			}
+		}
+	}
+	walk("result", v)
+	if keys < 70 {
+		t.Errorf("only %d keys: the walk missed the samples", keys)
+	}
+	for _, want := range []string{`"label":"QUIC upload"`, `"kind":"quic"`, `"direction":"down"`, `"cc":"newreno"`,
+		`"local":"10.0.0.1:5000"`, `"alpn":"wanlab-bulk"`, `"srtt_ns":40000000`, `"cwnd_bytes":12345`, `"congestion_state":"slow_start"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON lacks %s", want)
+		}
+	}
+}
