@@ -39,6 +39,9 @@ func (p *Plan) WriteDryRun(w io.Writer, s Shard, b Backend) error {
 		}
 		ew.printf("shard %s: %s, %s", s, plural(n, "case"), plural(len(runs), "run"))
 	}
+	if p.Quick {
+		ew.printf("quick: each run shortened to a few seconds, whatever its options say")
+	}
 	if b != nil {
 		ew.printf("time: about %s of runs", roundDuration(total))
 	}

@@ -382,10 +382,18 @@ func (t *Table) Caption() string {
 	if t.Unit != "" {
 		what += " (" + t.Unit + ")"
 	}
-	switch t.Spread {
-	case "stddev":
+	repeated := false
+	for _, row := range t.Cells {
+		for _, c := range row {
+			repeated = repeated || c.N > 1
+		}
+	}
+	switch {
+	case !repeated:
+		what += ", one run each"
+	case t.Spread == "stddev":
 		what += ", ± sample std dev across repetitions"
-	case "minmax":
+	case t.Spread == "minmax":
 		what += ", min–max across repetitions"
 	}
 	s := t.Name + ": " + what
