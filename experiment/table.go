@@ -467,7 +467,7 @@ func (t *Table) WriteText(w io.Writer) error {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if t.Skipped > 0 {
-		fmt.Fprintf(tw, "(%d runs not complete, left out)\n", t.Skipped)
+		fmt.Fprintf(tw, "(%s not complete, left out)\n", plural(t.Skipped, "run"))
 	}
 	return tw.Flush()
 }
@@ -492,7 +492,7 @@ func (t *Table) WriteMarkdown(w io.Writer) error {
 	}
 	if t.Skipped > 0 {
 		ew.printf("")
-		ew.printf("%d runs not complete, left out.", t.Skipped)
+		ew.printf("%s not complete, left out.", plural(t.Skipped, "run"))
 	}
 	return ew.err
 }
