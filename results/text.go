@@ -33,7 +33,7 @@ func WriteSummary(w io.Writer, d *Document, router RouterPrinter) error {
 	ew.printf("wanlab %s\n", title)
 	ew.printf(" started:   %s\n", r.Start.UTC().Format(time.RFC3339Nano))
 	if len(r.Argv) > 0 {
-		ew.printf(" command:   %s\n", shellJoin(r.Argv))
+		ew.printf(" command:   %s\n", ShellJoin(r.Argv))
 	}
 	if r.WanlabVersion != "" {
 		ew.printf(" version:   %s\n", r.WanlabVersion)
@@ -160,9 +160,12 @@ func joinMap(m map[string]string) string {
 	return b.String()
 }
 
-// shellJoin writes a command line so that a shell would split it back into
-// argv.
-func shellJoin(argv []string) string {
+// ShellJoin writes a command line so that a POSIX shell splits it back
+// into argv: words made only of letters, digits and -_./:=,%@+ as they
+// are, every other word in single quotes (a quote inside it closed,
+// escaped and reopened). Reports show a run's recorded argv this way, as
+// the command that runs it again.
+func ShellJoin(argv []string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
 		q[i] = shellQuote(a)

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"wanlab/outfile"
+	"wanlab/report"
+	"wanlab/results"
+)
+
+func init() { addCommand(newReportCommand) }
+
+type reportOptions struct {
+	output string
+	title  string
+}
+
+func newReportCommand(s *streams) *cobra.Command {
+	var o reportOptions
+	c := &cobra.Command{
+		Use:   "report FILE... | DIR [-o report.html]",
+		Short: "Write one self-contained HTML report of one or more runs",
+		Long: `report writes one HTML page, viewable offline (no external scripts, fonts,
+styles or images), with each run's setup in tc syntax and the command that
+runs it again, the summary of every series as Flent's -f stats gives it,
+the graphs (all_scaled, ping_cdf, and tcp_cwnd_rtt and router_flows when
+the run has their series), and the fidelity check: configured against
+achieved rate, delay and loss, release lateness, drops in the TUN ring, and
+the verdict, with a warning where the emulator was not faithful and on
+partial runs. Several runs get a table across them first.
+
+Give results files (.json.gz or .json, as wanlab run writes them), or a
+directory: every results file in it is read, in name order, and other JSON
+files there (an experiment's index) are passed over. Without -o the report
+is written beside the first input (RUN.html, or DIR/report.html), never
+over an existing file.`,
+		Example: `  wanlab report wanlab-rrul-20260304-050607.json.gz -o rrul.html
+  wanlab report fifo.json.gz fq_codel.json.gz -o compare.html --title "pfifo vs fq_codel at 10 Mbit/s"
+  wanlab report results/e3/ -o e3.html`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runReport(s, &o, args) },
+	}
+	fs := c.Flags()
+	fs.StringVarP(&o.output, "output", "o", "", "the HTML file to write (- for stdout; default beside the first input, RUN.html or DIR/report.html)")
+	fs.StringVar(&o.title, "title", "", "the page's title (default: the run's title, or the number of runs)")
+	return c
+}
+
+func runReport(s *streams, o *reportOptions, args []string) error {
+	runs, err := readRuns(args)
+	if err != nil {
+		return err
+	}
+	out := outfile.Options{Label: "--output", Suggest: "report.html", Stdout: s.out}
+	path := o.output
+	if path == "" {
+		path = reportPathBeside(args[0])
+		out.NoClobber, out.ClobberHint = true, "give another name with -o FILE"
+	}
+	if err := outfile.Check(path, out); err != nil {
+		return usagef("%v", err)
+	}
+	if err := notAnInput(path, runs); err != nil {
+		return err
+	}
+	var page bytes.Buffer
+	if err := report.Write(&page, runs, report.Options{Title: o.title}); err != nil {
+		return usagef("%v", err)
+	}
+	if err := writeOutput(path, out, page.Bytes()); err != nil {
+		return err
+	}
+	if path != "-" {
+		fmt.Fprintf(s.out, "report of %s: %s\n", plural(len(runs), "run"), path)
+	}
+	return nil
+}
+
+// reportPathBeside is the report's default name: the first input's name
+// with .html for .json(.gz), or report.html inside a directory.
+func reportPathBeside(input string) string {
+	if isDir(input) {
+		return filepath.Join(input, "report.html")
+	}
+	return resultsStem(input) + ".html"
+}
+
+// readRuns reads the results documents the command line names: each
+// argument a results file, or a directory whose results files (*.json,
+// *.json.gz, not hidden) are read in name order. In a directory, JSON
+// files with another "format" (an experiment's index) are passed over;
+// anything else that is not a readable results document is an error
+// that names the file.
+func readRuns(args []string) ([]report.Run, error) {
+	var runs []report.Run
+	for _, arg := range args {
+		st, err := os.Stat(arg)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, usagef("%s does not exist: give results files (.json.gz) or a directory of them", arg)
+		case err != nil:
+			return nil, usagef("%s: %v", arg, unwrapPathError(err))
+		case !st.IsDir():
+			d, err := readRunFile(arg)
+			if err != nil {
+				return nil, err
+			}
+			runs = append(runs, report.Run{Source: arg, Doc: d})
+			continue
+		}
+		entries, err := os.ReadDir(arg)
+		if err != nil {
+			return nil, usagef("%s: %v", arg, unwrapPathError(err))
+		}
+		found := 0
+		for _, e := range entries {
+			name := e.Name()
+			if e.IsDir() || strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz")) {
+				continue
+			}
+			path := filepath.Join(arg, name)
+			if otherFormat(path) {
+				continue
+			}
+			d, err := readRunFile(path)
+			if err != nil {
+				return nil, err
+			}
+			runs = append(runs, report.Run{Source: path, Doc: d})
+			found++
+		}
+		if found == 0 {
+			return nil, usagef("%s holds no results files (*.json.gz or *.json): give the directory wanlab run or wanlab experiment run wrote, or the files themselves", arg)
+		}
+	}
+	return runs, nil
+}
+
+// readRunFile reads and checks one results file.
+func readRunFile(path string) (*results.Document, error) {
+	d, err := results.ReadFile(path)
+	if err == nil {
+		err = d.Validate()
+	}
+	if err != nil {
+		// ReadFile's errors name the file already; Validate's do not.
+		msg := strings.Replace(unwrapPathError(err).Error(), "results: ", "", 1)
+		if !strings.HasPrefix(msg, path+": ") {
+			msg = path + ": " + msg
+		}
+		return nil, usagef("%s", msg)
+	}
+	return d, nil
+}
+
+// otherFormat reports whether path is an uncompressed JSON object whose
+// "format" names something other than a results document, such as an
+// experiment's index.
+func otherFormat(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil || !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+		return false
+	}
+	var head struct {
+		Format *string `json:"format"`
+	}
+	if json.Unmarshal(data, &head) != nil || head.Format == nil {
+		return false
+	}
+	return *head.Format != results.Format
+}
+
+// notAnInput refuses an output that is one of the results files read:
+// writing it would replace the run's data with its view.
+func notAnInput(output string, runs []report.Run) error {
+	out, err := os.Stat(output)
+	if output == "-" || err != nil {
+		return nil
+	}
+	for _, r := range runs {
+		if in, err := os.Stat(r.Source); err == nil && os.SameFile(in, out) {
+			return usagef("--output %s is the results file %s, which would be lost: give another name", output, r.Source)
+		}
+	}
+	return nil
+}
+
+// resultsStem is a results file's name without its .json or .json.gz.
+func resultsStem(path string) string {
+	for _, ext := range []string{".json.gz", ".json"} {
+		if strings.HasSuffix(path, ext) && len(path) > len(ext) {
+			return strings.TrimSuffix(path, ext)
+		}
+	}
+	return path
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// writeOutput writes data to path through outfile, whole or not at all.
+func writeOutput(path string, o outfile.Options, data []byte) error {
+	f, err := outfile.Create(context.Background(), path, o)
+	if err != nil {
+		return err
+	}
+	defer f.Abort() // a no-op after Commit
+	f.Write(data)   // Commit reports a failed write
+	return f.Commit()
+}
+
+// unwrapPathError drops the operation and path *fs.PathError adds, since
+// messages name the path already.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -1,0 +1,39 @@
+// Package report writes wanlab's HTML report of one or more runs: a single
+// self-contained page, viewable offline, that carries each run's setup and
+// the command that runs it again, the summary of every series, the graphs,
+// and the check that the emulator did what its chains said.
+//
+// Write reads only *results.Document values, so a report can be made again
+// from saved results files. For each run the page shows:
+//
+//   - the setup: test, title, start, lengths, each direction's chain in tc
+//     syntax, framing, seed, options, sysctls, kernel and wanlab version,
+//     and the recorded command line, shell-quoted (results.ShellJoin);
+//   - the summary of every series in the manner of Flent's `-f stats`
+//     (the document's own figures), and of every flow's own series;
+//   - the graphs of package plot: all_scaled and ping_cdf, and
+//     tcp_cwnd_rtt and router_flows when the run has their series;
+//   - the fidelity check: configured against achieved rate, delay and
+//     loss, release lateness, drops in the TUN ring in front of the router,
+//     and the verdicts of package fidelity.
+//
+// A run that was not faithful opens with a warning that names each cause,
+// and a partial run with a warning that says why it stopped. With several
+// runs the page starts with a table across them (each run's main upload
+// and download series, its ping median and its verdict) and graphs that
+// overlay them.
+//
+// The page is made with html/template, so every string from a document
+// (titles, chains, options, notes) is escaped as text. It has no script,
+// and a Content-Security-Policy that allows nothing but its own
+// stylesheet (by hash) and images from data: URIs: a page that tried to
+// load anything else would be refused by the browser, and said so in its
+// console. Graphs are SVG images in data: URIs, so they scale to the
+// screen and print sharply.
+//
+// The router's part of a document (Document.Router) is read tolerantly,
+// since its schema grows with the router: the report looks for fidelity
+// verdicts wherever they are and for each direction's figures under their
+// documented names, shows what it finds, and says "no router data" when
+// there is none.
+package report
