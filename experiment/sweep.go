@@ -22,6 +22,8 @@ type SweepSpec struct {
 	Options []Option
 	// Repeat is the repetitions of each case (0 or 1: once).
 	Repeat int
+	// Seed is the experiment's seed (0: the default, 1).
+	Seed uint64
 }
 
 // SweepFile writes the experiment file a sweep stands for, so that the
@@ -74,7 +76,11 @@ func SweepFile(s SweepSpec) ([]byte, error) {
 			test = append(test, yaml.MapItem{Key: o.Key, Value: o.Values})
 		}
 	}
-	doc := yaml.MapSlice{{Key: "name", Value: s.Name}, {Key: "vars", Value: vars}}
+	doc := yaml.MapSlice{{Key: "name", Value: s.Name}}
+	if s.Seed != 0 {
+		doc = append(doc, yaml.MapItem{Key: "seed", Value: s.Seed})
+	}
+	doc = append(doc, yaml.MapItem{Key: "vars", Value: vars})
 	if len(path) > 0 {
 		doc = append(doc, yaml.MapItem{Key: "path", Value: path})
 	}

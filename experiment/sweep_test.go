@@ -11,7 +11,7 @@ func TestSweepFile(t *testing.T) {
 		Sweeps: []string{"delay=10ms, 30ms,50ms", "cc=reno,cubic"},
 		Up:     "netem delay ${delay}; tbf rate 10mbit burst 32k latency 50ms", Down: "netem delay ${delay}",
 		Options: []Option{{Key: "cc", Values: []string{"${cc}"}}, {Key: "duration", Values: []string{"10s"}}, {Key: "sysctl", Values: []string{"net.ipv4.tcp_recovery=0", "net.ipv4.tcp_max_reordering=3"}}},
-		Repeat:  2,
+		Repeat:  2, Seed: 7,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -20,7 +20,7 @@ func TestSweepFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the sweep's file does not load: %v\n%s", err, text)
 	}
-	if len(p.Cases) != 6 || p.Repeat != 2 || p.Cases[1].Label() != "delay=10ms cc=cubic" {
+	if len(p.Cases) != 6 || p.Repeat != 2 || p.Seed != 7 || p.Cases[1].Label() != "delay=10ms cc=cubic" {
 		t.Fatalf("%d cases, repeat %d, case 2 %q:\n%s", len(p.Cases), p.Repeat, p.Cases[1].Label(), text)
 	}
 	r := p.Cases[5].Runs[0]
