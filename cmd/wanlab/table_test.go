@@ -21,6 +21,7 @@ func TestTableUsageErrors(t *testing.T) {
 		{[]string{"table", empty, "--format", "xml"}, `--format "xml": use text, markdown or csv`},
 		{[]string{"table", empty, "--where", "delay"}, "write VAR=VALUE"},
 		{[]string{"table", empty, "-o", empty}, "is a directory"},
+		{[]string{"table", empty, "--plot", "x.pdf"}, "--plot: \"x.pdf\": the extension .pdf is not an image format"},
 	} {
 		_, errOut, code := runWanlab(t, c.args...)
 		msg := strings.TrimSpace(errOut)
