@@ -239,7 +239,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 // a second or two to every run).
 type progress struct {
 	w        io.Writer
-	b        Backend
 	todo     []*Run
 	p        *Plan
 	skipped  int
@@ -251,7 +250,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, b Backend, todo []*Run, p *Plan, skipped, total int) *progress {
-	pr := &progress{w: w, b: b, todo: todo, p: p, skipped: skipped, total: total, began: time.Now()}
+	pr := &progress{w: w, todo: todo, p: p, skipped: skipped, total: total, began: time.Now()}
 	for _, r := range todo {
 		pr.estimate = append(pr.estimate, b.Estimate(r))
 	}

@@ -195,8 +195,10 @@ type Run struct {
 	line int
 }
 
-// Up and Down return the run's path chains as written, after substitution.
-func (r *Run) Up() string   { return r.Case.Up }
+// Up returns the run's up chain as written, after substitution.
+func (r *Run) Up() string { return r.Case.Up }
+
+// Down returns the run's down chain as written, after substitution.
 func (r *Run) Down() string { return r.Case.Down }
 
 // Option is one run option of a test entry.
