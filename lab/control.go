@@ -61,19 +61,29 @@ type request struct {
 	// Flows asks a status request for the busiest Flows flows of each
 	// direction; 0 asks for all.
 	Flows int `json:"flows,omitempty"`
-	// Dir and Chain are set's direction (up, down, both) and chain in tc
-	// syntax.
-	Dir   string    `json:"dir,omitempty"`
-	Chain string    `json:"chain,omitempty"`
-	Exec  *ExecSpec `json:"exec,omitempty"`
+	// Sets are a set request's new chains, each a direction (up, down,
+	// both) and a chain in tc syntax; all are checked before any is
+	// applied. Dists holds the distribution tables the chains name that
+	// are not built in, read by the client, by the name the chains give.
+	Sets  []ChainText        `json:"sets,omitempty"`
+	Dists map[string][]int16 `json:"dists,omitempty"`
+	Exec  *ExecSpec          `json:"exec,omitempty"`
 	// Signal is sent by an exec client to forward a signal to its program.
 	Signal int `json:"signal,omitempty"`
+}
+
+// ChainText is one direction's new chain in tc syntax, as Set sends it.
+type ChainText struct {
+	Dir   string `json:"dir"`
+	Chain string `json:"chain"`
 }
 
 // response is one message from the control socket to a client.
 type response struct {
 	Error  string  `json:"error,omitempty"`
 	Status *Status `json:"status,omitempty"`
+	// Changes says what a set request did, per direction.
+	Changes []DirChange `json:"changes,omitempty"`
 	// PID is the started program's pid (exec).
 	PID int `json:"pid,omitempty"`
 	// Exit is the program's exit status once it has ended (exec): its

@@ -325,14 +325,26 @@ func TestControlSocket(t *testing.T) {
 	if st.Info != tb.Info() || st.Owner != os.Getpid() || st.Up.Chain != "" {
 		t.Errorf("status: %+v", st)
 	}
-	if err := Set(name, "both", "netem delay 10ms"); err != nil {
+	done, err := Set(name, ChainText{Dir: "both", Chain: "netem delay 10ms"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Set(name, "up", "netem delay"); err == nil {
+	if len(done) != 2 || done[0].Dir != "up" || done[1].Dir != "down" || len(done[0].Change) != 1 || done[0].Change[0].Action != qdisc.Added {
+		t.Errorf("Set both: %+v, want netem added up and down", done)
+	}
+	if _, err := Set(name, ChainText{Dir: "up", Chain: "netem delay"}); err == nil {
 		t.Error("Set with a bad chain succeeded")
 	}
-	if err := Set(name, "sideways", ""); err == nil || !strings.Contains(err.Error(), "up, down or both") {
+	if _, err := Set(name, ChainText{Dir: "sideways"}); err == nil || !strings.Contains(err.Error(), "up, down or both") {
 		t.Errorf("Set(sideways): %v, want an error naming up, down or both", err)
+	}
+	// A good up chain with a down chain the router refuses changes
+	// neither: every chain is checked before any is applied.
+	if _, err := Set(name, ChainText{Dir: "up", Chain: "netem delay 20ms"}, ChainText{Dir: "down", Chain: "pie; netem delay 1s"}); err == nil || !errors.Is(err, ErrBadInput) {
+		t.Errorf("Set with a refused down chain: %v, want a bad-input error", err)
+	}
+	if st, _ := GetStatus(name, 0); st.Up.Chain != "netem limit 1000 delay 10ms" {
+		t.Errorf("after a refused set, up chain %q; want it unchanged", st.Up.Chain)
 	}
 	st, _ = GetStatus(name, 0)
 	if st.Up.Chain != "netem limit 1000 delay 10ms" || st.Down.Chain != st.Up.Chain {

@@ -71,7 +71,10 @@ func (t *Testbed) serveConn(c *net.UnixConn) {
 		st.Down.Flows = topFlows(st.Down.Flows, req.Flows)
 		send(c, response{Status: &st})
 	case "set":
-		send(c, errResponse(t.setText(req.Dir, req.Chain)))
+		done, err := t.setText(req.Sets, req.Dists)
+		resp := errResponse(err)
+		resp.Changes = done
+		send(c, resp)
 	case "down":
 		t.logf("testbed %s: down requested", t.opts.Name)
 		send(c, response{})
@@ -88,16 +91,33 @@ func (t *Testbed) serveConn(c *net.UnixConn) {
 	}
 }
 
-func (t *Testbed) setText(dir, chain string) error {
-	specs, err := tcspec.ParseChain(chain, t.opts.TC)
-	if err != nil {
-		return err
+// setText parses the chains of a set request and applies them (Set). The
+// chains' distribution tables are those the client read and sent: a file
+// name in a chain is the client's, relative to its working directory, and
+// never looked up here.
+func (t *Testbed) setText(sets []ChainText, dists map[string][]int16) ([]DirChange, error) {
+	if len(sets) == 0 {
+		return nil, errors.New("control socket: set request without a chain")
 	}
-	if err := t.Set(dir, specs); err != nil {
-		return err
+	load := func(name string) ([]int16, error) {
+		if table, ok := dists[name]; ok {
+			return table, nil
+		}
+		return nil, fmt.Errorf("distribution %q: the client sent no table of that name (send the tables the chains name, as lab.Set does)", name)
 	}
-	t.logf("testbed %s: %s chain set to %q", t.opts.Name, dir, tcspec.FormatChain(specs))
-	return nil
+	var parsed []ChainSet
+	for _, c := range sets {
+		specs, err := tcspec.ParseChain(c.Chain, tcspec.Options{LoadDist: load})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Dir, err)
+		}
+		parsed = append(parsed, ChainSet{Dir: c.Dir, Chain: specs})
+	}
+	done, err := t.Set(parsed...)
+	for _, d := range done {
+		t.logf("testbed %s: %s chain set to %q", t.opts.Name, d.Dir, d.Chain)
+	}
+	return done, err
 }
 
 // topFlows returns the n busiest of fs (by bytes delivered, ties in their

@@ -1,6 +1,8 @@
 package link
 
 import (
+	"fmt"
+
 	"wanlab/clock"
 	"wanlab/packet"
 	"wanlab/qdisc"
@@ -28,42 +30,56 @@ func (t *tap) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
 	return t.Qdisc.Enqueue(now, p)
 }
 
-// SetChain replaces the qdisc tree with one built from chain (empty for a
-// direct path), as `tc qdisc replace` would, but without losing packets:
-// the packets the old tree holds are moved into the new one, in the order
-// the old tree would have sent them, at the time of the direction's latest
-// Enqueue or Dequeue. The new tree treats them as new arrivals (netem
-// delays them again; a limit may drop them, which is reported as usual);
-// their Arrival, and so their measured delay, is kept. A packet partly sent
-// on a trace's opportunities stays on the wire.
+// SetChain changes the direction's chain to chain (empty for a direct
+// path) as tc commands would, position by position (qdisc.ChangeChain),
+// at the time of the direction's latest Enqueue or Dequeue: a discipline
+// whose kind stays at its position is changed in place and keeps its
+// packets; from the first position where the kind differs, or where one
+// chain is longer, the old disciplines are replaced or removed and their
+// packets lost, counted as drops with qdisc.ReasonFlushed, so that Sent +
+// Duplicated = Delivered + Dropped + Queued still holds. The queue of a
+// direct path (which holds packets only with a trace, as mahimahi's queue)
+// is flushed the same way when a chain replaces it. Packets on a trace's
+// wire, partly or fully sent, stay there.
 //
-// Moving needs the old root to implement Drainer. If it does not, the old
-// tree is kept aside and keeps releasing its packets, ahead of the new
-// tree's, until it is empty; only new arrivals enter the new tree.
-//
-// If the new tree cannot be built, the error is returned and the old tree
-// stays in place.
-func (d *Direction) SetChain(chain []qdisc.Spec) error {
-	return d.SetRoot(chainBuilder(chain))
+// Everything is checked first: on an error nothing has changed. The report
+// says, per position, what happened and how many packets the change
+// dropped (to a lower limit) or flushed.
+func (d *Direction) SetChain(chain []qdisc.Spec) (qdisc.ChainChange, error) {
+	now := d.now
+	root, rep, err := qdisc.ChangeChain(now, d.root, chain, d.env)
+	if err != nil {
+		return nil, d.errorf(err)
+	}
+	if d.root == nil && root != nil {
+		if n := d.q.Len(); n > 0 {
+			rep[0].Flushed += n
+			d.q.Flush(now)
+		}
+	}
+	if root == d.root {
+		d.env.Root = d.tap // ChangeChain pointed it at the root itself
+	} else {
+		d.setRoot(root)
+	}
+	d.wait = 0
+	return rep, nil
 }
 
-// SetRoot is SetChain with the new tree made by build (nil for a direct
-// path), as Config.Build.
-func (d *Direction) SetRoot(build func(env *qdisc.Env) (qdisc.Qdisc, error)) error {
-	root, q, env, err := d.buildTree(build)
-	if err != nil {
+// errorf says which direction err is about.
+func (d *Direction) errorf(err error) error {
+	if d.name == "" {
 		return err
 	}
-	old := d.q
-	d.root, d.q, d.env = root, q, env
-	d.wait = 0
-	if dr, ok := old.(Drainer); ok {
-		now := d.now
-		dr.Drain(func(p *packet.Packet) { q.Enqueue(now, p) })
-		return nil
-	}
-	if old.Len() > 0 {
-		d.retiring = append(d.retiring, old)
+	return fmt.Errorf("%s: %w", d.name, err)
+}
+
+// CheckChain reports whether SetChain(chain) would succeed, without
+// changing anything, so that a caller can check several directions before
+// changing any.
+func (d *Direction) CheckChain(chain []qdisc.Spec) error {
+	if err := qdisc.CheckChain(d.root, chain, d.env); err != nil {
+		return d.errorf(err)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package link
 
 import (
+	"fmt"
+
 	"wanlab/clock"
 	"wanlab/packet"
 	"wanlab/qdisc"
@@ -11,6 +13,7 @@ import (
 // between Enqueue and the next Dequeue; with one it plays mahimahi's
 // default infinite queue.
 type direct struct {
+	env   *qdisc.Env // the direction's: its framing, where flushed packets go
 	q     packet.Queue
 	stats qdisc.Stats
 }
@@ -31,7 +34,7 @@ func (d *direct) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 		return nil, clock.Never
 	}
 	d.stats.Packets++
-	d.stats.Bytes += uint64(p.Len())
+	d.stats.Bytes += uint64(d.env.PktLen(p))
 	return p, now
 }
 
@@ -43,25 +46,29 @@ func (d *direct) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 }
 
 func (d *direct) Len() int           { return d.q.Len() }
-func (d *direct) Backlog() int       { return d.q.Bytes() }
+func (d *direct) Backlog() int       { return d.q.Bytes() + d.q.Len()*d.env.Framing.HeaderLen() }
 func (d *direct) Kind() string       { return "direct" }
 func (d *direct) Child() qdisc.Qdisc { return nil }
 func (d *direct) Config() qdisc.Spec { return directSpec{} }
 
 func (d *direct) Stats() qdisc.Stats {
 	s := d.stats
-	s.Qlen, s.Backlog = d.q.Len(), d.q.Bytes()
+	s.Qlen, s.Backlog = d.q.Len(), d.Backlog()
 	return s
 }
 
-// Drain hands over every packet, oldest first.
-func (d *direct) Drain(yield func(*packet.Packet)) {
+// Change refuses every configuration: a direct path has none.
+func (d *direct) Change(_ clock.Time, spec qdisc.Spec) error {
+	return fmt.Errorf("a direct path takes no configuration (given %s)", spec.Kind())
+}
+
+// Flush drops every packet with ReasonFlushed.
+func (d *direct) Flush(now clock.Time) {
 	for p := d.q.Pop(); p != nil; p = d.q.Pop() {
-		yield(p)
+		d.stats.Drops++
+		d.stats.DropsByReason[qdisc.ReasonFlushed]++
+		d.env.Drop(now, p, d, qdisc.ReasonFlushed)
 	}
 }
 
-var (
-	_ qdisc.Qdisc = (*direct)(nil)
-	_ Drainer     = (*direct)(nil)
-)
+var _ qdisc.Qdisc = (*direct)(nil)

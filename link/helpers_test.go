@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"wanlab/clock"
-	"wanlab/link/linktest"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 	"wanlab/qdisc"
 )
@@ -17,15 +17,11 @@ const (
 
 func newPool() *packet.Pool { return packet.NewPool(8192, packet.DefaultHeadroom) }
 
-// mk returns a UDP packet of size bytes for flow f with sequence seq.
+// mk returns a UDP packet of size bytes for flow f (its source port
+// 1000+f) with sequence number seq.
 func mk(pool *packet.Pool, f int32, seq int64, size int, ecn packet.ECN) *packet.Packet {
-	p := pool.Get()
-	p.SetLen(size)
-	packet.WriteUDP4(p.Bytes(), packet.UDP4{
-		Src: [4]byte{10, 0, 0, 1}, Dst: [4]byte{10, 0, 1, 1},
-		SrcPort: 1000 + uint16(f), DstPort: 2000, TOS: uint8(ecn),
-	}, size)
-	p.Flow, p.Seq = f, seq
+	p := coretest.UDP(pool, size, 1000+uint16(f), uint8(ecn), seq)
+	p.Flow = f
 	return p
 }
 
@@ -59,9 +55,7 @@ func checkBalance(t *testing.T, d *Direction, pool *packet.Pool, outside int) {
 	if int(c.Queued) != d.Len() {
 		t.Errorf("Queued = %d, Len = %d", c.Queued, d.Len())
 	}
-	if pool.Live() != d.Len()+outside {
-		t.Errorf("pool.Live = %d, want %d inside + %d outside", pool.Live(), d.Len(), outside)
-	}
+	coretest.CheckLive(t, pool, d.Len()+outside)
 }
 
 // drainAll releases everything due at now, freeing the packets, and
@@ -78,15 +72,11 @@ func drainAll(d *Direction, now clock.Time) ([]int64, clock.Time) {
 	}
 }
 
-func delayDir(t *testing.T, spec linktest.DelaySpec, cfg Config) (*Direction, *packet.Pool) {
+func delayDir(t *testing.T, spec delaySpec, cfg Config) (*Direction, *packet.Pool) {
 	t.Helper()
 	pool := newPool()
 	cfg.Env.Pool = pool
-	d, err := NewWithRoot(cfg, linktest.Builder(spec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d, pool
+	return newWithRoot(t, cfg, delayBuilder(spec)), pool
 }
 
 var _ qdisc.Observer = (*Direction)(nil)

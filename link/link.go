@@ -10,7 +10,7 @@
 package link
 
 import (
-	"fmt"
+	"hash/fnv"
 
 	"wanlab/clock"
 	"wanlab/packet"
@@ -26,18 +26,18 @@ type Config struct {
 	// each next spec the child of the one before (see qdisc.Build). An
 	// empty chain is a direct path: packets pass at once.
 	Chain []qdisc.Spec
-	// Build, when not nil, builds the tree instead of Chain (which must then
-	// be empty); it may return a nil Qdisc for a direct path. It receives
-	// the direction's Env with its Observer already set.
-	Build func(env *qdisc.Env) (qdisc.Qdisc, error)
 	// Trace, when not nil, limits the direction's capacity to the trace's
 	// delivery opportunities: packets leave the qdisc tree only when an
 	// opportunity has bytes for them. Without a chain, packets wait for
 	// opportunities in an unbounded FIFO (mahimahi's default queue).
 	Trace *Trace
 	// Env is shared by the tree's disciplines (Pool for duplicates, Seed,
-	// MTU, TxQueueLen, HZ). The direction sets Env.Observer to itself and
-	// Env.Root to the root it builds; values given there are ignored.
+	// MTU, Framing, TxQueueLen, HZ); its Framing also decides how the
+	// direction counts bytes (Counters.BytesIn and BytesOut: as the device
+	// does, the Ethernet header included by default). Seed is best
+	// DirectionSeed(run seed, Name). The direction sets Env.Observer to
+	// itself and Env.Root to the root it builds; values given there are
+	// ignored.
 	Env qdisc.Env
 	// Hook, when not nil, is told about every event.
 	Hook Hook
@@ -49,30 +49,19 @@ type Config struct {
 	KeepDelays bool
 }
 
-// Drainer is implemented by disciplines that can hand over the packets they
-// hold, as SetChain needs to move them into a new tree. Drain removes every
-// packet the discipline holds (its children's included), in the order it
-// would have sent them, and passes each to yield; it must neither drop nor
-// mark them, and it leaves the discipline empty.
-type Drainer interface {
-	Drain(yield func(*packet.Packet))
-}
-
 // Direction is one direction of a path. It implements qdisc.Observer for
 // the tree it holds. It is not safe for concurrent use.
 type Direction struct {
 	name string
-	base qdisc.Env // Env as configured, the template of every tree's Env
 	hook Hook
 	ev   Event
 
+	hdr  int         // the framing's header: bytes count as the device counts them
 	root qdisc.Qdisc // the tree as built, nil for a direct path
 	q    qdisc.Qdisc // where packets enter: root, or a direct FIFO
 	env  *qdisc.Env
-	// retiring holds trees replaced by SetChain that could not hand their
-	// packets over; they keep releasing them, ahead of the current tree.
-	retiring []qdisc.Qdisc
-	now      clock.Time // latest time seen, for SetChain
+	tap  *tap       // env.Root: counts what the tree injects, then enters q
+	now  clock.Time // latest time seen, for SetChain
 
 	trace   *Trace
 	cur     cursor         // next delivery opportunity not yet used
@@ -97,67 +86,60 @@ type Direction struct {
 const denseFlows = 1 << 16
 
 // New builds a direction from cfg: its qdisc tree from cfg.Chain with
-// qdisc.Build (or cfg.Build), or a direct path if the chain is empty.
+// qdisc.Build, or a direct path if the chain is empty.
 func New(cfg Config) (*Direction, error) {
-	if cfg.Build != nil && len(cfg.Chain) > 0 {
-		return nil, fmt.Errorf("link %s: both Chain and Build are set; give one", cfg.Name)
-	}
-	build := cfg.Build
-	if build == nil {
-		build = chainBuilder(cfg.Chain)
-	}
 	d := &Direction{
 		name:    cfg.Name,
-		base:    cfg.Env,
 		hook:    cfg.Hook,
 		trace:   cfg.Trace,
 		perFlow: cfg.PerFlow,
 		keep:    cfg.KeepDelays,
+		hdr:     cfg.Env.Framing.HeaderLen(),
+		env:     new(qdisc.Env),
 	}
-	d.base.Observer, d.base.Root = nil, nil
+	*d.env = cfg.Env
+	d.env.Observer, d.env.Root = d, nil
 	d.total.keep = cfg.KeepDelays
 	if d.trace != nil {
 		d.cur = d.trace.seek(0)
 	}
-	root, q, env, err := d.buildTree(build)
-	if err != nil {
-		return nil, err
+	var root qdisc.Qdisc
+	if len(cfg.Chain) > 0 {
+		var err error
+		if root, err = qdisc.Build(cfg.Chain, d.env); err != nil {
+			return nil, d.errorf(err)
+		}
 	}
-	d.root, d.q, d.env = root, q, env
+	d.setRoot(root)
 	return d, nil
 }
 
-// NewWithRoot is New with the tree made by build (which may return nil for
-// a direct path) instead of cfg.Chain.
-func NewWithRoot(cfg Config, build func(env *qdisc.Env) (qdisc.Qdisc, error)) (*Direction, error) {
-	cfg.Build = build
-	return New(cfg)
+// setRoot makes root (nil for a direct path) the tree packets enter, and
+// the tap that counts what the tree injects (netem's duplicates) its
+// Env.Root.
+func (d *Direction) setRoot(root qdisc.Qdisc) {
+	d.root = root
+	d.q = root
+	if root == nil {
+		d.q = &direct{env: d.env}
+	}
+	if d.tap == nil {
+		d.tap = &tap{d: d}
+	}
+	d.tap.Qdisc = d.q
+	d.env.Root = d.tap
 }
 
-func chainBuilder(chain []qdisc.Spec) func(*qdisc.Env) (qdisc.Qdisc, error) {
-	if len(chain) == 0 {
-		return func(*qdisc.Env) (qdisc.Qdisc, error) { return nil, nil }
-	}
-	chain = append([]qdisc.Spec(nil), chain...)
-	return func(env *qdisc.Env) (qdisc.Qdisc, error) { return qdisc.Build(chain, env) }
-}
-
-// buildTree makes a tree with its own Env, whose Root is a tap that counts
-// the packets the tree injects (netem's duplicates).
-func (d *Direction) buildTree(build func(*qdisc.Env) (qdisc.Qdisc, error)) (root, q qdisc.Qdisc, env *qdisc.Env, err error) {
-	env = new(qdisc.Env)
-	*env = d.base
-	env.Observer = d
-	root, err = build(env)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("link %s: %w", d.name, err)
-	}
-	q = root
-	if q == nil {
-		q = &direct{}
-	}
-	env.Root = &tap{d: d, Qdisc: q}
-	return root, q, env, nil
+// DirectionSeed is the seed of the direction named name ("up", "down") in
+// a run whose seed is seed: Config.Env.Seed for that direction. The
+// simulator and the lab both derive their directions' seeds with it, so
+// that one run seed means the same streams in both. Each name gives an
+// unrelated stream (qdisc.DeriveSeed of seed and the FNV-1a hash of the
+// name).
+func DirectionSeed(seed uint64, name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return qdisc.DeriveSeed(seed, h.Sum64())
 }
 
 // Name returns the direction's name.
@@ -173,9 +155,6 @@ func (d *Direction) Trace() *Trace { return d.trace }
 // the trace's wire, and due but not yet dequeued.
 func (d *Direction) Len() int {
 	n := d.q.Len() + d.out.Len()
-	for _, r := range d.retiring {
-		n += r.Len()
-	}
 	if d.transit != nil {
 		n++
 	}
@@ -188,8 +167,8 @@ func (d *Direction) Len() int {
 func (d *Direction) Enqueue(now clock.Time, p *packet.Packet) {
 	d.now = now
 	p.Arrival = now
+	n := uint64(p.Len() + d.hdr)
 	d.total.c.Sent++
-	n := uint64(d.base.PktLen(p))
 	d.total.c.BytesIn += n
 	if d.perFlow {
 		a := d.flow(p.Flow)
@@ -216,7 +195,7 @@ func (d *Direction) Enqueue(now clock.Time, p *packet.Packet) {
 func (d *Direction) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 	d.now = now
 	if d.trace == nil {
-		p, next := d.pull(now)
+		p, next := d.q.Dequeue(now)
 		if p == nil {
 			return nil, next
 		}
@@ -256,7 +235,7 @@ func (d *Direction) advance(now clock.Time, inclusive bool) {
 		starved := false
 		for budget > 0 {
 			if d.transit == nil {
-				p, next := d.pull(t)
+				p, next := d.q.Dequeue(t)
 				if p == nil {
 					starved, d.wait = true, next
 					break
@@ -285,37 +264,10 @@ func (d *Direction) advance(now clock.Time, inclusive bool) {
 	}
 }
 
-// pull takes the next ready packet from the retiring trees, oldest first,
-// then from the current one.
-func (d *Direction) pull(now clock.Time) (*packet.Packet, clock.Time) {
-	if len(d.retiring) == 0 {
-		return d.q.Dequeue(now)
-	}
-	next := clock.Never
-	for i := 0; i < len(d.retiring); {
-		r := d.retiring[i]
-		p, n := r.Dequeue(now)
-		if p != nil {
-			return p, now
-		}
-		if r.Len() == 0 {
-			d.retiring = append(d.retiring[:i], d.retiring[i+1:]...)
-			continue
-		}
-		next = min(next, n)
-		i++
-	}
-	p, n := d.q.Dequeue(now)
-	if p != nil {
-		return p, now
-	}
-	return nil, min(next, n)
-}
-
 // deliver accounts for p leaving at now.
 func (d *Direction) deliver(now clock.Time, p *packet.Packet) {
 	delay := int64(now - p.Arrival)
-	n := d.base.PktLen(p)
+	n := p.Len() + d.hdr
 	d.total.delivered(n, delay)
 	reordered := p.Flow >= 0 && d.reordered(p.Flow, p.Seq)
 	if reordered {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"wanlab/clock"
-	"wanlab/link/linktest"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 	"wanlab/qdisc"
 	"wanlab/stats"
@@ -36,8 +36,9 @@ func TestDirectPassesAtOnce(t *testing.T) {
 		t.Errorf("got %v next %v", seqs, next)
 	}
 	c := d.Counters()
-	// 100 IP bytes each, and the 14 of the default Ethernet framing.
-	if c.Sent != 3 || c.Delivered != 3 || c.BytesIn != 3*114 || c.BytesOut != 3*114 {
+	// Bytes count as the device does: with the Ethernet header (the
+	// default framing), 114 per 100-byte IP packet.
+	if c.Sent != 3 || c.Delivered != 3 || c.BytesIn != 342 || c.BytesOut != 342 {
 		t.Errorf("counters %+v", c)
 	}
 	if c.Delay.N != 3 || c.Delay.Max != 0 || c.Delay.Mean != 0 {
@@ -50,7 +51,7 @@ func TestDirectPassesAtOnce(t *testing.T) {
 }
 
 func TestDelayLineTimesAndDeadlines(t *testing.T) {
-	d, pool := delayDir(t, linktest.DelaySpec{Delay: 20 * time.Millisecond}, Config{Name: "down"})
+	d, pool := delayDir(t, delaySpec{Delay: 20 * time.Millisecond}, Config{Name: "down"})
 	d.Enqueue(0, mk(pool, 0, 0, 1000, 0))
 	d.Enqueue(3*ms, mk(pool, 0, 1, 1000, 0))
 	if p, next := d.Dequeue(10 * ms); p != nil || next != 20*ms {
@@ -75,7 +76,7 @@ func TestDelayLineTimesAndDeadlines(t *testing.T) {
 
 func TestDropsAreCountedReportedAndFreed(t *testing.T) {
 	rec := &recorder{}
-	d, pool := delayDir(t, linktest.DelaySpec{Delay: 10 * time.Millisecond, Limit: 3}, Config{Hook: rec, PerFlow: true})
+	d, pool := delayDir(t, delaySpec{Delay: 10 * time.Millisecond, Limit: 3}, Config{Hook: rec, PerFlow: true})
 	for i := range 5 {
 		d.Enqueue(clock.Time(i), mk(pool, int32(i%2), int64(i), 200, 0))
 	}
@@ -100,14 +101,12 @@ func TestDropsAreCountedReportedAndFreed(t *testing.T) {
 	}
 	drainAll(d, clock.Time(time.Second))
 	checkBalance(t, d, pool, 0)
-	if pool.Live() != 0 {
-		t.Errorf("leak: %d live", pool.Live())
-	}
+	coretest.CheckLive(t, pool, 0)
 }
 
 func TestMarksAndDuplicates(t *testing.T) {
 	rec := &recorder{}
-	d, pool := delayDir(t, linktest.DelaySpec{Delay: time.Millisecond, DupEvery: 2, MarkEvery: 3}, Config{Hook: rec, PerFlow: true})
+	d, pool := delayDir(t, delaySpec{Delay: time.Millisecond, DupEvery: 2, MarkEvery: 3}, Config{Hook: rec, PerFlow: true})
 	for i := range 6 {
 		d.Enqueue(0, mk(pool, 7, int64(i), 300, packet.ECT0))
 	}
@@ -153,10 +152,7 @@ func TestMarksAndDuplicates(t *testing.T) {
 
 func TestReorderingPerRFC4737(t *testing.T) {
 	pool := newPool()
-	d, err := NewWithRoot(Config{PerFlow: true}, linktest.SwapBuilder(linktest.SwapSpec{Hold: time.Millisecond}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := newWithRoot(t, Config{PerFlow: true}, swapBuilder(swapSpec{Hold: time.Millisecond}))
 	// One flow, seqs 0..9: leaves as 1 0 3 2 5 4 7 6 9 8; each even one
 	// comes after a higher seq, so 5 are reordered.
 	for i := range 10 {
@@ -171,7 +167,7 @@ func TestReorderingPerRFC4737(t *testing.T) {
 	}
 	// Two interleaved flows A0 B0 A1 B1 leave as B0 A0 B1 A1: each flow is
 	// in order by itself, so nothing is reordered.
-	d2, _ := NewWithRoot(Config{PerFlow: true}, linktest.SwapBuilder(linktest.SwapSpec{}))
+	d2 := newWithRoot(t, Config{PerFlow: true}, swapBuilder(swapSpec{}))
 	for i := range 4 {
 		d2.Enqueue(0, mk(pool, int32(i%2), int64(i/2), 100, 0))
 	}
@@ -180,7 +176,7 @@ func TestReorderingPerRFC4737(t *testing.T) {
 		t.Errorf("two flows: %+v", c)
 	}
 	// Unknown flows (router traffic) are not judged.
-	d3, _ := NewWithRoot(Config{}, linktest.SwapBuilder(linktest.SwapSpec{}))
+	d3 := newWithRoot(t, Config{}, swapBuilder(swapSpec{}))
 	for i := range 4 {
 		d3.Enqueue(0, mk(pool, -1, int64(i), 100, 0))
 	}
@@ -196,9 +192,7 @@ func TestReorderingPerRFC4737(t *testing.T) {
 	if seqs, _ := drainAll(d, 2*ms); !slices.Equal(seqs, []int64{10}) {
 		t.Errorf("lone packet: %v", seqs)
 	}
-	if pool.Live() != 0 {
-		t.Errorf("leak: %d live", pool.Live())
-	}
+	coretest.CheckLive(t, pool, 0)
 }
 
 func TestHistogramPercentilesWithinOnePercent(t *testing.T) {
@@ -240,7 +234,7 @@ func TestHistogramPercentilesWithinOnePercent(t *testing.T) {
 }
 
 func TestKeepDelaysIsExact(t *testing.T) {
-	d, pool := delayDir(t, linktest.DelaySpec{}, Config{KeepDelays: true})
+	d, pool := delayDir(t, delaySpec{}, Config{KeepDelays: true})
 	// Delays 0..99 ms: leave each at 100 ms.
 	for i := range 100 {
 		d.Enqueue(clock.Time(i)*ms, mk(pool, 0, int64(i), 100, 0))
@@ -265,7 +259,7 @@ func TestZeroAllocsPerPacket(t *testing.T) {
 		{"trace", Config{Trace: everyMs(t)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, pool := delayDir(t, linktest.DelaySpec{Delay: time.Millisecond}, tc.cfg)
+			d, pool := delayDir(t, delaySpec{Delay: time.Millisecond}, tc.cfg)
 			now := clock.Time(0)
 			step := func() {
 				d.Enqueue(now, mk(pool, 3, int64(now), 1500, 0))
@@ -291,12 +285,8 @@ type countHook struct{ n int }
 func (h *countHook) Event(*Event) { h.n++ }
 
 func TestConfigErrors(t *testing.T) {
-	_, err := New(Config{Name: "up", Chain: []qdisc.Spec{linktest.DelaySpec{}}, Build: linktest.Builder(linktest.DelaySpec{})})
-	if err == nil {
-		t.Error("Chain and Build together accepted")
-	}
-	_, err = New(Config{Name: "up", Chain: []qdisc.Spec{linktest.DelaySpec{}}})
-	if err == nil || !strings.Contains(err.Error(), "link up") {
+	_, err := New(Config{Name: "up", Chain: []qdisc.Spec{delaySpec{}}})
+	if err == nil || !strings.HasPrefix(err.Error(), "up: ") {
 		t.Errorf("unregistered kind: %v", err)
 	}
 }
@@ -308,7 +298,7 @@ func BenchmarkEnqueueDequeue(b *testing.B) {
 		build func(*qdisc.Env) (qdisc.Qdisc, error)
 	}{
 		{"direct", Config{}, nil},
-		{"testdelay", Config{}, linktest.Builder(linktest.DelaySpec{Delay: time.Millisecond})},
+		{"testdelay", Config{}, delayBuilder(delaySpec{Delay: time.Millisecond})},
 		// What the simulator asks for: per-flow counters and exact delays.
 		{"direct-perflow-keep", Config{PerFlow: true, KeepDelays: true}, nil},
 	} {
@@ -316,10 +306,11 @@ func BenchmarkEnqueueDequeue(b *testing.B) {
 			pool := newPool()
 			cfg := bc.cfg
 			cfg.Env.Pool = pool
-			d, err := NewWithRoot(cfg, bc.build)
-			if err != nil {
-				b.Fatal(err)
+			build := bc.build
+			if build == nil {
+				build = func(*qdisc.Env) (qdisc.Qdisc, error) { return nil, nil }
 			}
+			d := newWithRoot(b, cfg, build)
 			ps := make([]*packet.Packet, 64)
 			for i := range ps {
 				ps[i] = mk(pool, 0, 0, 1500, 0)
@@ -337,5 +328,15 @@ func BenchmarkEnqueueDequeue(b *testing.B) {
 				ps[i&63] = q
 			}
 		})
+	}
+}
+
+func TestDirectionSeed(t *testing.T) {
+	up, down := DirectionSeed(1, "up"), DirectionSeed(1, "down")
+	if up == down || up == DirectionSeed(2, "up") || up == 1 {
+		t.Errorf("seeds up %d down %d, up of run 2 %d: want all different", up, down, DirectionSeed(2, "up"))
+	}
+	if DirectionSeed(1, "up") != up {
+		t.Error("DirectionSeed is not a function of its arguments")
 	}
 }

@@ -24,7 +24,9 @@ const maxTraceMs = 1 << 40
 // timestamp, so period q holds the opportunities q·P + t_i. Time 0 of the
 // trace is time 0 of the clock.Time line it is used on.
 //
-// Each opportunity carries OpportunityBytes bytes, used as mahimahi's
+// Each opportunity carries OpportunityBytes bytes of IP packets (whatever
+// the direction's framing: mahimahi counts what its TUN devices carry), used
+// as mahimahi's
 // LinkQueue uses them (see Direction.Dequeue): several small packets can
 // leave in one opportunity, a packet leaves when its last byte has been
 // sent, and bytes that find no packet ready are lost. mahimahi refuses
@@ -46,7 +48,7 @@ func ParseTrace(text []byte) (*Trace, error) {
 		text = text[:len(text)-1]
 	}
 	if len(text) == 0 {
-		return nil, fmt.Errorf("link: trace: no timestamps; write one millisecond time per line, e.g. \"0\\n1\\n1\\n2\"")
+		return nil, fmt.Errorf("trace: no timestamps; write one millisecond time per line, e.g. \"0\\n1\\n1\\n2\"")
 	}
 	t := &Trace{at: make([]clock.Time, 0, bytes.Count(text, []byte{'\n'})+1)}
 	var last int64
@@ -54,23 +56,23 @@ func ParseTrace(text []byte) (*Trace, error) {
 		n := i + 1
 		s := string(bytes.TrimSpace(line))
 		if s == "" {
-			return nil, fmt.Errorf("link: trace line %d: empty line; every line must hold one millisecond timestamp", n)
+			return nil, fmt.Errorf("trace line %d: empty line; every line must hold one millisecond timestamp", n)
 		}
 		ms, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || ms < 0 {
-			return nil, fmt.Errorf("link: trace line %d: %q is not a non-negative integer number of milliseconds", n, s)
+			return nil, fmt.Errorf("trace line %d: %q is not a non-negative integer number of milliseconds", n, s)
 		}
 		if ms > maxTraceMs {
-			return nil, fmt.Errorf("link: trace line %d: %d ms is beyond the largest supported timestamp %d ms", n, ms, int64(maxTraceMs))
+			return nil, fmt.Errorf("trace line %d: %d ms is beyond the largest supported timestamp %d ms", n, ms, int64(maxTraceMs))
 		}
 		if ms < last {
-			return nil, fmt.Errorf("link: trace line %d: %d ms comes after %d ms; timestamps must not decrease", n, ms, last)
+			return nil, fmt.Errorf("trace line %d: %d ms comes after %d ms; timestamps must not decrease", n, ms, last)
 		}
 		last = ms
 		t.at = append(t.at, clock.Time(ms)*clock.Time(1e6))
 	}
 	if last == 0 {
-		return nil, fmt.Errorf("link: trace: the last timestamp is 0, so the trace lasts no time; it sets the repeat period and must be positive")
+		return nil, fmt.Errorf("trace: the last timestamp is 0, so the trace lasts no time; it sets the repeat period and must be positive")
 	}
 	t.period = clock.Time(last) * 1e6
 	return t, nil

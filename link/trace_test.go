@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"wanlab/clock"
-	"wanlab/link/linktest"
+	"wanlab/internal/coretest"
 	"wanlab/qdisc"
 )
 
@@ -144,11 +144,8 @@ func TestTraceLeftoverBytesAreLostWhenIdle(t *testing.T) {
 
 func TestTraceWithQdiscTree(t *testing.T) {
 	pool := newPool()
-	d, err := NewWithRoot(Config{Trace: everyMs(t), Env: qdisc.Env{Pool: pool}},
-		linktest.Builder(linktest.DelaySpec{Delay: 2500 * time.Microsecond}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := newWithRoot(t, Config{Trace: everyMs(t), Env: qdisc.Env{Pool: pool}},
+		delayBuilder(delaySpec{Delay: 2500 * time.Microsecond}))
 	d.Enqueue(0, mk(pool, 0, 0, 1500, 0))
 	d.Enqueue(0, mk(pool, 0, 1, 1500, 0))
 	// Opportunities at 1 and 2 ms find nothing ready; the packets become
@@ -174,9 +171,7 @@ func TestTraceWithQdiscTree(t *testing.T) {
 	if calls > 7 {
 		t.Errorf("%d Dequeue calls: idle opportunities are not skipped", calls)
 	}
-	if pool.Live() != 0 {
-		t.Errorf("leak: %d", pool.Live())
-	}
+	coretest.CheckLive(t, pool, 0)
 }
 
 func TestTraceSkipsLongIdleStretches(t *testing.T) {

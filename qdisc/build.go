@@ -1,63 +1,165 @@
 package qdisc
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
-// constructor builds one discipline from its Spec. child is the discipline
-// below it in the chain (nil for the last); a discipline that takes no child
-// is registered with classful false and never receives one.
-type constructor struct {
-	build    func(spec Spec, env *Env, child Qdisc) (Qdisc, error)
+// kind is one row of the registry: what wanlab knows of one tc kind.
+type kind struct {
+	// build makes the discipline from its configuration. child is the
+	// discipline below it in the chain (nil for the last; only a classful
+	// kind receives one); seed is the discipline's own, derived from
+	// Env.Seed and its position.
+	build func(spec Spec, env *Env, child Qdisc, seed uint64) (Qdisc, error)
+	// classful kinds take a child qdisc.
 	classful bool
+	// warnings, when not nil, says what of a valid configuration behaves
+	// differently from what its numbers suggest.
+	warnings func(spec Spec, env *Env) []string
 }
 
-// constructors maps tc kinds to their constructors. Each discipline's file
-// registers itself, so that the list of kinds lives next to the code.
-var constructors = map[string]constructor{}
-
-func register(kind string, classful bool, build func(spec Spec, env *Env, child Qdisc) (Qdisc, error)) {
-	constructors[kind] = constructor{build: build, classful: classful}
+// kinds is the registry of disciplines: adding one is adding a row (and
+// one in tcspec's table, which a test checks against this one).
+var kinds = map[string]kind{
+	"netem": {classful: true,
+		build: buildAs(func(c NetemConfig, env *Env, child Qdisc, seed uint64) (Qdisc, error) {
+			return qdiscOf(newNetem(c, env, child, seed))
+		}),
+		warnings: warnAs(netemWarnings)},
+	"tbf": {classful: true,
+		build: buildAs(func(c TBFConfig, env *Env, child Qdisc, _ uint64) (Qdisc, error) {
+			return qdiscOf(NewTBF(c, env, child))
+		}),
+		warnings: warnAs(tbfWarnings)},
+	"pfifo":           {build: buildAs(newFifoQdisc)},
+	"bfifo":           {build: buildAs(newFifoQdisc)},
+	"pfifo_head_drop": {build: buildAs(newFifoQdisc)},
+	"pfifo_fast": {build: buildAs(func(c PfifoFastConfig, env *Env, _ Qdisc, _ uint64) (Qdisc, error) {
+		return qdiscOf(NewPfifoFast(c, env))
+	})},
+	"codel": {build: buildAs(func(c CoDelConfig, env *Env, _ Qdisc, _ uint64) (Qdisc, error) {
+		return qdiscOf(NewCoDel(c, env))
+	})},
+	"fq_codel": {build: buildAs(func(c FQCoDelConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
+		return qdiscOf(newFQCoDel(c, env, seed))
+	})},
+	"pie": {build: buildAs(func(c PIEConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
+		return qdiscOf(newPIE(c, env, seed))
+	})},
 }
 
-// Kinds returns the kinds of discipline that Build knows.
+func newFifoQdisc(c FifoConfig, env *Env, _ Qdisc, _ uint64) (Qdisc, error) {
+	return qdiscOf(NewFifo(c, env))
+}
+
+// buildAs adapts a constructor of configuration type C to the registry,
+// refusing a Spec of another type (a pointer, say) with an error rather
+// than a panic.
+func buildAs[C Spec](f func(C, *Env, Qdisc, uint64) (Qdisc, error)) func(Spec, *Env, Qdisc, uint64) (Qdisc, error) {
+	return func(s Spec, env *Env, child Qdisc, seed uint64) (Qdisc, error) {
+		c, ok := s.(C)
+		if !ok {
+			return nil, fmt.Errorf("%s: the configuration is a %T; give a %T value", s.Kind(), s, c)
+		}
+		return f(c, env, child, seed)
+	}
+}
+
+// warnAs adapts a warning function of configuration type C.
+func warnAs[C Spec](f func(C, *Env) []string) func(Spec, *Env) []string {
+	return func(s Spec, env *Env) []string {
+		if c, ok := s.(C); ok {
+			return f(c, env)
+		}
+		return nil
+	}
+}
+
+// qdiscOf returns a constructor's result as a Qdisc, nil (not a typed nil)
+// on an error.
+func qdiscOf[Q Qdisc](q Q, err error) (Qdisc, error) {
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// Kinds returns the kinds of discipline that Build knows, sorted.
 func Kinds() []string {
-	ks := make([]string, 0, len(constructors))
-	for k := range constructors {
+	ks := make([]string, 0, len(kinds))
+	for k := range kinds {
 		ks = append(ks, k)
 	}
+	slices.Sort(ks)
 	return ks
+}
+
+// Warnings returns what of spec, a valid configuration on env's device,
+// behaves very differently from what its numbers suggest: the kernel's own
+// configuration warnings (tbf: a burst below the MTU drops full-size
+// packets) and wanlab's (netem: correlations the kernel's RNG does not
+// realise, jitter that reorders). The messages do not name the discipline;
+// the caller says where they apply. It returns nil for a kind without
+// warnings, and does not validate spec: Build does.
+func Warnings(spec Spec, env *Env) []string {
+	if spec == nil {
+		return nil
+	}
+	if k, ok := kinds[spec.Kind()]; ok && k.warnings != nil {
+		return k.warnings(spec, env)
+	}
+	return nil
 }
 
 // Build makes a tree of disciplines from a chain: specs[0] is the root and
 // each next spec is the child of the one before, as
 // "tc qdisc add ... root handle 1: netem ...; tc qdisc add ... parent 1:1 tbf ..."
 // would attach them. It sets env.Root to the root, so that netem's
-// duplicates re-enter the whole tree. An empty chain is an error: a direct
-// connection has no qdisc tree at all, and the caller should say so.
+// duplicates re-enter the whole tree. The discipline at position k (the
+// root is 0) draws its randomness from PositionSeed(env.Seed, k). An empty
+// chain is an error: a direct connection has no qdisc tree at all, and the
+// caller should say so.
 func Build(specs []Spec, env *Env) (Qdisc, error) {
 	if len(specs) == 0 {
-		return nil, fmt.Errorf("qdisc: empty chain")
+		return nil, fmt.Errorf("empty chain: give at least one qdisc")
 	}
 	if env == nil {
-		return nil, fmt.Errorf("qdisc: nil Env")
+		return nil, fmt.Errorf("nil Env")
+	}
+	root, err := build(specs, env, 0)
+	if err != nil {
+		return nil, err
+	}
+	env.Root = root
+	return root, nil
+}
+
+// build makes the tree of specs as positions first, first+1, ... of a
+// chain, without touching env.Root.
+func build(specs []Spec, env *Env, first int) (Qdisc, error) {
+	for i, s := range specs {
+		if s == nil {
+			return nil, fmt.Errorf("qdisc %d of the chain is missing", first+i+1)
+		}
 	}
 	for i, s := range specs[:len(specs)-1] {
-		c, ok := constructors[s.Kind()]
+		c, ok := kinds[s.Kind()]
 		if ok && !c.classful {
-			return nil, fmt.Errorf("qdisc: %s cannot have a child qdisc (%s follows it in the chain); put %s last, or use netem or tbf as the parent", s.Kind(), specs[i+1].Kind(), s.Kind())
+			return nil, fmt.Errorf("%s cannot have a child qdisc (%s follows it in the chain); put %s last, or use netem or tbf as the parent", s.Kind(), specs[i+1].Kind(), s.Kind())
 		}
 	}
 	var child Qdisc
 	for i := len(specs) - 1; i >= 0; i-- {
-		c, ok := constructors[specs[i].Kind()]
+		c, ok := kinds[specs[i].Kind()]
 		if !ok {
-			return nil, fmt.Errorf("qdisc: unknown discipline %q", specs[i].Kind())
+			return nil, fmt.Errorf("unknown qdisc %q", specs[i].Kind())
 		}
-		q, err := c.build(specs[i], env, child)
+		q, err := c.build(specs[i], env, child, PositionSeed(env.Seed, first+i))
 		if err != nil {
 			return nil, err
 		}
 		child = q
 	}
-	env.Root = child
 	return child, nil
 }

@@ -8,12 +8,6 @@ import (
 	"wanlab/packet"
 )
 
-func init() {
-	register("codel", false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
-		return NewCoDel(s.(CoDelConfig), env)
-	})
-}
-
 // CoDel is Linux's codel (sch_codel.c): one FIFO whose head is dropped, or
 // CE-marked with ecn, when packets have waited longer than target for at
 // least an interval, at a rate that rises with the square root of the drop
@@ -38,21 +32,59 @@ var _ Qdisc = (*CoDel)(nil)
 // limit 1000 packets, target 5ms, interval 100ms, ecn off, no
 // ce_threshold; the MTU guard is env.PschedMTU().
 func NewCoDel(cfg CoDelConfig, env *Env) (*CoDel, error) {
+	q := &CoDel{env: env}
+	if err := q.configure(cfg); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// configure validates cfg, fills in its defaults and applies it.
+func (q *CoDel) configure(cfg CoDelConfig) error {
+	if err := q.env.Check(); err != nil {
+		return fmt.Errorf("codel: %w", err)
+	}
 	if cfg.Limit < 0 {
-		return nil, fmt.Errorf("codel: limit %d is negative; give a packet count >= 1 (tc's default is %d)", cfg.Limit, DefaultCoDelLimit)
+		return fmt.Errorf("codel: limit %d is negative; give a packet count >= 1 (tc's default is %d)", cfg.Limit, DefaultCoDelLimit)
 	}
 	if cfg.Limit == 0 {
 		cfg.Limit = DefaultCoDelLimit
 	}
 	if err := checkCoDelTimes("codel", &cfg.Target, &cfg.Interval, cfg.CEThreshold); err != nil {
-		return nil, err
+		return err
 	}
 	if cfg.InvSqrt != InvSqrtLinux && cfg.InvSqrt != InvSqrtExact {
-		return nil, fmt.Errorf("codel: unknown invsqrt mode %d; use linux or exact", cfg.InvSqrt)
+		return fmt.Errorf("codel: unknown invsqrt mode %d; use linux or exact", cfg.InvSqrt)
 	}
-	q := &CoDel{cfg: cfg, env: env}
-	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, env.PschedMTU(), cfg.ECN, cfg.InvSqrt)
-	return q, nil
+	q.cfg = cfg
+	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, q.env.PschedMTU(), q.env.headerLen(), cfg.ECN, cfg.InvSqrt)
+	return nil
+}
+
+// Change applies spec as the kernel's codel_change does: the new
+// parameters take effect at once, CoDel's state (count, dropping, the next
+// drop) carries on, and if the queue holds more than the new limit the
+// excess is dropped from the head (ReasonLimit), without CoDel's decision.
+func (q *CoDel) Change(now clock.Time, spec Spec) error {
+	c, err := specAs[CoDelConfig](q, spec)
+	if err != nil {
+		return err
+	}
+	if err := q.configure(c); err != nil {
+		return err
+	}
+	trimHead(now, &q.q, q.Len()-q.cfg.Limit, q, q.env, &q.stats)
+	return nil
+}
+
+// Flush drops every packet held, a peeked one included, with
+// ReasonFlushed.
+func (q *CoDel) Flush(now clock.Time) {
+	if p := q.peeked; p != nil {
+		q.peeked = nil
+		dropAs(now, p, q, q.env, &q.stats, ReasonFlushed)
+	}
+	flushRing(now, &q.q, q, q.env, &q.stats)
 }
 
 // checkCoDelTimes validates target, interval and ce_threshold and fills in
@@ -101,7 +133,7 @@ func (q *CoDel) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 		return nil, clock.Never
 	}
 	q.stats.Packets++
-	q.stats.Bytes += uint64(p.Len())
+	q.stats.Bytes += uint64(p.Len() + q.params.hdr)
 	return p, now
 }
 
@@ -125,12 +157,13 @@ func (q *CoDel) Len() int {
 	return q.q.Len()
 }
 
-// Backlog returns the bytes held, a peeked packet included.
+// Backlog returns the bytes held, a peeked packet included, as the device
+// counts them.
 func (q *CoDel) Backlog() int {
 	if q.peeked != nil {
-		return q.q.Bytes() + q.peeked.Len()
+		return q.codelBacklog() + q.peeked.Len() + q.params.hdr
 	}
-	return q.q.Bytes()
+	return q.codelBacklog()
 }
 
 // Stats returns the tc -s counters.
@@ -190,7 +223,7 @@ func (q *CoDel) countDrop(why Reason) {
 
 func (q *CoDel) codelPop() *packet.Packet { return q.q.Pop() }
 
-func (q *CoDel) codelBacklog() int { return q.q.Bytes() }
+func (q *CoDel) codelBacklog() int { return framedBytes(&q.q, q.params.hdr) }
 
 func (q *CoDel) codelDrop(now clock.Time, p *packet.Packet) {
 	q.countDrop(ReasonCoDel)

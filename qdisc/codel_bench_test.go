@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
 
@@ -34,7 +35,7 @@ func codelBench(b *testing.B, build func(env *Env) Qdisc, queued, flows int, reh
 	q := build(&Env{Observer: obs, MTU: 1500, Seed: 1})
 	var now clock.Time
 	for i := range queued {
-		q.Enqueue(now, codelPacket(pool, 100, uint16(1000+i%flows), 0))
+		q.Enqueue(now, coretest.UDP(pool, 100, uint16(1000+i%flows), 0, 0))
 	}
 	step := func() {
 		now = now.Add(time.Microsecond)

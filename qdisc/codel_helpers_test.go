@@ -5,62 +5,9 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
-
-// codelEvent is one drop or mark seen by a codelRecorder.
-type codelEvent struct {
-	t    clock.Time
-	why  Reason
-	port uint16 // UDP source port: the test's flow
-	seq  int64
-}
-
-// codelRecorder is an Observer that records drops and marks and frees the
-// dropped packets.
-type codelRecorder struct {
-	drops []codelEvent
-	marks []codelEvent
-}
-
-func (r *codelRecorder) Drop(now clock.Time, p *packet.Packet, _ Qdisc, why Reason) {
-	r.drops = append(r.drops, codelEvent{now, why, codelSrcPort(p), p.Seq})
-	p.Free()
-}
-
-func (r *codelRecorder) Mark(now clock.Time, p *packet.Packet, _ Qdisc, why Reason) {
-	r.marks = append(r.marks, codelEvent{now, why, codelSrcPort(p), p.Seq})
-}
-
-func (r *codelRecorder) count(evs []codelEvent, why Reason) int {
-	n := 0
-	for _, e := range evs {
-		if e.why == why {
-			n++
-		}
-	}
-	return n
-}
-
-func codelSrcPort(p *packet.Packet) uint16 {
-	t, err := packet.ParseTuple(p.Bytes())
-	if err != nil {
-		return 0
-	}
-	return t.SrcPort
-}
-
-// codelPacket makes an IPv4/UDP packet of n bytes from srcPort with the
-// given TOS byte (ECN in its low two bits).
-func codelPacket(pool *packet.Pool, n int, srcPort uint16, tos uint8) *packet.Packet {
-	p := pool.Get()
-	p.SetLen(n)
-	packet.WriteUDP4(p.Bytes(), packet.UDP4{
-		Src: [4]byte{10, 0, 0, 1}, Dst: [4]byte{10, 0, 0, 2},
-		SrcPort: srcPort, DstPort: 5001, TOS: tos,
-	}, n)
-	return p
-}
 
 // codelTick is the dequeue period of the standing-queue tests: one codel
 // time unit, so that every dequeue falls on a unit boundary and each drop
@@ -80,7 +27,7 @@ type standingQueue struct {
 	t         *testing.T
 	q         Qdisc
 	pool      *packet.Pool
-	rec       *codelRecorder
+	rec       *recorder
 	now       clock.Time
 	tos       uint8
 	seq       int64
@@ -92,7 +39,7 @@ type standingQueue struct {
 }
 
 func newStandingQueue(t *testing.T, build func(env *Env) Qdisc, tos uint8) *standingQueue {
-	rec := &codelRecorder{}
+	rec := &recorder{}
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	env := &Env{Observer: rec, Pool: pool, MTU: 1500}
 	return &standingQueue{t: t, q: build(env), pool: pool, rec: rec, tos: tos}
@@ -100,8 +47,7 @@ func newStandingQueue(t *testing.T, build func(env *Env) Qdisc, tos uint8) *stan
 
 func (s *standingQueue) arrive(n int) {
 	for range n {
-		p := codelPacket(s.pool, 100, 7000, s.tos)
-		p.Seq = s.seq
+		p := coretest.UDP(s.pool, 100, 7000, s.tos, s.seq)
 		s.seq++
 		s.enqueued++
 		if v := s.q.Enqueue(s.now, p); v != Queued {
@@ -138,13 +84,12 @@ func (s *standingQueue) runUntil(arrivals int, limit int, cond func() bool) {
 
 // checkNoLeak asserts that every live packet is still queued.
 func (s *standingQueue) checkNoLeak() {
-	if live, held := s.pool.Live(), s.q.Len(); live != held {
-		s.t.Errorf("pool has %d live packets, discipline holds %d", live, held)
-	}
+	s.t.Helper()
+	coretest.CheckLive(s.t, s.pool, s.q.Len())
 }
 
 // eventTimes returns the times of the events with reason why.
-func eventTimes(evs []codelEvent, why Reason) []clock.Time {
+func eventTimes(evs []seen, why Reason) []clock.Time {
 	var ts []clock.Time
 	for _, e := range evs {
 		if e.why == why {

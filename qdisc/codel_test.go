@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
 
@@ -38,7 +39,7 @@ func startStanding(t *testing.T, build func(env *Env) Qdisc, tos uint8) *standin
 	return s
 }
 
-// Drop gaps of §4 test 2, in codel units of 1024 ns, derived from the
+// Drop gaps under a standing queue above target, in codel units of 1024 ns, derived from the
 // kernel's integer arithmetic with interval = MS2TIME(100) = 97656:
 // linux: rec_inv_sqrt runs 0xFFFF, 32769, 36864, 31968, 28935, 26481 by
 // codel_Newton_step, and each gap is (97656 * (rec << 16)) >> 32;
@@ -46,8 +47,8 @@ func startStanding(t *testing.T, build func(env *Env) Qdisc, tos uint8) *standin
 var (
 	linuxGapUnits = []int64{97654, 48829, 54931, 47635, 43116, 39459}
 	exactGapUnits = []int64{97656, 69053, 56381, 48828, 43673, 39867}
-	// The spec's table, in µs.
-	specLinuxGapsUS = []float64{99998, 50001, 56249, 48778, 44151, 40406}
+	// The linux gaps in µs, as codel_control_law's units give them.
+	linuxGapsUS = []float64{99998, 50001, 56249, 48778, 44151, 40406}
 )
 
 func TestCoDelFirstDropAfterInterval(t *testing.T) {
@@ -90,8 +91,8 @@ func TestCoDelDropGaps(t *testing.T) {
 				us := float64(g[i]) / 1e3
 				switch tc.mode {
 				case InvSqrtLinux:
-					if d := math.Abs(us - specLinuxGapsUS[i]); d > 0.5 {
-						t.Errorf("gap after drop %d: %.3f µs, spec says %.0f µs", i+1, us, specLinuxGapsUS[i])
+					if d := math.Abs(us - linuxGapsUS[i]); d > 0.5 {
+						t.Errorf("gap after drop %d: %.3f µs, want %.0f µs", i+1, us, linuxGapsUS[i])
 					}
 				case InvSqrtExact:
 					// Within the 1.024 µs clock (and the 0.256 µs that
@@ -165,7 +166,7 @@ func TestCoDelMTUGuard(t *testing.T) {
 		{2, false}, // 1500 B remain after each dequeue: <= MTU
 		{3, true},  // 3000 B remain: the guard does not apply
 	} {
-		rec := &codelRecorder{}
+		rec := &recorder{}
 		pool := packet.NewPool(2048, packet.DefaultHeadroom)
 		q, err := NewCoDel(CoDelConfig{}, &Env{Observer: rec, MTU: 1500})
 		if err != nil {
@@ -173,7 +174,7 @@ func TestCoDelMTUGuard(t *testing.T) {
 		}
 		var now clock.Time
 		for range tc.held {
-			q.Enqueue(now, codelPacket(pool, 1500, 1, 0))
+			q.Enqueue(now, coretest.UDP(pool, 1500, 1, 0, 0))
 		}
 		now = now.Add(5 * time.Second * time.Duration(tc.held-1))
 		// Every 5 s one dequeue and one arrival: each packet waits
@@ -188,14 +189,12 @@ func TestCoDelMTUGuard(t *testing.T) {
 				t.Fatalf("held %d: sojourn %v, want >= 10s", tc.held, sojourn)
 			}
 			p.Free()
-			q.Enqueue(now, codelPacket(pool, 1500, 1, 0))
+			q.Enqueue(now, coretest.UDP(pool, 1500, 1, 0, 0))
 		}
 		if got := len(rec.drops) > 0; got != tc.wantDrops {
 			t.Errorf("held %d: %d drops, want drops %v", tc.held, len(rec.drops), tc.wantDrops)
 		}
-		if pool.Live() != q.Len() {
-			t.Errorf("held %d: %d live packets, %d queued", tc.held, pool.Live(), q.Len())
-		}
+		coretest.CheckLive(t, pool, q.Len())
 	}
 }
 
@@ -256,7 +255,7 @@ func TestCoDelCEThreshold(t *testing.T) {
 		if len(s.rec.drops) != 0 {
 			t.Errorf("tos %d: %d drops below target", tos, len(s.rec.drops))
 		}
-		if got := s.rec.count(s.rec.marks, ReasonCEThreshold); got != wantMarks || wantMarks != len(s.rec.marks) {
+		if got := countEvents(s.rec.marks, ReasonCEThreshold); got != wantMarks || wantMarks != len(s.rec.marks) {
 			t.Errorf("tos %d: %d ce_threshold marks (%d in all), want %d", tos, got, len(s.rec.marks), wantMarks)
 		}
 		if tos != uint8(packet.NotECT) && wantMarks < 18000 {
@@ -317,7 +316,7 @@ func TestCoDelPeekDecidesOnce(t *testing.T) {
 }
 
 func TestCoDelLimit(t *testing.T) {
-	rec := &codelRecorder{}
+	rec := &recorder{}
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	q, err := NewCoDel(CoDelConfig{Limit: 5}, &Env{Observer: rec})
 	if err != nil {
@@ -328,7 +327,7 @@ func TestCoDelLimit(t *testing.T) {
 		if i == 5 {
 			want = Dropped
 		}
-		if v := q.Enqueue(0, codelPacket(pool, 100, 1, 0)); v != want {
+		if v := q.Enqueue(0, coretest.UDP(pool, 100, 1, 0, 0)); v != want {
 			t.Fatalf("enqueue %d: verdict %d, want %d", i, v, want)
 		}
 	}
@@ -336,19 +335,18 @@ func TestCoDelLimit(t *testing.T) {
 		t.Fatalf("drops %+v, want one limit drop", rec.drops)
 	}
 	st := q.Stats()
-	if st.Drops != 1 || st.DropsByReason[ReasonLimit] != 1 || st.Qlen != 5 || st.Backlog != 500 {
+	// Backlog counts the Ethernet header of each packet.
+	if st.Drops != 1 || st.DropsByReason[ReasonLimit] != 1 || st.Qlen != 5 || st.Backlog != 5*114 {
 		t.Fatalf("stats %+v", st)
 	}
 	if x := q.XStats(0); x.DropOverlimit != 1 {
 		t.Fatalf("drop_overlimit %d, want 1", x.DropOverlimit)
 	}
-	if pool.Live() != q.Len() {
-		t.Fatalf("%d live packets, %d queued", pool.Live(), q.Len())
-	}
+	coretest.CheckLive(t, pool, q.Len())
 }
 
 func TestCoDelConfig(t *testing.T) {
-	q, err := NewCoDel(CoDelConfig{}, &Env{MTU: 1514})
+	q, err := NewCoDel(CoDelConfig{}, &Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,8 +354,12 @@ func TestCoDelConfig(t *testing.T) {
 	if got := q.Config(); got != want {
 		t.Fatalf("config %+v, want %+v", got, want)
 	}
+	// The MTU guard is psched_mtu: 1514 on Ethernet, 1500 on a TUN device.
 	if q.params.target != 4882 || q.params.interval != 97656 || q.params.mtu != 1514 || q.params.ecn || q.params.ceThreshold != codelDisabledThreshold {
 		t.Fatalf("params %+v", q.params)
+	}
+	if q, _ := NewCoDel(CoDelConfig{}, &Env{Framing: FramingIP}); q.params.mtu != 1500 {
+		t.Fatalf("TUN: MTU guard %d, want 1500", q.params.mtu)
 	}
 	for _, tc := range []struct {
 		cfg  CoDelConfig

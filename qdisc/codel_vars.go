@@ -69,18 +69,20 @@ type codelParams struct {
 	interval    codelTime
 	ceThreshold codelTime // codelDisabledThreshold when off
 	mtu         uint32    // no drop while the remaining backlog is at most this
+	hdr         int       // the framing's header, counted in every packet's length
 	ecn         bool      // mark ECT packets instead of dropping them
 	exact       bool      // InvSqrtExact: interval/sqrt(count) computed exactly
 }
 
 // newCoDelParams converts configured times; zero target and interval have
-// already been replaced by their defaults.
-func newCoDelParams(target, interval, ceThreshold time.Duration, mtu int, ecn bool, mode InvSqrtMode) codelParams {
+// already been replaced by their defaults. hdr is the framing's header.
+func newCoDelParams(target, interval, ceThreshold time.Duration, mtu, hdr int, ecn bool, mode InvSqrtMode) codelParams {
 	p := codelParams{
 		target:      codelFromDuration(target),
 		interval:    codelFromDuration(interval),
 		ceThreshold: codelDisabledThreshold,
 		mtu:         uint32(mtu),
+		hdr:         hdr,
 		ecn:         ecn,
 		exact:       mode == InvSqrtExact,
 	}
@@ -117,8 +119,9 @@ type codelSource interface {
 	// codelPop removes the head of the queue and updates the discipline's
 	// packet, byte and memory counts; it returns nil if the queue is empty.
 	codelPop() *packet.Packet
-	// codelBacklog returns the bytes the whole discipline still holds, for
-	// the MTU guard (fq_codel passes its total, not the flow's).
+	// codelBacklog returns the bytes the whole discipline still holds, as
+	// the device counts them, for the MTU guard (fq_codel passes its
+	// total, not the flow's).
 	codelBacklog() int
 	// codelDrop discards p as a CoDel drop.
 	codelDrop(now clock.Time, p *packet.Packet)
@@ -174,7 +177,7 @@ func (v *codelVars) shouldDrop(p *packet.Packet, now codelTime, backlog int, prm
 		return false
 	}
 	v.ldelay = now - codelNow(p.Enqueued)
-	if n := uint32(p.Len()); n > st.maxPacket {
+	if n := uint32(p.Len() + prm.hdr); n > st.maxPacket {
 		st.maxPacket = n
 	}
 	if v.ldelay.before(prm.target) || backlog <= int(prm.mtu) {

@@ -183,7 +183,8 @@ type FifoConfig struct {
 	// Variant is "pfifo", "bfifo" or "pfifo_head_drop".
 	Variant string
 	// Limit is in packets (pfifo, pfifo_head_drop) or bytes (bfifo); 0 means
-	// the default: txqueuelen packets, or txqueuelen*MTU bytes.
+	// the default: txqueuelen packets, or txqueuelen*psched_mtu bytes
+	// (Env.PschedMTU: 1514 per packet on Ethernet).
 	Limit int
 }
 
@@ -249,6 +250,13 @@ type PIEConfig struct {
 
 // Kind returns "pie".
 func (PIEConfig) Kind() string { return "pie" }
+
+// MaxNetemDelay is the longest delay (and slot length) netem takes: 2^62
+// ns, about 146 years. tc and the kernel take any 64-bit number of ns, and
+// the kernel's s64 arithmetic then wraps a large enough delay into the
+// past, sending the packet at once; wanlab refuses delays that its own
+// int64 nanosecond clock could not add to a time.
+const MaxNetemDelay = time.Duration(1 << 62)
 
 // Defaults returned by the constructors when a field is zero.
 const (

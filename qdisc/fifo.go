@@ -8,18 +8,6 @@ import (
 	"wanlab/packet"
 )
 
-func init() {
-	for _, kind := range []string{"pfifo", "bfifo", "pfifo_head_drop"} {
-		register(kind, false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
-			f, err := NewFifo(s.(FifoConfig), env)
-			if err != nil {
-				return nil, err
-			}
-			return f, nil
-		})
-	}
-}
-
 // fifoVariant selects the admission rule of a Fifo.
 type fifoVariant uint8
 
@@ -34,7 +22,8 @@ const (
 //   - pfifo accepts a packet while fewer than Limit packets are queued and
 //     drops it otherwise (ReasonLimit);
 //   - bfifo accepts a packet iff the backlog plus its length stays within
-//     Limit bytes (ReasonLimit);
+//     Limit bytes (ReasonLimit), lengths as the device counts them
+//     (Env.PktLen: the Ethernet header included by default);
 //   - pfifo_head_drop always accepts the new packet; when Limit packets are
 //     already queued it first drops the oldest one (ReasonHeadDrop) and
 //     returns Congested, as the kernel returns NET_XMIT_CN.
@@ -45,6 +34,7 @@ type Fifo struct {
 	kind    string
 	variant fifoVariant
 	limit   int
+	hdr     int // the framing's header, counted in every packet's length
 	q       ring
 	stats   Stats
 }
@@ -57,7 +47,10 @@ var _ Qdisc = (*Fifo)(nil)
 // (An explicit "limit 0", which the kernel accepts and which makes the
 // queue drop everything, cannot be expressed.)
 func NewFifo(cfg FifoConfig, env *Env) (*Fifo, error) {
-	f := &Fifo{env: env, kind: cfg.Kind()}
+	if err := env.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Kind(), err)
+	}
+	f := &Fifo{env: env, kind: cfg.Kind(), hdr: env.headerLen()}
 	switch f.kind {
 	case "pfifo":
 		f.variant = fifoPackets
@@ -66,20 +59,17 @@ func NewFifo(cfg FifoConfig, env *Env) (*Fifo, error) {
 	case "pfifo_head_drop":
 		f.variant = fifoHeadDrop
 	default:
-		return nil, fmt.Errorf("qdisc: unknown fifo variant %q; use pfifo, bfifo or pfifo_head_drop", cfg.Variant)
+		return nil, fmt.Errorf("unknown fifo variant %q; use pfifo, bfifo or pfifo_head_drop", cfg.Variant)
 	}
 	if cfg.Limit < 0 || int64(cfg.Limit) > math.MaxUint32 {
 		unit := "packets"
 		if f.variant == fifoBytes {
 			unit = "bytes"
 		}
-		return nil, fmt.Errorf("qdisc: %s limit %d out of range; give a limit in %s between 1 and %d, or none for the default", f.kind, cfg.Limit, unit, uint32(math.MaxUint32))
+		return nil, fmt.Errorf("%s: limit %d out of range; give a limit in %s between 1 and %d, or none for the default", f.kind, cfg.Limit, unit, uint32(math.MaxUint32))
 	}
 	f.limit = cfg.Limit
 	if f.limit == 0 {
-		if env.QueueLen() < 1 || env.PschedMTU() < 1 {
-			return nil, fmt.Errorf("qdisc: %s: the default limit needs a positive Env.TxQueueLen and MTU (have %d and %d); set them or give a limit", f.kind, env.QueueLen(), env.PschedMTU())
-		}
 		f.limit = env.QueueLen()
 		if f.variant == fifoBytes {
 			f.limit *= env.PschedMTU()
@@ -92,7 +82,7 @@ func NewFifo(cfg FifoConfig, env *Env) (*Fifo, error) {
 func (f *Fifo) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 	switch f.variant {
 	case fifoBytes:
-		if f.q.Bytes()+p.Len() <= f.limit {
+		if f.Backlog()+p.Len()+f.hdr <= f.limit {
 			f.q.Push(p)
 			return Queued
 		}
@@ -127,7 +117,7 @@ func (f *Fifo) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 		return nil, clock.Never
 	}
 	f.stats.Packets++
-	f.stats.Bytes += uint64(p.Len())
+	f.stats.Bytes += uint64(p.Len() + f.hdr)
 	return p, now
 }
 
@@ -142,13 +132,13 @@ func (f *Fifo) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 // Len returns the number of queued packets.
 func (f *Fifo) Len() int { return f.q.Len() }
 
-// Backlog returns the number of queued bytes.
-func (f *Fifo) Backlog() int { return f.q.Bytes() }
+// Backlog returns the number of queued bytes, as the device counts them.
+func (f *Fifo) Backlog() int { return framedBytes(&f.q, f.hdr) }
 
 // Stats returns the counters; drops are ReasonLimit or ReasonHeadDrop.
 func (f *Fifo) Stats() Stats {
 	s := f.stats
-	s.Qlen, s.Backlog = f.q.Len(), f.q.Bytes()
+	s.Qlen, s.Backlog = f.q.Len(), f.Backlog()
 	return s
 }
 
@@ -160,6 +150,28 @@ func (f *Fifo) Child() Qdisc { return nil }
 
 // Config returns the variant and the effective limit.
 func (f *Fifo) Config() Spec { return FifoConfig{Variant: f.kind, Limit: f.limit} }
+
+// Change takes a new limit, as the kernel's fifo change does: packets
+// beyond it stay queued (only new arrivals see it). A zero limit is the
+// default, as in NewFifo.
+func (f *Fifo) Change(_ clock.Time, spec Spec) error {
+	c, err := specAs[FifoConfig](f, spec)
+	if err != nil {
+		return err
+	}
+	if c.Kind() != f.kind {
+		return fmt.Errorf("%s: cannot become %s in place", f.kind, c.Kind())
+	}
+	g, err := NewFifo(c, f.env)
+	if err != nil {
+		return err
+	}
+	f.limit = g.limit
+	return nil
+}
+
+// Flush drops every queued packet with ReasonFlushed.
+func (f *Fifo) Flush(now clock.Time) { flushRing(now, &f.q, f, f.env, &f.stats) }
 
 // Limit returns the effective limit, in packets or (bfifo) bytes.
 func (f *Fifo) Limit() int { return f.limit }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
 
@@ -16,8 +17,11 @@ func TestFifoDefaults(t *testing.T) {
 	}{
 		{FifoConfig{}, Env{}, "pfifo", 1000},
 		{FifoConfig{Variant: "pfifo"}, Env{TxQueueLen: 500}, "pfifo", 500},
-		{FifoConfig{Variant: "bfifo"}, Env{}, "bfifo", 1000 * 1500},
-		{FifoConfig{Variant: "bfifo"}, Env{TxQueueLen: 500, MTU: 1514}, "bfifo", 500 * 1514},
+		// bfifo's default is txqueuelen·psched_mtu: 1514 on Ethernet (the
+		// default framing), the MTU alone on a TUN device.
+		{FifoConfig{Variant: "bfifo"}, Env{}, "bfifo", 1000 * 1514},
+		{FifoConfig{Variant: "bfifo"}, Env{MTU: 9000}, "bfifo", 1000 * 9014},
+		{FifoConfig{Variant: "bfifo"}, Env{TxQueueLen: 500, Framing: FramingIP}, "bfifo", 500 * 1500},
 		{FifoConfig{Variant: "pfifo_head_drop"}, Env{TxQueueLen: 10}, "pfifo_head_drop", 10},
 		{FifoConfig{Variant: "bfifo", Limit: 3000}, Env{}, "bfifo", 3000},
 	}
@@ -39,29 +43,29 @@ func TestFifoDefaults(t *testing.T) {
 			t.Errorf("NewFifo(%+v) accepted", bad)
 		}
 	}
-	if _, err := NewFifo(FifoConfig{Variant: "bfifo"}, &Env{MTU: -1}); err == nil {
-		t.Error("NewFifo accepted a default limit from a negative MTU")
-	}
-	if _, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: 100}, &Env{MTU: -1}); err != nil {
-		t.Errorf("NewFifo with an explicit limit: %v", err)
+	for _, env := range []Env{{MTU: -1}, {MTU: 67}, {TxQueueLen: -1}} {
+		if _, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: 100}, &env); err == nil {
+			t.Errorf("NewFifo accepted the device %+v", env)
+		}
 	}
 }
 
 func TestPfifoTailDrop(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
+	rec := &recorder{}
 	f, err := NewFifo(FifoConfig{Variant: "pfifo"}, &Env{Observer: rec, TxQueueLen: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 7 {
-		v := f.Enqueue(0, tqPacket(pool, 100+i, 0, int64(i)))
+		v := f.Enqueue(0, coretest.UDP(pool, 100+i, 1000, 0, int64(i)))
 		if want := map[bool]Verdict{true: Queued, false: Dropped}[i < 5]; v != want {
 			t.Errorf("packet %d: verdict %v, want %v", i, v, want)
 		}
 	}
-	if f.Len() != 5 || f.Backlog() != 100+101+102+103+104 {
-		t.Errorf("Len %d Backlog %d, want 5 and %d", f.Len(), f.Backlog(), 510)
+	// Backlog and Sent count each packet's Ethernet header too.
+	if f.Len() != 5 || f.Backlog() != 100+101+102+103+104+5*14 {
+		t.Errorf("Len %d Backlog %d, want 5 and %d", f.Len(), f.Backlog(), 580)
 	}
 	if len(rec.drops) != 2 || rec.drops[0].seq != 5 || rec.drops[1].seq != 6 || rec.count(ReasonLimit) != 2 {
 		t.Errorf("drops %+v, want packets 5 and 6 for limit", rec.drops)
@@ -76,25 +80,26 @@ func TestPfifoTailDrop(t *testing.T) {
 		}
 	}
 	s := f.Stats()
-	if s.Packets != 5 || s.Bytes != 510 || s.Drops != 2 || s.DropsByReason[ReasonLimit] != 2 || s.Qlen != 0 {
+	if s.Packets != 5 || s.Bytes != 580 || s.Drops != 2 || s.DropsByReason[ReasonLimit] != 2 || s.Qlen != 0 {
 		t.Errorf("Stats %+v", s)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 func TestBfifoByteLimit(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
+	rec := &recorder{}
 	f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: 3000}, &Env{Observer: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 1500 + 1400 = 2900; 100 more fits exactly (backlog+len <= limit);
-	// after that even the smallest packet does not.
-	sizes := []int{1500, 1400, 101, 100, 28}
+	// On Ethernet every packet counts 14 bytes more: 1514 + 1414 = 2928;
+	// 72 more fits exactly (backlog+len <= limit), 73 does not, and after
+	// that even the smallest packet does not.
+	sizes := []int{1500, 1400, 59, 58, 28}
 	want := []Verdict{Queued, Queued, Dropped, Queued, Dropped}
 	for i, n := range sizes {
-		if v := f.Enqueue(0, tqPacket(pool, n, 0, int64(i))); v != want[i] {
+		if v := f.Enqueue(0, coretest.UDP(pool, n, 1000, 0, int64(i))); v != want[i] {
 			t.Errorf("packet %d (%d B) at backlog %d: %v, want %v", i, n, f.Backlog(), v, want[i])
 		}
 	}
@@ -105,18 +110,18 @@ func TestBfifoByteLimit(t *testing.T) {
 		t.Errorf("drops %+v", rec.drops)
 	}
 	tqDrain(t, f, 0, 0)
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 func TestPfifoHeadDrop(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
+	rec := &recorder{}
 	f, err := NewFifo(FifoConfig{Variant: "pfifo_head_drop", Limit: 3}, &Env{Observer: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		v := f.Enqueue(clock.Time(i), tqPacket(pool, 200, 0, int64(i)))
+		v := f.Enqueue(clock.Time(i), coretest.UDP(pool, 200, 1000, 0, int64(i)))
 		if want := map[bool]Verdict{true: Queued, false: Congested}[i < 3]; v != want {
 			t.Errorf("packet %d: %v, want %v", i, v, want)
 		}
@@ -131,7 +136,7 @@ func TestPfifoHeadDrop(t *testing.T) {
 	if s := f.Stats(); s.Drops != 2 || s.DropsByReason[ReasonHeadDrop] != 2 {
 		t.Errorf("Stats %+v", s)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 func TestFifoBuild(t *testing.T) {
@@ -140,7 +145,7 @@ func TestFifoBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Kind() != "bfifo" || q.Config().(FifoConfig).Limit != 7*1500 || env.Root != q {
+	if q.Kind() != "bfifo" || q.Config().(FifoConfig).Limit != 7*1514 || env.Root != q {
 		t.Errorf("Build bfifo: kind %s config %+v", q.Kind(), q.Config())
 	}
 	if _, err := Build([]Spec{FifoConfig{}, PIEConfig{}}, env); err == nil {

@@ -7,12 +7,6 @@ import (
 	"wanlab/packet"
 )
 
-func init() {
-	register("fq_codel", false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
-		return NewFQCoDel(s.(FQCoDelConfig), env)
-	})
-}
-
 // Limits of fq_codel's options, as the kernel enforces them.
 const (
 	// MaxFQCoDelFlows is the largest flows value fq_codel_change accepts.
@@ -27,8 +21,9 @@ const (
 )
 
 // DefaultFQCoDelMemOverhead is the default of FQCoDelConfig.MemOverhead:
-// what skb->truesize adds to the length of a full-size packet read from a
-// TUN device on x86-64. tun_get_user allocates 64 bytes of headroom
+// what skb->truesize adds to the length (Env.PktLen) of a full-size packet
+// read from a TUN device on x86-64, the one case measured; wanlab uses it
+// for every framing. tun_get_user allocates 64 bytes of headroom
 // (NET_SKB_PAD) plus the packet linearly; for 1500 bytes __alloc_skb rounds
 // 1600 + 320 (struct skb_shared_info) up to a 2 KiB kmalloc, so truesize
 // is 1728 + 256 (struct sk_buff, cache-aligned) + 320 = 2304, and 2304 -
@@ -58,9 +53,10 @@ type FQCoDel struct {
 
 	quantum     int32
 	memOverhead int
+	hdr         int // the framing's header, counted in every packet's length
 	memUsage    int // truesize of the packets in the flow queues
 	qlen        int // packets in the flow queues
-	backlog     int // bytes in the flow queues
+	backlog     int // bytes in the flow queues, as the device counts them
 
 	// peeked is the packet Peek decided on. It still counts in Len (and so
 	// against limit) but no longer in a flow or in memory, as in the kernel.
@@ -84,31 +80,112 @@ var _ Qdisc = (*FQCoDel)(nil)
 //
 // A quantum below 256 is raised to 256 and a memory_limit above 2^31 is
 // lowered to 2^31, as the kernel does; flows above 65536 and a quantum above
-// 1 MiB are errors.
+// 1 MiB are errors. The flow hash is keyed by PositionSeed(env.Seed, 0), as
+// the root of a tree.
 func NewFQCoDel(cfg FQCoDelConfig, env *Env) (*FQCoDel, error) {
+	var seed uint64
+	if env != nil {
+		seed = env.Seed
+	}
+	return newFQCoDel(cfg, env, PositionSeed(seed, 0))
+}
+
+// newFQCoDel is NewFQCoDel with the seed of the discipline's position,
+// which keys its flow hash.
+func newFQCoDel(cfg FQCoDelConfig, env *Env, seed uint64) (*FQCoDel, error) {
+	if err := env.Check(); err != nil {
+		return nil, fmt.Errorf("fq_codel: %w", err)
+	}
 	if err := fillFQCoDelConfig(&cfg, env); err != nil {
 		return nil, err
 	}
 	q := &FQCoDel{
-		cfg:         cfg,
-		env:         env,
-		flows:       make([]fqFlow, cfg.Flows),
-		backlogs:    make([]uint32, cfg.Flows),
-		newFlows:    newFQList(fqNewList),
-		oldFlows:    newFQList(fqOldList),
-		quantum:     int32(cfg.Quantum),
-		memOverhead: cfg.MemOverhead,
-	}
-	if env != nil {
-		q.seed = env.Seed
+		env:      env,
+		flows:    make([]fqFlow, cfg.Flows),
+		backlogs: make([]uint32, cfg.Flows),
+		newFlows: newFQList(fqNewList),
+		oldFlows: newFQList(fqOldList),
+		hdr:      env.headerLen(),
+		seed:     seed,
 	}
 	for i := range q.flows {
 		q.flows[i].next = -1
 	}
-	// The kernel clamps the MTU guard like the default quantum.
-	mtu := min(max(env.PschedMTU(), MinFQCoDelQuantum), MaxFQCoDelQuantum)
-	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, mtu, cfg.ECN, cfg.InvSqrt)
+	q.apply(cfg)
 	return q, nil
+}
+
+// apply takes cfg, validated and filled in, as the configuration.
+func (q *FQCoDel) apply(cfg FQCoDelConfig) {
+	q.cfg = cfg
+	q.quantum = int32(cfg.Quantum)
+	q.memOverhead = cfg.MemOverhead
+	// The kernel clamps the MTU guard like the default quantum.
+	mtu := min(max(q.env.PschedMTU(), MinFQCoDelQuantum), MaxFQCoDelQuantum)
+	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, mtu, q.hdr, cfg.ECN, cfg.InvSqrt)
+}
+
+// checkChange reports whether Change would accept spec.
+func (q *FQCoDel) checkChange(spec Spec) error {
+	_, err := q.changedConfig(spec)
+	return err
+}
+
+// changedConfig validates spec as a new configuration of q and returns it
+// filled in. The kernel sets the number of flows only when it creates
+// fq_codel (fq_codel_change refuses a new one), so flows must stay.
+func (q *FQCoDel) changedConfig(spec Spec) (FQCoDelConfig, error) {
+	c, err := specAs[FQCoDelConfig](q, spec)
+	if err != nil {
+		return c, err
+	}
+	if err := fillFQCoDelConfig(&c, q.env); err != nil {
+		return c, err
+	}
+	if c.Flows != len(q.flows) {
+		return c, fmt.Errorf("fq_codel: flows cannot change from %d to %d: the kernel sets them only when it creates fq_codel; keep flows %d, or set a path without this fq_codel first and then one with the new flows", len(q.flows), c.Flows, len(q.flows))
+	}
+	return c, nil
+}
+
+// Change applies spec as the kernel's fq_codel_change does: the flows and
+// their CoDel state stay, the new quantum applies from each flow's next
+// refill, the new CoDel parameters at once, and while the discipline holds
+// more than the new limit or memory_limit it dequeues packets through its
+// own scheduler (CoDel may drop on the way, ReasonCoDel) and drops them
+// (ReasonLimit). The number of flows cannot change (see changedConfig). A new
+// mem_overhead re-counts the memory of the packets held.
+func (q *FQCoDel) Change(now clock.Time, spec Spec) error {
+	c, err := q.changedConfig(spec)
+	if err != nil {
+		return err
+	}
+	q.apply(c)
+	q.memUsage = q.backlog + q.qlen*q.memOverhead
+	for q.Len() > q.cfg.Limit || q.memUsage > q.cfg.MemoryLimit {
+		p := q.schedule(now)
+		if p == nil {
+			break // only a peeked packet is left
+		}
+		dropAs(now, p, q, q.env, &q.stats, ReasonLimit)
+	}
+	return nil
+}
+
+// Flush drops every packet held, a peeked one included, with ReasonFlushed,
+// and leaves every flow empty and unlinked.
+func (q *FQCoDel) Flush(now clock.Time) {
+	if p := q.peeked; p != nil {
+		q.peeked = nil
+		dropAs(now, p, q, q.env, &q.stats, ReasonFlushed)
+	}
+	for i := range q.flows {
+		flushRing(now, &q.flows[i].q, q, q.env, &q.stats)
+		q.backlogs[i] = 0
+		q.flows[i].next, q.flows[i].list = -1, fqNoList
+	}
+	q.newFlows, q.oldFlows = newFQList(fqNewList), newFQList(fqOldList)
+	q.qlen, q.backlog, q.memUsage = 0, 0, 0
 }
 
 // fillFQCoDelConfig validates cfg and fills in the defaults.
@@ -171,7 +248,7 @@ func (q *FQCoDel) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 	idx := q.flowIndex(p)
 	f := &q.flows[idx]
 	p.Enqueued = now
-	n := p.Len()
+	n := p.Len() + q.hdr
 	f.q.Push(p)
 	q.backlogs[idx] += uint32(n)
 	q.backlog += n
@@ -218,8 +295,8 @@ func (q *FQCoDel) dropFattest(now clock.Time) (int, int32) {
 		if p == nil {
 			break
 		}
-		bytes += uint32(p.Len())
-		q.memUsage -= p.Len() + q.memOverhead
+		bytes += uint32(p.Len() + q.hdr)
+		q.memUsage -= p.Len() + q.hdr + q.memOverhead
 		n++
 		q.stats.Drops++
 		q.stats.DropsByReason[ReasonOverflow]++
@@ -251,7 +328,7 @@ func (q *FQCoDel) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 		return nil, clock.Never
 	}
 	q.stats.Packets++
-	q.stats.Bytes += uint64(p.Len())
+	q.stats.Bytes += uint64(p.Len() + q.hdr)
 	return p, now
 }
 
@@ -296,7 +373,7 @@ func (q *FQCoDel) schedule(now clock.Time) *packet.Packet {
 			}
 			continue
 		}
-		f.deficit -= int32(p.Len())
+		f.deficit -= int32(p.Len() + q.hdr)
 		return p
 	}
 }
@@ -309,10 +386,11 @@ func (q *FQCoDel) Len() int {
 	return q.qlen
 }
 
-// Backlog returns the bytes held, a peeked packet included.
+// Backlog returns the bytes held, a peeked packet included, as the device
+// counts them.
 func (q *FQCoDel) Backlog() int {
 	if q.peeked != nil {
-		return q.backlog + q.peeked.Len()
+		return q.backlog + q.peeked.Len() + q.hdr
 	}
 	return q.backlog
 }
@@ -368,7 +446,7 @@ func (q *FQCoDel) codelPop() *packet.Packet {
 	if p == nil {
 		return nil
 	}
-	n := p.Len()
+	n := p.Len() + q.hdr
 	q.backlogs[q.cur] -= uint32(n)
 	q.memUsage -= n + q.memOverhead
 	q.qlen--

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
 
@@ -13,15 +14,22 @@ import (
 type fqTest struct {
 	t    *testing.T
 	q    *FQCoDel
-	rec  *codelRecorder
+	rec  *recorder
 	pool *packet.Pool
 	seq  int64
 }
 
+// newFQTest makes an fq_codel on a TUN device (FramingIP): the byte
+// figures of these tests, the kernel's among them, were worked out on IP
+// lengths. TestFQCoDelEthernet checks the Ethernet figures.
 func newFQTest(t *testing.T, cfg FQCoDelConfig) *fqTest {
-	rec := &codelRecorder{}
+	return newFramedFQTest(t, cfg, FramingIP)
+}
+
+func newFramedFQTest(t *testing.T, cfg FQCoDelConfig, f Framing) *fqTest {
+	rec := &recorder{}
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q, err := NewFQCoDel(cfg, &Env{Observer: rec, Pool: pool, MTU: 1500, Seed: 1})
+	q, err := NewFQCoDel(cfg, &Env{Observer: rec, Pool: pool, MTU: 1500, Seed: 1, Framing: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +39,7 @@ func newFQTest(t *testing.T, cfg FQCoDelConfig) *fqTest {
 // send enqueues a packet of n bytes from port at now and returns the
 // verdict.
 func (f *fqTest) send(now clock.Time, port uint16, n int) Verdict {
-	p := codelPacket(f.pool, n, port, 0)
+	p := coretest.UDP(f.pool, n, port, 0, 0)
 	p.Seq = f.seq
 	f.seq++
 	return f.q.Enqueue(now, p)
@@ -44,13 +52,13 @@ func (f *fqTest) recv(now clock.Time) uint16 {
 	if p == nil {
 		return 0
 	}
-	port := codelSrcPort(p)
+	port := srcPort(p)
 	p.Free()
 	return port
 }
 
 func (f *fqTest) idx(port uint16) int32 {
-	p := codelPacket(f.pool, 100, port, 0)
+	p := coretest.UDP(f.pool, 100, port, 0, 0)
 	defer p.Free()
 	return f.q.flowIndex(p)
 }
@@ -68,9 +76,8 @@ func (f *fqTest) distinct(ports ...uint16) {
 }
 
 func (f *fqTest) checkNoLeak() {
-	if live, held := f.pool.Live(), f.q.Len(); live != held {
-		f.t.Errorf("pool has %d live packets, fq_codel holds %d", live, held)
-	}
+	f.t.Helper()
+	coretest.CheckLive(f.t, f.pool, f.q.Len())
 }
 
 func TestFQCoDelOverflowDropsFromFattestHead(t *testing.T) {
@@ -194,7 +201,7 @@ func TestFQCoDelSparseFlowLatency(t *testing.T) {
 		if linkFree <= now {
 			if p, _ := f.q.Dequeue(now); p != nil {
 				linkFree = now.Add(tx(p.Len()))
-				if codelSrcPort(p) == ping {
+				if srcPort(p) == ping {
 					pings++
 					maxWait = max(maxWait, now.Sub(p.Enqueued))
 					maxLatency = max(maxLatency, linkFree.Sub(p.Enqueued))
@@ -263,7 +270,51 @@ func TestFQCoDelFairBytes(t *testing.T) {
 	f.checkNoLeak()
 }
 
-// TestFQCoDelNewFlowPriority checks §5's rule: a flow regains new-flow
+// On Ethernet, the default, fq_codel counts every packet with its 14-byte
+// header: the default quantum is 1514, backlog and memory include the
+// header, and DRR shares framed bytes, so two flows of 1500- and 300-byte
+// IP packets stay within a quantum of each other counting 1514 and 314
+// bytes per packet (counting IP bytes, they would drift apart by 14 bytes
+// for every packet the small flow sends more).
+func TestFQCoDelEthernet(t *testing.T) {
+	const a, b = 1, 2
+	f := newFramedFQTest(t, FQCoDelConfig{}, FramingEthernet)
+	f.distinct(a, b)
+	if q := f.q.Config().(FQCoDelConfig).Quantum; q != 1514 {
+		t.Fatalf("default quantum %d, want 1514", q)
+	}
+	f.send(0, a, 1000)
+	if f.q.Backlog() != 1014 || f.q.XStats().MemoryUsage != 1014+DefaultFQCoDelMemOverhead {
+		t.Fatalf("backlog %d memory %d, want 1014 and 1014+%d", f.q.Backlog(), f.q.XStats().MemoryUsage, DefaultFQCoDelMemOverhead)
+	}
+	f.recv(0)
+	for range 400 {
+		f.send(0, a, 1500)
+	}
+	for range 2000 {
+		f.send(0, b, 300)
+	}
+	var framedA, framedB int
+	for i := range 1200 {
+		switch f.recv(0) {
+		case a:
+			framedA += 1514
+		case b:
+			framedB += 314
+		default:
+			t.Fatalf("dequeue %d: no packet", i)
+		}
+		if d := framedA - framedB; d > 1514 || d < -1514 {
+			t.Fatalf("after %d packets A has %d framed bytes and B %d: more than a quantum apart", i+1, framedA, framedB)
+		}
+	}
+	if st := f.q.Stats(); st.Bytes != uint64(1014+framedA+framedB) {
+		t.Fatalf("Sent %d bytes, want %d (framed)", st.Bytes, 1014+framedA+framedB)
+	}
+	f.checkNoLeak()
+}
+
+// TestFQCoDelNewFlowPriority checks fq_codel_dequeue's rule: a flow regains new-flow
 // priority only after it has been unlinked.
 func TestFQCoDelNewFlowPriority(t *testing.T) {
 	const a, s = 1, 2
@@ -331,12 +382,16 @@ func TestFQCoDelSingleFlowIsCoDel(t *testing.T) {
 	if len(codelDrops) < 10 {
 		t.Fatalf("only %d codel drops", len(codelDrops))
 	}
-	same := func(what string, x, y []codelEvent) {
+	same := func(what string, x, y []seen) {
 		if len(x) != len(y) {
 			t.Fatalf("%s: %d and %d events", what, len(x), len(y))
 		}
 		for i := range x {
-			if x[i] != y[i] {
+			// The same packet at the same time for the same reason; the
+			// disciplines that acted differ, of course.
+			a, b := x[i], y[i]
+			a.kind, b.kind = "", ""
+			if a != b {
 				t.Fatalf("%s: event %d differs: %+v and %+v", what, i, x[i], y[i])
 			}
 		}
@@ -391,7 +446,7 @@ func TestFQCoDelPeek(t *testing.T) {
 	f.send(0, a, 1000)
 	f.send(0, b, 500)
 	p, _ := f.q.Peek(0)
-	if p == nil || codelSrcPort(p) != a || f.q.Len() != 2 || f.q.Backlog() != 1500 {
+	if p == nil || srcPort(p) != a || f.q.Len() != 2 || f.q.Backlog() != 1500 {
 		t.Fatalf("peek: %v, len %d backlog %d", p != nil, f.q.Len(), f.q.Backlog())
 	}
 	if x := f.q.XStats(); x.MemoryUsage != uint32(500+DefaultFQCoDelMemOverhead) {
@@ -426,14 +481,14 @@ func TestFQCoDelCEThreshold(t *testing.T) {
 		{0, clock.Time(976 * codelTick), false},
 		{clock.Time(976 * codelTick), clock.Time(1953 * codelTick), true},
 	} {
-		f.q.Enqueue(tc.in, codelPacket(f.pool, 100, 1, uint8(packet.ECT0)))
+		f.q.Enqueue(tc.in, coretest.UDP(f.pool, 100, 1, uint8(packet.ECT0), 0))
 		p, _ := f.q.Dequeue(tc.out)
 		if got := packet.ECNOf(p.Bytes()) == packet.CE; got != tc.marked {
 			t.Fatalf("sojourn %v: marked %v, want %v", tc.out.Sub(tc.in), got, tc.marked)
 		}
 		p.Free()
 	}
-	if x := f.q.XStats(); x.CEMark != 1 || f.rec.count(f.rec.marks, ReasonCEThreshold) != 1 {
+	if x := f.q.XStats(); x.CEMark != 1 || countEvents(f.rec.marks, ReasonCEThreshold) != 1 {
 		t.Fatalf("ce_mark %d, marks %+v", x.CEMark, f.rec.marks)
 	}
 	f.checkNoLeak()
@@ -446,28 +501,32 @@ func TestFQCoDelConfig(t *testing.T) {
 	}
 	want := FQCoDelConfig{
 		Limit: 10240, Flows: 1024, Target: 5 * time.Millisecond, Interval: 100 * time.Millisecond,
-		Quantum: 1500, MemoryLimit: 32 << 20, DropBatch: 64, MemOverhead: DefaultFQCoDelMemOverhead,
+		Quantum: 1514, MemoryLimit: 32 << 20, DropBatch: 64, MemOverhead: DefaultFQCoDelMemOverhead,
 	}
 	if got := q.Config(); got != want {
 		t.Fatalf("config %+v, want %+v", got, want)
 	}
+	// The default quantum and the MTU guard are psched_mtu: 1514 on
+	// Ethernet, the MTU alone on TUN.
 	for _, tc := range []struct {
 		cfg     FQCoDelConfig
-		mtu     int
+		env     Env
 		quantum int
 		guard   uint32
 	}{
-		{FQCoDelConfig{}, 1514, 1514, 1514},
-		{FQCoDelConfig{Quantum: 100}, 1500, 256, 1500},
-		{FQCoDelConfig{Quantum: 1 << 20}, 1500, 1 << 20, 1500},
-		{FQCoDelConfig{}, 100, 256, 256},
+		{FQCoDelConfig{}, Env{}, 1514, 1514},
+		{FQCoDelConfig{}, Env{Framing: FramingIP}, 1500, 1500},
+		{FQCoDelConfig{}, Env{MTU: 9000}, 9014, 9014},
+		{FQCoDelConfig{Quantum: 100}, Env{}, 256, 1514},
+		{FQCoDelConfig{Quantum: 1 << 20}, Env{}, 1 << 20, 1514},
+		{FQCoDelConfig{}, Env{MTU: 100, Framing: FramingIP}, 256, 256},
 	} {
-		q, err := NewFQCoDel(tc.cfg, &Env{MTU: tc.mtu})
+		q, err := NewFQCoDel(tc.cfg, &tc.env)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := q.Config().(FQCoDelConfig).Quantum; got != tc.quantum || q.params.mtu != tc.guard {
-			t.Errorf("%+v mtu %d: quantum %d guard %d, want %d and %d", tc.cfg, tc.mtu, got, q.params.mtu, tc.quantum, tc.guard)
+			t.Errorf("%+v on %+v: quantum %d guard %d, want %d and %d", tc.cfg, tc.env, got, q.params.mtu, tc.quantum, tc.guard)
 		}
 	}
 	if q, err := NewFQCoDel(FQCoDelConfig{Flows: 65536, MemoryLimit: 1 << 40}, nil); err != nil || len(q.flows) != 65536 || q.cfg.MemoryLimit != 1<<31 {

@@ -1,6 +1,7 @@
 package qdisc
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 
@@ -8,17 +9,12 @@ import (
 	"wanlab/packet"
 )
 
-func init() {
-	register("netem", true, func(s Spec, env *Env, child Qdisc) (Qdisc, error) {
-		return NewNetem(s.(NetemConfig), env, child)
-	})
-}
-
 // Netem is Linux's network emulator qdisc (sch_netem.c, as of 6.18): delay
 // with jitter from a distribution table, loss (random or Markov models,
 // optionally ECN-marking instead), duplication, corruption, reordering,
 // rate with per-packet and per-cell overheads, and slotting, in front of an
-// optional child qdisc.
+// optional child qdisc. Rate and slot byte budgets count packets as the
+// device does (Env.PktLen: with the Ethernet header by default).
 //
 // Stats: Drops counts the packets netem discarded (DropsByReason: loss,
 // limit) plus those its child refused when netem handed them over (as the
@@ -35,6 +31,7 @@ type Netem struct {
 	latency   int64
 	rate      uint64
 	slotOn    bool
+	hdr       int // the framing's header, counted in every packet's length
 
 	rnd     netemRand
 	delay   delayGen
@@ -54,6 +51,9 @@ type Netem struct {
 	slotBytes   int64
 	slotDelay   delayGen
 
+	seed    uint64 // the position's seed, from which each Change derives a new one
+	changes uint64 // Change calls so far
+
 	stats Stats
 }
 
@@ -66,10 +66,23 @@ var _ Qdisc = (*Netem)(nil)
 // and are cloned from env.Pool, which duplicate therefore needs.
 //
 // The random streams are seeded from cfg.Seed when cfg.SeedSet, otherwise
-// from env.Seed; see NetemConfig.Correlation for the two modes. Loss model
-// fields are taken as they are: use StateLoss and GELoss for tc's
+// from PositionSeed(env.Seed, 0), as the root of a tree (Build gives each
+// position its own); see NetemConfig.Correlation for the two modes. Loss
+// model fields are taken as they are: use StateLoss and GELoss for tc's
 // defaults.
 func NewNetem(cfg NetemConfig, env *Env, child Qdisc) (*Netem, error) {
+	var seed uint64
+	if env != nil {
+		seed = env.Seed
+	}
+	return newNetem(cfg, env, child, PositionSeed(seed, 0))
+}
+
+// newNetem is NewNetem with the seed of the netem's position.
+func newNetem(cfg NetemConfig, env *Env, child Qdisc, seed uint64) (*Netem, error) {
+	if err := env.Check(); err != nil {
+		return nil, fmt.Errorf("netem: %w", err)
+	}
 	if env == nil {
 		env = &Env{}
 	}
@@ -77,7 +90,16 @@ func NewNetem(cfg NetemConfig, env *Env, child Qdisc) (*Netem, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Netem{cfg: cfg, env: env, child: child, limit: cfg.Limit}
+	n := &Netem{env: env, child: child, hdr: env.headerLen(), seed: seed}
+	n.apply(cfg, seed)
+	return n, nil
+}
+
+// apply takes cfg, validated and filled in, as the configuration, with
+// fresh random streams from seed (cfg.Seed when it is set).
+func (n *Netem) apply(cfg NetemConfig, seed uint64) {
+	n.cfg = cfg
+	n.limit = cfg.Limit
 	n.latency = int64(cfg.Delay)
 	n.rate = uint64(cfg.Rate)
 	n.gapThresh = cfg.Gap - 1
@@ -85,7 +107,6 @@ func NewNetem(cfg NetemConfig, env *Env, child Qdisc) (*Netem, error) {
 		n.gapThresh = cfg.Gap
 	}
 
-	seed := env.Seed
 	if cfg.SeedSet {
 		seed = cfg.Seed
 	}
@@ -98,6 +119,7 @@ func NewNetem(cfg NetemConfig, env *Env, child Qdisc) (*Netem, error) {
 	n.reorder.init(&n.rnd, cfg.Reorder, cfg.ReorderCorr)
 	n.corrupt.init(&n.rnd, cfg.Corrupt, cfg.CorruptCorr)
 
+	n.slotOn, n.slotDelay = false, delayGen{}
 	if s := cfg.Slot; s.Enabled() {
 		n.slotOn = true
 		n.slotPackets, n.slotBytes = budget(s.Packets), budget(s.Bytes)
@@ -105,7 +127,61 @@ func NewNetem(cfg NetemConfig, env *Env, child Qdisc) (*Netem, error) {
 			n.slotDelay = delayGen{mu: int64(s.DistDelay), sigma: int32(s.DistJitter), table: s.Dist.Table}
 		}
 	}
-	return n, nil
+}
+
+// Change applies spec as the kernel's netem_change does: every queued
+// packet keeps its time to send (and the child its packets); the new
+// delay, jitter, loss, rate and the rest apply to packets that arrive from
+// now on. A new rate serialises new packets after the latest one still
+// queued, as before. The reorder counter restarts, the loss models start
+// in their first state and the random streams are seeded afresh: from the
+// configuration's seed when it has one (as the kernel reseeds its prandom
+// state on every change), otherwise from the next stream derived from the
+// netem's position seed, so that a run stays reproducible. A slot starts
+// now with full budgets. A limit below the queue length drops nothing;
+// arrivals are refused until the queue is below it.
+func (n *Netem) Change(now clock.Time, spec Spec) error {
+	c, err := specAs[NetemConfig](n, spec)
+	if err != nil {
+		return err
+	}
+	if c, err = checkNetem(c, n.env); err != nil {
+		return err
+	}
+	n.changes++
+	n.apply(c, DeriveSeed(n.seed, n.changes))
+	n.counter = 0
+	if n.slotOn {
+		n.slotNext = now
+	} else {
+		n.slotNext = 0
+	}
+	return nil
+}
+
+// Flush drops every packet held, the child's included, with ReasonFlushed.
+func (n *Netem) Flush(now clock.Time) {
+	if p := n.peeked; p != nil {
+		n.peeked = nil
+		n.drop(now, p, ReasonFlushed)
+	}
+	for p := n.rlist.Pop(); p != nil; p = n.rlist.Pop() {
+		n.drop(now, p, ReasonFlushed)
+	}
+	for p := n.tf.peek(); p != nil; p = n.tf.peek() {
+		n.drop(now, n.tf.pop(), ReasonFlushed)
+	}
+	if n.child != nil {
+		n.child.Flush(now)
+	}
+}
+
+// graft attaches child (nil for none) in place of the current child and
+// returns the old one, which keeps its packets.
+func (n *Netem) graft(child Qdisc) Qdisc {
+	old := n.child
+	n.child = child
+	return old
 }
 
 // budget turns a slot budget into the kernel's: 0 means INT_MAX.
@@ -138,11 +214,12 @@ func (n *Netem) Len() int {
 	return l
 }
 
-// Backlog is the number of bytes held, the child's included.
+// Backlog is the number of bytes held, the child's included, as the
+// device counts them.
 func (n *Netem) Backlog() int {
-	b := n.rlist.Bytes() + n.tf.Bytes()
+	b := framedBytes(&n.rlist, n.hdr) + n.tf.Bytes() + n.hdr*n.tf.Len()
 	if n.peeked != nil {
-		b += n.peeked.Len()
+		b += n.peeked.Len() + n.hdr
 	}
 	if n.child != nil {
 		b += n.child.Backlog()
@@ -207,7 +284,7 @@ func (n *Netem) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 
 	if n.cfg.Gap == 0 || n.counter < n.gapThresh || !n.reorder.fire(&n.rnd) {
 		n.counter++
-		p.TimeToSend = n.timeToSend(now, p.Len())
+		p.TimeToSend = n.timeToSend(now, p.Len()+n.hdr)
 		p.Order = n.order
 		n.order++
 		n.tf.push(p)
@@ -232,6 +309,11 @@ func (n *Netem) drop(now clock.Time, p *packet.Packet, why Reason) Verdict {
 // packet serialises after the latest packet still inside netem,
 // tts = max(now+d, last) + tx; with FIFOJitter (and no rate) tts = max(now+d,
 // last).
+//
+// Times saturate at horizon instead of wrapping around the end of int64
+// nanoseconds (as the kernel's s64 arithmetic would, sending such a packet
+// at once): a packet of a 1-byte-per-second rate with a 2 GB overhead
+// takes 68 years, and a few of them in a row are held until the horizon.
 func (n *Netem) timeToSend(now clock.Time, length int) clock.Time {
 	d := n.delay.next(&n.rnd)
 	if n.rate != 0 {
@@ -239,13 +321,30 @@ func (n *Netem) timeToSend(now clock.Time, length int) clock.Time {
 			d = max(0, d-int64(last-now))
 			now = last
 		}
-		d += int64(n.packetTime(length))
+		if tx := packetTime(&n.cfg, length); d > 0 && tx > uint64(math.MaxInt64-d) {
+			d = math.MaxInt64
+		} else {
+			d += int64(tx)
+		}
 	} else if n.cfg.FIFOJitter {
-		if last, ok := n.lastTTS(); ok && now+clock.Time(d) < last {
+		if last, ok := n.lastTTS(); ok && addSat(now, d) < last {
 			return last
 		}
 	}
-	return now + clock.Time(d)
+	return addSat(now, d)
+}
+
+// horizon is the latest time a packet can be due: int64 nanoseconds end
+// about 292 years after the epoch of the clock, and clock.Never itself
+// means "nothing will ever be due".
+const horizon = clock.Never - 1
+
+// addSat returns t+d, or horizon if that is later.
+func addSat(t clock.Time, d int64) clock.Time {
+	if d > 0 && t > horizon-clock.Time(d) {
+		return horizon
+	}
+	return t + clock.Time(d)
 }
 
 // lastTTS is the latest time to send among the packets in the reorder list
@@ -262,25 +361,27 @@ func (n *Netem) lastTTS() (clock.Time, bool) {
 	return t, ok
 }
 
-// packetTime is packet_time_ns: the serialisation time of length bytes
+// packetTime is packet_time_ns for cfg, whose Rate is not 0: the
+// serialisation time of length bytes (the packet as the device counts it)
 // plus the packet overhead, rounded up to whole cells of CellSize bytes
-// that each cost CellOverhead more. Lengths that a negative overhead would
-// take below zero count as zero (the kernel's unsigned arithmetic would
-// wrap them to an enormous delay).
-func (n *Netem) packetTime(length int) uint64 {
-	l := int64(length) + int64(n.cfg.PacketOverhead)
-	if cs := int64(n.cfg.CellSize); cs != 0 && l > 0 {
+// that each cost CellOverhead more, at most math.MaxInt64 ns. Lengths that
+// a negative overhead would take below zero count as zero (the kernel's
+// unsigned arithmetic would wrap them to an enormous delay).
+func packetTime(cfg *NetemConfig, length int) uint64 {
+	l := int64(length) + int64(cfg.PacketOverhead)
+	if cs := int64(cfg.CellSize); cs != 0 && l > 0 {
 		cells := (l + cs - 1) / cs
-		l = cells * (cs + int64(n.cfg.CellOverhead))
+		l = cells * (cs + int64(cfg.CellOverhead))
 	}
 	if l <= 0 {
 		return 0
 	}
+	rate := uint64(cfg.Rate)
 	hi, lo := bits.Mul64(uint64(l), 1e9)
-	if hi >= n.rate {
+	if hi >= rate {
 		return math.MaxInt64
 	}
-	q, _ := bits.Div64(hi, lo, n.rate)
+	q, _ := bits.Div64(hi, lo, rate)
 	return min(q, math.MaxInt64)
 }
 
@@ -300,7 +401,7 @@ func (n *Netem) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 	}
 	if p != nil {
 		n.stats.Packets++
-		n.stats.Bytes += uint64(p.Len())
+		n.stats.Bytes += uint64(p.Len() + n.hdr)
 	}
 	return p, next
 }
@@ -336,7 +437,7 @@ func (n *Netem) dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 			n.tf.pop()
 			if n.slotOn {
 				n.slotPackets--
-				n.slotBytes -= int64(h.Len())
+				n.slotBytes -= int64(h.Len() + n.hdr)
 				if n.slotPackets <= 0 || n.slotBytes <= 0 {
 					n.nextSlot(now)
 				}

@@ -139,7 +139,7 @@ func (r *rootTap) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 
 func TestNetemDuplicateThroughRoot(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	env := &Env{Observer: newRecorder(), Pool: pool}
+	env := &Env{Observer: &recorder{}, Pool: pool}
 	child := &fifoChild{env: env}
 	n, err := NewNetem(NetemConfig{Delay: time.Millisecond, Duplicate: 1}, env, child)
 	if err != nil {
@@ -170,8 +170,8 @@ func TestNetemECN(t *testing.T) {
 		p := b.packet(100, uint8(tos))
 		v := b.q.Enqueue(0, p)
 		if tos == packet.NotECT {
-			if v != Dropped || b.rec.drops[ReasonLoss] != 1 {
-				t.Errorf("Not-ECT: verdict %v, loss drops %d; want dropped", v, b.rec.drops[ReasonLoss])
+			if v != Dropped || b.rec.count(ReasonLoss) != 1 {
+				t.Errorf("Not-ECT: verdict %v, loss drops %d; want dropped", v, b.rec.count(ReasonLoss))
 			}
 			continue
 		}
@@ -180,8 +180,8 @@ func TestNetemECN(t *testing.T) {
 		}
 	}
 	st := b.q.Stats()
-	if st.Marks != 3 || b.rec.marks != 3 || st.Drops != 1 || st.DropsByReason[ReasonLoss] != 1 {
-		t.Errorf("stats %+v, observer marks %d: want 3 marks (not counted as drops) and 1 loss drop", st, b.rec.marks)
+	if st.Marks != 3 || len(b.rec.marks) != 3 || st.Drops != 1 || st.DropsByReason[ReasonLoss] != 1 {
+		t.Errorf("stats %+v, observer marks %d: want 3 marks (not counted as drops) and 1 loss drop", st, len(b.rec.marks))
 	}
 	b.drain(0, false)
 	b.checkLeaks(0)

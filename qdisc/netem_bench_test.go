@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
 
@@ -43,9 +44,7 @@ func benchNetem(b *testing.B, cfg NetemConfig, spacing clock.Time) {
 		step()
 	}
 	b.StopTimer()
-	if pool.Live() != n.Len() {
-		b.Fatalf("leak: %d live, %d queued", pool.Live(), n.Len())
-	}
+	coretest.CheckLive(b, pool, n.Len())
 }
 
 // BenchmarkNetemDelayJitter: delay 50ms 10ms (uniform, i.i.d.), a 1500-byte

@@ -44,7 +44,7 @@ func TestNetemSlotUniform(t *testing.T) {
 
 func TestNetemChild(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := newRecorder()
+	rec := &recorder{}
 	env := &Env{Observer: rec, Pool: pool}
 	child := &fifoChild{env: env, limit: 3, openAt: 50 * ms}
 	n, err := NewNetem(NetemConfig{Delay: 10 * time.Millisecond, Limit: 6}, env, child)
@@ -73,7 +73,7 @@ func TestNetemChild(t *testing.T) {
 		t.Errorf("Dequeue(14ms) = %v, %v; want nil, 40ms", p, next)
 	}
 	st := n.Stats()
-	if st.Drops != 3 || st.DropsByReason[ReasonLimit] != 1 || rec.drops[ReasonLimit] != 3 {
+	if st.Drops != 3 || st.DropsByReason[ReasonLimit] != 1 || rec.count(ReasonLimit) != 3 {
 		t.Errorf("stats %+v, observer %v: want 3 drops (1 netem limit, 2 refused by the child)", st, rec.drops)
 	}
 	// At 45 ms the last one is due, and refused too; only the child holds
@@ -104,8 +104,8 @@ func TestNetemPeek(t *testing.T) {
 	if q, _ := b.q.Dequeue(ms); q != p {
 		t.Fatalf("Dequeue after Peek returned %v, want the peeked %v", q, p)
 	}
-	if st := b.q.Stats(); st.Packets != 1 || st.Bytes != 100 || st.Qlen != 0 {
-		t.Errorf("stats %+v, want 1 packet of 100 bytes sent and nothing queued", st)
+	if st := b.q.Stats(); st.Packets != 1 || st.Bytes != 114 || st.Qlen != 0 {
+		t.Errorf("stats %+v, want 1 packet of 114 bytes (100 + Ethernet header) sent and nothing queued", st)
 	}
 	p.Free()
 	b.checkLeaks(0)

@@ -33,6 +33,9 @@ func checkNetem(cfg NetemConfig, env *Env) (NetemConfig, error) {
 		if t.d < 0 {
 			return fail("negative %s %v; the kernel rejects negative times, give a time >= 0", t.name, t.d)
 		}
+		if t.d > MaxNetemDelay {
+			return fail("%s %v exceeds 2^62 ns (about 146 years), the longest time wanlab's nanosecond clock can add to another; give a shorter one", t.name, t.d)
+		}
 	}
 	if cfg.Jitter > maxJitter {
 		return fail("jitter %v exceeds the kernel's limit of %v (tabledist's sigma is a signed 32-bit number of ns); give at most %dns", cfg.Jitter, maxJitter, int64(maxJitter))
@@ -72,7 +75,18 @@ func checkNetem(cfg NetemConfig, env *Env) (NetemConfig, error) {
 		if l != (Loss{}) {
 			return fail("loss parameters are set but Loss.Kind is LossNone; set Kind to LossRandom, LossState or LossGEModel")
 		}
-	case LossRandom, LossState, LossGEModel:
+	case LossState:
+		// The chances of leaving a state must not exceed 1: the kernel
+		// compares one draw with their sum (in 32 bits, which a sum over
+		// 100% overflows), so more would make the model mean something
+		// else than its numbers.
+		if s := l.P13 + l.P14; s > 1 {
+			return fail("loss state: p13 %s and p14 %s are the chances of leaving state 1 (packets received in a gap) and sum to %s; give p13 + p14 <= 100%%", pct(l.P13), pct(l.P14), pct(s))
+		}
+		if s := l.P31 + l.P32; s > 1 {
+			return fail("loss state: p31 %s and p32 %s are the chances of leaving state 3 (packets lost in a burst) and sum to %s; give p31 + p32 <= 100%%", pct(l.P31), pct(l.P32), pct(s))
+		}
+	case LossRandom, LossGEModel:
 	default:
 		return fail("unknown loss model %d; use LossRandom, LossState or LossGEModel", l.Kind)
 	}

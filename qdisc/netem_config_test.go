@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"wanlab/clock"
 	"wanlab/packet"
 )
 
@@ -80,29 +81,98 @@ func TestNetemWarnings(t *testing.T) {
 		}
 		return false
 	}
-	w := NetemWarnings(NetemConfig{Loss: Loss{Kind: LossRandom, P: 0.01, Corr: 0.25}})
+	w := Warnings(NetemConfig{Loss: Loss{Kind: LossRandom, P: 0.01, Corr: 0.25}}, nil)
 	if !has(w, "loss 1% 25%: the kernel loses about 0.000% (not 1%)") || !has(w, "add 'correlation kernel'") {
 		t.Errorf("loss 1%% 25%%: warnings %q", w)
 	}
-	w = NetemWarnings(NetemConfig{Reorder: 0.25, ReorderCorr: 0.5, Delay: time.Millisecond, Correlation: CorrelationKernel})
+	w = Warnings(NetemConfig{Reorder: 0.25, ReorderCorr: 0.5, Delay: time.Millisecond, Correlation: CorrelationKernel}, nil)
 	if !has(w, "reorder 25% 50%: the kernel reorders about 7.") || !has(w, "'correlation kernel' reproduces that") {
 		t.Errorf("reorder 25%% 50%% kernel: warnings %q", w)
 	}
 	// 50% 50% is unbiased: the kernel's average crowds around 2^31.
-	if w := NetemWarnings(NetemConfig{Loss: Loss{Kind: LossRandom, P: 0.5, Corr: 0.5}}); len(w) != 0 {
+	if w := Warnings(NetemConfig{Loss: Loss{Kind: LossRandom, P: 0.5, Corr: 0.5}}, nil); len(w) != 0 {
 		t.Errorf("loss 50%% 50%%: unexpected warnings %q", w)
 	}
-	if w := NetemWarnings(NetemConfig{Loss: Loss{Kind: LossRandom, P: 0.01}}); len(w) != 0 {
+	if w := Warnings(NetemConfig{Loss: Loss{Kind: LossRandom, P: 0.01}}, nil); len(w) != 0 {
 		t.Errorf("uncorrelated loss: unexpected warnings %q", w)
 	}
-	w = NetemWarnings(NetemConfig{Delay: 100 * time.Millisecond, Jitter: 10 * time.Millisecond, DelayCorr: 0.5})
+	w = Warnings(NetemConfig{Delay: 100 * time.Millisecond, Jitter: 10 * time.Millisecond, DelayCorr: 0.5}, nil)
 	if !has(w, "delay correlation is nearly a no-op") || !has(w, "45.1% of adjacent packets swap") || !has(w, "fifo_jitter") {
 		t.Errorf("delay 100ms 10ms 50%%: warnings %q", w)
 	}
-	if w := NetemWarnings(NetemConfig{Delay: 100 * time.Millisecond, Jitter: 10 * time.Millisecond, FIFOJitter: true}); len(w) != 0 {
+	if w := Warnings(NetemConfig{Delay: 100 * time.Millisecond, Jitter: 10 * time.Millisecond, FIFOJitter: true}, nil); len(w) != 0 {
 		t.Errorf("fifo_jitter: unexpected warnings %q", w)
 	}
-	if w := NetemWarnings(NetemConfig{Delay: 100 * time.Millisecond, Jitter: 10 * time.Millisecond, Rate: mbit(10)}); len(w) != 0 {
+	if w := Warnings(NetemConfig{Delay: 100 * time.Millisecond, Jitter: 10 * time.Millisecond, Rate: mbit(10)}, nil); len(w) != 0 {
 		t.Errorf("jitter with rate: unexpected warnings %q", w)
 	}
+}
+
+// Configurations whose numbers would overflow wanlab's int64 nanosecond
+// clock, or mean something else than they say, are refused with the
+// limit; tc and the kernel take them (and the kernel's s64 arithmetic
+// wraps such delays into the past).
+func TestNetemRefusesNonsense(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  NetemConfig
+		want string
+	}{
+		{NetemConfig{Delay: 9223372036 * time.Second}, "2^62 ns"},
+		{NetemConfig{Slot: Slot{Min: time.Millisecond, Max: MaxNetemDelay + 1}}, "slot max"},
+		{NetemConfig{Loss: Loss{Kind: LossState, P13: 0.6, P31: 0.4, P23: 1, P14: 0.5}}, "p13 60% and p14 50%"},
+		{NetemConfig{Loss: Loss{Kind: LossState, P13: 0.1, P31: 0.7, P32: 0.4, P23: 1}}, "sum to 110%"},
+	} {
+		if _, err := NewNetem(tc.cfg, nil, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error naming %q", tc.cfg, err, tc.want)
+		}
+	}
+	if _, err := NewNetem(NetemConfig{Delay: MaxNetemDelay}, nil, nil); err != nil {
+		t.Errorf("the longest delay: %v", err)
+	}
+}
+
+// Departure times saturate near the end of int64 nanoseconds instead of
+// wrapping into the past: at 1 byte/s with a 2^31-byte overhead each packet
+// takes 68 years, so the fourth and later are all held at the horizon.
+func TestNetemTimesSaturate(t *testing.T) {
+	b := newBench(t, NetemConfig{Rate: 1, PacketOverhead: 1<<31 - 1})
+	var prev clock.Time
+	for i := range 6 {
+		p, v := b.send(0, 100)
+		if v != Queued || p.TimeToSend < prev || p.TimeToSend <= 0 {
+			t.Fatalf("packet %d: verdict %v, due at %v after %v", i, v, p.TimeToSend, prev)
+		}
+		prev = p.TimeToSend
+	}
+	if prev != horizon {
+		t.Errorf("the last packet is due at %v, want the horizon %v", prev, horizon)
+	}
+	if p, next := b.q.Dequeue(clock.Time(time.Hour)); p != nil || next != (1<<31-1+114)*clock.Time(time.Second) {
+		t.Errorf("Dequeue(1h) = %v, %v; want nothing until the first packet's 68 years", p, next)
+	}
+	w := Warnings(NetemConfig{Rate: 1, PacketOverhead: 1<<31 - 1}, nil)
+	if len(w) != 1 || !strings.Contains(w[0], "292 years") {
+		t.Errorf("warnings %q", w)
+	}
+	b.q.Flush(0)
+	b.checkLeaks(0)
+}
+
+// Two chances of leaving a state may add up to exactly 100%: the model
+// then leaves the state for sure. (The kernel's u32 sum of the rounded
+// thresholds wraps to 0 there, and it would stay.) With p13 = p14 = 50%
+// and p31 = 100%, every other packet is lost.
+func TestNetemLossStateFullSum(t *testing.T) {
+	b := newBench(t, NetemConfig{Loss: Loss{Kind: LossState, P13: 0.5, P14: 0.5, P31: 1, P23: 1}})
+	lost := 0
+	for i := range 1000 {
+		if _, v := b.send(clock.Time(i), 100); v == Dropped {
+			lost++
+		}
+		b.drain(clock.Time(i), false)
+	}
+	if lost != 500 {
+		t.Errorf("%d of 1000 lost, want 500", lost)
+	}
+	b.checkLeaks(0)
 }

@@ -2,29 +2,11 @@ package qdisc
 
 import (
 	"testing"
-	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
-
-const ms = clock.Time(time.Millisecond)
-
-// recorder is an Observer that counts drops and marks and frees drops.
-type recorder struct {
-	drops map[Reason]int
-	marks int
-	last  []*packet.Packet
-}
-
-func newRecorder() *recorder { return &recorder{drops: map[Reason]int{}} }
-
-func (r *recorder) Drop(now clock.Time, p *packet.Packet, _ Qdisc, why Reason) {
-	r.drops[why]++
-	p.Free()
-}
-
-func (r *recorder) Mark(now clock.Time, p *packet.Packet, _ Qdisc, why Reason) { r.marks++ }
 
 // fifoChild is a minimal child discipline: a packet FIFO with a limit and an
 // optional gate that keeps it closed until openAt.
@@ -73,6 +55,14 @@ func (f *fifoChild) Kind() string { return "testfifo" }
 func (f *fifoChild) Child() Qdisc { return nil }
 func (f *fifoChild) Config() Spec { return FifoConfig{Variant: "pfifo", Limit: f.limit} }
 
+func (f *fifoChild) Change(clock.Time, Spec) error { return nil }
+
+func (f *fifoChild) Flush(now clock.Time) {
+	for p := f.q.Pop(); p != nil; p = f.q.Pop() {
+		f.env.Drop(now, p, f, ReasonFlushed)
+	}
+}
+
 var _ Qdisc = (*fifoChild)(nil)
 
 // bench is a netem under test on a virtual clock.
@@ -94,8 +84,14 @@ type departure struct {
 
 func newBench(t testing.TB, cfg NetemConfig) *bench {
 	t.Helper()
-	b := &bench{t: t, pool: packet.NewPool(2048, packet.DefaultHeadroom), rec: newRecorder()}
-	b.env = &Env{Observer: b.rec, Pool: b.pool, Seed: 1}
+	return newFramedBench(t, cfg, FramingEthernet)
+}
+
+// newFramedBench is newBench on a device of the given framing.
+func newFramedBench(t testing.TB, cfg NetemConfig, f Framing) *bench {
+	t.Helper()
+	b := &bench{t: t, pool: packet.NewPool(2048, packet.DefaultHeadroom), rec: &recorder{}}
+	b.env = &Env{Observer: b.rec, Pool: b.pool, Seed: 1, Framing: f}
 	n, err := NewNetem(cfg, b.env, nil)
 	if err != nil {
 		t.Fatalf("NewNetem: %v", err)
@@ -107,12 +103,10 @@ func newBench(t testing.TB, cfg NetemConfig) *bench {
 
 func (b *bench) netem() *Netem { return b.q.(*Netem) }
 
-// packet makes an IPv4/UDP packet of size bytes with sequence number seq.
+// packet makes an IPv4/UDP packet of size bytes, numbered in sending
+// order.
 func (b *bench) packet(size int, tos uint8) *packet.Packet {
-	p := b.pool.Get()
-	p.SetLen(size)
-	packet.WriteUDP4(p.Bytes(), packet.UDP4{Src: [4]byte{10, 0, 0, 1}, Dst: [4]byte{10, 0, 0, 2}, SrcPort: 1, DstPort: 2, TOS: tos, ID: uint16(b.seq)}, size)
-	p.Seq = b.seq
+	p := coretest.UDP(b.pool, size, 1, tos, b.seq)
 	b.seq++
 	return p
 }
@@ -156,9 +150,7 @@ func (b *bench) runUntil(now, end clock.Time) {
 // (or was kept by the test).
 func (b *bench) checkLeaks(kept int) {
 	b.t.Helper()
-	if got, want := b.pool.Live(), b.q.Len()+kept; got != want {
-		b.t.Errorf("pool.Live() = %d, want %d (queued %d + kept %d): a packet leaked", got, want, b.q.Len(), kept)
-	}
+	coretest.CheckLive(b.t, b.pool, b.q.Len()+kept)
 }
 
 func mbit(m float64) Rate { return Rate(m * 1e6 / 8) }

@@ -18,7 +18,9 @@ const (
 // Markov model of the GI loss model, or Gilbert-Elliott. The Markov models
 // compare u32 draws with the thresholds tc sends, with the kernel's strict
 // inequalities (a draw equal to a threshold changes nothing), in both
-// correlation modes; only the source of the draws differs.
+// correlation modes; only the source of the draws differs. Sums of two
+// thresholds are taken in 64 bits: the kernel's u32 sum wraps when two
+// probabilities add up to exactly 100%, after rounding.
 type lossModel struct {
 	kind   LossKind
 	random event
@@ -64,10 +66,10 @@ func (m *lossModel) fourState(rnd uint32) bool {
 		case rnd < m.a4:
 			m.state = lostInGap
 			return true
-		case m.a4 < rnd && rnd < m.a1+m.a4:
+		case m.a4 < rnd && uint64(rnd) < uint64(m.a1)+uint64(m.a4):
 			m.state = lostInBurst
 			return true
-		case m.a1+m.a4 < rnd:
+		case uint64(m.a1)+uint64(m.a4) < uint64(rnd):
 			m.state = txInGap
 		}
 	case txInBurst:
@@ -79,9 +81,9 @@ func (m *lossModel) fourState(rnd uint32) bool {
 		switch {
 		case rnd < m.a3:
 			m.state = txInBurst
-		case m.a3 < rnd && rnd < m.a2+m.a3:
+		case m.a3 < rnd && uint64(rnd) < uint64(m.a2)+uint64(m.a3):
 			m.state = txInGap
-		case m.a2+m.a3 < rnd:
+		case uint64(m.a2)+uint64(m.a3) < uint64(rnd):
 			return true
 		}
 	case lostInGap:

@@ -10,16 +10,24 @@ import (
 // warnDraws is how many kernel draws NetemWarnings simulates per check.
 const warnDraws = 200000
 
-// NetemWarnings returns human-readable warnings about cfg where it behaves
+// netemWarnings returns human-readable warnings about cfg where it behaves
 // very differently in the kernel and in wanlab's default (correct) mode,
 // or where it will surprise: a correlated probability the kernel's biased
 // correlated RNG realises far from the configured value (more than 20%
 // off, measured by running the kernel's crand with a fixed seed), a delay
 // correlation (nearly a no-op in the kernel), jitter that reorders
-// packets, and a slot distribution that the kernel ignores. It does not
-// validate cfg: NewNetem does.
-func NetemWarnings(cfg NetemConfig) []string {
+// packets, a slot distribution that the kernel ignores, and a rate so slow
+// that a full-size packet on env's device takes more than a day (such
+// departures soon reach the end of wanlab's clock). It does not validate
+// cfg: NewNetem does.
+func netemWarnings(cfg NetemConfig, env *Env) []string {
 	var w []string
+	if cfg.Rate != 0 {
+		mtu := env.PschedMTU()
+		if tx := time.Duration(packetTime(&cfg, mtu)); tx > 24*time.Hour {
+			w = append(w, fmt.Sprintf("rate %d bit/s: a full-size packet of %d bytes takes %v to send with the configured overheads; departures later than about 292 years from the start, where wanlab's nanosecond clock ends, are all held there", cfg.Rate.BitsPerSecond(), mtu, tx))
+		}
+	}
 	kernel := cfg.Correlation == CorrelationKernel
 	for _, e := range []struct {
 		name, verb string

@@ -7,12 +7,6 @@ import (
 	"wanlab/packet"
 )
 
-func init() {
-	register("pfifo_fast", false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
-		return NewPfifoFast(s.(PfifoFastConfig), env)
-	})
-}
-
 // pfifoFastBands is the number of bands of pfifo_fast (PFIFO_FAST_BANDS).
 const pfifoFastBands = 3
 
@@ -42,6 +36,7 @@ var ipTOS2Prio = [16]uint8{0, 0, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4}
 type PfifoFast struct {
 	env   *Env
 	limit int
+	hdr   int // the framing's header, counted in every packet's length
 	bands [pfifoFastBands]ring
 	stats Stats
 }
@@ -50,10 +45,10 @@ var _ Qdisc = (*PfifoFast)(nil)
 
 // NewPfifoFast returns a pfifo_fast with bands of env.QueueLen() packets.
 func NewPfifoFast(_ PfifoFastConfig, env *Env) (*PfifoFast, error) {
-	if env.QueueLen() < 1 {
-		return nil, fmt.Errorf("qdisc: pfifo_fast needs a positive Env.TxQueueLen (have %d), as the kernel refuses zero-length bands", env.QueueLen())
+	if err := env.Check(); err != nil {
+		return nil, fmt.Errorf("pfifo_fast: %w", err)
 	}
-	return &PfifoFast{env: env, limit: env.QueueLen()}, nil
+	return &PfifoFast{env: env, limit: env.QueueLen(), hdr: env.headerLen()}, nil
 }
 
 // pfifoFastBand returns the band of an IP packet starting at b.
@@ -82,7 +77,7 @@ func (q *PfifoFast) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 	for i := range q.bands {
 		if p := q.bands[i].Pop(); p != nil {
 			q.stats.Packets++
-			q.stats.Bytes += uint64(p.Len())
+			q.stats.Bytes += uint64(p.Len() + q.hdr)
 			return p, now
 		}
 	}
@@ -104,9 +99,10 @@ func (q *PfifoFast) Len() int {
 	return q.bands[0].Len() + q.bands[1].Len() + q.bands[2].Len()
 }
 
-// Backlog returns the number of bytes in all bands.
+// Backlog returns the number of bytes in all bands, as the device counts
+// them.
 func (q *PfifoFast) Backlog() int {
-	return q.bands[0].Bytes() + q.bands[1].Bytes() + q.bands[2].Bytes()
+	return framedBytes(&q.bands[0], q.hdr) + framedBytes(&q.bands[1], q.hdr) + framedBytes(&q.bands[2], q.hdr)
 }
 
 // BandLen returns the number of packets in band i (0, 1 or 2).
@@ -124,6 +120,20 @@ func (q *PfifoFast) Kind() string { return "pfifo_fast" }
 
 // Child returns nil: pfifo_fast's bands are not qdiscs.
 func (q *PfifoFast) Child() Qdisc { return nil }
+
+// Change accepts pfifo_fast's only configuration, which has no options,
+// and changes nothing.
+func (q *PfifoFast) Change(_ clock.Time, spec Spec) error {
+	_, err := specAs[PfifoFastConfig](q, spec)
+	return err
+}
+
+// Flush drops the packets of every band with ReasonFlushed.
+func (q *PfifoFast) Flush(now clock.Time) {
+	for i := range q.bands {
+		flushRing(now, &q.bands[i], q, q.env, &q.stats)
+	}
+}
 
 // Config returns PfifoFastConfig{}: pfifo_fast has no options.
 func (q *PfifoFast) Config() Spec { return PfifoFastConfig{} }

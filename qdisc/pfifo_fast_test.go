@@ -3,10 +3,12 @@ package qdisc
 import (
 	"testing"
 
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
 
-// TestPfifoFastSpecTable checks the TOS byte to band table of the spec.
+// TestPfifoFastSpecTable checks the TOS byte to band table that
+// sch_generic.c's prio2band and route.c's ip_tos2prio make together.
 func TestPfifoFastSpecTable(t *testing.T) {
 	table := map[uint8]int{
 		0x00: 1, 0x02: 1, 0x04: 1, 0x18: 1, 0x20: 1, 0xC0: 1, 0xB8: 1,
@@ -15,7 +17,7 @@ func TestPfifoFastSpecTable(t *testing.T) {
 	}
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	for tos, want := range table {
-		p := tqPacket(pool, 100, tos, 0)
+		p := coretest.UDP(pool, 100, 1000, tos, 0)
 		if got := pfifoFastBand(p.Bytes()); got != want {
 			t.Errorf("TOS %#02x: band %d, want %d", tos, got, want)
 		}
@@ -38,13 +40,13 @@ func TestPfifoFastAllTOS(t *testing.T) {
 		case throughput && !lowDelay:
 			want = 2
 		}
-		p := tqPacket(pool, 64, uint8(tos), 0)
+		p := coretest.UDP(pool, 64, 1000, uint8(tos), 0)
 		if got := pfifoFastBand(p.Bytes()); got != want {
 			t.Errorf("TOS %#02x: band %d, want %d", tos, got, want)
 		}
 		p.Free()
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 func TestPfifoFastIPv6AndNonIP(t *testing.T) {
@@ -67,7 +69,7 @@ func TestPfifoFastIPv6AndNonIP(t *testing.T) {
 
 func TestPfifoFastPriorityAndLimits(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
+	rec := &recorder{}
 	q, err := Build([]Spec{PfifoFastConfig{}}, &Env{Observer: rec, TxQueueLen: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +78,7 @@ func TestPfifoFastPriorityAndLimits(t *testing.T) {
 	seq := int64(0)
 	for _, tos := range []uint8{0x08, 0x00, 0x10} {
 		for range 5 {
-			q.Enqueue(0, tqPacket(pool, 100, tos, seq))
+			q.Enqueue(0, coretest.UDP(pool, 100, 1000, tos, seq))
 			seq++
 		}
 	}
@@ -105,10 +107,11 @@ func TestPfifoFastPriorityAndLimits(t *testing.T) {
 			t.Errorf("departure %d: seq %d, want %d", i, d.seq, want[i])
 		}
 	}
-	if s := q.Stats(); s.Packets != 12 || s.Bytes != 1200 || s.Drops != 3 || s.Qlen != 0 {
+	// Sent counts each packet's Ethernet header: 12·114 bytes.
+	if s := q.Stats(); s.Packets != 12 || s.Bytes != 12*114 || s.Drops != 3 || s.Qlen != 0 {
 		t.Errorf("Stats %+v", s)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 func TestPfifoFastEnv(t *testing.T) {
@@ -124,7 +127,7 @@ func TestPfifoFastEnv(t *testing.T) {
 func BenchmarkPfifoFast(b *testing.B) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	q, _ := NewPfifoFast(PfifoFastConfig{}, &Env{})
-	ps := []*packet.Packet{tqPacket(pool, 1500, 0x10, 0), tqPacket(pool, 1500, 0x00, 1), tqPacket(pool, 1500, 0x08, 2)}
+	ps := []*packet.Packet{coretest.UDP(pool, 1500, 1000, 0x10, 0), coretest.UDP(pool, 1500, 1000, 0x00, 1), coretest.UDP(pool, 1500, 1000, 0x08, 2)}
 	for _, p := range ps {
 		q.Enqueue(0, p)
 	}

@@ -11,18 +11,8 @@ import (
 	"wanlab/packet"
 )
 
-func init() {
-	register("pie", false, func(s Spec, env *Env, _ Qdisc) (Qdisc, error) {
-		q, err := NewPIE(s.(PIEConfig), env)
-		if err != nil {
-			return nil, err
-		}
-		return q, nil
-	})
-}
-
-// pieSeedSalt separates PIE's random stream from other disciplines' streams
-// drawn from the same Env.Seed.
+// pieSeedSalt is the second word of PIE's PCG state, the first being the
+// discipline's seed.
 const pieSeedSalt = 0x7069655f64726f70 // "pie_drop"
 
 // PIE is the Proportional Integral controller Enhanced (RFC 8033) as Linux
@@ -58,6 +48,7 @@ type PIE struct {
 	vars     pieVars
 	limit    int
 	mtu      uint32
+	hdr      int // the framing's header, counted in every packet's length
 	ecn      bool
 	bytemode bool
 	rng      *rand.PCG
@@ -80,8 +71,29 @@ var _ Qdisc = (*PIE)(nil)
 
 // NewPIE returns a pie qdisc. Zero fields take tc's defaults (limit 1000,
 // target 15ms, tupdate 15ms, alpha 2, beta 20); times are used in whole
-// microseconds, as tc passes them.
+// microseconds, as tc passes them. Its random stream comes from
+// PositionSeed(env.Seed, 0), as the root of a tree.
 func NewPIE(cfg PIEConfig, env *Env) (*PIE, error) {
+	var seed uint64
+	if env != nil {
+		seed = env.Seed
+	}
+	return newPIE(cfg, env, PositionSeed(seed, 0))
+}
+
+// newPIE is NewPIE with the seed of the discipline's position.
+func newPIE(cfg PIEConfig, env *Env, seed uint64) (*PIE, error) {
+	q := &PIE{env: env, rng: rand.NewPCG(seed, pieSeedSalt)}
+	if err := q.configure(cfg); err != nil {
+		return nil, err
+	}
+	q.vars.reset()
+	return q, nil
+}
+
+// configure validates cfg, fills in tc's defaults and applies it; the
+// controller's state and the update timer carry on.
+func (q *PIE) configure(cfg PIEConfig) error {
 	if cfg.Limit == 0 {
 		cfg.Limit = DefaultPIELimit
 	}
@@ -98,48 +110,69 @@ func NewPIE(cfg PIEConfig, env *Env) (*PIE, error) {
 		cfg.Beta = DefaultPIEBeta
 	}
 	if err := validatePIE(cfg); err != nil {
-		return nil, err
+		return err
 	}
-	if env.Hz() < 1 || env.PschedMTU() < 1 {
-		return nil, fmt.Errorf("qdisc: pie needs a positive Env.HZ and MTU (have %d and %d)", env.Hz(), env.PschedMTU())
-	}
-	var seed uint64
-	if env != nil {
-		seed = env.Seed
+	env := q.env
+	if err := env.Check(); err != nil {
+		return fmt.Errorf("pie: %w", err)
 	}
 	hz := uint64(env.Hz())
-	q := &PIE{
-		cfg:      cfg,
-		env:      env,
-		limit:    cfg.Limit,
-		mtu:      uint32(env.PschedMTU()),
-		ecn:      cfg.ECN,
-		bytemode: cfg.Bytemode,
-		rng:      rand.NewPCG(seed, pieSeedSalt),
-		hz:       hz,
-	}
+	q.cfg = cfg
+	q.limit = cfg.Limit
+	q.mtu = uint32(env.PschedMTU())
+	q.hdr = env.headerLen()
+	q.ecn = cfg.ECN
+	q.bytemode = cfg.Bytemode
+	q.hz = hz
 	targetUS := uint64(cfg.Target / time.Microsecond)
 	q.params = newPIEParams(targetUS*1000>>6, cfg.Alpha, cfg.Beta, cfg.DQRateEstimator)
 	// usecs_to_jiffies rounds up.
 	tupdateUS := uint64(cfg.TUpdate / time.Microsecond)
 	q.tupdate = int64((tupdateUS*hz + 999999) / 1000000)
-	q.vars.reset()
-	return q, nil
+	return nil
+}
+
+// Change applies spec as the kernel's pie_change does: the new parameters
+// apply from now on (a new tupdate from the update after the one already
+// due), the drop probability, the delay estimates and the burst allowance
+// carry on, and packets beyond a lower limit are dropped from the head
+// (ReasonLimit).
+func (q *PIE) Change(now clock.Time, spec Spec) error {
+	c, err := specAs[PIEConfig](q, spec)
+	if err != nil {
+		return err
+	}
+	if err := (&PIE{env: q.env}).configure(c); err != nil {
+		return err
+	}
+	q.tick(now) // the updates due so far ran with the old parameters
+	q.configure(c)
+	trimHead(now, &q.q, q.Len()-q.limit, q, q.env, &q.stats)
+	return nil
+}
+
+// Flush drops every packet held, a peeked one included, with ReasonFlushed.
+func (q *PIE) Flush(now clock.Time) {
+	if p := q.held; p != nil {
+		q.held = nil
+		dropAs(now, p, q, q.env, &q.stats, ReasonFlushed)
+	}
+	flushRing(now, &q.q, q, q.env, &q.stats)
 }
 
 func validatePIE(cfg PIEConfig) error {
 	const maxUS = math.MaxUint32 * time.Microsecond
 	switch {
 	case cfg.Limit < 0 || int64(cfg.Limit) > math.MaxUint32:
-		return fmt.Errorf("qdisc: pie: limit %d out of range; give 1 to %d packets", cfg.Limit, uint32(math.MaxUint32))
+		return fmt.Errorf("pie: limit %d out of range; give 1 to %d packets", cfg.Limit, uint32(math.MaxUint32))
 	case cfg.Target < time.Microsecond || cfg.Target > maxUS:
-		return fmt.Errorf("qdisc: pie: target %v out of range; give 1us to %v", cfg.Target, maxUS)
+		return fmt.Errorf("pie: target %v out of range; give 1us to %v", cfg.Target, maxUS)
 	case cfg.TUpdate < time.Microsecond || cfg.TUpdate > maxUS:
-		return fmt.Errorf("qdisc: pie: tupdate %v out of range; give 1us to %v", cfg.TUpdate, maxUS)
+		return fmt.Errorf("pie: tupdate %v out of range; give 1us to %v", cfg.TUpdate, maxUS)
 	case cfg.Alpha < 0 || cfg.Alpha > 32:
-		return fmt.Errorf("qdisc: pie: alpha %d out of range; tc accepts 0 to 32 (in 1/16)", cfg.Alpha)
+		return fmt.Errorf("pie: alpha %d out of range; tc accepts 0 to 32 (in 1/16)", cfg.Alpha)
 	case cfg.Beta < 0 || cfg.Beta > 32:
-		return fmt.Errorf("qdisc: pie: beta %d out of range; tc accepts 0 to 32 (in 1/16)", cfg.Beta)
+		return fmt.Errorf("pie: beta %d out of range; tc accepts 0 to 32 (in 1/16)", cfg.Beta)
 	}
 	return nil
 }
@@ -186,7 +219,7 @@ func (q *PIE) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 		q.stats.Overlimits++
 		return q.drop(now, p, ReasonLimit)
 	}
-	if q.dropEarly(uint32(q.Backlog()), uint32(p.Len())) {
+	if q.dropEarly(uint32(q.Backlog()), uint32(p.Len()+q.hdr)) {
 		if !q.ecn || q.vars.prob > pieMaxProb/10 || !packet.SetCE(p.Bytes()) {
 			return q.drop(now, p, ReasonPIE)
 		}
@@ -251,7 +284,7 @@ func (q *PIE) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 		return nil, clock.Never
 	}
 	q.stats.Packets++
-	q.stats.Bytes += uint64(p.Len())
+	q.stats.Bytes += uint64(p.Len() + q.hdr)
 	return p, now
 }
 
@@ -271,7 +304,7 @@ func (q *PIE) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 func (q *PIE) take(now clock.Time) *packet.Packet {
 	p := q.q.Pop()
 	if p != nil {
-		q.processDequeue(p, psTicks(int64(now)), uint32(q.q.Bytes()))
+		q.processDequeue(p, psTicks(int64(now)), uint32(framedBytes(&q.q, q.hdr)))
 	}
 	return p
 }
@@ -301,7 +334,7 @@ func (q *PIE) processDequeue(p *packet.Packet, nowT uint64, backlog uint32) {
 		if v.dqCount == pieInvalid {
 			return
 		}
-		v.dqCount += uint64(p.Len())
+		v.dqCount += uint64(p.Len() + q.hdr)
 		if v.dqCount < pieQueueThreshold {
 			return
 		}
@@ -337,12 +370,12 @@ func (q *PIE) Len() int {
 	return q.q.Len()
 }
 
-// Backlog returns the number of bytes held.
+// Backlog returns the number of bytes held, as the device counts them.
 func (q *PIE) Backlog() int {
 	if q.held != nil {
-		return q.q.Bytes() + q.held.Len()
+		return framedBytes(&q.q, q.hdr) + q.held.Len() + q.hdr
 	}
-	return q.q.Bytes()
+	return framedBytes(&q.q, q.hdr)
 }
 
 // Stats returns the counters: drops by ReasonLimit (also counted as

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
 
@@ -29,7 +30,7 @@ func newTestPIE(t testing.TB, cfg PIEConfig, env *Env) *PIE {
 
 func probOf(p uint64) float64 { return float64(p) / pieMaxProb }
 
-// Spec §6 test 1: with qdelay = qdelay_old = 25 ms only the alpha term
+// pie_calculate_probability (include/net/pie.h): with qdelay = qdelay_old = 25 ms only the alpha term
 // acts: 0.125/s * 10 ms = 0.00125, halved below 10%.
 func TestPIEDelta(t *testing.T) {
 	pp := defaultPIEParams()
@@ -57,7 +58,8 @@ func pieConstantDelaySeries(n int) []float64 {
 	return out
 }
 
-// Spec §6 test 2, on the controller alone.
+// From p = 0 under a constant 30 ms delay (pie_calculate_probability),
+// on the controller alone.
 func TestPIEConstantDelay(t *testing.T) {
 	series := pieConstantDelaySeries(400)
 	for _, c := range []struct {
@@ -70,12 +72,12 @@ func TestPIEConstantDelay(t *testing.T) {
 	}
 }
 
-// Spec §6 test 2 end to end: every packet waits exactly 30 ms, the queue
+// The same from p = 0 end to end: every packet waits exactly 30 ms, the queue
 // stays under two MTUs (so nothing is dropped), the timer fires at 500 ms
 // and then every 16 ms (15 ms rounded up to 4 ms jiffies).
 func TestPIEConstantDelayEndToEnd(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
+	rec := &recorder{}
 	q := newTestPIE(t, PIEConfig{}, &Env{Observer: rec})
 	if q.TUpdate() != 16*time.Millisecond {
 		t.Fatalf("TUpdate %v, want 16ms at HZ=250", q.TUpdate())
@@ -90,7 +92,7 @@ func TestPIEConstantDelayEndToEnd(t *testing.T) {
 			}
 			p.Free()
 		}
-		q.Enqueue(now, tqPacket(pool, 64, 0, int64(now/ms)))
+		q.Enqueue(now, coretest.UDP(pool, 64, 1000, 0, int64(now/ms)))
 		if now >= 500*ms && (now-500*ms)%(16*ms) == 0 {
 			update++
 			if got, want := q.Prob(), series[update]; got != want {
@@ -107,18 +109,18 @@ func TestPIEConstantDelayEndToEnd(t *testing.T) {
 		t.Errorf("QDelay %v, want 30ms", q.QDelay())
 	}
 	tqDrain(t, q, 7*clock.Time(time.Second), 7*clock.Time(time.Second))
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
-// Spec §6 test 3: after a reset, 150 ms of dequeuing pass before any
+// pie_vars_init and pie_process_dequeue: after a reset, 150 ms of dequeuing pass before any
 // early drop, even at p = 50%.
 func TestPIEBurstAllowance(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
+	rec := &recorder{}
 	q := newTestPIE(t, PIEConfig{}, &Env{Observer: rec})
 	seq := int64(0)
 	for range 10 {
-		q.Enqueue(0, tqPacket(pool, 1500, 0, seq))
+		q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, seq))
 		seq++
 	}
 	q.vars.prob = pieMaxProb / 2 // before the first update, at 500 ms
@@ -127,7 +129,7 @@ func TestPIEBurstAllowance(t *testing.T) {
 			p.Free()
 		}
 		for range 2 {
-			q.Enqueue(now, tqPacket(pool, 1500, 0, seq))
+			q.Enqueue(now, coretest.UDP(pool, 1500, 1000, 0, seq))
 			seq++
 		}
 	}
@@ -147,7 +149,7 @@ func TestPIEBurstAllowance(t *testing.T) {
 		t.Fatal("no early drop at p = 50% after the burst allowance")
 	}
 	tqDrain(t, q, 400*ms, 400*ms)
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 // After congestion and a long idle period, p has decayed to 0 and the
@@ -160,21 +162,21 @@ func TestPIEResetAfterIdle(t *testing.T) {
 			p, _ := q.Dequeue(now)
 			p.Free()
 		}
-		q.Enqueue(now, tqPacket(pool, 64, 0, 0))
+		q.Enqueue(now, coretest.UDP(pool, 64, 1000, 0, 0))
 	}
 	if q.Prob() < 0.01 || q.vars.burstTime != 0 {
 		t.Fatalf("after 2s at 30ms delay: p = %g, burst %d; want congestion", q.Prob(), q.vars.burstTime)
 	}
 	tqDrain(t, q, 2*clock.Time(time.Second), 2*clock.Time(time.Second))
-	q.Enqueue(60*clock.Time(time.Second), tqPacket(pool, 64, 0, 0))
+	q.Enqueue(60*clock.Time(time.Second), coretest.UDP(pool, 64, 1000, 0, 0))
 	if q.Prob() != 0 || q.vars.burstTime != pieBurstTicks || q.vars.dqTstamp != pieInvalid {
 		t.Errorf("after idle: p = %g, burst %d, dq_tstamp %d; want a reset", q.Prob(), q.vars.burstTime, q.vars.dqTstamp)
 	}
 	tqDrain(t, q, 60*clock.Time(time.Second), 60*clock.Time(time.Second))
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
-// Spec §6 test 4: above 250 ms every update adds at least 2%; the kernel
+// pie_calculate_probability's non-linear boost: above 250 ms every update adds at least 2%; the kernel
 // lets p pass 1 (it clamps only at the u64 wrap).
 func TestPIEHighDelay(t *testing.T) {
 	pp := defaultPIEParams()
@@ -303,10 +305,10 @@ func TestPIETimer(t *testing.T) {
 
 func TestPIELimit(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
+	rec := &recorder{}
 	q := newTestPIE(t, PIEConfig{Limit: 5}, &Env{Observer: rec})
 	for i := range 7 {
-		q.Enqueue(0, tqPacket(pool, 1500, 0, int64(i)))
+		q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, int64(i)))
 	}
 	s := q.Stats()
 	if s.Qlen != 5 || s.Drops != 2 || s.DropsByReason[ReasonLimit] != 2 || s.Overlimits != 2 {
@@ -316,7 +318,7 @@ func TestPIELimit(t *testing.T) {
 		t.Errorf("Config %+v", c)
 	}
 	tqDrain(t, q, 0, 0)
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 func TestPIEValidation(t *testing.T) {
@@ -338,7 +340,7 @@ func TestPIEValidation(t *testing.T) {
 func pieCongested(t *testing.T, cfg PIEConfig, env *Env, pool *packet.Pool, p float64) *PIE {
 	q := newTestPIE(t, cfg, env)
 	for i := range 3 {
-		q.Enqueue(0, tqPacket(pool, 1500, 0, int64(i)))
+		q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, int64(i)))
 	}
 	q.vars.burstTime = 0
 	q.vars.prob = uint64(p * pieMaxProb)
@@ -361,12 +363,12 @@ func TestPIEECN(t *testing.T) {
 		{pieMaxProb / 20, 0x03, true, false},   // CE already: counts as marked
 	} {
 		pool := packet.NewPool(2048, packet.DefaultHeadroom)
-		rec := &tqRecorder{}
+		rec := &recorder{}
 		q := pieCongested(t, PIEConfig{ECN: true}, &Env{Observer: rec}, pool, 0)
 		q.vars.prob = c.prob
 		var marked []*packet.Packet
 		for i := range 200 {
-			p := tqPacket(pool, 1500, c.tos, int64(10+i))
+			p := coretest.UDP(pool, 1500, 1000, c.tos, int64(10+i))
 			before := len(rec.marks)
 			q.Enqueue(ms, p)
 			if len(rec.marks) > before {
@@ -383,27 +385,45 @@ func TestPIEECN(t *testing.T) {
 			}
 		}
 		tqDrain(t, q, ms, ms)
-		checkLive(t, pool, 0)
+		coretest.CheckLive(t, pool, 0)
 	}
 }
 
-// Bytemode scales the probability by size/MTU for packets up to one MTU.
+// Bytemode scales the probability by size/MTU for packets up to one MTU,
+// both as the device counts them: on Ethernet a 1500-byte IP packet is
+// 1514 bytes, one psched_mtu, and carries the full probability; on a TUN
+// device (FramingIP) the MTU is 1500.
 func TestPIEBytemode(t *testing.T) {
 	for _, c := range []struct {
+		framing  Framing
 		bytemode bool
-		size     uint32
-	}{{false, 150}, {true, 150}, {true, 1500}, {true, 3000}} {
-		pool := packet.NewPool(2048, packet.DefaultHeadroom)
-		q := pieCongested(t, PIEConfig{Bytemode: c.bytemode}, &Env{}, pool, 0.5)
-		q.dropEarly(uint32(q.Backlog()), c.size)
+		ipSize   int
+		scale    uint64 // numerator over mtu; 0: the full probability
+		mtu      uint64
+	}{
+		{FramingEthernet, false, 136, 0, 1514},
+		{FramingEthernet, true, 136, 150, 1514},
+		{FramingEthernet, true, 1500, 1514, 1514},
+		{FramingEthernet, true, 3000, 0, 1514},
+		{FramingIP, true, 150, 150, 1500},
+		{FramingIP, true, 1500, 1500, 1500},
+	} {
+		pool := packet.NewPool(4096, packet.DefaultHeadroom)
+		q := pieCongested(t, PIEConfig{Bytemode: c.bytemode}, &Env{Framing: c.framing}, pool, 0.5)
+		if uint64(q.mtu) != c.mtu {
+			t.Errorf("%v: mtu %d, want %d", c.framing, q.mtu, c.mtu)
+		}
+		q.vars.accuProb = 0
+		q.Enqueue(0, coretest.UDP(pool, c.ipSize, 1000, 0, 9))
 		want := q.vars.prob
-		if c.bytemode && c.size <= 1500 {
-			want = uint64(c.size) * (q.vars.prob / 1500)
+		if c.scale != 0 {
+			want = c.scale * (q.vars.prob / c.mtu)
 		}
 		if q.vars.accuProb != want {
-			t.Errorf("bytemode %v size %d: accu_prob %d, want %d", c.bytemode, c.size, q.vars.accuProb, want)
+			t.Errorf("%v bytemode %v IP size %d: accu_prob %d, want %d", c.framing, c.bytemode, c.ipSize, q.vars.accuProb, want)
 		}
 		tqDrain(t, q, 0, 0)
+		coretest.CheckLive(t, pool, 0)
 	}
 }
 
@@ -413,12 +433,12 @@ func TestPIEEstimator(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	q := newTestPIE(t, PIEConfig{DQRateEstimator: true}, &Env{})
 	for range 30 {
-		q.Enqueue(0, tqPacket(pool, 1000, 0, 0))
+		q.Enqueue(0, coretest.UDP(pool, 1000, 1000, 0, 0))
 	}
 	for now := ms; now <= clock.Time(time.Second); now += ms {
 		p, _ := q.Dequeue(now)
 		p.Free()
-		q.Enqueue(now, tqPacket(pool, 1000, 0, 0))
+		q.Enqueue(now, coretest.UDP(pool, 1000, 1000, 0, 0))
 	}
 	if d := q.QDelay(); d < 28*time.Millisecond || d > 32*time.Millisecond {
 		t.Errorf("estimated delay %v, want about 30ms", d)
@@ -427,7 +447,7 @@ func TestPIEEstimator(t *testing.T) {
 		t.Error("p still 0 at twice the target delay")
 	}
 	tqDrain(t, q, 2*clock.Time(time.Second), 2*clock.Time(time.Second))
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 // Peek dequeues and measures as qdisc_peek_dequeued; Dequeue hands over the
@@ -435,10 +455,10 @@ func TestPIEEstimator(t *testing.T) {
 func TestPIEPeek(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	q := newTestPIE(t, PIEConfig{}, &Env{})
-	q.Enqueue(0, tqPacket(pool, 100, 0, 0))
-	q.Enqueue(0, tqPacket(pool, 100, 0, 1))
+	q.Enqueue(0, coretest.UDP(pool, 100, 1000, 0, 0))
+	q.Enqueue(0, coretest.UDP(pool, 100, 1000, 0, 1))
 	p, _ := q.Peek(10 * ms)
-	if p == nil || p.Seq != 0 || q.Len() != 2 || q.Backlog() != 200 || q.QDelay() != 10*time.Millisecond {
+	if p == nil || p.Seq != 0 || q.Len() != 2 || q.Backlog() != 2*114 || q.QDelay() != 10*time.Millisecond {
 		t.Fatalf("Peek: %v, Len %d, Backlog %d, QDelay %v", p, q.Len(), q.Backlog(), q.QDelay())
 	}
 	if p2, _ := q.Dequeue(20 * ms); p2 != p || q.QDelay() != 10*time.Millisecond {
@@ -449,7 +469,7 @@ func TestPIEPeek(t *testing.T) {
 	if p, next := q.Peek(30 * ms); p != nil || next != clock.Never {
 		t.Errorf("empty Peek: %v, %v", p, next)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 // The random stream comes from Env.Seed: the same seed drops the same
@@ -457,10 +477,10 @@ func TestPIEPeek(t *testing.T) {
 func TestPIESeeded(t *testing.T) {
 	run := func(seed uint64) []int64 {
 		pool := packet.NewPool(2048, packet.DefaultHeadroom)
-		rec := &tqRecorder{}
+		rec := &recorder{}
 		q := pieCongested(t, PIEConfig{Limit: 100000}, &Env{Observer: rec, Seed: seed}, pool, 0.3)
 		for i := range 2000 {
-			q.Enqueue(ms, tqPacket(pool, 1500, 0, int64(i)))
+			q.Enqueue(ms, coretest.UDP(pool, 1500, 1000, 0, int64(i)))
 		}
 		tqDrain(t, q, ms, ms)
 		var seqs []int64
@@ -490,7 +510,7 @@ func BenchmarkPIE(b *testing.B) {
 	q := newTestPIE(b, PIEConfig{}, &Env{})
 	ps := make([]*packet.Packet, 8)
 	for i := range ps {
-		ps[i] = tqPacket(pool, 1500, 0, int64(i))
+		ps[i] = coretest.UDP(pool, 1500, 1000, 0, int64(i))
 	}
 	now := clock.Time(0)
 	for _, p := range ps[:4] {

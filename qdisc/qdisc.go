@@ -7,12 +7,17 @@
 // reads the wall clock, starts goroutines or uses global randomness: the same
 // code runs in the simulator, in tests and in the real-time router.
 //
-// The behaviour follows shared/spec/qdisc-semantics.md, which describes the
-// kernel's sch_*.c; where a discipline deviates on purpose (a "correct" mode
-// next to the kernel-compatible one) its config says so.
+// The behaviour follows the kernel's net/sched/sch_{netem,tbf,fifo,generic,
+// codel,fq_codel,pie}.c and include/net/{codel.h,codel_impl.h,pie.h} (Linux
+// 6.1 to 6.18), and tc's parsing in iproute2; where a discipline deviates on
+// purpose (a "correct" mode next to the kernel-compatible one) its config
+// says so.
 package qdisc
 
 import (
+	"fmt"
+	"math"
+
 	"wanlab/clock"
 	"wanlab/packet"
 )
@@ -47,6 +52,7 @@ const (
 	ReasonPIE                // PIE's early drop
 	ReasonCEThreshold        // marked because sojourn exceeded ce_threshold
 	ReasonTrace              // trace-driven link: no delivery opportunity left
+	ReasonFlushed            // the discipline holding it was replaced or removed (tc qdisc replace/del)
 	reasonCount
 )
 
@@ -61,6 +67,7 @@ var reasonNames = [...]string{
 	ReasonPIE:         "pie",
 	ReasonCEThreshold: "ce_threshold",
 	ReasonTrace:       "trace",
+	ReasonFlushed:     "flushed",
 }
 
 // String returns the reason's short name.
@@ -107,8 +114,9 @@ type Env struct {
 	// Root is the root of the tree, which netem's duplicates re-enter, as
 	// the kernel's rootq->enqueue. Build sets it.
 	Root Qdisc
-	// Seed seeds every discipline's random stream (each discipline derives
-	// its own from it and its position); netem's own "seed" overrides it.
+	// Seed seeds every discipline's random stream: the discipline at
+	// position k of the tree draws from PositionSeed(Seed, k), a stream of
+	// its own; netem's own "seed" overrides it.
 	Seed uint64
 	// MTU is the device MTU (the largest IP packet); zero means 1500.
 	// psched_mtu, which sizes fq_codel's quantum and the default byte
@@ -126,6 +134,39 @@ type Env struct {
 	HZ int
 }
 
+// Bounds of the device properties in Env, as Linux enforces them for a
+// TUN or Ethernet device: dev_set_mtu keeps the MTU within [68, 65535]
+// (the IPv4 minimum and tun's maximum); txqueuelen is a 32-bit count; the
+// kernel runs at HZ 100 to 1000.
+const (
+	MinMTU = 68
+	MaxMTU = 65535
+	MinHZ  = 100
+	MaxHZ  = 1000
+)
+
+// Check refuses device properties no Linux device has: an MTU outside
+// [MinMTU, MaxMTU], a negative or 32-bit-overflowing txqueuelen, an HZ
+// outside [MinHZ, MaxHZ] or an unknown framing (zero values mean the
+// defaults). The constructors call it; a caller may call it first to
+// refuse bad input before building anything.
+func (e *Env) Check() error {
+	if e == nil {
+		return nil
+	}
+	switch {
+	case e.MTU != 0 && (e.MTU < MinMTU || e.MTU > MaxMTU):
+		return fmt.Errorf("the device MTU %d is outside %d..%d, the range Linux allows; give an MTU in it (1500 is Ethernet's)", e.MTU, MinMTU, MaxMTU)
+	case e.TxQueueLen < 0 || int64(e.TxQueueLen) > math.MaxUint32:
+		return fmt.Errorf("the device's txqueuelen %d is outside 1..%d; give a packet count such as 1000", e.TxQueueLen, uint32(math.MaxUint32))
+	case e.HZ != 0 && (e.HZ < MinHZ || e.HZ > MaxHZ):
+		return fmt.Errorf("HZ %d is outside %d..%d, the tick rates Linux offers; give e.g. 250", e.HZ, MinHZ, MaxHZ)
+	case e.Framing != FramingEthernet && e.Framing != FramingIP:
+		return fmt.Errorf("framing %d is unknown; use ethernet or ip", e.Framing)
+	}
+	return nil
+}
+
 // PschedMTU returns the kernel's psched_mtu: the device MTU (Env.MTU or
 // 1500) plus the framing's header length, 1514 on Ethernet and 1500 on TUN.
 func (e *Env) PschedMTU() int {
@@ -140,13 +181,23 @@ func (e *Env) PschedMTU() int {
 }
 
 // PktLen returns p's length as the device's qdiscs count it
-// (qdisc_pkt_len): its IP length plus the framing's header.
-func (e *Env) PktLen(p *packet.Packet) int {
+// (qdisc_pkt_len): its IP length plus the framing's header. A GSO
+// super-packet counts one header, where the kernel's qdisc_pkt_len_init
+// also counts the headers of its further segments.
+func (e *Env) PktLen(p *packet.Packet) int { return p.Len() + e.headerLen() }
+
+// headerLen is the framing's header length, which the disciplines cache at
+// construction so that framing a packet costs one addition.
+func (e *Env) headerLen() int {
 	if e == nil {
-		return p.Len() + FramingEthernet.HeaderLen()
+		return FramingEthernet.HeaderLen()
 	}
-	return p.Len() + e.Framing.HeaderLen()
+	return e.Framing.HeaderLen()
 }
+
+// framedBytes is the backlog of q as the device counts it: every packet's
+// IP length plus hdr.
+func framedBytes(q *ring, hdr int) int { return q.Bytes() + hdr*q.Len() }
 
 // QueueLen returns Env.TxQueueLen or its default.
 func (e *Env) QueueLen() int {
@@ -203,7 +254,8 @@ type Qdisc interface {
 	Peek(now clock.Time) (p *packet.Packet, next clock.Time)
 	// Len is the number of packets held, children included.
 	Len() int
-	// Backlog is the number of bytes held, children included.
+	// Backlog is the number of bytes held, children included, each
+	// packet counted as the device counts it (Env.PktLen).
 	Backlog() int
 	// Stats returns the counters tc -s would show.
 	Stats() Stats
@@ -213,11 +265,28 @@ type Qdisc interface {
 	Child() Qdisc
 	// Config returns the discipline's configuration, with defaults filled in.
 	Config() Spec
+	// Change applies spec, a configuration of the same kind, in place, as
+	// tc qdisc change does through the kernel's *_change: the packets held
+	// stay, and each kind keeps or resets its state as the kernel does
+	// (see each discipline's Change). spec is the whole new configuration:
+	// an option it leaves at its default takes the default, where tc qdisc
+	// change keeps the old value of an option not named on its command
+	// line for some kinds. A discipline that lowers its limit below what it
+	// holds drops the excess as the kernel does, reporting each packet to
+	// the Observer. Change returns an error, and changes nothing, if spec
+	// is not a valid configuration of this discipline.
+	Change(now clock.Time, spec Spec) error
+	// Flush discards every packet the discipline holds, its children's
+	// included, reporting each to the Observer as dropped with
+	// ReasonFlushed, as the kernel's qdisc_reset does to a qdisc that tc
+	// replaces or deletes.
+	Flush(now clock.Time)
 }
 
 // Stats are the counters of one discipline, as `tc -s qdisc show` prints
 // them (Sent bytes/pkt, dropped, overlimits, requeues, backlog) plus ECN
-// marks.
+// marks. Bytes and Backlog count packets as the device does (Env.PktLen),
+// as tc -s does: on Ethernet each packet's 14-byte header is included.
 type Stats struct {
 	Bytes      uint64 // bytes dequeued
 	Packets    uint64 // packets dequeued
@@ -232,7 +301,8 @@ type Stats struct {
 }
 
 // Spec is the configuration of one discipline, as tc's options describe it.
-// The concrete types are the *Config structs of this package.
+// The concrete types are the ...Config struct types of this package, used
+// as values: Build and Change refuse a pointer to one with an error.
 type Spec interface {
 	// Kind is tc's name for the discipline.
 	Kind() string

@@ -10,3 +10,9 @@ func DeriveSeed(seed, k uint64) uint64 {
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
 }
+
+// PositionSeed is the seed of the discipline at position k of a tree (the
+// root is 0, its child 1, ...) whose Env.Seed is seed: every random
+// discipline draws from its own stream, so that two netems with jitter in
+// one chain draw independent delays.
+func PositionSeed(seed uint64, k int) uint64 { return DeriveSeed(seed, uint64(k)) }

@@ -9,23 +9,15 @@ import (
 	"wanlab/packet"
 )
 
-func init() {
-	register("tbf", true, func(s Spec, env *Env, child Qdisc) (Qdisc, error) {
-		q, err := NewTBF(s.(TBFConfig), env, child)
-		if err != nil {
-			return nil, err
-		}
-		return q, nil
-	})
-}
-
 // TBF is the token bucket filter (sch_tbf.c), a shaper in front of a child
 // discipline (by default a bfifo of Limit bytes).
 //
-// Tokens are nanoseconds of credit. The rate bucket holds at most
-// buffer = l2t(rate, burst) and the optional peak bucket mtu_t =
-// l2t(peakrate, mtu), where l2t applies overhead, mpu and ATM cell rounding
-// (see tbfRate). Both start full. Dequeue looks at the child's head of
+// Lengths are as the device counts them (Env.PktLen: on Ethernet the
+// 14-byte header is part of every packet, so a 1500-byte IP packet costs
+// 1514 bytes of credit). Tokens are nanoseconds of credit. The rate bucket
+// holds at most buffer = l2t(rate, burst) and the optional peak bucket
+// mtu_t = l2t(peakrate, mtu), where l2t applies overhead, mpu and ATM
+// cell rounding (see tbfRate). Both start full. Dequeue looks at the child's head of
 // length len: with el = min(now-t_c, buffer),
 //
 //	tok  = min(el+tokens, buffer) - l2t(rate, len)
@@ -60,6 +52,8 @@ type TBF struct {
 	buffer  int64 // rate bucket depth, ns
 	mtu     int64 // peak bucket depth, ns
 	maxSize int
+	hdr     int  // the framing's header, counted in every packet's length
+	dflt    bool // child is the default bfifo, which is no chain position
 	st      tbfState
 	// held is a packet already charged and taken from the child: by Peek,
 	// or a GSO packet whose last segment leaves at heldAt.
@@ -82,67 +76,130 @@ var _ Qdisc = (*TBF)(nil)
 // (the kernel passes it only to a fifo child). PeakRate needs MTU and must
 // exceed Rate (the kernel refuses it otherwise); MTU without PeakRate is
 // accepted and ignored, as by the kernel. A burst below the device MTU is
-// accepted, as the kernel only warns: see TBFWarnings.
+// accepted, as the kernel only warns: see Warnings.
 func NewTBF(cfg TBFConfig, env *Env, child Qdisc) (*TBF, error) {
+	if err := env.Check(); err != nil {
+		return nil, fmt.Errorf("tbf: %w", err)
+	}
 	if err := validateTBF(cfg, child != nil); err != nil {
 		return nil, err
 	}
-	q := &TBF{cfg: cfg, env: env, child: child}
+	q := &TBF{env: env, child: child, hdr: env.headerLen()}
+	if q.child == nil {
+		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: cfg.Limit}, env)
+		if err != nil {
+			return nil, fmt.Errorf("tbf: default child: %w", err)
+		}
+		q.child, q.dflt = f, true
+	}
+	q.apply(cfg)
+	return q, nil
+}
+
+// apply takes cfg, validated, as the configuration, with both buckets
+// full.
+func (q *TBF) apply(cfg TBFConfig) {
+	q.cfg = cfg
 	q.rate = newTBFRate(cfg.Rate, cfg.Overhead, cfg.MPU, cfg.Link)
 	q.buffer = q.rate.l2t(cfg.Burst)
 	q.maxSize = cfg.Burst
+	q.hasPeak, q.peak, q.mtu = false, tbfRate{}, 0
 	if cfg.PeakRate != 0 {
 		q.hasPeak = true
 		q.peak = newTBFRate(cfg.PeakRate, cfg.Overhead, cfg.MPU, cfg.Link)
 		q.mtu = q.peak.l2t(cfg.MTU)
 		q.maxSize = min(q.maxSize, cfg.MTU)
 	}
-	if q.child == nil {
-		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: cfg.Limit}, env)
-		if err != nil {
-			return nil, fmt.Errorf("qdisc: tbf: default child: %w", err)
-		}
-		q.child = f
+	q.st.tokens, q.st.ptokens = q.buffer, q.mtu
+}
+
+// Change applies spec as the kernel's tbf_change does: the queue stays
+// (the child keeps its packets, and a packet tbf already holds leaves as
+// planned), both buckets are refilled to the new burst and mtu (t_c does
+// not move), and the default bfifo child takes the new limit, keeping any
+// packets beyond it (fifo_set_limit). The limit does not reach a child
+// given in the chain, whose own configuration says its limit. Limit is
+// required only while the child is the default one.
+func (q *TBF) Change(_ clock.Time, spec Spec) error {
+	c, err := specAs[TBFConfig](q, spec)
+	if err != nil {
+		return err
 	}
-	q.st = tbfState{tokens: q.buffer, ptokens: q.mtu}
-	return q, nil
+	if err := validateTBF(c, !q.dflt); err != nil {
+		return err
+	}
+	q.apply(c)
+	if q.dflt {
+		q.child.(*Fifo).limit = c.Limit
+	}
+	return nil
+}
+
+// Flush drops every packet held, the child's included, with ReasonFlushed.
+func (q *TBF) Flush(now clock.Time) {
+	if p := q.held; p != nil {
+		q.held = nil
+		dropAs(now, p, q, q.env, &q.stats, ReasonFlushed)
+	}
+	q.child.Flush(now)
+}
+
+// graft attaches child in place of the current child and returns the old
+// one, which keeps its packets. A nil child means the default bfifo of
+// Limit bytes, which tbf then makes (as tbf_change does when tc deletes
+// its child and changes tbf); Limit must be set.
+func (q *TBF) graft(child Qdisc) (Qdisc, error) {
+	dflt := child == nil
+	if dflt {
+		if q.cfg.Limit == 0 {
+			return nil, fmt.Errorf("tbf: limit is required for the default bfifo child; give limit BYTES or latency TIME")
+		}
+		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: q.cfg.Limit}, q.env)
+		if err != nil {
+			return nil, fmt.Errorf("tbf: default child: %w", err)
+		}
+		child = f
+	}
+	old := q.child
+	q.child, q.dflt = child, dflt
+	return old, nil
 }
 
 func validateTBF(cfg TBFConfig, hasChild bool) error {
 	const u32 = math.MaxUint32
 	switch {
 	case cfg.Rate == 0:
-		return fmt.Errorf("qdisc: tbf: rate is required; give e.g. rate 10mbit")
+		return fmt.Errorf("tbf: rate is required; give e.g. rate 10mbit")
 	case cfg.Burst <= 0:
-		return fmt.Errorf("qdisc: tbf: burst is required and must be positive; give e.g. burst 32kb (at least one MTU)")
+		return fmt.Errorf("tbf: burst is required and must be positive; give e.g. burst 32kb (at least one MTU)")
 	case int64(cfg.Burst) > u32:
-		return fmt.Errorf("qdisc: tbf: burst %d exceeds tc's 32-bit limit; give at most %d bytes", cfg.Burst, uint32(u32))
+		return fmt.Errorf("tbf: burst %d exceeds tc's 32-bit limit; give at most %d bytes", cfg.Burst, uint32(u32))
 	case cfg.Limit < 0 || int64(cfg.Limit) > u32:
-		return fmt.Errorf("qdisc: tbf: limit %d out of range; give 1 to %d bytes", cfg.Limit, uint32(u32))
+		return fmt.Errorf("tbf: limit %d out of range; give 1 to %d bytes", cfg.Limit, uint32(u32))
 	case cfg.Limit == 0 && !hasChild:
-		return fmt.Errorf("qdisc: tbf: limit is required for the default bfifo child; give limit BYTES or latency TIME")
+		return fmt.Errorf("tbf: limit is required for the default bfifo child; give limit BYTES or latency TIME")
 	case cfg.PeakRate != 0 && cfg.MTU <= 0:
-		return fmt.Errorf("qdisc: tbf: peakrate %d bit/s needs mtu; give mtu BYTES (e.g. mtu 1514)", cfg.PeakRate.BitsPerSecond())
+		return fmt.Errorf("tbf: peakrate %d bit/s needs mtu; give mtu BYTES (e.g. mtu 1514)", cfg.PeakRate.BitsPerSecond())
 	case cfg.PeakRate != 0 && cfg.PeakRate <= cfg.Rate:
-		return fmt.Errorf("qdisc: tbf: peakrate %d bit/s must exceed rate %d bit/s; raise peakrate or drop it", cfg.PeakRate.BitsPerSecond(), cfg.Rate.BitsPerSecond())
+		return fmt.Errorf("tbf: peakrate %d bit/s must exceed rate %d bit/s; raise peakrate or drop it", cfg.PeakRate.BitsPerSecond(), cfg.Rate.BitsPerSecond())
 	case cfg.MTU < 0 || int64(cfg.MTU) > u32:
-		return fmt.Errorf("qdisc: tbf: mtu %d out of range; give 1 to %d bytes", cfg.MTU, uint32(u32))
+		return fmt.Errorf("tbf: mtu %d out of range; give 1 to %d bytes", cfg.MTU, uint32(u32))
 	case cfg.MPU < 0 || cfg.MPU > math.MaxUint16:
-		return fmt.Errorf("qdisc: tbf: mpu %d out of range; give 0 to %d bytes", cfg.MPU, math.MaxUint16)
+		return fmt.Errorf("tbf: mpu %d out of range; give 0 to %d bytes", cfg.MPU, math.MaxUint16)
 	case cfg.Overhead < 0 || cfg.Overhead > math.MaxUint16:
-		return fmt.Errorf("qdisc: tbf: overhead %d out of range; tc takes 0 to %d bytes", cfg.Overhead, math.MaxUint16)
+		return fmt.Errorf("tbf: overhead %d out of range; tc takes 0 to %d bytes", cfg.Overhead, math.MaxUint16)
 	case cfg.Link != LinkEthernet && cfg.Link != LinkATM:
-		return fmt.Errorf("qdisc: tbf: unknown link layer %d; use ethernet or atm", cfg.Link)
+		return fmt.Errorf("tbf: unknown link layer %d; use ethernet or atm", cfg.Link)
 	}
 	return nil
 }
 
-// TBFWarnings returns the kernel's configuration warnings for cfg on a
-// device whose psched MTU is mtu: a max_size (burst, or the peakrate mtu)
-// below the MTU means full-size packets are dropped, never sent. The
-// kernel accepts such a configuration and only logs it. Like NetemWarnings,
-// the messages do not name the discipline; the caller says where they apply.
-func TBFWarnings(cfg TBFConfig, mtu int) []string {
+// tbfWarnings returns the kernel's configuration warnings for cfg on env's
+// device: a max_size (burst, or the peakrate mtu) below psched_mtu means
+// full-size packets are dropped, never sent. The kernel accepts such a
+// configuration and only logs it.
+func tbfWarnings(cfg TBFConfig, env *Env) []string {
+	mtu := env.PschedMTU()
 	var w []string
 	if cfg.Burst < mtu {
 		w = append(w, fmt.Sprintf("burst %d is lower than the device MTU (%d): packets longer than %d bytes are dropped; raise burst to at least %d", cfg.Burst, mtu, cfg.Burst, mtu))
@@ -190,7 +247,7 @@ func (q *TBF) credit(s *tbfState, t clock.Time, n int) (tok, ptok int64) {
 // child. Drops by the child (and Congested verdicts) also count in tbf's
 // Stats.Drops, as tc -s shows them.
 func (q *TBF) Enqueue(now clock.Time, p *packet.Packet) Verdict {
-	if p.Len() > q.maxSize && (p.Segs <= 1 || largestSegment(p) > q.maxSize) {
+	if p.Len()+q.hdr > q.maxSize && (p.Segs <= 1 || largestSegment(p)+q.hdr > q.maxSize) {
 		q.stats.Drops++
 		q.stats.DropsByReason[ReasonOversize]++
 		q.env.Drop(now, p, q, ReasonOversize)
@@ -203,7 +260,7 @@ func (q *TBF) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 	return v
 }
 
-// largestSegment is the length of the longest segment of a GSO packet.
+// largestSegment is the IP length of the longest segment of a GSO packet.
 func largestSegment(p *packet.Packet) int {
 	s := int(p.Segs)
 	return (p.Len() + s - 1) / s
@@ -219,7 +276,7 @@ func (q *TBF) take(now clock.Time) (p *packet.Packet, at, next clock.Time) {
 	}
 	s := q.st
 	var tok, ptok int64
-	if n := h.Len(); h.Segs > 1 && n > q.maxSize {
+	if n := h.Len() + q.hdr; h.Segs > 1 && n > q.maxSize {
 		var ok bool
 		if at, ok = q.chargeSegments(&s, now, h); !ok {
 			return nil, 0, at
@@ -248,7 +305,7 @@ func (q *TBF) chargeSegments(s *tbfState, now clock.Time, h *packet.Packet) (clo
 	base, extra := n/segs, n%segs
 	t := now
 	for i := 0; i < segs; {
-		size := base
+		size := base + q.hdr
 		if i < extra {
 			size++
 		}
@@ -283,7 +340,7 @@ func (q *TBF) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 	}
 	q.held = nil
 	q.stats.Packets++
-	q.stats.Bytes += uint64(p.Len())
+	q.stats.Bytes += uint64(p.Len() + q.hdr)
 	return p, now
 }
 
@@ -317,7 +374,7 @@ func (q *TBF) Len() int {
 func (q *TBF) Backlog() int {
 	n := q.child.Backlog()
 	if q.held != nil {
-		n += q.held.Len()
+		n += q.held.Len() + q.hdr
 	}
 	return n
 }

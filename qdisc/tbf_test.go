@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/coretest"
 	"wanlab/packet"
 )
 
@@ -14,6 +15,10 @@ const (
 	oneMbit = Rate(125000) // 1 Mbit/s in bytes per second
 	us      = clock.Time(time.Microsecond)
 )
+
+// The kernel figures of tbf's tests (departure times, max_size) were worked
+// out for a TUN device, where qdisc_pkt_len is the IP length alone: those
+// tests set FramingIP. TestTBFEthernet checks the Ethernet figures.
 
 func newTestTBF(t *testing.T, cfg TBFConfig, env *Env) *TBF {
 	t.Helper()
@@ -44,18 +49,18 @@ func equalTimes(a, b []clock.Time) bool {
 	return true
 }
 
-// Spec §2 test 1: a full 4096-byte bucket (32.768 ms of credit at 1 Mbit/s)
+// sch_tbf.c's arithmetic: a full 4096-byte bucket (32.768 ms of credit at 1 Mbit/s)
 // lets two 1500-byte packets (12 ms each) go at once; the third waits for
 // the missing 3.232 ms, and then one leaves every 12 ms.
 func TestTBFBurstThenRate(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{Observer: rec})
+	rec := &recorder{}
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{Observer: rec, Framing: FramingIP})
 	if q.Buffer() != 32768*time.Microsecond || q.MaxSize() != 4096 {
 		t.Errorf("buffer %v max_size %d, want 32.768ms and 4096", q.Buffer(), q.MaxSize())
 	}
 	for i := range 6 {
-		if v := q.Enqueue(0, tqPacket(pool, 1500, 0, int64(i))); v != Queued {
+		if v := q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, int64(i))); v != Queued {
 			t.Fatalf("packet %d: %v", i, v)
 		}
 	}
@@ -67,7 +72,36 @@ func TestTBFBurstThenRate(t *testing.T) {
 	if s := q.Stats(); s.Packets != 6 || s.Bytes != 9000 || s.Overlimits != 4 || s.Drops != 0 {
 		t.Errorf("Stats %+v, want 6 packets, 4 overlimits", s)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
+}
+
+// On Ethernet (the default framing) every packet costs its IP length plus
+// the 14-byte header: at 10 Mbit/s a 1500-byte IP packet takes 1514 B =
+// 1.2112 ms of credit, a bucket of 1514 bytes holds exactly one, and an IP
+// packet of burst-13 bytes no longer fits.
+func TestTBFEthernet(t *testing.T) {
+	pool := packet.NewPool(2048, packet.DefaultHeadroom)
+	rec := &recorder{}
+	q := newTestTBF(t, TBFConfig{Rate: 10 * oneMbit, Burst: 1514, Limit: 100000}, &Env{Observer: rec})
+	for i := range 3 {
+		if v := q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, int64(i))); v != Queued {
+			t.Fatalf("packet %d: %v", i, v)
+		}
+	}
+	if v := q.Enqueue(0, coretest.UDP(pool, 1501, 1000, 0, 3)); v != Dropped || rec.count(ReasonOversize) != 1 {
+		t.Errorf("1501-byte IP packet (1515 framed) into burst 1514: %v, want an oversize drop", v)
+	}
+	if q.Backlog() != 3*1514 {
+		t.Errorf("Backlog %d, want 3*1514", q.Backlog())
+	}
+	got := departureTimes(tqDrain(t, q, 0, clock.Never-1))
+	if want := []clock.Time{0, 1211200, 2422400}; !equalTimes(got, want) {
+		t.Errorf("departures %v, want %v", got, want)
+	}
+	if s := q.Stats(); s.Bytes != 3*1514 {
+		t.Errorf("Sent %d bytes, want 3*1514 (tc -s counts framed bytes)", s.Bytes)
+	}
+	coretest.CheckLive(t, pool, 0)
 }
 
 // Polling at arbitrary times gives the same departures, rounded up to the
@@ -75,9 +109,9 @@ func TestTBFBurstThenRate(t *testing.T) {
 // accruing.
 func TestTBFPollingDoesNotLoseCredit(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{Framing: FramingIP})
 	for i := range 6 {
-		q.Enqueue(0, tqPacket(pool, 1500, 0, int64(i)))
+		q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, int64(i)))
 	}
 	exact := []clock.Time{0, 0, 3232 * us, 15232 * us, 27232 * us, 39232 * us}
 	const step = 700 * us
@@ -101,18 +135,18 @@ func TestTBFPollingDoesNotLoseCredit(t *testing.T) {
 	if q.Stats().Overlimits < 20 {
 		t.Errorf("Overlimits %d: every throttled poll should count", q.Stats().Overlimits)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
-// Spec §2 test 2: a packet longer than the burst can never be sent.
+// tbf_enqueue: a packet longer than the burst can never be sent.
 func TestTBFOversizeDrop(t *testing.T) {
 	pool := packet.NewPool(8192, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{Observer: rec})
-	if v := q.Enqueue(0, tqPacket(pool, 5000, 0, 1)); v != Dropped {
+	rec := &recorder{}
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}, &Env{Observer: rec, Framing: FramingIP})
+	if v := q.Enqueue(0, coretest.UDP(pool, 5000, 1000, 0, 1)); v != Dropped {
 		t.Errorf("5000 B packet: %v, want Dropped", v)
 	}
-	if v := q.Enqueue(0, tqPacket(pool, 4096, 0, 2)); v != Queued {
+	if v := q.Enqueue(0, coretest.UDP(pool, 4096, 1000, 0, 2)); v != Queued {
 		t.Errorf("4096 B packet: %v, want Queued", v)
 	}
 	if len(rec.drops) != 1 || rec.drops[0].why != ReasonOversize || rec.drops[0].kind != "tbf" {
@@ -126,20 +160,20 @@ func TestTBFOversizeDrop(t *testing.T) {
 	if deps := tqDrain(t, q, 0, 0); len(deps) != 1 {
 		t.Errorf("departures %+v, want the 4096 B packet at 0", deps)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
-// Spec §2 test 3: the 6 ms peak bucket paces packets 6 ms apart until the
+// With a peakrate (tbf_dequeue's second bucket): the 6 ms peak bucket paces packets 6 ms apart until the
 // 81.92 ms rate bucket runs dry (12 packets, 0..66 ms); the 13th waits for
 // 2.08 ms of rate credit (74.08 ms), and then the rate rules: one per 12 ms.
 func TestTBFPeakRate(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 10240, PeakRate: 2 * oneMbit, MTU: 1500, Limit: 100000}, &Env{})
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 10240, PeakRate: 2 * oneMbit, MTU: 1500, Limit: 100000}, &Env{Framing: FramingIP})
 	if q.MaxSize() != 1500 {
 		t.Errorf("max_size %d, want min(burst, mtu) = 1500", q.MaxSize())
 	}
 	for i := range 16 {
-		q.Enqueue(0, tqPacket(pool, 1500, 0, int64(i)))
+		q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, int64(i)))
 	}
 	var want []clock.Time
 	for i := range 12 {
@@ -151,10 +185,10 @@ func TestTBFPeakRate(t *testing.T) {
 	if got := departureTimes(tqDrain(t, q, 0, clock.Never-1)); !equalTimes(got, want) {
 		t.Errorf("departures %v, want %v", got, want)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
-// Spec §2 test 4: tc's latency to limit conversion.
+// q_tbf.c's conversion of latency into a limit.
 func TestTBFLatencyLimit(t *testing.T) {
 	if got := TBFLatencyLimit(oneMbit, 4096, 0, 0, 400*time.Millisecond); got != 54096 {
 		t.Errorf("rate 1mbit burst 4096 latency 400ms: limit %d, want 54096", got)
@@ -218,7 +252,7 @@ func kernelL2T(rate uint64, n uint64) uint64 {
 	return n * mult >> shift
 }
 
-// The kernel's mult/shift rounding changes none of the spec's numbers (1
+// The kernel's mult/shift rounding changes none of the figures in these tests (1
 // and 2 Mbit/s divide 1e9 B/s), and elsewhere costs at most a few ns.
 func TestTBFKernelRounding(t *testing.T) {
 	for _, c := range []struct {
@@ -244,10 +278,10 @@ func TestTBFKernelRounding(t *testing.T) {
 // A big head blocks a small packet behind it: tbf never reorders.
 func TestTBFHeadOfLine(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 2000, Limit: 10000}, &Env{})
-	q.Enqueue(0, tqPacket(pool, 1500, 0, 0))
-	q.Enqueue(0, tqPacket(pool, 1500, 0, 1))
-	q.Enqueue(0, tqPacket(pool, 100, 0, 2))
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 2000, Limit: 10000}, &Env{Framing: FramingIP})
+	q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, 0))
+	q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, 1))
+	q.Enqueue(0, coretest.UDP(pool, 100, 1000, 0, 2))
 	deps := tqDrain(t, q, 0, clock.Never-1)
 	// Bucket 16 ms: the first at 0 leaves 4 ms, the second needs 8 ms more,
 	// and the small one (0.8 ms) must wait behind it.
@@ -255,16 +289,16 @@ func TestTBFHeadOfLine(t *testing.T) {
 	if len(deps) != 3 || deps[0] != want[0] || deps[1] != want[1] || deps[2] != want[2] {
 		t.Errorf("departures %+v, want %+v", deps, want)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 // Peek charges and takes the packet as qdisc_peek_dequeued; a throttled
 // Peek returns the same deadline as Dequeue.
 func TestTBFPeek(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 1500, Limit: 10000}, &Env{})
-	q.Enqueue(0, tqPacket(pool, 1500, 0, 0))
-	q.Enqueue(0, tqPacket(pool, 1500, 0, 1))
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 1500, Limit: 10000}, &Env{Framing: FramingIP})
+	q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, 0))
+	q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, 1))
 	p, _ := q.Peek(0)
 	if p == nil || p.Seq != 0 || q.Len() != 2 || q.Backlog() != 3000 {
 		t.Fatalf("Peek(0) = %v, Len %d Backlog %d", p, q.Len(), q.Backlog())
@@ -287,7 +321,7 @@ func TestTBFPeek(t *testing.T) {
 	if p, next := q.Dequeue(20 * ms); p != nil || next != clock.Never {
 		t.Errorf("empty Dequeue = %v, %v; want nil, Never", p, next)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 // A GSO packet longer than max_size is charged segment by segment, as the
@@ -295,19 +329,19 @@ func TestTBFPeek(t *testing.T) {
 // its last segment would; a segment longer than max_size is a drop.
 func TestTBFGSO(t *testing.T) {
 	pool := packet.NewPool(1<<16, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 100000}, &Env{Observer: rec})
-	gso := tqPacket(pool, 6000, 0, 0)
+	rec := &recorder{}
+	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 100000}, &Env{Observer: rec, Framing: FramingIP})
+	gso := coretest.UDP(pool, 6000, 1000, 0, 0)
 	gso.Segs = 4
 	if v := q.Enqueue(0, gso); v != Queued {
 		t.Fatalf("GSO packet of 4x1500 B: %v, want Queued", v)
 	}
-	big := tqPacket(pool, 10000, 0, 9)
+	big := coretest.UDP(pool, 10000, 1000, 0, 9)
 	big.Segs = 2
 	if v := q.Enqueue(0, big); v != Dropped || rec.count(ReasonOversize) != 1 {
 		t.Errorf("GSO packet of 2x5000 B: %v, drops %+v; want an oversize drop", v, rec.drops)
 	}
-	q.Enqueue(0, tqPacket(pool, 1500, 0, 1))
+	q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, 1))
 	// Segments as test 1's packets: 0, 0, 3.232, 15.232 ms; the next
 	// packet follows 12 ms later.
 	p, next := q.Dequeue(0)
@@ -323,7 +357,7 @@ func TestTBFGSO(t *testing.T) {
 	if s := q.Stats(); s.Overlimits != 3 {
 		t.Errorf("Overlimits %d, want 3", s.Overlimits)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 func TestTBFValidation(t *testing.T) {
@@ -366,24 +400,33 @@ func TestTBFValidation(t *testing.T) {
 }
 
 func TestTBFWarnings(t *testing.T) {
-	if w := TBFWarnings(TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 1}, 1500); len(w) != 0 {
+	if w := Warnings(TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 1}, &Env{}); len(w) != 0 {
 		t.Errorf("burst 4096: warnings %q", w)
 	}
-	w := TBFWarnings(TBFConfig{Rate: oneMbit, Burst: 1000, Limit: 1}, 1500)
+	w := Warnings(TBFConfig{Rate: oneMbit, Burst: 1000, Limit: 1}, &Env{Framing: FramingIP})
 	if len(w) != 1 || !strings.Contains(w[0], "burst 1000") || !strings.Contains(w[0], "1500") {
-		t.Errorf("burst 1000: warnings %q", w)
+		t.Errorf("burst 1000 on a TUN device: warnings %q", w)
 	}
-	w = TBFWarnings(TBFConfig{Rate: oneMbit, Burst: 4096, PeakRate: 2 * oneMbit, MTU: 1000, Limit: 1}, 1514)
+	// On Ethernet a full-size packet is 1514 bytes: a burst of 1500 drops
+	// it.
+	w = Warnings(TBFConfig{Rate: oneMbit, Burst: 1500, Limit: 1}, nil)
+	if len(w) != 1 || !strings.Contains(w[0], "burst 1500") || !strings.Contains(w[0], "1514") {
+		t.Errorf("burst 1500 on Ethernet: warnings %q", w)
+	}
+	w = Warnings(TBFConfig{Rate: oneMbit, Burst: 4096, PeakRate: 2 * oneMbit, MTU: 1000, Limit: 1}, &Env{})
 	if len(w) != 1 || !strings.Contains(w[0], "mtu 1000") {
 		t.Errorf("peakrate mtu 1000: warnings %q", w)
+	}
+	if w := Warnings(CoDelConfig{}, nil); w != nil {
+		t.Errorf("codel: warnings %q", w)
 	}
 }
 
 // tbf with another child, through Build, and child drops counted by tbf.
 func TestTBFBuildWithChild(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
-	rec := &tqRecorder{}
-	q, err := Build([]Spec{TBFConfig{Rate: oneMbit, Burst: 3000, Limit: 1}, FifoConfig{Limit: 2}}, &Env{Observer: rec})
+	rec := &recorder{}
+	q, err := Build([]Spec{TBFConfig{Rate: oneMbit, Burst: 3000, Limit: 1}, FifoConfig{Limit: 2}}, &Env{Observer: rec, Framing: FramingIP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +434,7 @@ func TestTBFBuildWithChild(t *testing.T) {
 		t.Fatalf("child %s, want pfifo", q.Child().Kind())
 	}
 	for i := range 3 {
-		q.Enqueue(0, tqPacket(pool, 1500, 0, int64(i)))
+		q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, int64(i)))
 	}
 	if s := q.Stats(); s.Drops != 1 || s.DropsByReason[ReasonOversize] != 0 || s.Qlen != 2 {
 		t.Errorf("tbf Stats %+v, want the child's drop counted", s)
@@ -402,7 +445,7 @@ func TestTBFBuildWithChild(t *testing.T) {
 	if got := departureTimes(tqDrain(t, q, 0, clock.Never-1)); !equalTimes(got, []clock.Time{0, 0}) {
 		t.Errorf("departures %v", got)
 	}
-	checkLive(t, pool, 0)
+	coretest.CheckLive(t, pool, 0)
 }
 
 // BenchmarkTBF: rate 1gbit burst 64k limit 1m with its bfifo child, one
@@ -416,7 +459,7 @@ func BenchmarkTBF(b *testing.B) {
 	}
 	ps := make([]*packet.Packet, 64)
 	for i := range ps {
-		ps[i] = tqPacket(pool, 1500, 0, int64(i))
+		ps[i] = coretest.UDP(pool, 1500, 1000, 0, int64(i))
 	}
 	free := ps
 	now := clock.Time(0)

@@ -127,7 +127,6 @@ type loop struct {
 	env    qdisc.Env // the configured Env, to validate new chains
 	chain  []qdisc.Spec
 	qdiscs []qdisc.Qdisc // the chain's discipline instances, root first
-	built  bool          // the tree came from Config.Build: opaque to the policy
 	trace  bool
 	vnet   bool // ingress and egress are both VNet devices
 	whole  bool // super-packets cross the current chain whole
@@ -171,7 +170,6 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, ring func() (RingCo
 		name:     cfg.Name,
 		env:      cfg.Env,
 		chain:    slices.Clone(cfg.Chain),
-		built:    cfg.Build != nil,
 		trace:    cfg.Trace != nil,
 		clk:      r.clk,
 		small:    packet.NewPool(headroom+smallData, headroom),
@@ -222,7 +220,7 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, ring func() (RingCo
 }
 
 func (l *loop) wholeAllowed() bool {
-	return l.vnet && !l.trace && !l.built && keepsWhole(l.chain)
+	return l.vnet && !l.trace && keepsWhole(l.chain)
 }
 
 // resetChainState records the disciplines of the current tree, whose own
@@ -383,7 +381,7 @@ func (l *loop) capture(p *packet.Packet, t clock.Time) {
 // departed implements departures: the account step of a written packet.
 func (l *loop) departed(p *packet.Packet, deadline, t clock.Time, errno syscall.Errno) {
 	l.st.late.Add(int64(t - deadline))
-	l.st.wrote(p, errno)
+	l.st.wrote(p, t, errno)
 	switch errno {
 	case syscall.EBADF, syscall.EBADFD, syscall.ENODEV:
 		if l.fatal == nil {
@@ -398,11 +396,14 @@ func (l *loop) coalesced(n int) {
 	l.st.uso.datagrams += uint64(n)
 }
 
-// Event implements link.Hook: it keeps the segment accounting of drops and
-// passes every event on to the configured hook.
+// Event implements link.Hook: it keeps the segment accounting of drops,
+// counts marks per flow, and passes every event on to the configured hook.
 func (l *loop) Event(e *link.Event) {
-	if e.Kind == link.Drop {
+	switch e.Kind {
+	case link.Drop:
 		l.st.dropped(e.Packet, slices.Index(l.qdiscs, e.Qdisc), e.Reason)
+	case link.Mark:
+		l.st.marked(e.Packet)
 	}
 	if l.userHook != nil {
 		l.userHook.Event(e)
@@ -445,27 +446,35 @@ func (l *loop) exit() {
 	l.serve()
 }
 
-func (l *loop) setChain(chain []qdisc.Spec) error {
-	// Building a tree here catches whatever the loop's SetChain would
-	// refuse, without stopping the loop.
-	if _, err := link.New(link.Config{Name: l.name, Chain: chain, Env: l.env}); err != nil {
+// checkChain reports whether setChain(chain) would succeed, on the loop's
+// goroutine (the check reads the current tree), without changing anything.
+func (l *loop) checkChain(chain []qdisc.Spec) error {
+	var err error
+	l.r.inLoop(l, func() { err = l.dir.CheckChain(chain) })
+	if err != nil {
 		return fmt.Errorf("router: %w", err)
 	}
-	var err error
+	return nil
+}
+
+func (l *loop) setChain(chain []qdisc.Spec) (qdisc.ChainChange, error) {
+	var (
+		rep qdisc.ChainChange
+		err error
+	)
 	l.r.inLoop(l, func() {
-		if err = l.dir.SetChain(chain); err != nil {
+		if rep, err = l.dir.SetChain(chain); err != nil {
 			return
 		}
 		l.chain = slices.Clone(chain)
-		l.built = false
 		l.resetChainState()
 		l.whole = l.wholeAllowed()
 		l.lastNext = 0
 	})
 	if err != nil {
-		return fmt.Errorf("router: %w", err)
+		return nil, fmt.Errorf("router: %w", err)
 	}
-	return nil
+	return rep, nil
 }
 
 func (l *loop) close() {

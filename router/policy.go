@@ -16,11 +16,7 @@ func keepsWhole(chain []qdisc.Spec) bool {
 			if !constantDelay(c) {
 				return false
 			}
-		case *qdisc.NetemConfig:
-			if c == nil || !constantDelay(*c) {
-				return false
-			}
-		case qdisc.FifoConfig, *qdisc.FifoConfig:
+		case qdisc.FifoConfig:
 		default:
 			return false
 		}

@@ -223,22 +223,42 @@ func (r *Router) Snapshot() Snapshot {
 	return Snapshot{ClockNs: int64(now), Wall: r.clk.Wall(now), Up: r.up.snapshot(), Down: r.down.snapshot()}
 }
 
-// SetChain replaces a direction's qdisc chain while running, as `tc qdisc
-// change` does ("up" or "down"); safe from any goroutine. The packets the
-// old chain holds move into the new one (see link.Direction.SetChain). It
-// returns once the direction's loop uses the new chain, or with the error
-// that building it gave, in which case the old chain stays.
-func (r *Router) SetChain(dir string, chain []qdisc.Spec) error {
-	var l *loop
-	switch dir {
-	case r.up.name, "up":
-		l = r.up
-	case r.down.name, "down":
-		l = r.down
-	default:
-		return fmt.Errorf("router: no direction %q: use \"up\" or \"down\"", dir)
+// SetChain changes a direction's qdisc chain ("up" or "down") while
+// running, position by position as tc qdisc change, replace, add and del
+// would (see link.Direction.SetChain): disciplines that keep their
+// position and kind are changed in place and keep their packets; the
+// packets of those replaced or removed are lost, counted as flushed drops.
+// It is safe from any goroutine. It returns, once the direction's loop uses
+// the new chain, what happened at each position; or the error the new chain
+// gave, in which case nothing changed.
+func (r *Router) SetChain(dir string, chain []qdisc.Spec) (qdisc.ChainChange, error) {
+	l, err := r.loop(dir)
+	if err != nil {
+		return nil, err
 	}
 	return l.setChain(chain)
+}
+
+// CheckChain reports whether SetChain(dir, chain) would succeed now,
+// without changing anything, so that a caller changing both directions can
+// check both first.
+func (r *Router) CheckChain(dir string, chain []qdisc.Spec) error {
+	l, err := r.loop(dir)
+	if err != nil {
+		return err
+	}
+	return l.checkChain(chain)
+}
+
+// loop returns the loop of direction dir ("up" or "down").
+func (r *Router) loop(dir string) (*loop, error) {
+	switch dir {
+	case r.up.name, "up":
+		return r.up, nil
+	case r.down.name, "down":
+		return r.down, nil
+	}
+	return nil, fmt.Errorf("router: no direction %q: use \"up\" or \"down\"", dir)
 }
 
 // Wall converts a time on the router's clock (event and pcap times) to wall

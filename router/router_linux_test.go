@@ -255,17 +255,24 @@ func TestSetChain(t *testing.T) {
 	if lo, _ := b.pingRTT(t, b.c, b.s.v4, 3); lo > 5 {
 		t.Errorf("direct path: rtt at least %.3f ms", lo)
 	}
-	if err := b.r.SetChain("up", mustChain(t, "netem delay 30ms")); err != nil {
+	rep, err := b.r.SetChain("up", mustChain(t, "netem delay 30ms"))
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(rep) != 1 || rep[0].Action != qdisc.Added || rep[0].NewKind != "netem" {
+		t.Errorf("SetChain report %+v, want netem added at the root", rep)
 	}
 	lo, med := b.pingRTT(t, b.c, b.s.v4, 5)
 	if lo < 30 || med > 31 {
 		t.Errorf("after SetChain up netem delay 30ms: rtt min %.3f median %.3f ms", lo, med)
 	}
-	if err := b.r.SetChain("down", mustChain(t, "pie; netem delay 1s")); err == nil {
+	if err := b.r.CheckChain("down", mustChain(t, "pie; netem delay 1s")); err == nil {
+		t.Error("CheckChain accepted a child under pie")
+	}
+	if _, err := b.r.SetChain("down", mustChain(t, "pie; netem delay 1s")); err == nil {
 		t.Error("SetChain accepted a child under pie")
 	}
-	if err := b.r.SetChain("sideways", nil); err == nil {
+	if _, err := b.r.SetChain("sideways", nil); err == nil {
 		t.Error("SetChain accepted direction \"sideways\"")
 	}
 	if got := b.r.Snapshot().Up.Chain; got != "netem limit 1000 delay 30ms" {

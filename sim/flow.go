@@ -9,6 +9,7 @@ import (
 
 	"wanlab/packet"
 	"wanlab/qdisc"
+	"wanlab/tcspec"
 )
 
 // Flow is a synthetic traffic source: a CBR or a Poisson flow of UDP
@@ -96,16 +97,16 @@ func (c CBR) validate() error {
 // RATE is a number with tc's units, case-insensitive: bit (also a bare
 // number), kbit, mbit, gbit, tbit in bits per second with steps of 1000,
 // and bps, kbps, mbps, gbps, tbps in bytes per second. T is a number with
-// ns, us, ms or s. tos is decimal or 0x hex. The defaults are dir=up,
-// start=0s, no count limit, tos=0 and ecn=notect.
+// ns, us, ms or s. tos is decimal or 0x hex. count is at least 1. The
+// defaults are dir=up, start=0s, no count limit, tos=0 and ecn=notect.
 func ParseFlow(s string) (Flow, error) {
 	fields := strings.Fields(s)
 	if len(fields) == 0 {
-		return nil, fmt.Errorf("sim: empty flow; write e.g. \"cbr rate=10mbit size=1500\"")
+		return nil, fmt.Errorf("empty flow; write e.g. \"cbr rate=10mbit size=1500\"")
 	}
 	kind := strings.ToLower(fields[0])
 	if kind != "cbr" && kind != "poisson" {
-		return nil, fmt.Errorf("sim: flow %q: unknown kind %q; use cbr or poisson", s, fields[0])
+		return nil, fmt.Errorf("flow %s: unknown kind %s; use cbr or poisson", tcspec.Quote(s), tcspec.Quote(fields[0]))
 	}
 	c := CBR{Dir: "up"}
 	seen := map[string]bool{}
@@ -113,23 +114,23 @@ func ParseFlow(s string) (Flow, error) {
 		key, val, ok := strings.Cut(f, "=")
 		key = strings.ToLower(key)
 		if !ok || val == "" {
-			return nil, fmt.Errorf("sim: flow %q: %q is not KEY=VALUE; write e.g. rate=10mbit", s, f)
+			return nil, fmt.Errorf("flow %s: %s is not KEY=VALUE; write e.g. rate=10mbit", tcspec.Quote(s), tcspec.Quote(f))
 		}
 		if seen[key] {
-			return nil, fmt.Errorf("sim: flow %q: %s is given twice; keep one", s, key)
+			return nil, fmt.Errorf("flow %s: %s is given twice; keep one", tcspec.Quote(s), tcspec.Quote(key))
 		}
 		seen[key] = true
 		if err := c.set(key, val); err != nil {
-			return nil, fmt.Errorf("sim: flow %q: %w", s, err)
+			return nil, fmt.Errorf("flow %s: %s: %w", tcspec.Quote(s), tcspec.Quote(f), err)
 		}
 	}
 	for _, k := range []string{"rate", "size"} {
 		if !seen[k] {
-			return nil, fmt.Errorf("sim: flow %q: %s= is missing; e.g. %q", s, k, kind+" rate=10mbit size=1500")
+			return nil, fmt.Errorf("flow %s: %s= is missing; e.g. %q", tcspec.Quote(s), k, kind+" rate=10mbit size=1500")
 		}
 	}
 	if err := c.validate(); err != nil {
-		return nil, fmt.Errorf("sim: flow %q: %w", s, err)
+		return nil, fmt.Errorf("flow %s: %w", tcspec.Quote(s), err)
 	}
 	if kind == "poisson" {
 		return Poisson(c), nil
@@ -142,36 +143,39 @@ func (c *CBR) set(key, val string) error {
 	case "rate":
 		r, err := parseRate(val)
 		if err != nil {
-			return fmt.Errorf("rate=%s: %w", val, err)
+			return err
 		}
 		c.Rate = r
 	case "size":
 		n, err := strconv.Atoi(val)
 		if err != nil {
-			return fmt.Errorf("size=%s: not a whole number of bytes; give e.g. size=1500", val)
+			return fmt.Errorf("not a whole number of bytes; give e.g. size=1500")
 		}
 		c.Size = n
 	case "dir":
 		c.Dir = strings.ToLower(val)
 		if c.Dir != "up" && c.Dir != "down" {
-			return fmt.Errorf("dir=%s: use dir=up or dir=down", val)
+			return fmt.Errorf("use dir=up or dir=down")
 		}
 	case "start":
 		d, err := parseTime(val)
 		if err != nil {
-			return fmt.Errorf("start=%s: %w", val, err)
+			return err
 		}
 		c.Start = d
 	case "count":
 		n, err := strconv.ParseInt(val, 10, 64)
 		if err != nil || n < 0 {
-			return fmt.Errorf("count=%s: not a non-negative whole number; give e.g. count=1000", val)
+			return fmt.Errorf("not a non-negative whole number; give e.g. count=1000")
+		}
+		if n == 0 {
+			return fmt.Errorf("a flow of no packets sends nothing; give count=N with N >= 1, or leave count out for no limit")
 		}
 		c.Count = n
 	case "tos":
 		n, err := strconv.ParseUint(val, 0, 8)
 		if err != nil {
-			return fmt.Errorf("tos=%s: not a byte; give e.g. tos=0xb8 (decimal or 0x hex)", val)
+			return fmt.Errorf("not a byte; give e.g. tos=0xb8 (decimal or 0x hex)")
 		}
 		c.TOS = uint8(n)
 	case "ecn":
@@ -185,10 +189,10 @@ func (c *CBR) set(key, val string) error {
 		case "ce":
 			c.ECN = packet.CE
 		default:
-			return fmt.Errorf("ecn=%s: use ecn=ect0, ect1, notect or ce", val)
+			return fmt.Errorf("use ecn=ect0, ect1, notect or ce")
 		}
 	default:
-		return fmt.Errorf("unknown key %q; the keys are rate, size, dir, start, count, tos, ecn", key)
+		return fmt.Errorf("unknown key; the keys are rate, size, dir, start, count, tos, ecn")
 	}
 	return nil
 }
@@ -208,7 +212,7 @@ func parseRate(s string) (qdisc.Rate, error) {
 	}
 	scale, ok := rateUnits[strings.ToLower(unit)]
 	if !ok {
-		return 0, fmt.Errorf("unknown unit %q; use bit, kbit, mbit, gbit (bits/s) or bps, kbps, mbps, gbps (bytes/s)", unit)
+		return 0, fmt.Errorf("unknown unit %s; use bit, kbit, mbit, gbit (bits/s) or bps, kbps, mbps, gbps (bytes/s)", tcspec.Quote(unit))
 	}
 	bytes := math.Round(v * scale / 8)
 	if !(bytes >= 1) || bytes > math.MaxInt64 {
@@ -232,11 +236,11 @@ func parseTime(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("not a time; give a number and a unit, e.g. 500ms")
 	}
 	if unit == "" {
-		return 0, fmt.Errorf("no unit; write e.g. %sms or %ss", num, num)
+		return 0, fmt.Errorf("no unit; write the number with ms or s, e.g. 500ms")
 	}
 	scale, ok := timeUnits[strings.ToLower(unit)]
 	if !ok {
-		return 0, fmt.Errorf("unknown unit %q; use ns, us, ms or s", unit)
+		return 0, fmt.Errorf("unknown unit %s; use ns, us, ms or s", tcspec.Quote(unit))
 	}
 	d := v * float64(scale)
 	if !(d >= 0) || d > math.MaxInt64/2 {

@@ -2,17 +2,21 @@ package sim
 
 import (
 	"wanlab/link"
+	"wanlab/qdisc"
 )
 
 // Result is a simulation's outcome; it marshals to wanlab's JSON contract
 // for `wanlab sim` (docs/results-format.md), whose counters are those of
 // `wanlab status` and the router's snapshot.
 type Result struct {
-	DurationS float64      `json:"duration_s"`
-	Seed      uint64       `json:"seed"`
-	Up        DirResult    `json:"up"`
-	Down      DirResult    `json:"down"`
-	Flows     []FlowResult `json:"flows"`
+	DurationS float64 `json:"duration_s"`
+	Seed      uint64  `json:"seed"`
+	// Framing is what the emulated interfaces counted in each packet's
+	// length ("ethernet" or "ip"), as the up direction's Env says.
+	Framing qdisc.Framing `json:"framing"`
+	Up      DirResult     `json:"up"`
+	Down    DirResult     `json:"down"`
+	Flows   []FlowResult  `json:"flows"`
 }
 
 // DirResult are the counters of a direction or of one flow in it
@@ -40,6 +44,7 @@ func (r *runner) result() *Result {
 	res := &Result{
 		DurationS: dur,
 		Seed:      r.cfg.Seed,
+		Framing:   r.cfg.Up.Env.Framing,
 		Up:        dirResult(r.dirs[0].Counters(), dur),
 		Down:      dirResult(r.dirs[1].Counters(), dur),
 		Flows:     make([]FlowResult, len(r.cfg.Flows)),

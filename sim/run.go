@@ -21,7 +21,8 @@ type Config struct {
 	// Up and Down are the two directions. Run names them "up" and "down"
 	// if their names are empty, turns on PerFlow and KeepDelays (the
 	// results give exact per-flow percentiles), gives both its own packet
-	// pool as Env.Pool, and, where Env.Seed is 0, derives it from Seed.
+	// pool as Env.Pool, and, where Env.Seed is 0, sets it to
+	// link.DirectionSeed(Seed, name), as the lab does.
 	Up, Down link.Config
 	// Flows are the sources; flow i is numbered i in packets and results.
 	Flows []Flow
@@ -93,15 +94,15 @@ func Run(cfg Config) (*Result, error) {
 
 func newRunner(cfg Config) (*runner, error) {
 	if cfg.Duration <= 0 {
-		return nil, fmt.Errorf("sim: duration %v must be positive; e.g. 10s", cfg.Duration)
+		return nil, fmt.Errorf("duration %v must be positive; e.g. 10s", cfg.Duration)
 	}
 	maxSize := 0
 	for i, f := range cfg.Flows {
 		if f == nil {
-			return nil, fmt.Errorf("sim: flow %d is nil", i)
+			return nil, fmt.Errorf("flow %d is nil", i)
 		}
 		if err := f.base().validate(); err != nil {
-			return nil, fmt.Errorf("sim: flow %d (%s): %w", i, f, err)
+			return nil, fmt.Errorf("flow %d (%s): %w", i, f, err)
 		}
 		maxSize = max(maxSize, f.base().Size)
 	}
@@ -117,14 +118,14 @@ func newRunner(cfg Config) (*runner, error) {
 		lc.PerFlow, lc.KeepDelays = true, true
 		lc.Env.Pool = r.pool
 		if lc.Env.Seed == 0 {
-			lc.Env.Seed = qdisc.DeriveSeed(cfg.Seed, uint64(i)+1)
+			lc.Env.Seed = link.DirectionSeed(cfg.Seed, lc.Name)
 		}
 		if cfg.OnPacket != nil {
 			lc.Hook = &dropHook{r: r, dir: lc.Name, next: lc.Hook}
 		}
 		d, err := link.New(lc)
 		if err != nil {
-			return nil, fmt.Errorf("sim: %w", err)
+			return nil, fmt.Errorf("%w", err)
 		}
 		r.dirs[i], r.names[i] = d, lc.Name
 		r.deadline[i] = clock.Never

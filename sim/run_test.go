@@ -7,14 +7,19 @@ import (
 	"testing"
 	"time"
 
+	"wanlab/internal/coretest"
 	"wanlab/internal/schematest"
 	"wanlab/link"
-	"wanlab/link/linktest"
 	"wanlab/qdisc"
+	"wanlab/tcspec"
 )
 
-func delayLink(spec linktest.DelaySpec) link.Config {
-	return link.Config{Build: linktest.Builder(spec)}
+// netemLink is a direction through one netem.
+func netemLink(c qdisc.NetemConfig) link.Config {
+	if c.Limit == 0 {
+		c.Limit = qdisc.DefaultNetemLimit
+	}
+	return link.Config{Chain: []qdisc.Spec{c}}
 }
 
 func collect(cfg *Config) *[]PacketRecord {
@@ -49,8 +54,8 @@ func TestCBRSpacingIsExact(t *testing.T) {
 	if res.Up.Delivered != 582 || res.Up.Queued != 0 || res.Down.Sent != 0 {
 		t.Errorf("counters up %+v down %+v", res.Up, res.Down)
 	}
-	// Throughput: 582 framed packets (1500 IP bytes and 14 of Ethernet
-	// header) over 1 s.
+	// Throughput: 582 packets of 1514 bytes as the device counts them
+	// (IP length plus the Ethernet header), 8 bits each, over 1 s.
 	if res.Up.ThroughputBps != 582*1514*8 {
 		t.Errorf("throughput %v", res.Up.ThroughputBps)
 	}
@@ -98,8 +103,8 @@ func TestReproducible(t *testing.T) {
 	run := func(seed uint64) []PacketRecord {
 		cfg := Config{
 			Duration: 2 * time.Second, Seed: seed,
-			Up:    delayLink(linktest.DelaySpec{Delay: 5 * time.Millisecond, Rate: 250000, Limit: 20}),
-			Down:  delayLink(linktest.DelaySpec{Delay: 5 * time.Millisecond}),
+			Up:    netemLink(qdisc.NetemConfig{Delay: 5 * time.Millisecond, Rate: 250000, Limit: 20}),
+			Down:  netemLink(qdisc.NetemConfig{Delay: 5 * time.Millisecond, Jitter: time.Millisecond}),
 			Flows: []Flow{Poisson{Rate: 200000, Size: 1000}, Poisson{Rate: 100000, Size: 500}, Poisson{Rate: 50000, Size: 200, Dir: "down"}},
 		}
 		recs := collect(&cfg)
@@ -122,8 +127,8 @@ func TestCountersBalance(t *testing.T) {
 		Duration: time.Second,
 		// 2 Mbit/s offered into 1 Mbit/s with a 10-packet queue: drops,
 		// and packets still queued at the end.
-		Up:   delayLink(linktest.DelaySpec{Delay: 20 * time.Millisecond, Rate: 125000, Limit: 10, DupEvery: 50}),
-		Down: delayLink(linktest.DelaySpec{Delay: 30 * time.Millisecond}),
+		Up:   netemLink(qdisc.NetemConfig{Delay: 20 * time.Millisecond, Rate: 125000, Limit: 10, Duplicate: 0.02}),
+		Down: netemLink(qdisc.NetemConfig{Delay: 30 * time.Millisecond}),
 		Flows: []Flow{
 			CBR{Rate: 125000, Size: 1000},
 			Poisson{Rate: 125000, Size: 500},
@@ -190,21 +195,24 @@ func TestCountersBalance(t *testing.T) {
 			res.Up.Delivered+res.Down.Delivered, res.Up.Dropped+res.Down.Dropped)
 	}
 	// Nothing leaks: the pool holds exactly the queued packets.
-	if got := r.pool.Live(); got != int(res.Up.Queued+res.Down.Queued) {
-		t.Errorf("pool has %d live packets, %d queued", got, res.Up.Queued+res.Down.Queued)
-	}
-	// The up delay is at least the 20 ms line plus one 1000-byte packet's
-	// serialisation (8 ms at 1 Mbit/s).
-	if d := res.Up.Delay; d.N == 0 || d.Min < 20.4e6 || d.Max > (20+11*8+1)*1e6 {
+	coretest.CheckLive(t, r.pool, int(res.Up.Queued+res.Down.Queued))
+	// The up delay is at least the 20 ms line plus one 500-byte packet's
+	// serialisation (514 framed bytes at 1 Mbit/s: 4.112 ms), and at most
+	// that of the ten packets netem holds, each at most 1014 framed bytes
+	// (8.112 ms), and one more.
+	if d := res.Up.Delay; d.N == 0 || d.Min < 24.112e6 || d.Max > (20+11*8.112)*1e6 {
 		t.Errorf("up delay %+v", d)
 	}
 }
 
 func TestReorderingAndMarks(t *testing.T) {
+	// "delay 1ms reorder 100% gap 2" delays every other packet by 1 ms and
+	// sends the others at once; "loss state 100% 100%" alternates between
+	// a loss (with ecn, a CE mark of the ECT packet) and a delivery.
 	cfg := Config{
 		Duration: time.Second,
-		Up:       link.Config{Build: linktest.SwapBuilder(linktest.SwapSpec{Hold: time.Millisecond})},
-		Down:     delayLink(linktest.DelaySpec{MarkEvery: 4}),
+		Up:       netemLink(qdisc.NetemConfig{Delay: time.Millisecond, Reorder: 1, Gap: 2}),
+		Down:     netemLink(qdisc.NetemConfig{Loss: qdisc.Loss{Kind: qdisc.LossState, P13: 1, P31: 1, P23: 1}, ECN: true}),
 		Flows:    []Flow{CBR{Rate: 10000, Size: 100, Count: 10}, CBR{Rate: 10000, Size: 100, Count: 8, Dir: "down", ECN: 2}},
 	}
 	recs := collect(&cfg)
@@ -212,24 +220,23 @@ func TestReorderingAndMarks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The swap holds a lone packet for 1 ms, and packets come every 10 ms:
-	// no pair ever forms, so nothing is reordered...
+	// Packets come every 10 ms, far apart for a 1 ms delay: nothing is
+	// reordered...
 	if res.Up.Reordered != 0 || res.Up.Delivered != 10 {
 		t.Errorf("up %+v", res.Up)
 	}
-	// ...unless two arrive together.
+	// ...and two flows sending at the same instants have each pair (0:k,
+	// 1:k) leave swapped, which is in order within each flow.
 	cfg.Flows = []Flow{CBR{Rate: 10000, Size: 100, Count: 10}, CBR{Rate: 10000, Size: 100, Count: 10}}
 	cfg.OnPacket = nil
 	res2, _ := Run(cfg)
-	// Flows 0 and 1 send at the same instants; each pair (0:k, 1:k) leaves
-	// swapped, which is in order within each flow.
 	if res2.Up.Reordered != 0 || res2.Up.Delivered != 20 {
 		t.Errorf("two flows %+v", res2.Up)
 	}
 	cfg.Flows = []Flow{CBR{Rate: 200000, Size: 100, Count: 10}}
 	res3, _ := Run(cfg)
-	// One flow every 0.5 ms with a 1 ms hold: pairs form and swap, so
-	// every first-of-pair is reordered: 5 of 10.
+	// One flow every 0.5 ms: each delayed packet is overtaken by the next,
+	// sent at once, so every first of a pair is reordered: 5 of 10.
 	if res3.Up.Reordered != 5 || res3.Flows[0].ReorderedRatio != 0.5 {
 		t.Errorf("one flow %+v", res3.Up)
 	}
@@ -239,14 +246,14 @@ func TestReorderingAndMarks(t *testing.T) {
 			marked++
 		}
 	}
-	if res.Down.Marked != 2 || marked != 2 {
+	if res.Down.Marked != 4 || marked != 4 || res.Down.Dropped != 0 {
 		t.Errorf("down %+v, %d marked records", res.Down, marked)
 	}
 }
 
 func TestResultJSON(t *testing.T) {
 	res, err := Run(Config{Duration: 500 * time.Millisecond, Seed: 3,
-		Up:    delayLink(linktest.DelaySpec{Delay: 10 * time.Millisecond, Rate: 12500, Limit: 2}),
+		Up:    netemLink(qdisc.NetemConfig{Delay: 10 * time.Millisecond, Rate: 12500, Limit: 2}),
 		Flows: []Flow{CBR{Rate: 125000, Size: 1000}}})
 	if err != nil {
 		t.Fatal(err)
@@ -276,19 +283,23 @@ func TestResultJSON(t *testing.T) {
 	if f["flow"] != 0.0 || f["spec"] != "cbr rate=1mbit size=1000 dir=up" || f["dir"] != "up" || f["sent"] != up["sent"] {
 		t.Errorf("flow %v", f)
 	}
-	// 1000-byte packets every 8 ms into 100 kbit/s (80 ms each) with a
-	// limit of 2. Packet 0 leaves at 80+10 ms and packet 1 (sent at 8 ms) at
-	// 170 ms; from then on a packet is accepted each time one leaves (sent
-	// at 96, 176, 256, 336 ms) and leaves 154 ms later. So 6 leave before
-	// 500 ms, with delays 90, 162, 154, 154, 154, 154 ms; 2 are queued and
-	// the other 55 of the 63 sent are dropped.
+	// 1000-byte IP packets (1014 bytes on Ethernet) every 8 ms into netem
+	// "delay 10ms rate 100kbit limit 2": each takes 81.12 ms, after the
+	// latest one still queued. Packet 0 leaves at 10+81.12 ms and packet 1
+	// (sent at 8 ms) at 172.24 ms; from then on a packet is accepted each
+	// time one leaves (those sent at 96, 176, 256, 336 and 416 ms) and
+	// leaves 81.12 ms after the one before: at 253.36, 334.48, 415.6,
+	// 496.72 and 577.84 ms. So 6 leave before 500 ms, with delays 91.12,
+	// 164.24, 157.36, 158.48, 159.6 and 160.72 ms; 1 is queued and the
+	// other 56 of the 63 sent are dropped.
 	const ms = 1e6
-	want := link.Delay{N: 6, Min: 90 * ms, Mean: 868.0 / 6 * ms, P50: 154 * ms, P90: 158 * ms, P99: 161.6 * ms, Max: 162 * ms, Exact: true}
-	if d := res.Up.Delay; math.Abs(d.P99-want.P99) > 1e-3 || math.Abs(d.Mean-want.Mean) > 1e-3 ||
-		d.N != want.N || d.Min != want.Min || d.P50 != want.P50 || d.P90 != want.P90 || d.Max != want.Max {
+	want := link.Delay{N: 6, Min: 91.12 * ms, Mean: 891.52 / 6 * ms, P50: 159.04 * ms, P90: 162.48 * ms, P99: 164.064 * ms, Max: 164.24 * ms, Exact: true}
+	if d := res.Up.Delay; math.Abs(d.P99-want.P99) > 1e-3 || math.Abs(d.Mean-want.Mean) > 1e-3 || math.Abs(d.Min-want.Min) > 1e-3 ||
+		math.Abs(d.P50-want.P50) > 1e-3 || math.Abs(d.P90-want.P90) > 1e-3 || math.Abs(d.Max-want.Max) > 1e-3 || d.N != want.N || !d.Exact {
 		t.Errorf("delay %+v, want %+v", d, want)
 	}
-	if res.Up.Sent != 63 || res.Up.Delivered != 6 || res.Up.Queued != 2 || res.Up.Dropped != 55 || res.Up.ThroughputBps != 6*1014*8/0.5 {
+	// Throughput counts framed bytes: 6 packets of 1014 bytes in 0.5 s.
+	if res.Up.Sent != 63 || res.Up.Delivered != 6 || res.Up.Queued != 1 || res.Up.Dropped != 56 || res.Up.ThroughputBps != 6*1014*8*2 {
 		t.Errorf("up %+v", res.Up)
 	}
 }
@@ -301,7 +312,7 @@ func TestRunErrors(t *testing.T) {
 		{Config{}, "duration"},
 		{Config{Duration: time.Second, Flows: []Flow{CBR{Rate: 1, Size: 10}}}, "flow 0"},
 		{Config{Duration: time.Second, Flows: []Flow{CBR{Rate: 1, Size: 100, TOS: 3}}}, "tos=0x03"},
-		{Config{Duration: time.Second, Up: link.Config{Chain: []qdisc.Spec{linktest.DelaySpec{}}}}, "link up"},
+		{Config{Duration: time.Second, Up: netemLink(qdisc.NetemConfig{Limit: -1})}, "up: "},
 	} {
 		_, err := Run(c.cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -314,7 +325,7 @@ func TestRunErrors(t *testing.T) {
 // the few allocations of the growing delay records.
 func TestLoopAllocations(t *testing.T) {
 	allocs := func(d time.Duration) float64 {
-		cfg := Config{Duration: d, Up: delayLink(linktest.DelaySpec{Delay: time.Millisecond}),
+		cfg := Config{Duration: d, Up: netemLink(qdisc.NetemConfig{Delay: time.Millisecond}),
 			Flows: []Flow{CBR{Rate: 125e6, Size: 1500}}}
 		return testing.AllocsPerRun(1, func() {
 			if _, err := Run(cfg); err != nil {
@@ -326,30 +337,6 @@ func TestLoopAllocations(t *testing.T) {
 	if big-small > 40 {
 		t.Errorf("%v allocations for 75000 more packets", big-small)
 	}
-}
-
-func benchRun(b *testing.B, up link.Config) {
-	// 1 Gbit/s of 1500-byte packets: one every 12 µs.
-	cfg := Config{Duration: time.Duration(b.N) * 12 * time.Microsecond, Up: up,
-		Flows: []Flow{CBR{Rate: 125e6, Size: 1500}}}
-	b.ReportAllocs()
-	b.ResetTimer()
-	res, err := Run(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
-	if res.Up.Sent < uint64(b.N) {
-		b.Fatalf("sent %d of %d", res.Up.Sent, b.N)
-	}
-	b.ReportMetric(float64(res.Up.Delivered)/b.Elapsed().Seconds(), "pkts/s")
-}
-
-func BenchmarkRun(b *testing.B) {
-	b.Run("testdelay", func(b *testing.B) {
-		benchRun(b, delayLink(linktest.DelaySpec{Delay: 10 * time.Millisecond, Rate: 125e6}))
-	})
-	b.Run("direct", func(b *testing.B) { benchRun(b, link.Config{}) })
 }
 
 func TestTraceDrivenDirection(t *testing.T) {
@@ -365,6 +352,8 @@ func TestTraceDrivenDirection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The trace's opportunities carry IP bytes, as mahimahi's do; the
+	// throughput counts framed bytes (1514 per packet).
 	if res.Up.Sent != 2000 || res.Up.Delivered != 999 || res.Up.Queued != 1001 || res.Up.ThroughputBps != 999*1514*8 {
 		t.Errorf("up %+v", res.Up)
 	}
@@ -372,5 +361,89 @@ func TestTraceDrivenDirection(t *testing.T) {
 	// to 500 ms for k = 0..998.
 	if d := res.Up.Delay; d.Min != 1e6 || d.Max != 500e6 || d.Mean != 250.5e6 {
 		t.Errorf("delay %+v", d)
+	}
+}
+
+// The headline figure of Ethernet framing: a saturating flow of 1500-byte
+// IP packets through "tbf rate 10mbit burst 32k latency 50ms" delivers 10
+// Mbit/s of framed bytes (1514 per packet, as tc -s counts them on an
+// Ethernet interface), so the IP goodput is 10·1500/1514 Mbit/s and the
+// TCP payload of full-size segments (1448 bytes with timestamps) 9.564
+// Mbit/s. Counting IP bytes only, as a TUN device does, would give 10 and
+// 9.653.
+func TestEthernetTBFGoodput(t *testing.T) {
+	rate := qdisc.Rate(10e6 / 8)
+	tbf := qdisc.TBFConfig{Rate: rate, Burst: 32 << 10, Limit: qdisc.TBFLatencyLimit(rate, 32<<10, 0, 0, 50*time.Millisecond)}
+	cfg := Config{Duration: 10 * time.Second, Up: link.Config{Chain: []qdisc.Spec{tbf}},
+		Flows: []Flow{CBR{Rate: qdisc.Rate(12e6 / 8), Size: 1500}}}
+	recs := collect(&cfg)
+	if _, err := Run(cfg); err != nil {
+		t.Fatal(err)
+	}
+	// Measure from 1 s on, when the initial 32 KB burst has long drained.
+	from, to := int64(time.Second), int64(10*time.Second)
+	n := 0
+	for _, r := range *recs {
+		if r.Verdict == VerdictDelivered && r.LeftNs >= from && r.LeftNs < to {
+			n++
+		}
+	}
+	secs := float64(to-from) / 1e9
+	check := func(what string, bytesPerPacket int, want float64) {
+		t.Helper()
+		got := float64(n*bytesPerPacket*8) / secs / 1e6
+		if math.Abs(got-want)/want > 0.0005 {
+			t.Errorf("%s: %.4f Mbit/s, want %.4f", what, got, want)
+		}
+	}
+	check("framed", 1514, 10)
+	check("IP goodput", 1500, 10*1500.0/1514)
+	check("TCP payload", 1448, 9.564)
+}
+
+// A direction's seed is link.DirectionSeed of the run's seed and its name,
+// the lab's derivation: setting it explicitly gives the same run.
+func TestDirectionSeedsAreTheLabs(t *testing.T) {
+	jitter := []qdisc.Spec{qdisc.NetemConfig{Delay: 10 * time.Millisecond, Jitter: 5 * time.Millisecond, Limit: 1000}}
+	run := func(seed uint64, up, down link.Config) []PacketRecord {
+		up.Chain, down.Chain = jitter, jitter
+		cfg := Config{Duration: time.Second, Seed: seed, Up: up, Down: down,
+			Flows: []Flow{CBR{Rate: 125000, Size: 1000}, CBR{Rate: 125000, Size: 1000, Dir: "down"}}}
+		recs := collect(&cfg)
+		if _, err := Run(cfg); err != nil {
+			t.Fatal(err)
+		}
+		return *recs
+	}
+	derived := run(7, link.Config{}, link.Config{})
+	explicit := run(99, link.Config{Env: qdisc.Env{Seed: link.DirectionSeed(7, "up")}},
+		link.Config{Env: qdisc.Env{Seed: link.DirectionSeed(7, "down")}})
+	if len(derived) == 0 || !reflect.DeepEqual(derived, explicit) {
+		t.Error("run seed 7 and explicit link.DirectionSeed(7, ...) seeds differ")
+	}
+	if reflect.DeepEqual(derived, run(8, link.Config{}, link.Config{})) {
+		t.Error("run seeds 7 and 8 gave the same jitter")
+	}
+}
+
+// Numbers that overflow int64 nanoseconds do not turn into no delay: a
+// delay beyond the clock's range is refused with the limit, and departures
+// of a rate so slow that they run past the clock's end stay queued (the
+// kernel's s64 arithmetic would send them at once).
+func TestNoSilentOverflow(t *testing.T) {
+	if _, err := tcspec.ParseChain("netem delay 9223372036s", tcspec.Options{}); err == nil || !strings.Contains(err.Error(), "2^62 ns") {
+		t.Errorf("netem delay 9223372036s: %v", err)
+	}
+	chain, err := tcspec.ParseChain("netem rate 8bit 2147483647", tcspec.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Config{Duration: 10 * time.Second, Up: link.Config{Chain: chain},
+		Flows: []Flow{CBR{Rate: 1250000, Size: 1500}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Up.Delivered != 0 || res.Up.Queued != 1000 || res.Up.Dropped != res.Up.Sent-1000 {
+		t.Errorf("up %+v: want nothing delivered, netem's 1000 queued, the rest dropped", res.Up)
 	}
 }

@@ -44,7 +44,6 @@ func TestAQMAndFifos(t *testing.T) {
 		{"pfifo_fast", qdisc.PfifoFastConfig{}},
 
 		{"codel", codel(nil)},
-		{"codel limit 0 target 0 interval 0", codel(nil)}, // zeros are not sent: defaults
 		{"codel limit 0x100 target 2ms interval 50ms ecn ce_threshold 1ms", codel(func(c *qdisc.CoDelConfig) {
 			c.Limit, c.Target, c.Interval, c.ECN, c.CEThreshold = 256, 2*ms, 50*ms, true, ms
 		})},
@@ -68,7 +67,7 @@ func TestAQMAndFifos(t *testing.T) {
 			c.Limit, c.Target, c.TUpdate, c.Alpha, c.Beta = 500, 20*ms, 30*ms, 4, 32
 			c.ECN, c.Bytemode, c.DQRateEstimator = true, true, true
 		})},
-		{"pie ecn noecn bytemode nobytemode dq_rate_estimator no_dq_rate_estimator alpha 0", pie(nil)},
+		{"pie ecn noecn bytemode nobytemode dq_rate_estimator no_dq_rate_estimator", pie(nil)},
 	}
 	for _, tt := range tests {
 		got := mustParse(t, tt.in, Options{})
@@ -101,8 +100,24 @@ func TestAQMAndFifoErrors(t *testing.T) {
 		{"fq_codel memory_limit 0", "fq_codel", "0", "positive limit"},
 		{"fq_codel flows x", "fq_codel", "x", "whole number"},
 		{"fq_codel ecn foo", "fq_codel", "foo", "memory_limit SIZE"},
-		{"pie alpha 33", "pie", "33", "0 to 32"},
-		{"pie beta 100", "pie", "100", "0 to 32"},
+		{"pie alpha 33", "pie", "33", "up to 32"},
+		{"pie beta 100", "pie", "100", "up to 32"},
+		// tc sends no option whose value is 0, so the kernel keeps its
+		// default: a 0 would silently mean the default, and is refused.
+		{"codel limit 0", "codel", "0", "kernel would keep its default (1000)"},
+		{"codel target 0ms", "codel", "0ms", "default (5ms)"},
+		{"codel interval 0", "codel", "0", "default (100ms)"},
+		{"fq_codel limit 0", "fq_codel", "0", "default (10240)"},
+		{"fq_codel flows 0", "fq_codel", "0", "default (1024)"},
+		{"fq_codel quantum 0", "fq_codel", "0", "1514 on Ethernet"},
+		{"fq_codel drop_batch 0", "fq_codel", "0", "default (64)"},
+		{"fq_codel target 0us", "fq_codel", "0us", "leave target out"},
+		{"fq_codel mem_overhead 0", "fq_codel", "0", "default (804)"},
+		{"pie limit 0", "pie", "0", "default (1000)"},
+		{"pie tupdate 0", "pie", "0", "tc sends no tupdate when it reads 0"},
+		{"pie target 0ms", "pie", "0ms", "default (15ms)"},
+		{"pie alpha 0", "pie", "0", "default (2)"},
+		{"pie beta 0", "pie", "0", "default (20)"},
 		{"pie tupdate", "pie", "tupdate", "needs a value"},
 	}
 	for _, tt := range tests {

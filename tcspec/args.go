@@ -53,6 +53,13 @@ func (a *args) bad(kw, v string, err error) error {
 	return failf(a.kind, v, "%q: %v", kw+" "+v, err)
 }
 
+// badAt reports v, the part named what of the option whose keyword is at
+// index start, quoting the option as it was typed:
+// "loss 1% 200%": correlation: bad percentage "200%": ...
+func (a *args) badAt(start int, what, v string, err error) error {
+	return failf(a.kind, v, "%q: %s: %v", strings.Join(a.words[start:a.i], " "), what, err)
+}
+
 // fail reports a problem with token.
 func (a *args) fail(token, format string, v ...any) error {
 	return failf(a.kind, token, format, v...)

@@ -3,6 +3,7 @@ package tcspec
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func TestParseChainErrorIndex(t *testing.T) {
 	if !errors.As(err, &te) || te.Index != 1 || te.Kind != "tbf" {
 		t.Fatalf("err = %#v", err)
 	}
-	if !strings.HasPrefix(err.Error(), "tcspec: tbf (qdisc 2 of the chain): ") {
+	if !strings.HasPrefix(err.Error(), "tbf (qdisc 2 of the chain): ") {
 		t.Errorf("message %q does not place the error", err)
 	}
 	_, err = ParseChain("netem delay 1ms; bogus", Options{})
@@ -167,21 +168,21 @@ func TestFormat(t *testing.T) {
 			t.Errorf("Format(Parse(%q)) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
-	specs := []qdisc.Spec{qdisc.PfifoFastConfig{}, &qdisc.FifoConfig{Variant: "pfifo", Limit: 5}}
+	specs := []qdisc.Spec{qdisc.PfifoFastConfig{}, qdisc.FifoConfig{Variant: "pfifo", Limit: 5}}
 	if got := FormatChain(specs); got != "pfifo_fast; pfifo limit 5" {
 		t.Errorf("FormatChain = %q", got)
 	}
 }
 
+// Configurations are values: a pointer to one is not formatted (and does
+// not panic); it prints as its kind, as a kind tcspec does not know does.
 func TestFormatPointersAndOthers(t *testing.T) {
-	var nilNetem *qdisc.NetemConfig
 	tests := []struct {
 		in   qdisc.Spec
 		want string
 	}{
-		{&qdisc.TBFConfig{Rate: 125000, Burst: 4096, Limit: 54096}, "tbf rate 1Mbit burst 4Kb limit 54096"},
-		{&qdisc.PIEConfig{Limit: 5}, "pie limit 5"},
-		{nilNetem, ""},
+		{&qdisc.TBFConfig{Rate: 125000, Burst: 4096, Limit: 54096}, "tbf"},
+		{&qdisc.PIEConfig{Limit: 5}, "pie"},
 		{nil, ""},
 		{other{}, "cake"},
 	}
@@ -192,6 +193,83 @@ func TestFormatPointersAndOthers(t *testing.T) {
 	}
 }
 
+// tcspec's registry and qdisc's name the same kinds: a discipline tcspec
+// reads can be built, and every one that can be built can be read.
+func TestKindsMatchQdisc(t *testing.T) {
+	var ours []string
+	for _, k := range kinds {
+		ours = append(ours, k.name)
+	}
+	slices.Sort(ours)
+	if theirs := qdisc.Kinds(); !slices.Equal(ours, theirs) {
+		t.Errorf("tcspec reads %v, qdisc builds %v", ours, theirs)
+	}
+	// Each row reads and prints its own kind.
+	for _, k := range kinds {
+		text := k.name
+		switch k.name {
+		case "tbf":
+			text += " rate 1mbit burst 4k latency 50ms"
+		}
+		s, err := Parse(text, Options{})
+		if err != nil || s.Kind() != k.name || !strings.HasPrefix(Format(s), k.name) {
+			t.Errorf("%s: Parse = %v, %v; Format %q", k.name, s, err, Format(s))
+		}
+	}
+}
+
 type other struct{}
 
 func (other) Kind() string { return "cake" }
+
+// A message quotes at most the first 60 bytes of any input, with its
+// length: a pasted file or a runaway argument is not echoed whole.
+func TestLongInputIsQuotedInPart(t *testing.T) {
+	long := strings.Repeat("a", 120000)
+	for _, in := range []string{
+		"netem " + long,
+		strings.Repeat("netem delay 1ms; ", 7000) + "netem delay " + long,
+		"tc qdisc frob dev eth0 root " + long,
+		"netem delay " + strings.Repeat("9", 100000) + "ms",
+		"tbf rate 1mbit burst 32k latency " + long,
+		"fq_codel flows " + long,
+	} {
+		_, err := ParseChain(in, Options{})
+		if err == nil {
+			t.Errorf("ParseChain(%.40q...) accepted", in)
+			continue
+		}
+		if msg := err.Error(); len(msg) > 600 || !strings.Contains(msg, "bytes)") {
+			t.Errorf("ParseChain(%.40q...): a %d-byte message: %.300s", in, len(msg), msg)
+		}
+		var te *Error
+		if errors.As(err, &te) && len(te.Token) > 63 {
+			t.Errorf("token of %d bytes", len(te.Token))
+		}
+	}
+	if got := Quote("short"); got != `"short"` {
+		t.Errorf("Quote(short) = %s", got)
+	}
+	if got := Quote(strings.Repeat("é", 40)); got != `"`+strings.Repeat("é", 30)+`"... (80 bytes)` {
+		t.Errorf("Quote cuts inside a rune: %s", got)
+	}
+}
+
+// Messages say what was typed: the correlation of "loss 1% 200%" is
+// quoted as "loss 1% 200%", and a zero tbf rate is not called missing.
+func TestMessagesQuoteWhatWasTyped(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"netem loss 1% 200%", `"loss 1% 200%": correlation: bad percentage "200%"`},
+		{"netem delay 10ms 1ms 300%", `"delay 10ms 1ms 300%": correlation: bad percentage`},
+		{"netem loss state 10% 110%", `"loss state 10% 110%": p31: bad percentage`},
+		{"netem rate 1mbit 20 9x", `"rate 1mbit 20 9x": cell size: bad number`},
+		{"tbf rate 0 burst 32k latency 50ms", `"rate 0": tbf cannot work with a zero rate`},
+		{"tbf rate 1mbit burst 0 latency 50ms", `"burst 0": tbf cannot work with a zero burst`},
+		{"tbf rate 1mbit burst 32k limit 0", `"limit 0": tbf cannot work with a zero limit`},
+	} {
+		_, err := Parse(tc.in, Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%q): %v, want it to contain %s", tc.in, err, tc.want)
+		}
+	}
+}

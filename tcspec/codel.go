@@ -35,6 +35,32 @@ func aqmCount(a *args, w string) (int, error) {
 	return int(n), nil
 }
 
+// zeroIsDefault refuses a zero that tc would not send: tc passes an AQM
+// option only when its value is not 0, so "limit 0" silently leaves the
+// kernel's default (dflt) in place. w is the keyword, v the value read.
+func zeroIsDefault(a *args, w, dflt string) error {
+	v := a.words[a.i-1]
+	return a.fail(v, "%q: tc sends no %s when it reads 0, so the kernel would keep its default (%s); give a positive %s, or leave %s out for the default", w+" "+v, w, dflt, w, w)
+}
+
+// count reads an AQM count that tc sends only when it is not 0.
+func count(a *args, w, dflt string) (int, error) {
+	n, err := aqmCount(a, w)
+	if err == nil && n == 0 {
+		err = zeroIsDefault(a, w, dflt)
+	}
+	return n, err
+}
+
+// duration reads an AQM time that tc sends only when it is not 0.
+func duration(a *args, w, dflt string) (time.Duration, error) {
+	d, err := aqmTime(a, w)
+	if err == nil && d == 0 {
+		err = zeroIsDefault(a, w, dflt)
+	}
+	return d, err
+}
+
 // ceThreshold reads ce_threshold. tc leaves it unset when it reads the
 // value ~0U; a zero threshold (mark everything) cannot be told apart from
 // wanlab's "disabled" and is refused.
@@ -72,8 +98,10 @@ func invSqrt(a *args, w string, dst *qdisc.InvSqrtMode) error {
 
 const codelTakes = "limit PACKETS, target TIME, interval TIME, ecn | noecn, ce_threshold TIME; wanlab extension: invsqrt linux|exact"
 
-// parseCoDel follows codel_parse_opt: whole words only; zero values are
-// not sent, so they mean the kernel's defaults, which are filled in.
+// parseCoDel follows codel_parse_opt: whole words only. tc sends no option
+// whose value is 0, leaving the kernel's default; tcspec refuses a 0 rather
+// than silently meaning the default. The defaults of options left out are
+// filled in.
 func parseCoDel(a *args, _ Options) (qdisc.Spec, error) {
 	var c qdisc.CoDelConfig
 	for a.more() {
@@ -81,13 +109,13 @@ func parseCoDel(a *args, _ Options) (qdisc.Spec, error) {
 		var err error
 		switch w {
 		case "limit":
-			c.Limit, err = aqmCount(a, w)
+			c.Limit, err = count(a, w, fmt.Sprint(qdisc.DefaultCoDelLimit))
 		case "target":
-			c.Target, err = aqmTime(a, w)
+			c.Target, err = duration(a, w, formatDuration(qdisc.DefaultCoDelTarget))
 		case "ce_threshold":
 			err = ceThreshold(a, w, &c.CEThreshold)
 		case "interval":
-			c.Interval, err = aqmTime(a, w)
+			c.Interval, err = duration(a, w, formatDuration(qdisc.DefaultCoDelInterval))
 		case "ecn":
 			c.ECN = true
 		case "noecn":
@@ -139,9 +167,11 @@ func formatCoDel(c qdisc.CoDelConfig) string {
 
 const fqCoDelTakes = "limit PACKETS, flows N, target TIME, interval TIME, quantum BYTES, ecn | noecn, ce_threshold TIME, ce_threshold_selector VALUE/MASK, memory_limit SIZE, drop_batch N; wanlab extensions: invsqrt linux|exact, mem_overhead BYTES"
 
-// parseFQCoDel follows fq_codel_parse_opt (whole words only). Defaults are
-// filled in as tc -s shows them, except quantum, which the kernel derives
-// from the device (psched_mtu) and stays 0.
+// parseFQCoDel follows fq_codel_parse_opt (whole words only). tc sends no
+// option whose value is 0, leaving the kernel's default; tcspec refuses a
+// 0 rather than silently meaning the default. Defaults are filled in as tc
+// -s shows them, except quantum, which the kernel derives from the device
+// (psched_mtu) and stays 0.
 func parseFQCoDel(a *args, _ Options) (qdisc.Spec, error) {
 	c := qdisc.FQCoDelConfig{ECN: true}
 	for a.more() {
@@ -149,15 +179,15 @@ func parseFQCoDel(a *args, _ Options) (qdisc.Spec, error) {
 		var err error
 		switch w {
 		case "limit":
-			c.Limit, err = aqmCount(a, w)
+			c.Limit, err = count(a, w, fmt.Sprint(qdisc.DefaultFQCoDelLimit))
 		case "flows":
-			c.Flows, err = aqmCount(a, w)
+			c.Flows, err = count(a, w, fmt.Sprint(qdisc.DefaultFQCoDelFlows))
 		case "quantum":
-			c.Quantum, err = aqmCount(a, w)
+			c.Quantum, err = count(a, w, "the device's MTU with its header, 1514 on Ethernet")
 		case "drop_batch":
-			c.DropBatch, err = aqmCount(a, w)
+			c.DropBatch, err = count(a, w, fmt.Sprint(qdisc.DefaultDropBatch))
 		case "target":
-			c.Target, err = aqmTime(a, w)
+			c.Target, err = duration(a, w, formatDuration(qdisc.DefaultCoDelTarget))
 		case "ce_threshold":
 			err = ceThreshold(a, w, &c.CEThreshold)
 		case "ce_threshold_selector":
@@ -165,7 +195,7 @@ func parseFQCoDel(a *args, _ Options) (qdisc.Spec, error) {
 		case "memory_limit":
 			err = memoryLimit(a, w, &c.MemoryLimit)
 		case "interval":
-			c.Interval, err = aqmTime(a, w)
+			c.Interval, err = duration(a, w, formatDuration(qdisc.DefaultCoDelInterval))
 		case "ecn":
 			c.ECN = true
 		case "noecn":
@@ -173,7 +203,7 @@ func parseFQCoDel(a *args, _ Options) (qdisc.Spec, error) {
 		case "invsqrt":
 			err = invSqrt(a, w, &c.InvSqrt)
 		case "mem_overhead":
-			c.MemOverhead, err = aqmCount(a, w)
+			c.MemOverhead, err = count(a, w, fmt.Sprint(qdisc.DefaultFQCoDelMemOverhead))
 		default:
 			err = a.unknown(w, fqCoDelTakes)
 		}

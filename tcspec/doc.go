@@ -13,8 +13,10 @@
 // it. Every error is an *Error that names the offending word and the fix.
 //
 // Where tc's reading is ambiguous across versions, tcspec refuses rather
-// than guesses: a bare number as a netem time meant µs in iproute2 before
-// 2024 and ns since (commit 9a6b231e), so tcspec asks for a unit.
+// than guesses: a bare number as a netem delay or jitter meant µs in
+// iproute2 before 2024 and ns since (commit 9a6b231e), so tcspec asks for a
+// unit. netem's slot times have always been read with get_time64, so a bare
+// number there is ns, as in tc.
 //
 // wanlab's extensions are separate words tc would never take:
 // "correlation kernel|correct", "fifo_jitter" and "oldgap" for netem,

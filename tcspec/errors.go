@@ -2,7 +2,9 @@ package tcspec
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Error is a parse error. It names the offending word and says what tc
@@ -21,11 +23,10 @@ type Error struct {
 	Msg string
 }
 
-// Error returns "tcspec: KIND: MSG", with the chain position when the
-// offending qdisc is not the first.
+// Error returns "KIND: MSG", with the chain position when the offending
+// qdisc is not the first.
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString("tcspec: ")
 	switch {
 	case e.Kind != "" && e.Index > 0:
 		fmt.Fprintf(&b, "%s (qdisc %d of the chain): ", e.Kind, e.Index+1)
@@ -38,7 +39,59 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// failf makes an *Error for kind about token.
+// failf makes an *Error for kind about token. Every quoted string in the
+// message is shortened as Quote does, so that a pasted file is not echoed
+// whole.
 func failf(kind, token, format string, args ...any) *Error {
-	return &Error{Kind: kind, Token: token, Msg: fmt.Sprintf(format, args...)}
+	if len(token) > maxQuoted {
+		token = token[:runeCut(token)] + "..."
+	}
+	return &Error{Kind: kind, Token: token, Msg: shortenQuotes(fmt.Sprintf(format, args...))}
+}
+
+// maxQuoted is the most bytes of user input a message quotes.
+const maxQuoted = 60
+
+// Quote returns s quoted as %q does; when s is longer than 60 bytes it
+// quotes its beginning and says how long it is ("netem delay 1ms aaaa"...
+// (120034 bytes)), so that a message about a pasted file or a runaway
+// argument stays readable.
+func Quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", s[:runeCut(s)], len(s))
+}
+
+// runeCut is where to cut s, longer than maxQuoted, to keep at most
+// maxQuoted bytes of whole runes.
+func runeCut(s string) int {
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return cut
+}
+
+// shortenQuotes applies Quote to every quoted string in msg.
+func shortenQuotes(msg string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(msg, '"')
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		q, err := strconv.QuotedPrefix(msg[i:])
+		if err != nil {
+			b.WriteString(msg)
+			return b.String()
+		}
+		b.WriteString(msg[:i])
+		msg = msg[i+len(q):]
+		if s, err := strconv.Unquote(q); err == nil && len(s) > maxQuoted {
+			q = Quote(s)
+		}
+		b.WriteString(q)
+	}
 }

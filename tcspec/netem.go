@@ -1,7 +1,6 @@
 package tcspec
 
 import (
-	"errors"
 	"time"
 
 	"wanlab/qdisc"
@@ -141,35 +140,42 @@ func (p *netemParse) limit(a *args, w string) error {
 	return nil
 }
 
-// netemTime reads a netem delay, jitter or slot time (get_time64), refusing
-// bare numbers, whose unit depends on the iproute2 version.
-func netemTime(a *args, w, v string) (time.Duration, error) {
-	d, err := getTime64(v)
-	if errors.Is(err, errBareTime) {
+// netemTime reads a netem time as get_time64 does, a bare number being ns.
+// Delay and jitter (bareNS false) refuse a bare number instead: netem read
+// them with get_time64 only from iproute2 9a6b231e (2024), and as µs
+// before, so a bare delay means different things to different tc versions.
+// Slot times have always been read with get_time64.
+func netemTime(a *args, w, v string, bareNS bool) (time.Duration, error) {
+	if !bareNS && bareNumber(v) {
 		return 0, a.fail(v, "%q: write %sms or %sus: a bare number means ns in tc since 2024 and µs before", w+" "+v, v, v)
 	}
+	d, err := getTime64(v)
 	if err != nil {
 		return 0, a.bad(w, v, err)
 	}
 	if d < 0 {
 		return 0, a.fail(v, "%q: netem times must not be negative", w+" "+v)
 	}
+	if d > qdisc.MaxNetemDelay {
+		return 0, a.fail(v, "%q exceeds 2^62 ns (about 146 years), the longest time wanlab's nanosecond clock can add to another; give a shorter one", w+" "+v)
+	}
 	return d, nil
 }
 
 func (p *netemParse) delay(a *args, w string) error {
+	start := a.i - 1
 	v, err := a.value(w, "100ms")
 	if err != nil {
 		return err
 	}
-	if p.c.Delay, err = netemTime(a, w, v); err != nil {
+	if p.c.Delay, err = netemTime(a, w, v, false); err != nil {
 		return err
 	}
 	if !a.nextIsNumber() {
 		return nil
 	}
 	v = a.take()
-	if p.c.Jitter, err = netemTime(a, "jitter", v); err != nil {
+	if p.c.Jitter, err = netemTime(a, "jitter", v, false); err != nil {
 		return err
 	}
 	if !a.nextIsNumber() {
@@ -177,7 +183,7 @@ func (p *netemParse) delay(a *args, w string) error {
 	}
 	v = a.take()
 	if p.c.DelayCorr, err = parsePercent(v); err != nil {
-		return a.bad(w+" correlation", v, err)
+		return a.badAt(start, "correlation", v, err)
 	}
 	return nil
 }
@@ -185,6 +191,7 @@ func (p *netemParse) delay(a *args, w string) error {
 // probability reads "P [CORR]" after reorder, corrupt or duplicate; the
 // correlation keeps its old value when not given, as tc's struct does.
 func (p *netemParse) probability(a *args, w string, corr float64) (float64, float64, error) {
+	start := a.i - 1
 	v, err := a.value(w, "1%")
 	if err != nil {
 		return 0, 0, err
@@ -196,14 +203,15 @@ func (p *netemParse) probability(a *args, w string, corr float64) (float64, floa
 	if a.nextIsNumber() {
 		v = a.take()
 		if corr, err = parsePercent(v); err != nil {
-			return 0, 0, a.bad(w+" correlation", v, err)
+			return 0, 0, a.badAt(start, "correlation", v, err)
 		}
 	}
 	return prob, corr, nil
 }
 
-// percents reads up to len(dst) optional positional percentages.
-func percents(a *args, w string, names []string, dst []*float64) error {
+// percents reads up to len(dst) optional positional percentages of the
+// option whose keyword is at index start.
+func percents(a *args, start int, names []string, dst []*float64) error {
 	for i, d := range dst {
 		if !a.nextIsNumber() {
 			return nil
@@ -211,7 +219,7 @@ func percents(a *args, w string, names []string, dst []*float64) error {
 		v := a.take()
 		x, err := parsePercent(v)
 		if err != nil {
-			return a.bad(w+" "+names[i], v, err)
+			return a.badAt(start, names[i], v, err)
 		}
 		*d = x
 	}
@@ -222,6 +230,7 @@ func (p *netemParse) loss(a *args, w string) error {
 	if p.lossSet {
 		return a.fail(w, "%q: a loss model is already given; give one loss model", w)
 	}
+	start := a.i - 1
 	v, err := a.value(w, "1%")
 	if err != nil {
 		return err
@@ -239,7 +248,7 @@ func (p *netemParse) loss(a *args, w string) error {
 			return a.bad(w, v, err)
 		}
 		var corr float64
-		if err := percents(a, w, []string{"correlation"}, []*float64{&corr}); err != nil {
+		if err := percents(a, start, []string{"correlation"}, []*float64{&corr}); err != nil {
 			return err
 		}
 		if prob32(prob) != 0 {
@@ -254,22 +263,22 @@ func (p *netemParse) loss(a *args, w string) error {
 		}
 		p13, err := parsePercent(v)
 		if err != nil {
-			return a.bad(w+" state", v, err)
+			return a.badAt(start, "p13", v, err)
 		}
 		*l = qdisc.Loss{Kind: qdisc.LossState, P13: p13, P31: 1 - p13, P32: 0, P23: 1, P14: 0}
 		p.lossSet = true
-		return percents(a, w+" state", []string{"p31", "p32", "p23", "p14"}, []*float64{&l.P31, &l.P32, &l.P23, &l.P14})
+		return percents(a, start, []string{"p31", "p32", "p23", "p14"}, []*float64{&l.P31, &l.P32, &l.P23, &l.P14})
 	case v == "gemodel":
 		if v, err = a.value(w+" gemodel", "P"); err != nil {
 			return err
 		}
 		gp, err := parsePercent(v)
 		if err != nil {
-			return a.bad(w+" gemodel", v, err)
+			return a.badAt(start, "p", v, err)
 		}
 		*l = qdisc.Loss{Kind: qdisc.LossGEModel, GEP: gp, GER: 1 - gp, OneMinusH: 1, OneMinusK: 0}
 		p.lossSet = true
-		return percents(a, w+" gemodel", []string{"r", "1-h", "1-k"}, []*float64{&l.GER, &l.OneMinusH, &l.OneMinusK})
+		return percents(a, start, []string{"r", "1-h", "1-k"}, []*float64{&l.GER, &l.OneMinusH, &l.OneMinusK})
 	default:
 		return a.fail(v, "%q: unknown loss model %q: write \"loss 1%%\", \"loss random 1%% 25%%\", \"loss state P13 [P31 [P32 [P23 [P14]]]]\" or \"loss gemodel P [R [1-H [1-K]]]\"", w+" "+v, v)
 	}
@@ -295,6 +304,7 @@ func loadDist(a *args, w, name string, opt Options) (qdisc.Distribution, error) 
 }
 
 func (p *netemParse) rate(a *args, w string, opt Options) error {
+	start := a.i - 1
 	v, err := a.value(w, "10mbit")
 	if err != nil {
 		return err
@@ -312,7 +322,7 @@ func (p *netemParse) rate(a *args, w string, opt Options) error {
 		v = a.take()
 		n, err := getInt(v, 0, -1<<31, 1<<31-1)
 		if err != nil {
-			return a.bad(w+" packet overhead", v, err)
+			return a.badAt(start, "packet overhead", v, err)
 		}
 		c.PacketOverhead = int32(n)
 	}
@@ -320,7 +330,7 @@ func (p *netemParse) rate(a *args, w string, opt Options) error {
 		v = a.take()
 		n, err := getUint(v, 0, 1<<32-1)
 		if err != nil {
-			return a.bad(w+" cell size", v, err)
+			return a.badAt(start, "cell size", v, err)
 		}
 		c.CellSize = uint32(n)
 	}
@@ -328,7 +338,7 @@ func (p *netemParse) rate(a *args, w string, opt Options) error {
 		v = a.take()
 		n, err := getInt(v, 0, -1<<31, 1<<31-1)
 		if err != nil {
-			return a.bad(w+" cell overhead", v, err)
+			return a.badAt(start, "cell overhead", v, err)
 		}
 		c.CellOverhead = int32(n)
 	}
@@ -344,13 +354,13 @@ func (p *netemParse) slot(a *args, w string, opt Options) error {
 	var err error
 	if a.nextIsNumber() {
 		v := a.take()
-		if s.Min, err = netemTime(a, w, v); err != nil {
+		if s.Min, err = netemTime(a, w, v, true); err != nil {
 			return err
 		}
 		s.Max = s.Min
 		if a.nextIsNumber() {
 			v = a.take()
-			if s.Max, err = netemTime(a, w, v); err != nil {
+			if s.Max, err = netemTime(a, w, v, true); err != nil {
 				return err
 			}
 			if s.Max < s.Min {
@@ -377,14 +387,14 @@ func (p *netemParse) slot(a *args, w string, opt Options) error {
 		if err != nil {
 			return err
 		}
-		if s.DistDelay, err = netemTime(a, kw+" "+name, v); err != nil {
+		if s.DistDelay, err = netemTime(a, kw+" "+name, v, true); err != nil {
 			return err
 		}
 		v, err = a.value(kw+" "+name+" "+v, "JITTER")
 		if err != nil {
 			return err
 		}
-		if s.DistJitter, err = netemTime(a, "slot jitter", v); err != nil {
+		if s.DistJitter, err = netemTime(a, "slot jitter", v, true); err != nil {
 			return err
 		}
 		if s.DistJitter <= 0 {

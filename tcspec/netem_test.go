@@ -109,6 +109,14 @@ func TestNetemSpecExamples(t *testing.T) {
 		{"netem slot 1ms 5ms packets 10 bytes 64k", netem(func(c *qdisc.NetemConfig) {
 			c.Slot = qdisc.Slot{Min: ms, Max: 5 * ms, Packets: 10, Bytes: 65536}
 		})},
+		// Slot times have always been read with get_time64: a bare number
+		// is ns, as in tc.
+		{"netem slot 10 200 packets 2000 bytes 9000", netem(func(c *qdisc.NetemConfig) {
+			c.Slot = qdisc.Slot{Min: 10, Max: 200, Packets: 2000, Bytes: 9000}
+		})},
+		{"netem slot distribution normal 1000 500", netem(func(c *qdisc.NetemConfig) {
+			c.Slot = qdisc.Slot{Dist: qdisc.Distribution{Name: "normal"}, DistDelay: 1000, DistJitter: 500}
+		})},
 		{"netem slot distribution pareto 10ms 2ms bytes 1500", netem(func(c *qdisc.NetemConfig) {
 			c.Slot = qdisc.Slot{Dist: qdisc.Distribution{Name: "pareto"}, DistDelay: 10 * ms, DistJitter: 2 * ms, Bytes: 1500}
 		})},
@@ -215,8 +223,12 @@ func TestNetemErrors(t *testing.T) {
 		{"netem delay 10mz", "10mz", []string{`"delay 10mz": bad time "10mz": use a number with a unit: ns, us, ms, s`}},
 		{"netem delay 100", "100", []string{"write 100ms or 100us", "bare number means ns"}},
 		{"netem delay 10ms 5", "5", []string{"write 5ms or 5us"}},
-		{"netem slot 10", "10", []string{"write 10ms"}},
 		{"netem delay -5ms", "-5ms", []string{"negative"}},
+		// tc takes any 64-bit number of ns, which wanlab's clock cannot add
+		// to a time: the limit is named.
+		{"netem delay 9223372036s", "9223372036s", []string{`"delay 9223372036s" exceeds 2^62 ns (about 146 years)`}},
+		{"netem delay 1s 9223372036s", "9223372036s", []string{`"jitter 9223372036s" exceeds 2^62 ns`}},
+		{"netem slot 1ms 5000000000s", "5000000000s", []string{"exceeds 2^62 ns"}},
 		{"netem delay", "delay", []string{`"delay" needs a value`}},
 		{"netem foo", "foo", []string{`"foo" is not a netem option`, "delay TIME", "slot MIN"}},
 		{"netem help", "help", []string{"netem takes"}},
@@ -256,7 +268,7 @@ func TestNetemErrors(t *testing.T) {
 			t.Errorf("Parse(%q): Kind %q Token %q Index %d; want netem %q 0 (%v)", tt.in, te.Kind, te.Token, te.Index, tt.token, err)
 		}
 		msg := err.Error()
-		if !strings.HasPrefix(msg, "tcspec: netem: ") {
+		if !strings.HasPrefix(msg, "netem: ") {
 			t.Errorf("Parse(%q): %q lacks the prefix", tt.in, msg)
 		}
 		for _, m := range tt.msg {

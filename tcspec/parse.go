@@ -18,20 +18,57 @@ type Options struct {
 	LinkSpeed uint64
 }
 
-// kinds lists the qdiscs tcspec reads, by tc's names, for messages.
-var kinds = []string{"netem", "tbf", "pfifo", "bfifo", "pfifo_head_drop", "pfifo_fast", "codel", "fq_codel", "pie"}
+// kind is one row of the registry: how tcspec reads and prints one tc kind.
+type kind struct {
+	name   string
+	parse  func(a *args, opt Options) (qdisc.Spec, error)
+	format func(qdisc.Spec) (string, bool)
+}
 
-// parsers maps each kind to its option reader.
-var parsers = map[string]func(a *args, opt Options) (qdisc.Spec, error){
-	"netem":           parseNetem,
-	"tbf":             parseTBF,
-	"pfifo":           parseFifo,
-	"bfifo":           parseFifo,
-	"pfifo_head_drop": parseFifo,
-	"pfifo_fast":      parsePfifoFast,
-	"codel":           parseCoDel,
-	"fq_codel":        parseFQCoDel,
-	"pie":             parsePIE,
+// kinds is the registry, in the order messages list the kinds: adding a
+// discipline is adding a row (and one in package qdisc's, which a test
+// checks this one against).
+var kinds = []kind{
+	{"netem", parseNetem, formatAs(formatNetem)},
+	{"tbf", parseTBF, formatAs(formatTBF)},
+	{"pfifo", parseFifo, formatAs(formatFifo)},
+	{"bfifo", parseFifo, formatAs(formatFifo)},
+	{"pfifo_head_drop", parseFifo, formatAs(formatFifo)},
+	{"pfifo_fast", parsePfifoFast, formatAs(func(qdisc.PfifoFastConfig) string { return "pfifo_fast" })},
+	{"codel", parseCoDel, formatAs(formatCoDel)},
+	{"fq_codel", parseFQCoDel, formatAs(formatFQCoDel)},
+	{"pie", parsePIE, formatAs(formatPIE)},
+}
+
+// lookup returns the row of the kind named name.
+func lookup(name string) (kind, bool) {
+	for _, k := range kinds {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return kind{}, false
+}
+
+// formatAs adapts a printer of configuration type C to the registry; it
+// reports false for a Spec of another type (a pointer, say).
+func formatAs[C qdisc.Spec](f func(C) string) func(qdisc.Spec) (string, bool) {
+	return func(s qdisc.Spec) (string, bool) {
+		c, ok := s.(C)
+		if !ok {
+			return "", false
+		}
+		return f(c), true
+	}
+}
+
+// kindNames lists the kinds, for messages.
+func kindNames() string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
 }
 
 // Parse reads one qdisc: its kind and options as tc takes them ("netem
@@ -75,65 +112,19 @@ func ParseChain(s string, opt Options) ([]qdisc.Spec, error) {
 // For every value Parse returns, Parse(Format(x)) equals x, provided
 // LoadDist returns the same table for the same name. Configs built by hand
 // with values no tc syntax produces (a zero netem limit, a codel target
-// below 1us) print as the nearest tc line.
+// below 1us) print as the nearest tc line. A Spec that is not one of
+// package qdisc's configuration values (a pointer to one, another kind)
+// prints as its kind alone; nil prints as "".
 func Format(s qdisc.Spec) string {
-	switch c := deref(s).(type) {
-	case qdisc.NetemConfig:
-		return formatNetem(c)
-	case qdisc.TBFConfig:
-		return formatTBF(c)
-	case qdisc.FifoConfig:
-		return formatFifo(c)
-	case qdisc.PfifoFastConfig:
-		return "pfifo_fast"
-	case qdisc.CoDelConfig:
-		return formatCoDel(c)
-	case qdisc.FQCoDelConfig:
-		return formatFQCoDel(c)
-	case qdisc.PIEConfig:
-		return formatPIE(c)
-	case nil:
+	if s == nil {
 		return ""
 	}
-	return s.Kind()
-}
-
-// deref turns a pointer to a config into the config (nil for a nil
-// pointer), so that Format takes both.
-func deref(s qdisc.Spec) qdisc.Spec {
-	switch p := s.(type) {
-	case *qdisc.NetemConfig:
-		if p != nil {
-			return *p
+	if k, ok := lookup(s.Kind()); ok {
+		if text, ok := k.format(s); ok {
+			return text
 		}
-	case *qdisc.TBFConfig:
-		if p != nil {
-			return *p
-		}
-	case *qdisc.FifoConfig:
-		if p != nil {
-			return *p
-		}
-	case *qdisc.PfifoFastConfig:
-		if p != nil {
-			return *p
-		}
-	case *qdisc.CoDelConfig:
-		if p != nil {
-			return *p
-		}
-	case *qdisc.FQCoDelConfig:
-		if p != nil {
-			return *p
-		}
-	case *qdisc.PIEConfig:
-		if p != nil {
-			return *p
-		}
-	default:
-		return s
 	}
-	return nil
+	return s.Kind()
 }
 
 // FormatChain prints a chain as ParseChain reads it, joined with "; ".
@@ -171,12 +162,12 @@ func parseElem(words []string, opt Options) (qdisc.Spec, error) {
 			return nil, err
 		}
 	}
-	kind := words[0]
-	parse, ok := parsers[kind]
+	name := words[0]
+	k, ok := lookup(name)
 	if !ok {
-		return nil, unknownKind(kind)
+		return nil, unknownKind(name)
 	}
-	return parse(&args{kind: kind, words: words[1:]}, opt)
+	return k.parse(&args{kind: name, words: words[1:]}, opt)
 }
 
 // unsupported are tc qdiscs that wanlab does not emulate (yet).
@@ -189,8 +180,8 @@ var unsupported = map[string]bool{
 }
 
 func unknownKind(kind string) error {
-	list := strings.Join(kinds, ", ")
-	if _, ok := parsers[strings.ToLower(kind)]; ok {
+	list := kindNames()
+	if _, ok := lookup(strings.ToLower(kind)); ok {
 		return failf("", kind, "unknown qdisc %q: tc's kind names are lower case: write %q", kind, strings.ToLower(kind))
 	}
 	if unsupported[kind] {

@@ -6,13 +6,15 @@ import (
 	"wanlab/qdisc"
 )
 
-const pieTakes = "limit PACKETS, target TIME, tupdate TIME, alpha 0-32, beta 0-32, ecn | noecn, bytemode | nobytemode, dq_rate_estimator | no_dq_rate_estimator"
+const pieTakes = "limit PACKETS, target TIME, tupdate TIME, alpha 1-32, beta 1-32, ecn | noecn, bytemode | nobytemode, dq_rate_estimator | no_dq_rate_estimator"
 
 // pieMax is tc's ALPHA_MAX and BETA_MAX.
 const pieMax = 32
 
-// parsePIE follows pie_parse_opt (whole words only); zero values are not
-// sent, so they mean the kernel's defaults, which are filled in.
+// parsePIE follows pie_parse_opt (whole words only). tc sends no option
+// whose value is 0, leaving the kernel's default; tcspec refuses a 0 rather
+// than silently meaning the default. The defaults of options left out are
+// filled in.
 func parsePIE(a *args, _ Options) (qdisc.Spec, error) {
 	var c qdisc.PIEConfig
 	for a.more() {
@@ -20,11 +22,11 @@ func parsePIE(a *args, _ Options) (qdisc.Spec, error) {
 		var err error
 		switch w {
 		case "limit":
-			c.Limit, err = aqmCount(a, w)
+			c.Limit, err = count(a, w, fmt.Sprint(qdisc.DefaultPIELimit))
 		case "target":
-			c.Target, err = aqmTime(a, w)
+			c.Target, err = duration(a, w, formatDuration(qdisc.DefaultPIETarget))
 		case "tupdate":
-			c.TUpdate, err = aqmTime(a, w)
+			c.TUpdate, err = duration(a, w, formatDuration(qdisc.DefaultPIETUpdate))
 		case "alpha":
 			c.Alpha, err = pieWeight(a, w)
 		case "beta":
@@ -67,9 +69,13 @@ func parsePIE(a *args, _ Options) (qdisc.Spec, error) {
 }
 
 func pieWeight(a *args, w string) (int, error) {
-	n, err := aqmCount(a, w)
+	dflt := fmt.Sprint(qdisc.DefaultPIEAlpha)
+	if w == "beta" {
+		dflt = fmt.Sprint(qdisc.DefaultPIEBeta)
+	}
+	n, err := count(a, w, dflt)
 	if err == nil && n > pieMax {
-		err = a.fail(a.words[a.i-1], "%q: %s is in units of 1/16 and tc allows 0 to %d", w+" "+a.words[a.i-1], w, pieMax)
+		err = a.fail(a.words[a.i-1], "%q: %s is in units of 1/16 and tc allows up to %d", w+" "+a.words[a.i-1], w, pieMax)
 	}
 	return n, err
 }

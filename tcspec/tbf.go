@@ -22,6 +22,8 @@ func parseTBF(a *args, _ Options) (qdisc.Spec, error) {
 		latency       time.Duration
 		overhead      uint64
 		rate, peak    qdisc.Rate
+		// Zeros typed, which tc takes as the option missing.
+		rateZero, burstZero, limitZero bool
 	)
 	for a.more() {
 		w := a.take()
@@ -40,6 +42,7 @@ func parseTBF(a *args, _ Options) (qdisc.Spec, error) {
 			if limit, err = getSize(v); err != nil {
 				return nil, a.bad(w, v, err)
 			}
+			limitZero = limit == 0
 		case matches(w, "latency"):
 			v, err := a.value(w, "TIME")
 			if err != nil {
@@ -65,6 +68,7 @@ func parseTBF(a *args, _ Options) (qdisc.Spec, error) {
 			if buffer, err = getSizeAndCell(v); err != nil {
 				return nil, a.bad(w, v, err)
 			}
+			burstZero = buffer == 0
 		case w == "mtu" || w == "minburst":
 			v, err := a.value(w, "SIZE")
 			if err != nil {
@@ -98,6 +102,7 @@ func parseTBF(a *args, _ Options) (qdisc.Spec, error) {
 			if rate, err = tbfRate(v); err != nil {
 				return nil, a.bad(w, v, err)
 			}
+			rateZero = rate == 0
 		case matches(w, "peakrate"):
 			v, err := a.value(w, "RATE")
 			if err != nil {
@@ -135,6 +140,20 @@ func parseTBF(a *args, _ Options) (qdisc.Spec, error) {
 			}
 		default:
 			return nil, a.unknown(w, tbfTakes)
+		}
+	}
+	// A zero that was typed is tc's "missing", but say what was typed.
+	for _, z := range []struct {
+		kw   string
+		zero bool
+		fix  string
+	}{
+		{"rate", rateZero, "a positive rate, e.g. rate 10mbit"},
+		{"burst", burstZero, "a positive burst of at least one MTU, e.g. burst 32k"},
+		{"limit", limitZero && latency == 0, "a positive limit, or a latency, e.g. latency 50ms"},
+	} {
+		if z.zero {
+			return nil, a.fail(z.kw, "\"%s 0\": tbf cannot work with a zero %s (tc takes it as missing); give %s", z.kw, z.kw, z.fix)
 		}
 	}
 	// tc reports every missing parameter at once.

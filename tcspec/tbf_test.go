@@ -14,7 +14,7 @@ func TestTBF(t *testing.T) {
 		in   string
 		want qdisc.TBFConfig
 	}{
-		// The spec's examples: 32kbit is 4096 bytes; latency 400ms at
+		// tc-tbf(8)'s examples: 32kbit is 4096 bytes; latency 400ms at
 		// 1mbit (125000 B/s) is 50000 bytes on top of the burst.
 		{"tbf rate 1mbit burst 32kbit latency 400ms", qdisc.TBFConfig{Rate: 125000, Burst: 4096, Limit: 54096}},
 		{"tbf rate 1mbit burst 4096 limit 54096", qdisc.TBFConfig{Rate: 125000, Burst: 4096, Limit: 54096}},

@@ -1,7 +1,6 @@
 package tcspec
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -188,22 +187,14 @@ func getTime(s string) (time.Duration, error) {
 	return time.Duration(uint32(us)) * time.Microsecond, nil
 }
 
-// errBareTime is returned by getTime64 for a bare non-zero number.
-var errBareTime = errors.New("bare number")
-
-// getTime64 reads a time as tc's get_time64 (ns, truncated). tc reads a
-// bare number as ns; since that changed in 2024 (before, netem read µs),
-// wanlab refuses bare non-zero numbers with errBareTime and the caller
-// names the fix.
+// getTime64 reads a time as tc's get_time64: ns, truncated, a bare number
+// being ns.
 func getTime64(s string) (time.Duration, error) {
 	v, scale, bare, ok := scanTime(s, true)
 	if !ok {
 		return 0, fmt.Errorf("bad time %q: use a number with a unit: ns, us, ms, s", s)
 	}
 	if bare {
-		if v != 0 {
-			return 0, errBareTime
-		}
 		scale = 1
 	}
 	ns := v * scale
@@ -211,6 +202,12 @@ func getTime64(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("bad time %q: out of range", s)
 	}
 	return time.Duration(int64(ns)), nil
+}
+
+// bareNumber reports whether s is a non-zero number without a unit.
+func bareNumber(s string) bool {
+	v, _, bare, ok := scanTime(s, true)
+	return ok && bare && v != 0
 }
 
 // parsePercent reads tc's percentages: strtod/100 in [0,1], followed by "%"

@@ -31,6 +31,7 @@ type simOptions struct {
 	traceDown  string
 	mtu        int
 	txqueuelen int
+	framing    qdisc.Framing
 }
 
 func newSimCommand(s *streams) *cobra.Command {
@@ -62,7 +63,8 @@ RATE uses tc's units (10mbit, 1gbit, 100kbps = 800 kbit/s).`,
 	fs.StringVar(&o.events, "events", "", "write one CSV row per packet to this file (- for stdout): flow,seq,dir,size,sent_ns,left_ns,verdict")
 	fs.StringVar(&o.traceUp, "trace-up", "", "mahimahi trace file limiting the up direction's capacity")
 	fs.StringVar(&o.traceDown, "trace-down", "", "mahimahi trace file limiting the down direction's capacity")
-	fs.IntVar(&o.mtu, "mtu", 1500, "device MTU the disciplines assume (psched_mtu; 1500 on TUN)")
+	fs.IntVar(&o.mtu, "mtu", 1500, "device MTU the disciplines assume (the largest IP packet; psched_mtu adds the framing's header)")
+	registerFraming(fs, &o.framing)
 	fs.IntVar(&o.txqueuelen, "txqueuelen", 1000, "device txqueuelen: the default limit of the fifos and pfifo_fast's bands")
 	return c
 }
@@ -90,7 +92,7 @@ func runSim(s *streams, o *simOptions) error {
 			return usagef("%v", err)
 		}
 	}
-	env := qdisc.Env{MTU: o.mtu, TxQueueLen: o.txqueuelen}
+	env := qdisc.Env{MTU: o.mtu, TxQueueLen: o.txqueuelen, Framing: o.framing}
 	cfg := sim.Config{
 		Up:       link.Config{Name: "up", Chain: up, Env: env},
 		Down:     link.Config{Name: "down", Chain: down, Env: env},
@@ -104,7 +106,7 @@ func runSim(s *streams, o *simOptions) error {
 	if cfg.Down.Trace, err = readTrace("--trace-down", o.traceDown); err != nil {
 		return err
 	}
-	for _, w := range append(chainWarnings("up", up, o.mtu), chainWarnings("down", down, o.mtu)...) {
+	for _, w := range append(chainWarnings("up", up, &env), chainWarnings("down", down, &env)...) {
 		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
 	}
 
@@ -182,7 +184,7 @@ func readTrace(flag, path string) (*link.Trace, error) {
 // direction and per flow.
 func printSim(w io.Writer, r *sim.Result, up, down []qdisc.Spec) {
 	fmt.Fprintf(w, "path  up:   %s\n      down: %s\n", describeChain(up), describeChain(down))
-	fmt.Fprintf(w, "simulated %gs, seed %d\n\n", r.DurationS, r.Seed)
+	fmt.Fprintf(w, "simulated %gs, seed %d, %s framing\n\n", r.DurationS, r.Seed, r.Framing)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tsent\tdelivered\tdropped\tmarked\tdup\treordered\tqueued\tMbit/s\tdelay ms: min\tmean\tp50\tp90\tp99\tmax\t")
 	row := func(name string, d sim.DirResult) {

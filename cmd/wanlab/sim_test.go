@@ -70,11 +70,12 @@ func TestSimConstantDelay(t *testing.T) {
 	}
 }
 
-// With a rate, serialisation adds to the delay: 1500 B at 10 Mbit/s is 1.2 ms.
+// With a rate, serialisation adds to the delay: a 1500-byte IP packet is
+// 1514 bytes on Ethernet, 0.6056 ms at 20 Mbit/s.
 func TestSimDelayWithRate(t *testing.T) {
 	r := simRun(t, "--up", "netem delay 50ms rate 20mbit", "--flow", "cbr rate=10mbit size=1500", "--duration", "2s")
-	if r.Up.Delay.N == 0 || r.Up.Delay.P50 != 50.6e6 {
-		t.Fatalf("delay = %+v, want p50 = 50.6 ms (50 ms + 0.6 ms at 20 Mbit/s)", r.Up.Delay)
+	if r.Up.Delay.N == 0 || r.Up.Delay.P50 != 50.6056e6 {
+		t.Fatalf("delay = %+v, want p50 = 50.6056 ms (50 ms + 1514 B at 20 Mbit/s)", r.Up.Delay)
 	}
 }
 

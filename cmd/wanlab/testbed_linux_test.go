@@ -197,7 +197,15 @@ func TestCLITestbedLifecycle(t *testing.T) {
 		}
 	}
 
-	mustCLI(t, "set", name, "--up", "netem loss 100%")
+	// The up chain keeps netem at the root (changed in place); the down
+	// chain has tbf where netem was (replaced).
+	out = mustCLI(t, "set", name, "--up", "netem loss 100%", "--down", "tbf rate 1gbit burst 100k latency 10ms")
+	for _, want := range []string{name + " up: netem", "  1 netem: changed", name + " down: tbf", "  1 netem -> tbf: replaced"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("set's report lacks %q:\n%s", want, out)
+		}
+	}
+	mustCLI(t, "set", name, "--down", "")
 	if _, _, code := cli(t, "exec", name, "--", "ping", "-c", "1", "-W", "1", "@peer"); code != 1 {
 		t.Errorf("ping through loss 100%%: exit %d, want ping's 1", code)
 	}

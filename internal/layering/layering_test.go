@@ -21,28 +21,30 @@ var core = []string{"clock", "packet", "qdisc", "tcspec", "link", "sim", "stats"
 // forbidden maps import paths (or prefixes ending in "/") to the reason the
 // core may not use them.
 var forbidden = map[string]string{
-	"os":                      "file and process I/O belongs to the edge (cmd, netns, router)",
-	"os/":                     "file and process I/O belongs to the edge",
-	"net":                     "network I/O belongs to the router and traffic packages",
-	"net/":                    "network I/O belongs to the router and traffic packages",
-	"syscall":                 "system calls belong to the edge",
-	"golang.org/x/sys/":       "system calls belong to the edge",
-	"io/ioutil":               "file I/O belongs to the edge",
-	"io/fs":                   "file I/O belongs to the edge",
-	"path/filepath":           "file paths belong to the edge",
-	"log":                     "the core reports through return values and hooks, not logs",
-	"log/":                    "the core reports through return values and hooks, not logs",
-	"math/rand":               "use math/rand/v2 with an explicit seed",
-	"crypto/rand":             "randomness must be seeded and reproducible",
-	"github.com/vishvananda/": "netlink belongs to netns",
-	"golang.zx2c4.com/":       "TUN devices belong to the tun package",
-	"wanlab/netns":            "edge package",
-	"wanlab/tun":              "edge package",
-	"wanlab/router":           "edge package",
-	"wanlab/lab":              "edge package",
-	"wanlab/outfile":          "file output belongs to the edge",
-	"wanlab/traffic":          "edge package",
-	"wanlab/cmd/":             "edge package",
+	"os":                       "file and process I/O belongs to the edge (cmd, netns, router)",
+	"os/":                      "file and process I/O belongs to the edge",
+	"net":                      "network I/O belongs to the router and traffic packages",
+	"net/":                     "network I/O belongs to the router and traffic packages",
+	"syscall":                  "system calls belong to the edge",
+	"golang.org/x/sys/":        "system calls belong to the edge",
+	"io/ioutil":                "file I/O belongs to the edge",
+	"io/fs":                    "file I/O belongs to the edge",
+	"path/filepath":            "file paths belong to the edge",
+	"log":                      "the core reports through return values and hooks, not logs",
+	"log/":                     "the core reports through return values and hooks, not logs",
+	"math/rand":                "use math/rand/v2 with an explicit seed",
+	"crypto/rand":              "randomness must be seeded and reproducible",
+	"github.com/vishvananda/":  "netlink belongs to netns",
+	"golang.zx2c4.com/":        "TUN devices belong to the tun package",
+	"wanlab/netns":             "edge package",
+	"wanlab/tun":               "edge package",
+	"wanlab/router":            "edge package",
+	"wanlab/lab":               "edge package",
+	"wanlab/distfile":          "reading files belongs to the edge",
+	"wanlab/outfile":           "file output belongs to the edge",
+	"wanlab/traffic":           "edge package",
+	"wanlab/cmd/":              "edge package",
+	"wanlab/internal/coretest": "test helpers: only the core's _test.go files may use them",
 }
 
 // wallClock lists time functions that read or wait on the real clock. The
@@ -123,7 +125,7 @@ func TestCoreIsPure(t *testing.T) {
 
 // TestCheckerCatchesViolations makes sure the checker itself can fail.
 func TestCheckerCatchesViolations(t *testing.T) {
-	for _, p := range []string{"os", "os/exec", "net/netip", "golang.org/x/sys/unix", "wanlab/router"} {
+	for _, p := range []string{"os", "os/exec", "net/netip", "golang.org/x/sys/unix", "wanlab/router", "wanlab/internal/coretest"} {
 		if _, bad := forbiddenReason(p); !bad {
 			t.Errorf("%q should be forbidden in the core", p)
 		}
