@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"wanlab/experiment"
+	"wanlab/netns"
+)
+
+// cliFor runs the binary with a time limit of its own (an experiment runs
+// for minutes) and returns its output and exit status.
+func cliFor(t *testing.T, limit time.Duration, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, wanlabBin(t), args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("wanlab %q: %v", args, err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+const resumeExperiment = `
+name: resume
+vars:
+  delay: [5ms, 10ms, 15ms, 20ms]
+path:
+  both: "netem delay ${delay}"
+tests:
+  - test: tcp_upload
+    duration: 2s
+    lead: 1s
+    tail: 1s
+`
+
+// TestExperimentResumeAfterSigkill kills an experiment midway with SIGKILL
+// and runs it again: the second run makes only the runs that were missing,
+// leaves the complete ones as they were, and leaves no temporary behind.
+func TestExperimentResumeAfterSigkill(t *testing.T) {
+	bin := wanlabBin(t)
+	work := t.TempDir()
+	file := filepath.Join(work, "resume.yaml")
+	if err := os.WriteFile(file, []byte(resumeExperiment), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(work, "out")
+	cmd := exec.Command(bin, "experiment", "run", file, "-o", dir)
+	var firstErr bytes.Buffer
+	cmd.Stderr = &firstErr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := cmd.Process.Pid
+	deadline := time.Now().Add(90 * time.Second)
+	complete := 0
+	for complete < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		if ix, err := experiment.ReadIndex(dir); err == nil {
+			complete = ix.Counts()[experiment.StatusComplete]
+		}
+	}
+	if complete < 2 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("two runs did not complete in time:\n%s", firstErr.String())
+	}
+	// The third run is under way: kill it in the middle.
+	time.Sleep(1500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	ix, err := experiment.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := map[string]os.FileInfo{}
+	for _, c := range ix.Cases {
+		for _, r := range c.Runs {
+			if fi, err := os.Stat(filepath.Join(dir, r.File)); err == nil {
+				if r.Status != experiment.StatusComplete {
+					t.Errorf("%s exists but the index says %s", r.File, r.Status)
+				}
+				done[r.File] = fi
+			}
+		}
+	}
+	if len(done) != 2 {
+		t.Fatalf("after the kill %d results files exist, want 2:\n%s", len(done), firstErr.String())
+	}
+
+	_, errOut, code := cliFor(t, 2*time.Minute, "experiment", "run", file, "-o", dir)
+	if code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, errOut)
+	}
+	var ran []string
+	for _, l := range strings.Split(errOut, "\n") {
+		if strings.HasPrefix(l, "[") {
+			ran = append(ran, l)
+		}
+	}
+	if len(ran) != 2 || !strings.HasPrefix(ran[0], "[3/4] case 3 of 4: delay=15ms") || !strings.HasPrefix(ran[1], "[4/4] case 4 of 4: delay=20ms") {
+		t.Errorf("the resume ran:\n%s\nwant only cases 3 and 4", strings.Join(ran, "\n"))
+	}
+	ix, err = experiment.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ix.Counts(); n[experiment.StatusComplete] != 4 {
+		t.Errorf("after the resume: %v", n)
+	}
+	for name, before := range done {
+		after, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+			t.Errorf("%s was written again by the resume", name)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 5 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the directory holds %v, want the index and 4 results files", names)
+	}
+	// The killed process's testbed is gone: the next run cleaned it up.
+	states, _ := netns.Testbeds()
+	for _, st := range states {
+		if strings.HasSuffix(st.Name, "-"+strconv.Itoa(killed)) {
+			t.Errorf("the killed run's testbed %s is still on record", st.Name)
+		}
+	}
+}
+
+// TestExperimentBadFiles: a malformed experiment file exits 2 with the
+// file, the line and the fix, before anything runs or is created.
+func TestExperimentBadFiles(t *testing.T) {
+	work := t.TempDir()
+	for _, c := range []struct {
+		name, text, want string
+	}{
+		{"yaml", "vars:\n  delay: [10ms, 30ms\ntests: [{test: ping}]\n", "bad.yaml:3: not valid YAML"},
+		{"unknown key", "vars: {delay: [10ms]}\ntests:\n  - test: tcp_upload\n    duratoin: 2s\n", `bad.yaml:4: unknown key "duratoin" in a test entry: did you mean "duration"?`},
+		{"undefined var", "vars: {delay: [10ms]}\npath: {both: \"netem delay ${dealy}\"}\ntests: [{test: ping}]\n", "bad.yaml:2: path up: ${dealy} is not defined: did you mean ${delay}?"},
+		{"tc refuses", "vars: {rate: [10mbit, 10mbz]}\npath: {both: \"tbf rate ${rate} burst 32k latency 50ms\"}\ntests: [{test: ping}]\n", "bad.yaml:2: path up: tbf: \"rate 10mbz\": bad rate"},
+		{"bad option", "tests:\n  - test: tcp_upload\n    duration: ten\n", "bad.yaml:3: duration:"},
+		{"bad cc", "tests:\n  - test: tcp_upload\n    cc: vegass\n", "bad.yaml:3: cc:"},
+		{"unknown test", "tests:\n  - test: tcp_uplaod\n", "bad.yaml:2:"},
+	} {
+		file := filepath.Join(work, "bad.yaml")
+		os.WriteFile(file, []byte(c.text), 0o644)
+		dir := filepath.Join(work, "out-"+strings.ReplaceAll(c.name, " ", "-"))
+		_, errOut, code := cliFor(t, time.Minute, "experiment", "run", file, "-o", dir)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", c.name, code, errOut, c.want)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the results directory was created", c.name)
+		}
+	}
+}
