@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"errors"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 
 	"wanlab/experiment"
 	"wanlab/netns"
+	"wanlab/results"
 )
 
 // cliFor runs the binary with a time limit of its own (an experiment runs
@@ -36,6 +39,85 @@ func cliFor(t *testing.T, limit time.Duration, args ...string) (stdout, stderr s
 		t.Fatalf("wanlab %q: %v", args, err)
 	}
 	return out.String(), errOut.String(), code
+}
+
+// TestExperimentE1Quick runs the shipped E1 with --quick (15 short runs:
+// five delays × UDP, Reno, CUBIC at a fixed delay) and lays it out as the
+// seed's table: a row per delay, a column per transport.
+func TestExperimentE1Quick(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "e1")
+	_, errOut, code := cliFor(t, 4*time.Minute, "experiment", "run", "../../examples/e1.yaml", "--quick", "-o", dir)
+	if code != 0 {
+		t.Fatalf("experiment run: exit %d\n%s", code, errOut)
+	}
+	ix, err := experiment.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ix.Counts(); n[experiment.StatusComplete] != 15 || len(ix.Cases) != 15 || !ix.Quick {
+		t.Fatalf("index: %v over %d cases (quick %v)", n, len(ix.Cases), ix.Quick)
+	}
+	// Each results file carries the case's path, the derived seed and the
+	// command that makes the run again.
+	c := ix.Cases[0]
+	doc, err := results.ReadFile(filepath.Join(dir, c.Runs[0].File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Run.Seed != c.Runs[0].Seed || doc.Run.Path.Up != c.Path.Up || doc.Run.Test != c.Runs[0].Test || doc.Run.DurationS != 3 {
+		t.Errorf("results of %s: seed %d path %q test %s duration %v; index: seed %d path %q test %s",
+			c.Runs[0].File, doc.Run.Seed, doc.Run.Path.Up, doc.Run.Test, doc.Run.DurationS, c.Runs[0].Seed, c.Path.Up, c.Runs[0].Test)
+	}
+	if argv := strings.Join(doc.Run.Argv, " "); !strings.HasPrefix(argv, "wanlab run "+c.Runs[0].Test+" --up netem delay ") || !strings.Contains(argv, "--seed "+strconv.FormatUint(c.Runs[0].Seed, 10)) {
+		t.Errorf("recorded command %q", argv)
+	}
+
+	out, errOut, code := cliFor(t, time.Minute, "table", dir, "--format", "csv")
+	if code != 0 {
+		t.Fatalf("table: exit %d\n%s", code, errOut)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatalf("table --format csv: %v\n%s", err, out)
+	}
+	if h := strings.Join(rows[0], ","); !strings.HasPrefix(h, "delay,transport=udp,") || !strings.Contains(h, "transport=reno,") || !strings.Contains(h, "transport=cubic,") {
+		t.Fatalf("table header %q", h)
+	}
+	if len(rows) != 6 {
+		t.Fatalf("table has %d delay rows, want 5:\n%s", len(rows)-1, out)
+	}
+	for _, r := range rows[1:] {
+		for j, h := range rows[0] {
+			if !strings.HasPrefix(h, "transport=") || strings.Contains(h, " ") {
+				continue
+			}
+			// A goodput through a 100 Mbit/s link: above nothing, below the
+			// link. UDP is not held back by a window: it fills the link
+			// whatever the delay (TCP's 3-second figures are too short to
+			// judge).
+			v, err := strconv.ParseFloat(r[j], 64)
+			if err != nil || v <= 0 || v > 100 {
+				t.Errorf("delay %s, %s: %q Mbit/s is not a goodput through 100 Mbit/s", r[0], h, r[j])
+			}
+			if h == "transport=udp" && v < 50 {
+				t.Errorf("delay %s: UDP got %v Mbit/s through a 100 Mbit/s link", r[0], v)
+			}
+		}
+	}
+	graph := filepath.Join(t.TempDir(), "e1.png")
+	text, errOut, code := cliFor(t, time.Minute, "table", dir, "--plot", graph)
+	t.Logf("wanlab table:\n%s", text)
+	if code != 0 || !strings.Contains(text, "delay \\ transport") || !strings.Contains(text, "100ms") {
+		t.Errorf("text table: exit %d\n%s%s", code, text, errOut)
+	}
+	f, err := os.Open(graph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if cfg, err := png.DecodeConfig(f); err != nil || cfg.Width != 1200 || cfg.Height != 800 {
+		t.Errorf("--plot: %v, %dx%d", err, cfg.Width, cfg.Height)
+	}
 }
 
 const resumeExperiment = `
