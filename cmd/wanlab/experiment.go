@@ -344,3 +344,66 @@ func (b *runBackend) Run(ctx context.Context, r *experiment.Run, path string) er
 	}
 	return ctx.Err()
 }
+
+// registerSweep adds `wanlab run`'s --sweep flag.
+func registerSweep(fs *pflag.FlagSet, sweeps *[]string) {
+	fs.StringArrayVar(sweeps, "sweep", nil, "VAR=V1,V2,...: run every value (crossed with other --sweep flags) into a results directory, with ${VAR} in the path and text options, and print the table")
+}
+
+// runSweep runs `wanlab run TEST --sweep VAR=V1,V2 ...`: the experiment
+// file those flags stand for, into a results directory (-o, default
+// TEST-sweep-results, resumed when run again), then prints its table.
+func runSweep(s *streams, fs *pflag.FlagSet, f *runFlags, sweeps []string) error {
+	if f.o.Test == "" {
+		return usagef("--sweep needs a test: wanlab run TEST --sweep VAR=V1,V2 ...")
+	}
+	if len(f.o.At) > 0 {
+		return usagef("--at does not combine with --sweep yet: run the timed changes with wanlab run --at, one case at a time")
+	}
+	if f.o.JSON {
+		return usagef("--json prints one run's document: with --sweep, every run's document is in the results directory")
+	}
+	b := newRunBackend(s)
+	keyOf := map[string]string{}
+	for key, flag := range b.flags {
+		keyOf[flag] = key
+	}
+	spec := experiment.SweepSpec{Name: f.o.Test + "-sweep", Test: f.o.Test, Sweeps: sweeps, Up: f.o.Up, Down: f.o.Down, Both: f.o.Both}
+	fs.Visit(func(fl *pflag.Flag) {
+		if fl.Name == "seed" {
+			spec.Seed = f.o.Seed
+		}
+		key, ok := keyOf[fl.Name]
+		if !ok {
+			return
+		}
+		values := []string{fl.Value.String()}
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			values = sv.GetSlice()
+		}
+		spec.Options = append(spec.Options, experiment.Option{Key: key, Values: values})
+	})
+	content, err := experiment.SweepFile(spec)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	plan, err := experiment.Load("wanlab run --sweep", content, experiment.LoadOptions{Backend: b, TC: tcOptions()})
+	if err != nil {
+		if _, ok := experiment.AsErrors(err); ok {
+			return usagef("%v", err)
+		}
+		return err
+	}
+	dir := f.o.Output
+	if dir == "" {
+		dir = defaultExperimentDir(plan.Name, false, experiment.Shard{})
+	}
+	if err := executePlan(s, plan, b, dir, experiment.Shard{}); err != nil {
+		return err
+	}
+	tables, err := experiment.Tables(dir, experiment.TableOptions{})
+	if err != nil {
+		return err
+	}
+	return writeTables(s.out, tables, "text")
+}

@@ -259,3 +259,57 @@ func TestExperimentBadFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSweep: wanlab run --sweep runs every value into a results
+// directory, each run with its own chain, and prints the table.
+func TestRunSweep(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	out, errOut, code := cliFor(t, 2*time.Minute, "run", "tcp_upload", "--sweep", "delay=5ms,40ms",
+		"--up", "netem delay ${delay}; tbf rate 20mbit burst 32k latency 50ms", "--duration", "2s", "--lead", "1s", "--tail", "1s", "-o", dir)
+	if code != 0 {
+		t.Fatalf("run --sweep: exit %d\n%s", code, errOut)
+	}
+	ix, err := experiment.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ix.Cases) != 2 || ix.Counts()[experiment.StatusComplete] != 2 || !strings.Contains(ix.File.Content, "delay:") {
+		t.Fatalf("index: %d cases, %v, file:\n%s", len(ix.Cases), ix.Counts(), ix.File.Content)
+	}
+	var rtts []float64
+	for i, want := range []string{"netem limit 1000 delay 5ms; tbf rate 20Mbit", "netem limit 1000 delay 40ms; tbf rate 20Mbit"} {
+		doc, err := results.ReadFile(filepath.Join(dir, ix.Cases[i].Runs[0].File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(doc.Run.Path.Up, want) {
+			t.Errorf("case %d ran through %q, want %q", i+1, doc.Run.Path.Up, want)
+		}
+		for _, s := range doc.Series {
+			if s.Name == "Ping (ms) ICMP" {
+				rtts = append(rtts, s.Summary.Median)
+			}
+		}
+	}
+	// The delay differs by 35 ms one way, so the ping does by at least that.
+	if len(rtts) != 2 || rtts[1]-rtts[0] < 35 {
+		t.Errorf("ping medians %v: the swept delay did not reach the path", rtts)
+	}
+	if !strings.Contains(out, "tcp_upload-sweep: mean of TCP upload (Mbits/s)") || !strings.Contains(out, "\n5ms ") || !strings.Contains(out, "\n40ms ") {
+		t.Errorf("table:\n%s", out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "tcp_upload", "--sweep", "delay"}, "write VAR=V1,V2"},
+		{[]string{"run", "--sweep", "d=1ms"}, "--sweep needs a test"},
+		{[]string{"run", "tcp_upload", "--sweep", "d=1ms", "--up", "netem delay ${dd}"}, "${dd} is not defined: did you mean ${d}?"},
+		{[]string{"run", "tcp_upload", "--sweep", "d=1ms", "--json"}, "--json"},
+	} {
+		_, errOut, code := cliFor(t, time.Minute, c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("wanlab %q: exit %d, %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
