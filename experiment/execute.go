@@ -143,7 +143,7 @@ func countStatuses(rep *Report, ix *Index) {
 // results file.
 func prepareDir(p *Plan, o ExecOptions) (*Index, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("results directory: %w", err)
+		return nil, &DirError{fmt.Sprintf("results directory %s: %v: give a directory (new or made by wanlab experiment run) with -o", o.Dir, err)}
 	}
 	ix := newIndex(p, o.Shard)
 	old, err := ReadIndex(o.Dir)

@@ -130,6 +130,7 @@ func TestExecuteRefusesAnotherDirectory(t *testing.T) {
 		{"quick", quick, dir, Shard{}, "made without --quick"},
 		{"shard", p, dir, Shard{1, 2}, "holds the whole experiment: resume it with no --shard"},
 		{"not ours", p, stray, Shard{}, "not empty and has no index.json"},
+		{"a file", p, filepath.Join(stray, "notes.txt"), Shard{}, "give a directory"},
 	} {
 		b := &fakeBackend{}
 		_, err := Execute(context.Background(), c.p, b, ExecOptions{Dir: c.dir, Shard: c.shard})

@@ -38,7 +38,7 @@ func Merge(ctx context.Context, out string, dirs []string) (*Index, error) {
 		srcs = append(srcs, source{d, ix})
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, fmt.Errorf("merge output: %w", err)
+		return nil, &DirError{fmt.Sprintf("-o %s: %v: give a directory to merge into", out, err)}
 	}
 	if ix, err := ReadIndex(out); err == nil {
 		if !includesDir(dirs, out) {
