@@ -57,8 +57,10 @@ type VNetDevice interface {
 	// descriptor wake (an eventfd or a pipe) is readable, or timeout
 	// passes; a negative timeout waits for ever. It reports whether the
 	// device is readable and whether wake is; it does not read either.
-	// A signal interrupts it early with neither set. After Close it
-	// returns an error wrapping os.ErrClosed.
+	// A signal interrupts it early with neither set, so callers wait in
+	// a loop. Once Close has begun it returns an error wrapping
+	// os.ErrClosed, also when Close ends a Wait in progress, whatever
+	// woke that Wait.
 	Wait(wake int, timeout time.Duration) (readable, woken bool, err error)
 	// WriteOne writes the packet b[offset:] with its header at
 	// b[offset-VNetHdrLen:offset] in one system call and returns the
@@ -187,7 +189,10 @@ func (d *vnetDevice) Wait(wake int, timeout time.Duration) (readable, woken bool
 	if _, err := unix.Ppoll(fds[:nfds], tsp, nil); err != nil && err != unix.EINTR {
 		return false, false, fmt.Errorf("tun: poll %s: %w", d.name, err)
 	}
-	if fds[1].Revents != 0 {
+	// A signal (the Go runtime's preemption signal, a child's SIGCHLD)
+	// can end ppoll with EINTR after Close set closed but before its
+	// eventfd write was seen: closed, not only the eventfd, says so.
+	if fds[1].Revents != 0 || d.closed.Load() {
 		return false, false, errClosed
 	}
 	if fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {

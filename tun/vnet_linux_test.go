@@ -1,11 +1,18 @@
 package tun
 
 import (
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"wanlab/internal/roottest"
 	"wanlab/netns"
@@ -40,24 +47,99 @@ func TestVNetOpens(t *testing.T) {
 	if n, err := v.TryRead(bufs, sizes, VNetHdrLen); n != 0 || err != nil {
 		t.Errorf("TryRead on a device that is down = %d, %v; want 0, nil", n, err)
 	}
-	start := time.Now()
-	if r, w, err := v.Wait(-1, 20*time.Millisecond); r || w || err != nil || time.Since(start) < 20*time.Millisecond {
-		t.Errorf("Wait with nothing to read = %v, %v, %v after %v", r, w, err, time.Since(start))
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, _, err := v.Wait(-1, -1)
-		done <- err
-	}()
-	time.Sleep(10 * time.Millisecond)
-	d.Close()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Error("Wait returned no error after Close")
+	// A signal may end a timed Wait early, with the same result as the
+	// timeout: wait in a loop, as callers do.
+	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+		if r, w, err := v.Wait(-1, time.Until(end)); r || w || err != nil {
+			t.Fatalf("Wait with nothing to read = %v, %v, %v", r, w, err)
 		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("Close did not end a Wait")
+	}
+	// A Wait blocked in ppoll: a signal ends it early with nothing set,
+	// and Close ends it with an error. Each step waits until the waiting
+	// thread is inside ppoll, instead of sleeping and hoping it is.
+	tid, results := waitLoop(v)
+	blockedInPpoll(t, tid)
+	if err := unix.Tgkill(unix.Getpid(), tid, unix.SIGURG); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-results:
+		if r.readable || r.woken || r.err != nil {
+			t.Errorf("Wait interrupted by a signal = %v, %v, %v; want false, false, nil", r.readable, r.woken, r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a signal did not end a Wait")
+	}
+	blockedInPpoll(t, tid)
+	d.Close()
+	// The loop ends at the first error: every Wait after Close returns
+	// one, whichever wins the race between the signal-prone ppoll and
+	// Close.
+	for {
+		select {
+		case r := <-results:
+			if r.err == nil {
+				continue // a signal that came before Close
+			}
+			if !errors.Is(r.err, os.ErrClosed) {
+				t.Errorf("Wait after Close: %v, want an error wrapping os.ErrClosed", r.err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Close did not end a Wait")
+		}
+		break
+	}
+	for range 3 {
+		if _, _, err := v.Wait(-1, -1); !errors.Is(err, os.ErrClosed) {
+			t.Errorf("Wait on a closed device = %v, want an error wrapping os.ErrClosed", err)
+		}
+	}
+}
+
+// waitResult is what one Wait returned.
+type waitResult struct {
+	readable, woken bool
+	err             error
+}
+
+// waitLoop calls v.Wait(-1, -1) again and again on a thread of its own,
+// sending each result, until one is an error. It returns the thread's id.
+func waitLoop(v VNetDevice) (int, <-chan waitResult) {
+	results := make(chan waitResult, 16)
+	tids := make(chan int, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tids <- unix.Gettid()
+		for {
+			r, w, err := v.Wait(-1, -1)
+			results <- waitResult{r, w, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return <-tids, results
+}
+
+// blockedInPpoll waits until thread tid of this process sleeps in ppoll, as
+// /proc/self/task/TID/syscall shows it.
+func blockedInPpoll(t *testing.T, tid int) {
+	t.Helper()
+	path := fmt.Sprintf("/proc/self/task/%d/syscall", tid)
+	want := strconv.Itoa(unix.SYS_PPOLL) + " "
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(string(b), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("thread %d not in ppoll after 10 s: %s", tid, b)
+		}
+		runtime.Gosched()
 	}
 }
 
