@@ -20,7 +20,7 @@ var (
 	ErrGSOLength    = errors.New("packet: segment longer than its IP length field can express")
 	ErrGSOSegments  = errors.New("packet: super-packet has more segments than output buffers or sizes")
 	ErrGSOBuffer    = errors.New("packet: output buffer shorter than its segment")
-	ErrCsumRange    = errors.New("packet: csum_start or csum_start+csum_offset+2 beyond the end of the packet")
+	ErrCsumRange    = errors.New("packet: csum_start inside the IP header, or csum_start or csum_start+csum_offset+2 beyond the end of the packet")
 	ErrCsumGSO      = errors.New("packet: CompleteChecksum on a GSO super-packet (split it with SplitGSO)")
 )
 

@@ -147,8 +147,10 @@ func copyWhole(b []byte, h VirtioNetHdr, out [][]byte, sizes []int) (int, error)
 // includes the pseudo-header sum already in the checksum field) is written
 // at CsumStart+CsumOffset, as 0xffff if it comes out 0. Without NEEDS_CSUM
 // it does nothing. It returns ErrCsumGSO for a super-packet and
-// ErrCsumRange if CsumStart is not inside b or the checksum field does not
-// fit in it.
+// ErrCsumRange if CsumStart is not inside b, the checksum field does not
+// fit in it, or, for an IPv4 or IPv6 packet, CsumStart lies inside the IP
+// header: the kernel lets a raw socket ask for that, and skb_checksum_help
+// would overwrite the IP header, which a receiving host then drops.
 func CompleteChecksum(b []byte, h VirtioNetHdr) error {
 	if h.Flags&VirtioNetHdrNeedsCsum == 0 {
 		return nil
@@ -158,7 +160,7 @@ func CompleteChecksum(b []byte, h VirtioNetHdr) error {
 	}
 	start := int(h.CsumStart)
 	at := start + int(h.CsumOffset)
-	if start >= len(b) || at+2 > len(b) {
+	if start >= len(b) || at+2 > len(b) || start < ipHeaderLen(b) {
 		return ErrCsumRange
 	}
 	sum := ^ChecksumFold(ChecksumAdd(b[start:], 0))
@@ -167,4 +169,16 @@ func CompleteChecksum(b []byte, h VirtioNetHdr) error {
 	}
 	binary.BigEndian.PutUint16(b[at:], sum)
 	return nil
+}
+
+// ipHeaderLen returns the length of b's IPv4 header (without extension
+// headers: 40 for IPv6), or 0 if b is not IP.
+func ipHeaderLen(b []byte) int {
+	switch IPVersion(b) {
+	case 4:
+		return int(b[0]&0x0f) * 4
+	case 6:
+		return 40
+	}
+	return 0
 }

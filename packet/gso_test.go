@@ -333,6 +333,18 @@ func TestCompleteChecksumErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
+	// A checksum field inside the IP header (a request a raw socket can
+	// make) would overwrite it: refused, the packet left as it was.
+	for _, v6 := range []bool{false, true} {
+		p := buildSuper(superSpec{v6: v6, ipOpts: 8, payload: 100, mss: 1448, seed: 16})
+		orig := bytes.Clone(p.b)
+		for _, start := range []uint16{0, uint16(p.thoff - 1)} {
+			h := VirtioNetHdr{Flags: VirtioNetHdrNeedsCsum, CsumStart: start, CsumOffset: 0}
+			if err := CompleteChecksum(p.b, h); !errors.Is(err, ErrCsumRange) || !bytes.Equal(p.b, orig) {
+				t.Errorf("v6=%v, csum_start %d inside the IP header: %v (changed %v), want ErrCsumRange", v6, start, err, !bytes.Equal(p.b, orig))
+			}
+		}
+	}
 }
 
 func TestSplitGSOAllocs(t *testing.T) {

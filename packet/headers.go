@@ -41,6 +41,7 @@ func (e ECN) String() string {
 var (
 	ErrTruncated = errors.New("packet: truncated header")
 	ErrVersion   = errors.New("packet: not an IPv4 or IPv6 packet")
+	ErrIPLength  = errors.New("packet: IP header or length field does not fit the packet")
 )
 
 // IPVersion returns 4 or 6, or 0 if b does not start with a plausible IPv4
@@ -144,4 +145,33 @@ func IPv4HeaderValid(b []byte) bool {
 		return false
 	}
 	return ChecksumFold(ChecksumAdd(b[:ihl], 0)) == 0xffff
+}
+
+// CheckIPLength reports whether b is an IPv4 or IPv6 packet whose header
+// and length field fit its size, the checks a receiving kernel makes
+// before anything else (ip_rcv_core, ip6_rcv_core): ErrVersion if b does
+// not start with a plausible header (IPVersion), ErrIPLength if the IPv4
+// header length runs past b or its total length is below the header or
+// beyond b, or the IPv6 payload length runs beyond b. Bytes after the
+// length field's end are allowed, as the kernel trims them, unless exact
+// is set: a GSO super-packet's length field covers it whole, since the
+// kernel's segmentation rewrites it for every segment from the whole. It
+// allocates nothing.
+func CheckIPLength(b []byte, exact bool) error {
+	switch IPVersion(b) {
+	case 4:
+		ihl := int(b[0]&0x0f) * 4
+		total := int(binary.BigEndian.Uint16(b[2:4]))
+		if ihl > len(b) || total < ihl || total > len(b) || exact && total != len(b) {
+			return ErrIPLength
+		}
+	case 6:
+		total := 40 + int(binary.BigEndian.Uint16(b[4:6]))
+		if total > len(b) || exact && total != len(b) {
+			return ErrIPLength
+		}
+	default:
+		return ErrVersion
+	}
+	return nil
 }

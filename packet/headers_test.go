@@ -162,3 +162,45 @@ func TestIPv4HeaderValid(t *testing.T) {
 		t.Error("header cut inside its options is valid")
 	}
 }
+
+func TestCheckIPLength(t *testing.T) {
+	v4 := func(n, total int, ihl byte) []byte {
+		b := make([]byte, n)
+		b[0] = 0x40 | ihl
+		binary.BigEndian.PutUint16(b[2:], uint16(total))
+		return b
+	}
+	v6 := func(n, payload int) []byte {
+		b := make([]byte, n)
+		b[0] = 0x60
+		binary.BigEndian.PutUint16(b[4:], uint16(payload))
+		return b
+	}
+	for _, tc := range []struct {
+		name  string
+		b     []byte
+		exact bool
+		want  error
+	}{
+		{"empty", nil, false, ErrVersion},
+		{"version 5", append([]byte{0x55}, make([]byte, 59)...), false, ErrVersion},
+		{"IPv4 cut at 19 bytes", v4(20, 20, 5)[:19], false, ErrVersion},
+		{"IPv4 IHL 4", v4(60, 60, 4), false, ErrVersion},
+		{"IPv4", v4(60, 60, 5), true, nil},
+		{"IPv4 with options", v4(60, 60, 15), true, nil},
+		{"IPv4 IHL beyond the packet", v4(40, 40, 15), false, ErrIPLength},
+		{"IPv4 total beyond the packet", v4(60, 61, 5), false, ErrIPLength},
+		{"IPv4 total below the header", v4(60, 19, 5), false, ErrIPLength},
+		{"IPv4 trailing bytes", v4(60, 40, 5), false, nil},
+		{"IPv4 super-packet with trailing bytes", v4(60, 40, 5), true, ErrIPLength},
+		{"IPv6", v6(100, 60), true, nil},
+		{"IPv6 cut at 39 bytes", v6(40, 0)[:39], false, ErrVersion},
+		{"IPv6 payload beyond the packet", v6(100, 61), false, ErrIPLength},
+		{"IPv6 trailing bytes", v6(100, 0), false, nil},
+		{"IPv6 super-packet with trailing bytes", v6(100, 59), true, ErrIPLength},
+	} {
+		if err := CheckIPLength(tc.b, tc.exact); err != tc.want {
+			t.Errorf("%s: CheckIPLength = %v, want %v", tc.name, err, tc.want)
+		}
+	}
+}
