@@ -1,7 +1,9 @@
 package tun
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync/atomic"
 
@@ -35,10 +37,22 @@ func openOffload(name string, mtu int) (*offloadDevice, error) {
 
 func (d *offloadDevice) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
 	n, err := d.dev.Read(bufs, sizes, offset)
-	if err != nil && d.closed.Load() {
+	if err == nil || errors.Is(err, ErrTooManySegments) {
+		return n, err
+	}
+	if d.closed.Load() {
 		// Closing also stops wireguard-go's netlink listener, whose
 		// complaint may reach a pending Read before the closed file does.
 		return n, fmt.Errorf("tun: %s: %w", d.name, os.ErrClosed)
+	}
+	// wireguard-go returns the read(2) of its file as an *fs.PathError
+	// (os.ErrClosed once closed); any other error is its refusal of the
+	// packet it read (handleVirtioRead's checks of the virtio-net header
+	// against the packet), or, rarely, of its netlink listener, which its
+	// errors do not tell apart by type.
+	var pe *fs.PathError
+	if n == 0 && !errors.As(err, &pe) && !errors.Is(err, os.ErrClosed) {
+		return 0, fmt.Errorf("%w on %s: %v", ErrMalformed, d.name, err)
 	}
 	return n, err
 }

@@ -25,6 +25,15 @@ import (
 // super-packet has more segments than the caller gave buffers for.
 var ErrTooManySegments = wgtun.ErrTooManySegments
 
+// ErrMalformed is wrapped by the error of a Read that took a packet from
+// the kernel but could not hand it over: the offload device's segmentation
+// (wireguard-go's) refuses a virtio-net header that does not fit its
+// packet, such as a super-packet whose IP version is neither 4 nor 6. The
+// packet is dropped; the device stays usable and the next Read goes on.
+// Such packets never come from a host's IP stack, only from a raw socket
+// on the device.
+var ErrMalformed = errors.New("tun: malformed packet dropped")
+
 // errOffset is returned by Write for an offset below MinOffset.
 var errOffset = errors.New("tun: Write needs an offset of at least MinOffset bytes")
 
@@ -37,8 +46,10 @@ type Device interface {
 	// len(sizes) must be at least len(bufs), len(bufs) should be BatchSize()
 	// and every bufs[i][offset:] must hold an MTU-sized packet: a
 	// super-packet with more segments than len(bufs) loses the rest and
-	// yields ErrTooManySegments along with the packets that fit. After
-	// Close it returns an error wrapping os.ErrClosed.
+	// yields ErrTooManySegments along with the packets that fit. A packet
+	// the device cannot take apart yields an error wrapping ErrMalformed
+	// and no packets. After Close it returns an error wrapping
+	// os.ErrClosed.
 	Read(bufs [][]byte, sizes []int, offset int) (int, error)
 
 	// Write hands the packets bufs[i][offset:] to the kernel, as if they had
