@@ -88,7 +88,7 @@ func (f *fakeVNet) keepSegments(p []byte, h packet.VirtioNetHdr, segs int) {
 	}
 	out, sizes := make([][]byte, segs), make([]int, segs)
 	for i := range out {
-		out[i] = make([]byte, 2048)
+		out[i] = make([]byte, len(p)) // room for any segment, however large its GSO size
 	}
 	n, err := packet.SplitGSO(p, h, out, sizes)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -160,6 +161,9 @@ type chanIngress struct {
 	errc  chan error
 	done  chan struct{}
 	stage *packet.Packet // large packet the loop copies each one into
+	// malformed counts reads that failed with tun.ErrMalformed, for the
+	// loop to take over.
+	malformed atomic.Uint64
 
 	mu     sync.Mutex // guards wake against close
 	wake   int
@@ -210,7 +214,21 @@ func (c *chanIngress) reader() {
 			return
 		}
 		n, err := c.dev.Read(b.bufs, b.sizes, chanOffset)
-		if err != nil && !errors.Is(err, tun.ErrTooManySegments) {
+		if errors.Is(err, tun.ErrMalformed) {
+			// One packet the device could not take apart: counted,
+			// and the reader goes on.
+			c.malformed.Add(1)
+			c.free <- b
+			continue
+		}
+		if errors.Is(err, tun.ErrTooManySegments) {
+			// A super-packet whose segments beyond the batch were
+			// lost: the ones read go on, the packet counts as
+			// malformed.
+			c.malformed.Add(1)
+			err = nil
+		}
+		if err != nil {
 			select {
 			case c.errc <- err:
 			default:
@@ -241,6 +259,9 @@ func (c *chanIngress) signal() {
 // the reader has already taken from the device. more reports that it took
 // that many.
 func (c *chanIngress) read(k int, to arriver) (int, bool, error) {
+	if m := c.malformed.Swap(0); m > 0 {
+		to.malformedRead(m)
+	}
 	total := 0
 	for range chanBatches {
 		select {

@@ -82,6 +82,9 @@ type arriver interface {
 	// front of it when vnet is set), and reports whether it kept p; if
 	// not, p still belongs to the ingress.
 	arrive(now clock.Time, p *packet.Packet, vnet bool) bool
+	// malformedRead counts n packets the device read but could not hand
+	// over (tun.ErrMalformed).
+	malformedRead(n uint64)
 }
 
 // egress is where a loop's packets go. write takes ownership of p, which
@@ -270,6 +273,14 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 	if vnet {
 		h, _ = packet.DecodeVirtioNetHdr(buf[off-tun.VNetHdrLen : off])
 	}
+	// What is not an IP packet of its own length (bytes an AF_PACKET
+	// socket put on the host's device) is no use to the receiving kernel,
+	// which would refuse the write or drop it on input: count it here
+	// instead of queueing it.
+	if packet.CheckIPLength(pkt, h.GSOType != packet.GSONone) != nil {
+		l.st.malformed++
+		return false
+	}
 	g, err := inspect(pkt, h)
 	if err != nil {
 		if !l.whole {
@@ -318,6 +329,9 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 	l.enqueue(now, p, g, keep, flow)
 	return true
 }
+
+// malformedRead implements arriver.
+func (l *loop) malformedRead(n uint64) { l.st.malformed += n }
 
 // enqueue is the link step: it offers q, described by g, to the link.
 func (l *loop) enqueue(now clock.Time, q *packet.Packet, g gsoInfo, keepHdr bool, flow int32) {

@@ -61,8 +61,15 @@ type DirSnapshot struct {
 	// ("eagain", "enobufs", "other").
 	WriteDrops         uint64            `json:"write_drops"`
 	WriteDropsByReason map[string]uint64 `json:"write_drops_by_reason,omitempty"`
-	// Malformed counts packets dropped because they could not be split
-	// into segments (an inconsistent GSO header).
+	// Malformed counts packets dropped as the router read them: bytes
+	// that are not an IPv4 or IPv6 packet whose header and length field
+	// fit its size (packet.CheckIPLength; a GSO super-packet's length
+	// field must cover it whole), a virtio-net header that does not fit
+	// its packet (a super-packet that cannot be split into segments),
+	// packets the device itself refused to hand over (tun.ErrMalformed),
+	// and super-packets the device split only in part
+	// (tun.ErrTooManySegments: its segments beyond a batch are lost; the
+	// others cross).
 	Malformed uint64      `json:"malformed"`
 	GSO       GSOSnapshot `json:"gso"`
 	// MaxInFlight is the most packets (buffers) the direction has held.
