@@ -51,7 +51,15 @@ func TestPingDelay(t *testing.T) {
 	roottest.Twice(t, "ping", func(r roottest.Reporter) {
 		rounds++
 		for _, dst := range []netip.Addr{b.s.v4, b.s.v6} {
-			roottest.JudgeRTT(r, "ping "+dst.String(), b.pingRTTs(t, b.c, dst, n), 50, 1)
+			rtts := b.pingRTTs(t, b.c, dst, n)
+			if raceEnabled {
+				// Late, never early: the lower bound holds at any speed.
+				if rtts[0] < 50 {
+					r.Errorf("ping %s: %.3f ms, below the path's 50 ms", dst, rtts[0])
+				}
+				continue
+			}
+			roottest.JudgeRTT(r, "ping "+dst.String(), rtts, 50, 1)
 		}
 	})
 	s := b.r.Snapshot()
@@ -126,7 +134,11 @@ func randomData(n int) []byte {
 }
 
 func TestTCPTransfer(t *testing.T) {
-	data := randomData(64 << 20)
+	size, size6 := 64<<20, 16<<20
+	if raceEnabled {
+		size, size6 = 8<<20, 2<<20
+	}
+	data := randomData(size)
 	for _, tc := range []struct {
 		name  string
 		kind  tun.Kind
@@ -143,7 +155,7 @@ func TestTCPTransfer(t *testing.T) {
 			for _, dst := range []netip.Addr{b.s.v4, b.s.v6} {
 				d := data
 				if dst.Is6() {
-					d = data[:16<<20]
+					d = data[:size6]
 				}
 				el := b.transfer(t, dst, d)
 				t.Logf("%s: %d MB in %v = %.2f Gbit/s", dst, len(d)>>20, el.Round(time.Millisecond), float64(len(d))*8/el.Seconds()/1e9)
@@ -167,9 +179,11 @@ func TestTCPTransfer(t *testing.T) {
 			for i, f := range flows {
 				want := float64(len(data))
 				if i == 1 {
-					want = 16 << 20
+					want = float64(size6)
 				}
-				if r := float64(f.Payload) / want; r < 1 || r > 1.01 {
+				// Under the race detector the loop may fall behind and
+				// the ring drop, and TCP retransmits.
+				if r := float64(f.Payload) / want; r < 1 || r > 1.01 && !raceEnabled {
 					t.Errorf("flow %s: payload %d bytes, want %.0f (within 1%%)", f.Flow, f.Payload, want)
 				}
 				hdr := 52.0 + 14 // IPv4 + TCP with timestamps, Ethernet framing
@@ -184,7 +198,7 @@ func TestTCPTransfer(t *testing.T) {
 				c := d.Counters
 				t.Logf("%s: sent %d delivered %d bytes %d split %d lateness %+v reordered %d maxlen %d",
 					d.Name, c.Sent, c.Delivered, c.BytesOut, d.GSO.Split, d.Lateness, c.Reordered, d.MaxInFlight)
-				if c.Dropped != 0 || d.WriteDrops != 0 || d.Ring.Drops != 0 || d.Malformed != 0 {
+				if c.Dropped != 0 || d.WriteDrops != 0 || d.Ring.Drops != 0 && !raceEnabled || d.Malformed != 0 {
 					t.Errorf("%s: dropped %d, write drops %v, ring drops %d (%s), malformed %d; want none",
 						d.Name, c.Dropped, d.WriteDropsByReason, d.Ring.Drops, d.Ring.Err, d.Malformed)
 				}
@@ -263,7 +277,7 @@ func TestSetChain(t *testing.T) {
 		t.Errorf("SetChain report %+v, want netem added at the root", rep)
 	}
 	lo, med := b.pingRTT(t, b.c, b.s.v4, 5)
-	if lo < 30 || med > 31 {
+	if lo < 30 || med > 31 && !raceEnabled {
 		t.Errorf("after SetChain up netem delay 30ms: rtt min %.3f median %.3f ms", lo, med)
 	}
 	if err := b.r.CheckChain("down", mustChain(t, "pie; netem delay 1s")); err == nil {
@@ -286,7 +300,7 @@ func TestRealTimePriority(t *testing.T) {
 		t.Error("New accepted RealTimePriority 100")
 	}
 	b := newBed(t, bedOptions{kind: tun.VNet, up: "netem delay 10ms", rtPrio: 5})
-	if lo, med := b.pingRTT(t, b.c, b.s.v4, 5); lo < 10 || med > 11 {
+	if lo, med := b.pingRTT(t, b.c, b.s.v4, 5); lo < 10 || med > 11 && !raceEnabled {
 		t.Errorf("rtt min %.3f median %.3f ms, want 10 ms ± 1 ms", lo, med)
 	}
 	t.Logf("lateness up %+v", b.r.Snapshot().Up.Lateness)

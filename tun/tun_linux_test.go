@@ -186,7 +186,10 @@ func TestQueueDropsCountsRingOverflow(t *testing.T) {
 // two TUN devices and a copying loop, then pings and moves 50 MB of TCP
 // across, once with each kind of device.
 func TestForwardingBetweenNamespaces(t *testing.T) {
-	const size = 50 << 20
+	size := 50 << 20
+	if raceEnabled {
+		size = 8 << 20
+	}
 	data := make([]byte, size)
 	rng := rand.NewChaCha8([32]byte{'w', 'l'})
 	rng.Read(data)
@@ -214,7 +217,9 @@ func TestForwardingBetweenNamespaces(t *testing.T) {
 				kind, up.packets.Load(), up.reads.Load(), float64(up.packets.Load())/float64(up.reads.Load()),
 				down.packets.Load(), down.reads.Load())
 			for _, h := range []*host{c, s} {
-				if st, err := ReadStats(h.ns, tunName); err != nil || st.RingDrops() != 0 {
+				// Under the race detector the copying loop may fall
+				// behind: only a reader at full speed keeps the ring.
+				if st, err := ReadStats(h.ns, tunName); err != nil || st.RingDrops() != 0 && !raceEnabled {
 					t.Errorf("%s: RingDrops = %d, %v; want 0 with a reader that keeps up", h.ns.Name(), st.RingDrops(), err)
 				}
 			}
