@@ -10,7 +10,9 @@
 //	          reader goroutine for other devices)
 //	classify  loop.arrive: virtio-net header, 5-tuple and flow, and whether
 //	          a GSO super-packet crosses whole or is split into wire
-//	          segments (splitter) with their checksums completed
+//	          segments (splitter) with their checksums completed; what
+//	          is not an IP packet that fits its own length fields, or
+//	          cannot be split, is counted as malformed and dropped here
 //	link      loop.enqueue: link.Direction.Enqueue, into the qdisc tree
 //	release   loop.release: link.Direction.Dequeue of everything due now,
 //	          each packet with the deadline it could have left at
