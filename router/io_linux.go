@@ -219,6 +219,7 @@ func (c *chanIngress) reader() {
 			// and the reader goes on.
 			c.malformed.Add(1)
 			c.free <- b
+			c.signal() // so that the loop takes the count over now
 			continue
 		}
 		if errors.Is(err, tun.ErrTooManySegments) {
