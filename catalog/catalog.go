@@ -1,15 +1,17 @@
-// Package catalog describes the tests `wanlab run` knows, as Flent defines
-// them (flent/tests/*.conf): which load flows go which way with which DSCP
-// mark, which latency probes run beside them, and the names of their series
-// (the contract that Flent's plots and wanlab's results share). The series
-// Flent computes from these (sums, averages, totals, fairness) are the
-// results package's.
+// Package catalog describes the tests `wanlab run` knows: Flent's, as Flent
+// defines them (flent/tests/*.conf), and wanlab's own in the same style
+// (other transports, and the user's programs): which load flows go which
+// way with which DSCP mark, which latency probes run beside them, and the
+// names of their series (the contract that Flent's plots and wanlab's
+// results share). The series Flent computes from these (sums, averages,
+// totals, fairness) are the results package's.
 //
 // It is data and small pure functions: the traffic is made elsewhere.
 package catalog
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -39,12 +41,22 @@ const (
 	TCP Transport = iota
 	// UDPFlood is a constant-rate UDP stream (Flent's udp_flood, iperf -u).
 	UDPFlood
+	// TFRC is TCP-Friendly Rate Control (RFC 5348, with DCCP CCID-3's
+	// profile) over UDP: wanlab's rate-based transport.
+	TFRC
+	// QUIC is one QUIC stream (quic-go).
+	QUIC
 )
 
-// String returns the transport's name.
+// String returns the transport's name: "tcp", "udp", "tfrc" or "quic".
 func (t Transport) String() string {
-	if t == UDPFlood {
+	switch t {
+	case UDPFlood:
 		return "udp"
+	case TFRC:
+		return "tfrc"
+	case QUIC:
+		return "quic"
 	}
 	return "tcp"
 }
@@ -111,7 +123,7 @@ type Probe struct {
 	Mark   Mark
 }
 
-// Test is one of Flent's tests.
+// Test is one of the tests: Flent's, or wanlab's own in Flent's style.
 type Test struct {
 	Name        string
 	Description string
@@ -120,6 +132,14 @@ type Test struct {
 	// NoLoad marks a test without load flows (ping), which Flent runs for
 	// LENGTH alone: no lead or tail.
 	NoLoad bool
+	// Custom marks the test whose load is the user's own programs (a
+	// server and a client command) rather than Flows: wanlab measures
+	// their traffic at the router.
+	Custom bool
+	// Flent says whether Flent has the test, so that a Flent data file of
+	// a run of it can be written (Flent runs the test named in the file
+	// to load it).
+	Flent bool
 	// Plot is Flent's default plot for the test.
 	Plot string
 }
@@ -134,13 +154,27 @@ type Options struct {
 // MaxStreams bounds Options.Streams.
 const MaxStreams = 256
 
-var names = []string{"ping", "tcp_upload", "tcp_download", "tcp_bidirectional", "tcp_nup", "tcp_ndown", "rrul", "rrul_be", "udp_flood"}
+// flentNames are Flent's tests; names adds wanlab's own.
+var (
+	flentNames = []string{"ping", "tcp_upload", "tcp_download", "tcp_bidirectional", "tcp_nup", "tcp_ndown", "rrul", "rrul_be", "udp_flood"}
+	names      = slices.Concat(flentNames, []string{"tfrc_upload", "tfrc_download", "quic_upload", "quic_download", "custom"})
+)
+
+// QUICCongestionControl names the congestion control of the QUIC tests:
+// quic-go's only one (see package quicflow).
+const QUICCongestionControl = "NewReno"
 
 // Names returns the tests Lookup knows, in a stable order.
 func Names() []string { return append([]string(nil), names...) }
 
 // Lookup returns the test called name.
 func Lookup(name string, o Options) (Test, error) {
+	t, err := lookup(name, o)
+	t.Flent = err == nil && slices.Contains(flentNames, name)
+	return t, err
+}
+
+func lookup(name string, o Options) (Test, error) {
 	n := o.Streams
 	if n == 0 {
 		n = 4
@@ -190,8 +224,31 @@ func Lookup(name string, o Options) (Test, error) {
 		return Test{Name: name, Description: "a constant-rate UDP upload with ping", Plot: "totals",
 			Flows:  []Flow{{Series: "UDP upload", Dir: Up, Transport: UDPFlood}},
 			Probes: []Probe{icmp}}, nil
+	case "tfrc_upload", "tfrc_download":
+		dir, word := direction(name)
+		return Test{Name: name, Description: "one TFRC " + word + " (RFC 5348 rate control over UDP, as DCCP's CCID-3) with ping", Plot: "totals",
+			Flows:  []Flow{{Series: "TFRC " + word, Dir: dir, Transport: TFRC}},
+			Probes: []Probe{icmp}}, nil
+	case "quic_upload", "quic_download":
+		dir, word := direction(name)
+		return Test{Name: name, Description: "one QUIC " + word + " (quic-go; congestion control " + QUICCongestionControl + ") with ping", Plot: "totals",
+			Flows:  []Flow{{Series: "QUIC " + word, Dir: dir, Transport: QUIC}},
+			Probes: []Probe{icmp}}, nil
+	case "custom":
+		return Test{Name: name, Description: "your own server and client programs, measured per flow at the router, with ICMP and UDP probes",
+			Plot: "all_scaled", Custom: true,
+			Probes: []Probe{icmp, {Series: "Ping (ms) UDP", Kind: UDP, Mark: BE}}}, nil
 	}
 	return Test{}, fmt.Errorf("test %q is unknown: use one of %s", name, strings.Join(names, ", "))
+}
+
+// direction returns the direction of a test named ..._upload or
+// ..._download, and the word.
+func direction(name string) (Direction, string) {
+	if strings.HasSuffix(name, "_download") {
+		return Down, "download"
+	}
+	return Up, "upload"
 }
 
 func rrul(name, desc string, ids []string, marks []Mark, probes []Probe) Test {

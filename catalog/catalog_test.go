@@ -20,7 +20,12 @@ func TestSeriesNames(t *testing.T) {
 		"rrul_be": {"TCP upload BE", "TCP upload BE2", "TCP upload BE3", "TCP upload BE4",
 			"TCP download BE", "TCP download BE2", "TCP download BE3", "TCP download BE4",
 			"Ping (ms) UDP BE1", "Ping (ms) UDP BE2", "Ping (ms) UDP BE3", "Ping (ms) ICMP"},
-		"udp_flood": {"UDP upload", "Ping (ms) ICMP"},
+		"udp_flood":     {"UDP upload", "Ping (ms) ICMP"},
+		"tfrc_upload":   {"TFRC upload", "Ping (ms) ICMP"},
+		"tfrc_download": {"TFRC download", "Ping (ms) ICMP"},
+		"quic_upload":   {"QUIC upload", "Ping (ms) ICMP"},
+		"quic_download": {"QUIC download", "Ping (ms) ICMP"},
+		"custom":        {"Ping (ms) ICMP", "Ping (ms) UDP"},
 	}
 	for name, series := range want {
 		tt, err := Lookup(name, Options{})
@@ -81,5 +86,38 @@ func TestStreams(t *testing.T) {
 	}
 	if _, err := Lookup("rrul_cs8", Options{}); err == nil {
 		t.Error("an unknown test was accepted")
+	}
+}
+
+// wanlab's own tests carry their transport and direction, and only Flent's
+// tests can be written as Flent data files.
+func TestOwnTests(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		tr   Transport
+		dir  Direction
+	}{
+		{"tfrc_upload", TFRC, Up}, {"tfrc_download", TFRC, Down},
+		{"quic_upload", QUIC, Up}, {"quic_download", QUIC, Down},
+	} {
+		tt, err := Lookup(c.name, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tt.Flows) != 1 || tt.Flows[0].Transport != c.tr || tt.Flows[0].Dir != c.dir || tt.Flent || tt.Custom {
+			t.Errorf("%s: %+v", c.name, tt)
+		}
+	}
+	tt, _ := Lookup("custom", Options{})
+	if !tt.Custom || tt.Flent || len(tt.Flows) != 0 || tt.NoLoad {
+		t.Errorf("custom: %+v", tt)
+	}
+	for _, n := range []string{"ping", "rrul", "tcp_nup", "udp_flood"} {
+		if tt, _ := Lookup(n, Options{}); !tt.Flent {
+			t.Errorf("%s is Flent's test", n)
+		}
+	}
+	if TFRC.String() != "tfrc" || QUIC.String() != "quic" || UDPFlood.String() != "udp" || TCP.String() != "tcp" {
+		t.Error("transport names")
 	}
 }

@@ -91,15 +91,17 @@ type tableRun struct {
 
 // MainSeries is the series a table shows of a run by default: its test's
 // main throughput. A test with a computed total has it ("TCP totals" for
-// rrul, "TCP upload sum" for tcp_nup); otherwise a test with one load flow
-// has that flow's series ("TCP upload", "UDP upload"). A test with several
-// load flows and no total (tcp_bidirectional) has none: choose a series.
+// rrul, "TCP upload sum" for tcp_nup, "Custom totals" for custom: what the
+// user's flows delivered both ways); otherwise a test with one load flow
+// has that flow's series ("TCP upload", "UDP upload", "TFRC upload"). A
+// test with several load flows and no total (tcp_bidirectional) has none:
+// choose a series.
 func MainSeries(d *results.Document) (string, error) {
 	has := map[string]bool{}
 	for _, s := range d.Series {
 		has[s.Name] = true
 	}
-	for _, name := range []string{"TCP totals", "TCP upload sum", "TCP download sum"} {
+	for _, name := range []string{"TCP totals", "TCP upload sum", "TCP download sum", "Custom totals"} {
 		if has[name] {
 			return name, nil
 		}

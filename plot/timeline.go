@@ -36,16 +36,18 @@ var timelinePanels = []struct {
 // classify returns the AllScaled panel of a top-level series and whether
 // it is the panel's aggregate, Flent's computed average ("TCP upload avg",
 // "Ping (ms) avg"). Sums ("TCP upload sum", "TCP totals") are left out:
-// they are on another scale than the flows; so are fairness indices.
-// Series names are Flent's, the contract of every view.
+// they are on another scale than the flows; so are fairness indices. The
+// custom test's sums over the user's flows ("Custom upload") are its
+// aggregates. Series names are Flent's (and those of wanlab's own tests,
+// in Flent's style), the contract of every view.
 func classify(s *results.Series) (panel timelinePanel, aggregate bool) {
 	n := s.Name
 	switch {
 	case strings.HasPrefix(n, "Ping (ms)"):
 		panel = latencyPanel
-	case strings.HasPrefix(n, "TCP download"), strings.HasPrefix(n, "UDP download"):
+	case hasAnyPrefix(n, "TCP download", "UDP download", "TFRC download", "QUIC download", "Custom download"):
 		panel = downloadPanel
-	case strings.HasPrefix(n, "TCP upload"), strings.HasPrefix(n, "UDP upload"):
+	case hasAnyPrefix(n, "TCP upload", "UDP upload", "TFRC upload", "QUIC upload", "Custom upload"):
 		panel = uploadPanel
 	default:
 		return noPanel, false
@@ -54,12 +56,21 @@ func classify(s *results.Series) (panel timelinePanel, aggregate bool) {
 		return noPanel, false
 	}
 	switch {
-	case strings.HasSuffix(n, " avg"):
+	case strings.HasSuffix(n, " avg"), n == "Custom upload", n == "Custom download":
 		return panel, true
 	case strings.HasSuffix(n, " sum"), strings.HasSuffix(n, " fairness"):
 		return noPanel, false
 	}
 	return panel, false
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // timelineLines returns the series of one run that AllScaled draws in a
@@ -158,7 +169,7 @@ func allScaled(docs []*results.Document, labels []string, o Options, t theme) (*
 		fig.panels = append(fig.panels, pn)
 	}
 	if len(fig.panels) == 0 {
-		return nil, fmt.Errorf("plot: %s: %s: it needs TCP download…, TCP upload…, UDP upload or Ping (ms)… series with samples; the first run has: %s",
+		return nil, fmt.Errorf("plot: %s: %s: it needs throughput series (TCP, UDP, TFRC, QUIC or Custom upload… or download…) or Ping (ms)… series with samples; the first run has: %s",
 			AllScaled, noneHave(docs, labels, "series to draw"), seriesNames(docs[0]))
 	}
 	timeAxis(fig, marks, timeEnd(docs))

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"wanlab/results"
 )
 
 func TestParseFormat(t *testing.T) {
@@ -102,6 +104,29 @@ func TestWithUnit(t *testing.T) {
 	} {
 		if got := withUnit(c[0], c[1]); got != c[2] {
 			t.Errorf("withUnit(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
+}
+
+// wanlab's own tests' throughput series join the upload and download
+// panels as Flent's do; the custom test's sums are its aggregates and its
+// total is left out.
+func TestClassifyOwnTests(t *testing.T) {
+	for name, want := range map[string]struct {
+		panel timelinePanel
+		agg   bool
+	}{
+		"TFRC upload":      {uploadPanel, false},
+		"QUIC download":    {downloadPanel, false},
+		"Custom upload::2": {uploadPanel, false},
+		"Custom upload":    {uploadPanel, true},
+		"Custom download":  {downloadPanel, true},
+		"Custom totals":    {noPanel, false},
+		"TCP upload avg":   {uploadPanel, true},
+	} {
+		p, agg := classify(&results.Series{Name: name, Unit: "Mbits/s"})
+		if p != want.panel || agg != want.agg {
+			t.Errorf("classify(%q) = %v, %v; want %v, %v", name, p, agg, want.panel, want.agg)
 		}
 	}
 }

@@ -41,6 +41,45 @@ type Document struct {
 	// docs/results-format.md under "Counters, snapshots and status". This
 	// package carries it unchanged.
 	Router json.RawMessage `json:"router,omitempty"`
+	// Commands are the user's programs a custom run started, with how
+	// each ended and what it printed.
+	Commands []Command `json:"commands,omitempty"`
+}
+
+// Command is one of the user's programs that a custom run started in a
+// host (`wanlab run custom --server CMD --client CMD`).
+type Command struct {
+	// Role is "server" or "client", the host it ran in.
+	Role string `json:"role"`
+	// Command is the command as given; Expanded is what ran, as
+	// `sh -c Expanded`, with the placeholders (@peer, @peer6, @port,
+	// @duration) replaced.
+	Command  string `json:"command"`
+	Expanded string `json:"expanded"`
+	// Started says whether it started; StartS and EndS are when it
+	// started and ended, in seconds from Run.Start (negative before T0).
+	Started bool    `json:"started"`
+	StartS  float64 `json:"start_s"`
+	EndS    float64 `json:"end_s"`
+	// ExitCode is its exit status as a shell gives it: the code, or 128
+	// plus the number of the signal that ended it.
+	ExitCode int `json:"exit_code"`
+	// EndedByWanlab says wanlab ended it (SIGTERM to its process group,
+	// SIGKILL two seconds later): a server at the end of the run, or a
+	// command that outlived its time.
+	EndedByWanlab bool `json:"ended_by_wanlab"`
+	// Error says why the command failed the run (it could not start,
+	// exited with a non-zero status, or ran past its time); empty if it
+	// did not.
+	Error string `json:"error,omitempty"`
+	// Stdout and Stderr are what it printed: all of it up to 128 KiB per
+	// stream, else the first and the last 64 KiB with a line between
+	// them saying how many bytes were left out. StdoutBytes and
+	// StderrBytes count everything it printed.
+	Stdout      string `json:"stdout"`
+	Stderr      string `json:"stderr"`
+	StdoutBytes int64  `json:"stdout_bytes"`
+	StderrBytes int64  `json:"stderr_bytes"`
 }
 
 // Run is a run's provenance.
@@ -182,13 +221,19 @@ type Flow struct {
 	// Direction is "up" (client to server), "down", or "both" for a
 	// round-trip probe.
 	Direction string `json:"direction"`
-	// Protocol is "tcp", "udp" or "icmp".
+	// Protocol is the IP protocol: "tcp", "udp", "icmp", "icmpv6", or its
+	// number for others (a user's flow of the custom test).
 	Protocol string `json:"protocol"`
+	// FiveTuple is a flow of the custom test as the router keyed it:
+	// "tcp 10.53.54.1:40000 > 10.53.54.2:5201" (ICMP echo: the
+	// identifier as both ports); empty for wanlab's own flows.
+	FiveTuple string `json:"five_tuple,omitempty"`
 	// TOS is the IP TOS (IPv6 traffic class) byte the flow's packets
 	// carry: the DSCP shifted left by two, plus the ECN bits.
 	TOS int `json:"tos"`
-	// CongestionControl is a TCP flow's congestion control ("cubic"),
-	// empty for other protocols.
+	// CongestionControl is a TCP flow's congestion control ("cubic"), a
+	// QUIC flow's ("newreno"), or "tfrc" for a TFRC flow; empty for
+	// others.
 	CongestionControl string `json:"congestion_control,omitempty"`
 	// Error, if not empty, is the first error that ended or hampered the
 	// flow during the run (a refused connection, a reset, a send the

@@ -69,6 +69,9 @@ func WriteSummary(w io.Writer, d *Document, router RouterPrinter, flowSeries boo
 		ew.printf("\nFlows:\n")
 		for _, f := range d.Flows {
 			ew.printf(" %3d  %-*s  %-4s  %-4s  tos 0x%02x  %s\n", f.ID, labelW, f.Label, f.Direction, f.Protocol, f.TOS, orDash(f.CongestionControl))
+			if f.FiveTuple != "" {
+				ew.printf("      %s\n", f.FiveTuple)
+			}
 			if f.Error != "" {
 				ew.printf("      error: %s\n", f.Error)
 			}
@@ -90,6 +93,13 @@ func WriteSummary(w io.Writer, d *Document, router RouterPrinter, flowSeries boo
 				sm := &s.Summary
 				ew.printf(" %-*s %6d %6d %12s %12s %12s %s\n", seriesW, s.Name, sm.N, s.Lost, num(sm.Mean), num(sm.Median), num(sm.P99), s.Unit)
 			}
+		}
+	}
+
+	if len(d.Commands) > 0 {
+		ew.printf("\nCommands:\n")
+		for _, c := range d.Commands {
+			writeCommand(ew, &c)
 		}
 	}
 
@@ -210,4 +220,22 @@ func (e *errWriter) Write(p []byte) (int, error) {
 
 func (e *errWriter) printf(format string, args ...any) {
 	fmt.Fprintf(e, format, args...)
+}
+
+// writeCommand writes how one of the user's commands ran.
+func writeCommand(ew *errWriter, c *Command) {
+	ew.printf(" %-6s  sh -c %s\n", c.Role, ShellJoin([]string{c.Expanded}))
+	switch {
+	case !c.Started:
+		ew.printf("         did not start\n")
+	case c.EndedByWanlab:
+		ew.printf("         ran from %.3fs to %.3fs, ended by wanlab (status %d); printed %d bytes to stdout, %d to stderr\n",
+			c.StartS, c.EndS, c.ExitCode, c.StdoutBytes, c.StderrBytes)
+	default:
+		ew.printf("         ran from %.3fs to %.3fs, exit status %d; printed %d bytes to stdout, %d to stderr\n",
+			c.StartS, c.EndS, c.ExitCode, c.StdoutBytes, c.StderrBytes)
+	}
+	if c.Error != "" {
+		ew.printf("         error: %s\n", c.Error)
+	}
 }

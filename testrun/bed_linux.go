@@ -31,6 +31,10 @@ type bed interface {
 	seed() uint64
 	framing() string
 	chains() (up, down string)
+	// command returns a command that runs inside host r; the testbed's
+	// removal ends it if it still runs (for a borrowed testbed, `wanlab
+	// down` does).
+	command(r lab.Role, name string, args ...string) *netns.Cmd
 	// close removes what the run built (or releases what it borrowed).
 	close() error
 }
@@ -131,6 +135,9 @@ func (b *ownBed) chains() (string, string) {
 	st := b.tb.Status()
 	return st.Up.Chain, st.Down.Chain
 }
+func (b *ownBed) command(r lab.Role, name string, args ...string) *netns.Cmd {
+	return b.tb.Command(r, name, args...)
+}
 func (b *ownBed) close() error {
 	err := b.tb.Close()
 	b.cancel()
@@ -192,6 +199,10 @@ func (b *labBed) set(c TimedChange) (map[string]string, error) {
 func (b *labBed) seed() uint64             { return b.start.Seed }
 func (b *labBed) framing() string          { return b.start.Framing.String() }
 func (b *labBed) chains() (string, string) { return b.start.Up.Chain, b.start.Down.Chain }
+
+func (b *labBed) command(r lab.Role, name string, args ...string) *netns.Cmd {
+	return netns.Command(b.hosts[r], name, args...)
+}
 
 // close gives the testbed back as the run found it: the chains a timed
 // change replaced are set again.
@@ -295,6 +306,9 @@ func (b *directBed) seed() uint64             { return b.seedV }
 func (b *directBed) framing() string          { return qdisc.FramingEthernet.String() }
 func (b *directBed) chains() (string, string) { return "", "" }
 func (b *directBed) close() error             { return b.nt.Close() }
+func (b *directBed) command(r lab.Role, name string, args ...string) *netns.Cmd {
+	return b.nt.Command(b.hosts[r], name, args...)
+}
 
 // linkBytes reads the bytes the client's veth sent and received: the
 // direct path's up and down traffic, for the progress line.

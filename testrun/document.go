@@ -10,9 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"wanlab/catalog"
 	"wanlab/clock"
 	"wanlab/results"
 	"wanlab/traffic"
+	"wanlab/traffic/quicflow"
+	"wanlab/traffic/tfrcflow"
 )
 
 // Provenance is what the document records about the run beyond its
@@ -55,6 +58,11 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 	b := &docBuilder{s: s, t0: res.T0, window: [2]float64{s.Lead.Seconds(), (s.Lead + s.Duration).Seconds()}}
 	for i, fr := range res.Flows {
 		spec := specs[i]
+		if r, ok := fr.(*commandsResult); ok {
+			d.Commands = r.Commands
+			d.Run.Options["port"] = strconv.Itoa(r.Port)
+			continue
+		}
 		flow := results.Flow{ID: i + 1, Label: spec.label, Direction: spec.dir, Protocol: spec.protocol, TOS: spec.tos,
 			Error: fr.Info().Error}
 		var main results.Series
@@ -73,6 +81,16 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 			for _, c := range spec.sockets.connected() {
 				flow.Series = append(flow.Series, b.router(spec.label, rec, r.Dir.String(), "udp", c[0], c[1])...)
 			}
+		case *tfrcflow.Result:
+			main, flow.Series = b.tfrc(r)
+			flow.CongestionControl = spec.cc
+			flow.Series = append(flow.Series, b.router(spec.label, rec, r.Dir.String(), "udp", r.Sender, r.Receiver)...)
+		case *quicflow.Result:
+			main, flow.Series = b.quic(r)
+			flow.CongestionControl = r.CC
+			if r.Connected {
+				flow.Series = append(flow.Series, b.router(spec.label, rec, r.Dir.String(), "udp", r.Sender.Local, r.Sender.Remote)...)
+			}
 		case *traffic.ProbeResult:
 			main, flow.Series = b.probe(r)
 		default:
@@ -80,6 +98,11 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 		}
 		d.Series = append(d.Series, main)
 		d.Flows = append(d.Flows, flow)
+	}
+	if s.Test.Custom {
+		flows, series := b.customSeries(rec, ownFlowsOf(specs), len(res.Flows)+1)
+		d.Flows = append(d.Flows, flows...)
+		d.Series = append(d.Series, series...)
 	}
 	if err := d.AddComputed(); err != nil {
 		return nil, err
@@ -111,6 +134,16 @@ func (s *Setup) recordedOptions() map[string]string {
 	}
 	if s.Test.Name == "tcp_nup" || s.Test.Name == "tcp_ndown" {
 		m["streams"] = strconv.Itoa(len(s.Test.Flows))
+	}
+	if len(s.Test.Flows) > 0 && s.Test.Flows[0].Transport == catalog.TFRC {
+		m["tx_qlen"] = strconv.Itoa(s.TxQLen)
+	}
+	if s.Test.Custom {
+		set("server", o.Server)
+		set("client", o.Client)
+		if o.ServerWait != nil {
+			m["server_wait"] = o.ServerWait.String()
+		}
 	}
 	if s.Test.Name == "udp_flood" {
 		m["udp_rate"] = strconv.FormatInt(s.UDPRate, 10)

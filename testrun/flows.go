@@ -9,6 +9,8 @@ import (
 
 	"wanlab/catalog"
 	"wanlab/traffic"
+	"wanlab/traffic/quicflow"
+	"wanlab/traffic/tfrcflow"
 )
 
 // flowSpec is what the document needs to know of a flow beyond its
@@ -21,6 +23,8 @@ type flowSpec struct {
 	tos      int
 	cc       string // the congestion control asked for
 	sockets  *recNet
+	// icmpID is an ICMP probe stream's echo identifier.
+	icmpID *uint16
 }
 
 // ecnECT0 is the ECN field's ECT(0) codepoint in a TOS byte (RFC 3168).
@@ -79,6 +83,28 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 				return nil, nil, err
 			}
 			fs = append(fs, flow)
+		case catalog.TFRC:
+			spec.protocol, spec.cc = "udp", "tfrc"
+			flow, err := tfrcflow.New(tfrcflow.Config{
+				Label: f.Series, Client: cl, Server: sv, Dir: dir, TOS: spec.tos,
+				TxQueueLen: s.TxQLen, Start: loadStart, Stop: loadStop,
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+			fs = append(fs, flow)
+		case catalog.QUIC:
+			// quic-go sets the ECN field of each packet itself: the
+			// flow takes the DSCP alone.
+			spec.protocol, spec.cc, spec.tos = "udp", quicflow.CongestionControl, spec.tos&^3
+			flow, err := quicflow.New(quicflow.Config{
+				Label: f.Series, Client: cl, Server: sv, Dir: dir, TOS: spec.tos,
+				Start: loadStart, Stop: loadStop,
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+			fs = append(fs, flow)
 		}
 		specs = append(specs, spec)
 	}
@@ -95,6 +121,8 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 			if err != nil {
 				return nil, nil, err
 			}
+			id := flow.ID()
+			spec.icmpID = &id
 			fs = append(fs, flow)
 		case catalog.UDP:
 			spec.protocol = "udp"

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"wanlab/catalog"
 	"wanlab/profile"
+	"wanlab/tfrc/tfrcudp"
 )
 
 // Options describe one run. The zero value of a field keeps its default
@@ -14,8 +16,9 @@ import (
 // yaml keys are the keys of experiment files; Table says where each option
 // is recorded in the results.
 type Options struct {
-	// Test is the Flent test (catalog.Names): ping, tcp_upload, rrul, ...
-	// Empty runs the main job: rrul for 30 s on the default profile.
+	// Test is the test (catalog.Names): Flent's (ping, tcp_upload, rrul,
+	// ...) or wanlab's own (tfrc_upload, quic_upload, custom, ...). Empty
+	// runs the main job: rrul for 30 s on the default profile.
 	Test string `yaml:"test"`
 	// Duration is the length of the load; nil means Flent's 60 s (30 s
 	// when Test is empty). Step is the sampling grid's step (200 ms).
@@ -32,6 +35,18 @@ type Options struct {
 	// UDP payload in bytes (0: iperf2's 1470, 1450 over IPv6).
 	UDPRate string `yaml:"udp_rate"`
 	UDPSize int    `yaml:"udp_size"`
+	// TxQLen is the TFRC sender's transmit buffer in packets, as DCCP's
+	// net.dccp.default.tx_qlen: nil means DCCP's default, 5; 0 means
+	// unbounded (the socket's send buffer bounds it).
+	TxQLen *int `yaml:"tx_qlen"`
+	// Server and Client are the custom test's commands, run with sh -c
+	// in the server and the client host after the placeholders @peer,
+	// @peer6, @port and @duration are replaced. ServerWait bounds the
+	// wait for the server to listen (nil: DefaultServerWait; 0: do not
+	// wait).
+	Server     string         `yaml:"server"`
+	Client     string         `yaml:"client"`
+	ServerWait *time.Duration `yaml:"server_wait"`
 	// IPv6 runs the test over the hosts' IPv6 addresses.
 	IPv6 bool `yaml:"ipv6"`
 	// CC is the TCP congestion control of every flow ("cubic"), or per
@@ -136,6 +151,18 @@ const (
 	DefaultLeadTail = 5 * time.Second
 	// DefaultUDPRate is Flent's udp_flood rate (iperf -b 100M).
 	DefaultUDPRate = "100mbit"
+	// DefaultTxQLen is Linux DCCP's net.dccp.default.tx_qlen.
+	DefaultTxQLen = tfrcudp.DefaultTxQueueLen
+	// DefaultServerWait is how long the custom test waits for its server
+	// command to listen.
+	DefaultServerWait = 10 * time.Second
+	// ClientGrace is how long after the load the custom test's client
+	// command may still run before wanlab ends it as hung.
+	ClientGrace = 5 * time.Second
+	// OutputLimit is how much of each output stream of a custom command
+	// the results keep: the first and the last half of it, with what
+	// lies between left out and counted.
+	OutputLimit = 128 << 10
 )
 
 // Option describes one option for docs/options.md.
@@ -149,7 +176,7 @@ type Option struct {
 // Table lists every option once. docs/options.md is generated from it, and
 // tests check it against Options' yaml keys and the command's flags.
 var Table = []Option{
-	{"`TEST` (argument)", "test", "`run.test`", "Flent's test: ping, tcp_upload, tcp_download, tcp_bidirectional, tcp_nup, tcp_ndown, rrul, rrul_be, udp_flood. None: the main job, `rrul` for 30 s on the `home` profile"},
+	{"`TEST` (argument)", "test", "`run.test`", "Flent's test: ping, tcp_upload, tcp_download, tcp_bidirectional, tcp_nup, tcp_ndown, rrul, rrul_be, udp_flood; or wanlab's: tfrc_upload, tfrc_download (TFRC, RFC 5348 as DCCP's CCID-3, over UDP), quic_upload, quic_download (quic-go, whose congestion control is " + catalog.QUICCongestionControl + "), custom (your programs, `--server` and `--client`). None: the main job, `rrul` for 30 s on the `home` profile"},
 	{"`--duration`", "duration", "`run.duration_s`", "length of the load (default 60s; 30s for the main job)"},
 	{"`--step`", "step", "`run.step_s`", "sampling step of every series (default 200ms)"},
 	{"`--lead`", "lead", "`run.lead_s`", "probing before the load (default 5s; 0 for ping)"},
@@ -157,6 +184,10 @@ var Table = []Option{
 	{"`--streams`", "streams", "`run.options.streams`", "flows of tcp_nup and tcp_ndown (default 4)"},
 	{"`--udp-rate`", "udp_rate", "`run.options.udp_rate`", "udp_flood's rate of UDP payload, e.g. 20mbit or 20M (default 100mbit)"},
 	{"`--udp-size`", "udp_size", "`run.options.udp_size`", "udp_flood's UDP payload per packet in bytes (default 1470; 1450 over IPv6)"},
+	{"`--tx-qlen`", "tx_qlen", "`run.options.tx_qlen`", "TFRC sender's transmit buffer in packets, as DCCP's net.dccp.default.tx_qlen (default 5; 0: unbounded, bounded by the 208 KiB send buffer; at most 10000)"},
+	{"`--server`", "server", "`run.options.server`, `commands[]`", "custom: the receiver's command, run with `sh -c` in the server host before the run; `@peer`, `@peer6`, `@port` (a free port wanlab chose) and `@duration` (the load in seconds) are replaced"},
+	{"`--client`", "client", "`run.options.client`, `commands[]`", "custom: the sender's command, run with `sh -c` in the client host when the load starts; it must exit within 5 s after the load; placeholders as `--server`"},
+	{"`--server-wait`", "server_wait", "`run.options.server_wait`", "custom: how long to wait for the server command to listen (on `@port` if it names it, else on any new port) before the run starts (default 10s; 0: do not wait)"},
 	{"`-6`, `--ipv6`", "ipv6", "`run.options.ip_version`", "run over the hosts' IPv6 addresses"},
 	{"`--cc`", "cc", "`run.options.cc`, `flows[].congestion_control`", "TCP congestion control of every flow (cubic), or per direction (up=cubic,down=bbr)"},
 	{"`--tos`", "tos", "`run.options.tos`, `flows[].tos`", "mark of the best-effort flows and probes: a DSCP name (EF, CS1, AF41) or a TOS byte (0xb8)"},
@@ -181,7 +212,7 @@ var Table = []Option{
 	{"`--lab`", "lab", "`run.options.lab`, `router.mode`", "run on this running testbed (`wanlab up --name NAME`) instead of building one"},
 	{"`--pcap`", "pcap", "`run.options.pcap`", "record every packet the router forwards to this pcap file"},
 	{"`-o`, `--output`", "output", "(the file itself)", "results file (default wanlab-TEST-YYYYmmdd-HHMMSS.json.gz)"},
-	{"`--flent`", "flent", "(the file itself)", "also write Flent's data file (FILE.flent.gz)"},
+	{"`--flent`", "flent", "(the file itself)", "also write Flent's data file (FILE.flent.gz); Flent's tests only, since Flent loads a file by running its test"},
 	{"`--json`", "json", "(the output itself)", "print the results document on stdout instead of the text summary"},
 }
 

@@ -17,6 +17,7 @@ import (
 	"wanlab/profile"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
+	"wanlab/traffic/tfrcflow"
 )
 
 // BadOption is an error in the options: the run cannot start as given.
@@ -82,6 +83,12 @@ type Setup struct {
 	TOS int
 	// UDPRate is udp_flood's rate in bit/s of UDP payload.
 	UDPRate int64
+	// TxQLen is the TFRC flows' transmit buffer in packets (0:
+	// unbounded).
+	TxQLen int
+	// ServerWait bounds the custom test's wait for its server to listen
+	// (0: no wait).
+	ServerWait time.Duration
 	// Sysctls are set in the hosts before the run, in order.
 	Sysctls []Sysctl
 	// Lab is the testbed's name: the one given (ModeLab) or the one the
@@ -146,6 +153,9 @@ func Prepare(o Options, tc tcspec.Options) (*Setup, error) {
 		return nil, err
 	}
 	if err := s.resolveTraffic(o); err != nil {
+		return nil, err
+	}
+	if err := s.resolveTransports(o); err != nil {
 		return nil, err
 	}
 	if err := s.resolveSysctls(o); err != nil {
@@ -396,6 +406,51 @@ func (s *Setup) resolveTraffic(o Options) error {
 	return nil
 }
 
+// resolveTransports checks the options of wanlab's own tests: --tx-qlen
+// for TFRC, --server, --client and --server-wait for custom.
+func (s *Setup) resolveTransports(o Options) error {
+	isTFRC := slices.ContainsFunc(s.Test.Flows, func(f catalog.Flow) bool { return f.Transport == catalog.TFRC })
+	s.TxQLen = DefaultTxQLen
+	if o.TxQLen != nil {
+		if !isTFRC {
+			return badf("--tx-qlen is the TFRC sender's transmit buffer, and %s has no TFRC flow: drop it, or run tfrc_upload or tfrc_download", s.Test.Name)
+		}
+		s.TxQLen = *o.TxQLen
+		if s.TxQLen < 0 || s.TxQLen > tfrcflow.MaxTxQueueLen {
+			return badf("--tx-qlen %d: give 0 (unbounded, as net.dccp.default.tx_qlen=0: the 208 KiB send buffer bounds it) to %d packets (DCCP's default is %d)",
+				s.TxQLen, tfrcflow.MaxTxQueueLen, DefaultTxQLen)
+		}
+	}
+	if !s.Test.Custom {
+		if o.Server != "" || o.Client != "" || o.ServerWait != nil {
+			return badf("--server, --client and --server-wait are the custom test's: run `wanlab run custom --server CMD --client CMD`, or drop them")
+		}
+		return nil
+	}
+	if s.Mode == ModeDirect {
+		return badf("custom measures your programs' flows at the router, and --direct has none: drop --direct")
+	}
+	if strings.TrimSpace(o.Client) == "" {
+		return badf("custom runs your own sender: give it with --client, e.g. --client 'iperf3 -c @peer -p @port -t @duration' (and its receiver with --server 'iperf3 -s -p @port -1')")
+	}
+	for _, c := range []struct{ flag, cmd string }{{"--server", o.Server}, {"--client", o.Client}} {
+		if strings.ContainsRune(c.cmd, 0) {
+			return badf("%s: the command holds a NUL byte, which no program can take: remove it", c.flag)
+		}
+	}
+	s.ServerWait = DefaultServerWait
+	if o.ServerWait != nil {
+		if o.Server == "" {
+			return badf("--server-wait is how long to wait for --server to listen, and there is no --server: drop it")
+		}
+		s.ServerWait = *o.ServerWait
+		if s.ServerWait < 0 || s.ServerWait > 10*time.Minute {
+			return badf("--server-wait %v: give 0 (start the client without waiting) to 10m", s.ServerWait)
+		}
+	}
+	return nil
+}
+
 // parseCC reads --cc: one algorithm, or up=ALG,down=ALG.
 func parseCC(v string) (up, down string, err error) {
 	if v == "" {
@@ -542,6 +597,9 @@ func (s *Setup) resolveSysctls(o Options) error {
 }
 
 func (s *Setup) checkOutputs(o Options) error {
+	if o.Flent != "" && !s.Test.Flent {
+		return badf("--flent: Flent has no test %s, and it loads a data file by running the test the file names: drop --flent; wanlab show, plot and report read the results file", s.Test.Name)
+	}
 	for _, out := range []struct{ label, path, suggest string }{
 		{"--output", o.Output, "results.json.gz"},
 		{"--flent", o.Flent, "results.flent.gz"},

@@ -12,6 +12,8 @@ import (
 
 func dur(d time.Duration) *time.Duration { return &d }
 
+func intp(n int) *int { return &n }
+
 // Every bad input is a *BadOption whose one line names the problem and,
 // after a colon, the fix; nothing is created on the way (Prepare creates
 // nothing at all, so the test runs without root).
@@ -77,6 +79,24 @@ func TestPrepareBadInput(t *testing.T) {
 		{"two outputs on stdout", func(o *Options) { o.Output = "-"; o.Flent = "-" }, "only one output can go to stdout"},
 		{"two outputs in one file", func(o *Options) { o.Output = filepath.Join(dir, "x"); o.Flent = filepath.Join(dir, ".", "x") }, "--flent and --output name the same file"},
 		{"json and stdout file", func(o *Options) { o.JSON = true; o.Flent = "-" }, "--json prints the results on stdout"},
+		{"tx_qlen for tcp", func(o *Options) { o.Test = "tcp_upload"; o.TxQLen = intp(5) }, "--tx-qlen is the TFRC sender's transmit buffer, and tcp_upload has no TFRC flow"},
+		{"negative tx_qlen", func(o *Options) { o.Test = "tfrc_upload"; o.TxQLen = intp(-1) }, "--tx-qlen -1: give 0 (unbounded"},
+		{"huge tx_qlen", func(o *Options) { o.Test = "tfrc_download"; o.TxQLen = intp(1 << 40) }, "to 10000 packets"},
+		{"flent for tfrc", func(o *Options) { o.Test = "tfrc_upload"; o.Flent = filepath.Join(dir, "x.flent.gz") }, "--flent: Flent has no test tfrc_upload"},
+		{"flent for custom", func(o *Options) { o.Test = "custom"; o.Client = "true"; o.Flent = filepath.Join(dir, "x.flent.gz") }, "Flent has no test custom"},
+		{"server for tcp", func(o *Options) { o.Test = "tcp_upload"; o.Server = "iperf3 -s" }, "--server, --client and --server-wait are the custom test's"},
+		{"client for the main job", func(o *Options) { o.Client = "iperf3 -c @peer" }, "run `wanlab run custom --server CMD --client CMD`"},
+		{"custom without client", func(o *Options) { o.Test = "custom"; o.Server = "iperf3 -s" }, "custom runs your own sender: give it with --client"},
+		{"custom with a blank client", func(o *Options) { o.Test = "custom"; o.Client = "  " }, "give it with --client"},
+		{"custom direct", func(o *Options) { o.Test = "custom"; o.Client = "true"; o.Direct = true }, "--direct has none: drop --direct"},
+		{"custom NUL", func(o *Options) { o.Test = "custom"; o.Client = "a\x00b" }, "--client: the command holds a NUL byte"},
+		{"server wait without server", func(o *Options) { o.Test = "custom"; o.Client = "true"; o.ServerWait = dur(time.Second) }, "there is no --server: drop it"},
+		{"negative server wait", func(o *Options) {
+			o.Test = "custom"
+			o.Client = "true"
+			o.Server = "x"
+			o.ServerWait = dur(-time.Second)
+		}, "--server-wait -1s: give 0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := Defaults()
@@ -185,6 +205,38 @@ func TestParseTOSAndRate(t *testing.T) {
 	for _, in := range []string{"", "fast", "-5M", "10", "NaN", "2000gbit"} {
 		if _, err := ParseRate(in); err == nil {
 			t.Errorf("ParseRate(%q) accepted", in)
+		}
+	}
+}
+
+// wanlab's own tests resolve their options: TFRC's transmit buffer is
+// DCCP's 5 unless given (0 stays 0, unbounded); custom waits 10 s for its
+// server unless told otherwise.
+func TestPrepareOwnTests(t *testing.T) {
+	o := Defaults()
+	o.Test = "tfrc_upload"
+	s, err := Prepare(o, tcspec.Options{})
+	if err != nil || s.TxQLen != 5 {
+		t.Errorf("tfrc_upload: %v, tx_qlen %d; want 5", err, s.TxQLen)
+	}
+	o.TxQLen = intp(0)
+	if s, err = Prepare(o, tcspec.Options{}); err != nil || s.TxQLen != 0 || s.recordedOptions()["tx_qlen"] != "0" {
+		t.Errorf("tfrc_upload --tx-qlen 0: %v, tx_qlen %d", err, s.TxQLen)
+	}
+	o = Defaults()
+	o.Test, o.Client, o.Server = "custom", "iperf3 -c @peer -p @port", "iperf3 -s -p @port"
+	if s, err = Prepare(o, tcspec.Options{}); err != nil || s.ServerWait != DefaultServerWait || s.Test.Flent {
+		t.Errorf("custom: %v, server wait %v", err, s.ServerWait)
+	}
+	o.ServerWait = dur(0)
+	if s, err = Prepare(o, tcspec.Options{}); err != nil || s.ServerWait != 0 {
+		t.Errorf("custom --server-wait 0: %v, server wait %v", err, s.ServerWait)
+	}
+	for _, test := range []string{"quic_upload", "quic_download", "tfrc_download"} {
+		o := Defaults()
+		o.Test = test
+		if _, err := Prepare(o, tcspec.Options{}); err != nil {
+			t.Errorf("%s: %v", test, err)
 		}
 	}
 }

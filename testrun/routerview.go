@@ -31,6 +31,9 @@ type dirView struct {
 	// the direction's loop; WriteDrops what the egress device refused.
 	RingDrops, WriteDrops uint64
 	Flows                 map[flowKey]flowCount
+	// Order lists Flows' keys as the router lists them: in order of first
+	// appearance.
+	Order []flowKey
 }
 
 // flowKey names a 5-tuple: the protocol's name ("tcp", "udp") and the
@@ -84,7 +87,9 @@ func viewOf(d router.DirSnapshot) dirView {
 				fc.DroppedByReason[qdisc.Reason(r).String()] = n
 			}
 		}
-		v.Flows[flowKey{f.Flow.Proto.String(), f.Flow.Src, f.Flow.Dst}] = fc
+		k := flowKey{f.Flow.Proto.String(), f.Flow.Src, f.Flow.Dst}
+		v.Flows[k] = fc
+		v.Order = append(v.Order, k)
 	}
 	return v
 }

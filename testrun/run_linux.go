@@ -123,12 +123,20 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	} else if ok {
 		rec.base = v
 	}
-	// The traffic ends early when ctx does, or when a borrowed testbed
-	// goes away under the run.
+	// The traffic ends early when ctx does, when a borrowed testbed goes
+	// away under the run, or when a custom command fails.
 	tctx, stopTraffic := context.WithCancelCause(ctx)
 	defer stopTraffic(nil)
-	// One clock for the traffic and the timed changes.
+	// One clock for the traffic, the timed changes and the commands.
 	clk := clock.NewReal()
+	var commands *commandFlow
+	if s.Test.Custom {
+		// First, so that the server listens before wanlab's own probes
+		// open their sockets, which the wait for it would take for its.
+		commands = newCommandFlow(s, b, clk, tctx, stopTraffic, warnf)
+		flows = append([]traffic.Flow{commands}, flows...)
+		specs = append([]flowSpec{{label: commands.Label()}}, specs...)
+	}
 	w := &watcher{s: s, b: b, rec: rec, hooks: hooks, warnf: warnf, stop: stopTraffic, clk: clk}
 	runCtx, cancelChanges := context.WithCancel(tctx)
 	defer cancelChanges()
@@ -142,6 +150,10 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	cancelChanges()
 	w.wait()
 	if res == nil {
+		var ce *CommandError
+		if errors.As(runErr, &ce) {
+			return nil, ce
+		}
 		return nil, runErr
 	}
 	for _, fr := range res.Flows {
@@ -152,6 +164,10 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	partial := ""
 	if res.Partial {
 		partial = fmt.Sprintf("stopped %v into the run of %v: %v", w.elapsed().Round(time.Millisecond), s.Length(), context.Cause(tctx))
+	} else if commands != nil && commands.failure() != "" {
+		// A command that failed once the traffic had ended (a client
+		// that outlived a short tail) fails the run all the same.
+		partial = commands.failure()
 	}
 	// The router's last reading: the packets still in flight at the end
 	// have arrived, or are lost.

@@ -104,6 +104,25 @@ func TestCatalogThroughTheRouter(t *testing.T) {
 			within(r, "owd median", series(t, d, "UDP upload::owd").Summary.Median, 10, 12)
 			checkRouterFlow(r, t, d, "UDP upload", 0.01)
 		}},
+		{"tfrc_download", nil, func(r roottest.Reporter, d *results.Document) {
+			// TFRC starts at a few packets per round trip and doubles
+			// each one (RFC 5348 §4.3): 2 s is enough to get going.
+			within(r, "TFRC download mean", series(t, d, "TFRC download").Summary.Mean, 5, 19.6)
+			if n := series(t, d, "TFRC download::tfrc_rtt").Summary.N; n < 5 {
+				r.Errorf("tfrc_rtt has %d samples in the load", n)
+			}
+			// The router counts UDP payload: the TFRC packets, header
+			// and all, as the receiver's tfrc_recv_rate does.
+			checkRouterBytes(r, t, d, "TFRC download", "TFRC download::tfrc_recv_rate", 0, 0.01)
+		}},
+		{"quic_download", nil, func(r roottest.Reporter, d *results.Document) {
+			within(r, "QUIC download mean", series(t, d, "QUIC download").Summary.Mean, 8, 19.6)
+			within(r, "quic_rtt median", series(t, d, "QUIC download::quic_rtt").Summary.Median, 20, 90)
+			// The router counts UDP payload: QUIC's packet and frame
+			// headers and its 16-byte AEAD tag come on top of the
+			// stream's bytes, a few percent.
+			checkRouterBytes(r, t, d, "QUIC download", "QUIC download", 0, 0.08)
+		}},
 	} {
 		t.Run(c.test, func(t *testing.T) {
 			roottest.Twice(t, c.test, func(r roottest.Reporter) {
@@ -139,6 +158,18 @@ func checkRouterFlow(r roottest.Reporter, t *testing.T, d *results.Document, lab
 	r.Logf("%s: the receiver read %.0f bytes, the router delivered %.0f bytes of payload", label, received, router)
 	if received <= 0 || router < received*(1-tol) || router > received*(1+tol) {
 		r.Errorf("%s: the router delivered %.0f bytes of payload, the receiver read %.0f: want within %g%%", label, router, received, tol*100)
+	}
+}
+
+// checkRouterBytes compares the payload the router delivered of a flow
+// with a rate series of the flow's bytes: the router's count must lie
+// within [1-below, 1+above] times the series' total.
+func checkRouterBytes(r roottest.Reporter, t *testing.T, d *results.Document, label, rate string, below, above float64) {
+	counted := sum(series(t, d, rate)) * d.Run.StepS * 1e6 / 8
+	router := sum(series(t, d, label+"::router_delivered_bytes"))
+	r.Logf("%s: %s counts %.0f bytes, the router delivered %.0f bytes of payload", label, rate, counted, router)
+	if counted <= 0 || router < counted*(1-below)-1 || router > counted*(1+above)+1 {
+		r.Errorf("%s: the router delivered %.0f bytes of payload, %s counts %.0f: want from %g%% below to %g%% above", label, router, rate, counted, below*100, above*100)
 	}
 }
 

@@ -110,6 +110,10 @@ func (p *ICMPProbe) Label() string { return p.cfg.Label }
 // Window returns the stream's start and stop offsets.
 func (p *ICMPProbe) Window() (start, stop time.Duration) { return p.cfg.Start, p.cfg.Stop }
 
+// ID returns the echo identifier of the stream's requests (and so of the
+// replies), which the router uses as both ports of the stream's 5-tuple.
+func (p *ICMPProbe) ID() uint16 { return p.id }
+
 // Open makes the raw socket.
 func (p *ICMPProbe) Open(ctx context.Context) error {
 	if p.opened {

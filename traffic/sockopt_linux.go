@@ -25,6 +25,11 @@ type sockOpts struct {
 	rxTime  bool   // SO_TIMESTAMPNS, to read when the kernel received each datagram
 }
 
+// TOSControl returns the Control that sets the TOS byte of a new socket
+// (IP_TOS, or IPV6_TCLASS on an IPv6 socket), for the flows of other
+// packages; 0 leaves the default.
+func TOSControl(tos int) Control { return sockOpts{tos: tos}.control() }
+
 // control returns the Control that applies o to a new socket.
 func (o sockOpts) control() Control {
 	return func(network, address string, c syscall.RawConn) error {

@@ -260,6 +260,12 @@ func (b *runBackend) options(r *experiment.Run) (testrun.Options, []string, erro
 			return f.o, nil, &experiment.OptionError{Key: "at", Err: errors.New("timed chain changes are not available in experiment files yet: run them with wanlab run --at")}
 		}
 		for _, v := range opt.Values {
+			if v == "" {
+				// Empty after substitution: not given, as an empty chain
+				// is, so that one template serves tests that take the
+				// option and tests that do not (E2's tx_qlen).
+				continue
+			}
 			if err := set(opt.Key, b.flags[opt.Key], v); err != nil {
 				return f.o, nil, err
 			}

@@ -41,12 +41,12 @@ func cliFor(t *testing.T, limit time.Duration, args ...string) (stdout, stderr s
 	return out.String(), errOut.String(), code
 }
 
-// TestExperimentE1Quick runs the shipped E1 with --quick (15 short runs:
-// five delays × UDP, Reno, CUBIC at a fixed delay) and lays it out as the
-// seed's table: a row per delay, a column per transport.
+// TestExperimentE1Quick runs the shipped E1 with --quick (25 short runs:
+// five delays × UDP, Reno, CUBIC, TFRC, QUIC at a fixed delay) and lays it
+// out as the seed's table: a row per delay, a column per transport.
 func TestExperimentE1Quick(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "e1")
-	_, errOut, code := cliFor(t, 4*time.Minute, "experiment", "run", "../../examples/e1.yaml", "--quick", "-o", dir)
+	_, errOut, code := cliFor(t, 5*time.Minute, "experiment", "run", "../../examples/e1.yaml", "--quick", "-o", dir)
 	if code != 0 {
 		t.Fatalf("experiment run: exit %d\n%s", code, errOut)
 	}
@@ -54,7 +54,7 @@ func TestExperimentE1Quick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := ix.Counts(); n[experiment.StatusComplete] != 15 || len(ix.Cases) != 15 || !ix.Quick {
+	if n := ix.Counts(); n[experiment.StatusComplete] != 25 || len(ix.Cases) != 25 || !ix.Quick {
 		t.Fatalf("index: %v over %d cases (quick %v)", n, len(ix.Cases), ix.Quick)
 	}
 	// Each results file carries the case's path, the derived seed and the
@@ -80,7 +80,8 @@ func TestExperimentE1Quick(t *testing.T) {
 	if err != nil {
 		t.Fatalf("table --format csv: %v\n%s", err, out)
 	}
-	if h := strings.Join(rows[0], ","); !strings.HasPrefix(h, "delay,transport=udp,") || !strings.Contains(h, "transport=reno,") || !strings.Contains(h, "transport=cubic,") {
+	if h := strings.Join(rows[0], ","); !strings.HasPrefix(h, "delay,transport=udp,") || !strings.Contains(h, "transport=reno,") || !strings.Contains(h, "transport=cubic,") ||
+		!strings.Contains(h, "transport=tfrc,") || !strings.Contains(h, "transport=quic,") {
 		t.Fatalf("table header %q", h)
 	}
 	if len(rows) != 6 {

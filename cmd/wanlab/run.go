@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -32,13 +33,28 @@ func newRunCommand(s *streams) *cobra.Command {
 		Use:   "run [TEST] [path flags] [options]",
 		Short: "Run one of Flent's tests across the path and write a results file",
 		Long: `run builds a testbed (or uses a running one with --lab), runs one of Flent's
-tests across it with wanlab's own traffic (no netperf, irtt or iperf), removes
+tests (or one of wanlab's own) across it with wanlab's own traffic (no
+netperf, irtt or iperf), removes
 what it built, prints Flent's statistics for every series and writes a
 results file (docs/results-format.md).
 
-Tests: ping, tcp_upload, tcp_download, tcp_bidirectional, tcp_nup, tcp_ndown
-(--streams N), rrul, rrul_be, udp_flood (--udp-rate, --udp-size). Without a
-test, run runs rrul for 30s on the home profile: the main job.
+Flent's tests: ping, tcp_upload, tcp_download, tcp_bidirectional, tcp_nup,
+tcp_ndown (--streams N), rrul, rrul_be, udp_flood (--udp-rate, --udp-size).
+wanlab's own: tfrc_upload, tfrc_download (TFRC, RFC 5348 as DCCP's CCID-3,
+over UDP; --tx-qlen), quic_upload, quic_download (quic-go, NewReno), and
+custom: your own programs, --server CMD in the server host and --client CMD
+in the client host, measured per flow at the router. Without a test, run
+runs rrul for 30s on the home profile: the main job.
+
+custom runs each command with sh -c after replacing @peer and @peer6 (the
+other host's addresses), @port (a free port wanlab chose) and @duration
+(the load in seconds). The server starts before the run, and the run waits
+until it listens on @port (or, if the command does not name @port, on any
+new port), for at most --server-wait. The client starts with the load and
+must exit within 5s after it. A command that fails to start, exits with a
+non-zero status or hangs ends the run: the results keep what was measured,
+marked partial, and each command's exit status and output (the first and
+last 64 KiB of each stream).
 
 The latency probes run over the whole run; the load runs after a lead and
 before a tail (5s each, as Flent's), and every summary covers the load.
@@ -54,7 +70,9 @@ partial, and everything the run built is removed.`,
   wanlab run tcp_upload --up "netem delay 25ms; tbf rate 10mbit burst 32k latency 50ms" --down "netem delay 25ms" --duration 10s
   wanlab run rrul --profile lte --flent lte.flent.gz -o lte.json.gz
   wanlab run tcp_download --both "netem delay 50ms; tbf rate 20mbit burst 32k latency 100ms" --at 20s --down "netem delay 50ms; tbf rate 2mbit burst 32k latency 100ms"
-  wanlab run tcp_upload --direct --duration 10s`,
+  wanlab run tcp_upload --direct --duration 10s
+  wanlab run tfrc_upload --both "netem delay 20ms; tbf rate 2mbit buffer 10000 limit 30000" --tx-qlen 0
+  wanlab run custom --server 'iperf3 -s -1 -p @port' --client 'iperf3 -c @peer -p @port -t @duration' --up "netem delay 10ms; tbf rate 20mbit burst 32k latency 50ms"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -93,6 +111,29 @@ func (d durationPtr) Set(v string) error {
 	return nil
 }
 func (durationPtr) Type() string { return "duration" }
+
+// intPtr is a flag that sets an *int, leaving it nil (the option's
+// default) unless given.
+type intPtr struct {
+	p   **int
+	def string
+}
+
+func (i intPtr) String() string {
+	if i.p == nil || *i.p == nil {
+		return i.def
+	}
+	return strconv.Itoa(**i.p)
+}
+func (i intPtr) Set(v string) error {
+	x, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", v)
+	}
+	*i.p = &x
+	return nil
+}
+func (intPtr) Type() string { return "int" }
 
 // pathState orders the path flags: pflag calls Set in command-line order,
 // so a path flag after --at belongs to that change and one before any
@@ -151,6 +192,10 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Streams, "streams", 0, "flows of tcp_nup and tcp_ndown (default 4)")
 	fs.StringVar(&o.UDPRate, "udp-rate", "", "udp_flood's rate of UDP payload, e.g. 20mbit or 20M (default 100mbit)")
 	fs.IntVar(&o.UDPSize, "udp-size", 0, "udp_flood's UDP payload per packet in bytes (default 1470, 1450 over IPv6)")
+	fs.Var(intPtr{&o.TxQLen, "5"}, "tx-qlen", "TFRC sender's transmit buffer in packets, as DCCP's net.dccp.default.tx_qlen (0: unbounded)")
+	fs.StringVar(&o.Server, "server", "", "custom: the receiver's command, run with sh -c in the server host before the run (@peer, @peer6, @port, @duration are replaced)")
+	fs.StringVar(&o.Client, "client", "", "custom: the sender's command, run with sh -c in the client host when the load starts")
+	fs.Var(durationPtr{&o.ServerWait, "10s"}, "server-wait", "custom: how long to wait for --server to listen (0: do not wait)")
 	fs.BoolVarP(&o.IPv6, "ipv6", "6", false, "run over the hosts' IPv6 addresses")
 	fs.StringVar(&o.CC, "cc", "", "TCP congestion control of every flow (cubic), or per direction (up=cubic,down=bbr)")
 	fs.StringVar(&o.TOS, "tos", "", "mark of the best-effort flows and probes: a DSCP name (EF, CS1, AF41) or a TOS byte (0xb8)")
