@@ -87,9 +87,8 @@ func TestPrintStatus(t *testing.T) {
 	for _, want := range []string{
 		"testbed lab: owner pid 42, up 1m0s, cc cubic, seed 0, device offload, framing ethernet",
 		"up (client → server): netem limit 1000 delay 25ms; tbf rate 100Mbit burst 32Kb lat 50ms",
-		" qdisc netem 1: root limit 1000 delay 25ms\n  Sent 3000 bytes 2 pkt (dropped 0, overlimits 0 requeues 0)\n  backlog 1500b 1p requeues 0\n",
-		" qdisc tbf 2: parent 1:1 rate 100Mbit burst 32Kb lat 50ms\n  Sent 1500 bytes 1 pkt (dropped 3, overlimits 7 requeues 0)\n",
-		" qdisc bfifo 3: parent 2:1 limit 625000b\n",
+		"\nqdisc netem 1: root refcnt 2 limit 1000 delay 25ms\n Sent 3000 bytes 2 pkt (dropped 0, overlimits 0 requeues 0) \n backlog 1500b 1p requeues 0\n",
+		"\nqdisc tbf 2: parent 1:1 rate 100Mbit burst 32Kb lat 50ms \n Sent 1500 bytes 1 pkt (dropped 3, overlimits 7 requeues 0) \n",
 		"dropped 3 (limit 3)",
 		"GSO super-packets split into segments (0 so far)",
 		"release lateness µs: p50 1.0 p99 5.0 max 9.0 (5 releases)",
@@ -101,6 +100,10 @@ func TestPrintStatus(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
+	}
+	// tbf's default bfifo is not part of the chain: tc does not list it.
+	if strings.Contains(out, "bfifo") {
+		t.Errorf("status lists tbf's default child:\n%s", out)
 	}
 }
 
