@@ -37,6 +37,9 @@ type Config struct {
 	Runs int
 	// CC is the TCP flows' congestion control; "" means cubic.
 	CC string
+	// Flows is the number of parallel TCP flows of the tcp test; 0 means
+	// 1.
+	Flows int
 	// UDPRate is the flood's rate in bit/s of UDP payload; 0 means 120 %
 	// of the chain's smallest rate, or 20 Mbit/s without one.
 	UDPRate int64
@@ -62,6 +65,9 @@ func (c Config) withDefaults() Config {
 	if c.CC == "" {
 		c.CC = "cubic"
 	}
+	if c.Flows == 0 {
+		c.Flows = 1
+	}
 	if c.Name == "" {
 		c.Name = "cal"
 	}
@@ -80,8 +86,8 @@ func (c Config) Check() ([]qdisc.Spec, error) {
 	if c.Warmup >= c.Duration {
 		return nil, fmt.Errorf("calibrate: the warm-up (%v) leaves nothing of the %v run to measure: give a longer duration", c.Warmup, c.Duration)
 	}
-	if c.Runs < 1 || c.UDPRate < 0 {
-		return nil, fmt.Errorf("calibrate: %d runs at %d bit/s: give at least one run and a positive rate", c.Runs, c.UDPRate)
+	if c.Runs < 1 || c.Flows < 1 || c.UDPRate < 0 {
+		return nil, fmt.Errorf("calibrate: %d runs, %d TCP flows, a flood of %d bit/s: give at least one run and one flow, and a positive rate", c.Runs, c.Flows, c.UDPRate)
 	}
 	if strings.TrimSpace(c.Chain) == "" {
 		return nil, fmt.Errorf("calibrate: no chain given: give the qdiscs to compare, e.g. \"tbf rate 10mbit burst 32k latency 50ms\"")

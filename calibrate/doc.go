@@ -17,9 +17,10 @@
 // The wanlab side is a testbed as `wanlab up` makes it, with the chain on
 // the client-to-server direction.
 //
-// Tests: "tcp" is one bulk TCP flow from client to server (congestion
-// control per socket, cubic by default) beside a UDP latency probe every
-// 100 ms, both through the chain; "udp" is a constant-rate UDP flood from
+// Tests: "tcp" is one bulk TCP flow from client to server, or
+// Config.Flows of them (congestion control per socket, cubic by default),
+// beside a UDP latency probe every 100 ms, all through the chain; "udp" is
+// a constant-rate UDP flood from
 // client to server at 120 % of the chain's smallest rate (or 20 Mbit/s for
 // a chain without one). Each reports goodput, delay under load and the
 // qdiscs' drops; Compare sets the two engines side by side with their

@@ -20,8 +20,9 @@ const (
 type Measurement struct {
 	Engine Engine `json:"engine"`
 	Test   Test   `json:"test"`
-	// GoodputBps is what the receiving application read, in bit/s, over
-	// the measured window (the run less its first Warmup).
+	// GoodputBps is what the receiving applications read, in bit/s, over
+	// the measured window (the run less its first Warmup), all TCP flows
+	// together.
 	GoodputBps float64 `json:"goodput_bps"`
 	// DelayMs is the delay under load, in ms: the median RTT of the UDP
 	// probes sent beside a TCP flow, or the mean one-way delay of a UDP
@@ -33,7 +34,7 @@ type Measurement struct {
 	Drops uint64 `json:"drops"`
 	// Sent counts the packets the path's root qdisc sent over the run.
 	Sent uint64 `json:"sent_packets"`
-	// Retransmits is the TCP sender's retransmitted segments (TCP only).
+	// Retransmits is the TCP senders' retransmitted segments (TCP only).
 	Retransmits uint64 `json:"retransmits"`
 }
 

@@ -80,19 +80,24 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Measurement, er
 func measure(ctx context.Context, p path, test Test, cfg Config, rate int64) (Measurement, error) {
 	m := Measurement{Test: test}
 	var flows []traffic.Flow
-	var tcp *traffic.TCP
+	var tcps []*traffic.TCP
 	var probe *traffic.UDPProbe
 	var flood *traffic.Flood
 	var err error
 	switch test {
 	case TCP:
-		if tcp, err = traffic.NewTCP(traffic.TCPConfig{Label: "tcp", Client: p.Client(), Server: p.Server(), Dir: traffic.Up, CC: cfg.CC, Stop: cfg.Duration}); err != nil {
-			return m, err
+		for i := range cfg.Flows {
+			tcp, err := traffic.NewTCP(traffic.TCPConfig{Label: fmt.Sprintf("tcp %d", i+1), Client: p.Client(), Server: p.Server(), Dir: traffic.Up, CC: cfg.CC, Stop: cfg.Duration})
+			if err != nil {
+				return m, err
+			}
+			tcps = append(tcps, tcp)
+			flows = append(flows, tcp)
 		}
 		if probe, err = traffic.NewUDPProbe(traffic.UDPProbeConfig{Label: "probe", Client: p.Client(), Server: p.Server(), Interval: step, Stop: cfg.Duration}); err != nil {
 			return m, err
 		}
-		flows = []traffic.Flow{tcp, probe}
+		flows = append(flows, probe)
 	case UDP:
 		if flood, err = traffic.NewFlood(traffic.FloodConfig{Label: "flood", Client: p.Client(), Server: p.Server(), Dir: traffic.Up, Rate: rate, Size: floodSize, Stop: cfg.Duration}); err != nil {
 			return m, err
@@ -110,15 +115,17 @@ func measure(ctx context.Context, p path, test Test, cfg Config, rate int64) (Me
 	from, to := res.T0.Add(cfg.Warmup), res.T0.Add(cfg.Duration)
 	switch test {
 	case TCP:
-		r := tcp.Result().(*traffic.TCPResult)
-		if !r.Connected {
-			return m, errors.New("the TCP flow never connected")
+		for _, tcp := range tcps {
+			r := tcp.Result().(*traffic.TCPResult)
+			if !r.Connected {
+				return m, fmt.Errorf("TCP flow %q never connected", r.Label)
+			}
+			m.GoodputBps += tcpGoodput(r.Samples, from, to)
+			if n := len(r.Samples); n > 0 {
+				m.Retransmits += uint64(r.Samples[n-1].Sender.TotalRetrans)
+			}
 		}
-		m.GoodputBps = tcpGoodput(r.Samples, from, to)
 		m.DelayMs = probeDelay(probe.Result().(*traffic.ProbeResult).Probes, from, to)
-		if n := len(r.Samples); n > 0 {
-			m.Retransmits = uint64(r.Samples[n-1].Sender.TotalRetrans)
-		}
 	case UDP:
 		r := flood.Result().(*traffic.FloodResult)
 		m.GoodputBps, m.DelayMs = floodFigures(r.Steps, from, to)

@@ -39,9 +39,9 @@ GSO and GRO off on every veth so that the kernel's qdiscs see one packet per
 wire segment, as wanlab's do. The wanlab side is a testbed as 'wanlab up'
 makes it, with the chain on --up.
 
-Tests: tcp is one bulk TCP flow (cubic unless --cc) from client to server
-with a UDP probe every 100 ms beside it: goodput, the probes' median RTT
-under load and the qdiscs' drops. udp is a UDP flood at 120 % of the
+Tests: tcp is one bulk TCP flow (--flows for more; cubic unless --cc) from
+client to server with a UDP probe every 100 ms beside it: goodput, the
+probes' median RTT under load and the qdiscs' drops. udp is a UDP flood at 120 % of the
 chain's smallest rate (--udp-rate to choose): goodput, mean one-way delay
 and drops. Goodput and delay leave out the first --warmup of each run.
 A figure is within tolerance when wanlab's is within 0.5 % (goodput), 5 %
@@ -50,7 +50,7 @@ A figure is within tolerance when wanlab's is within 0.5 % (goodput), 5 %
 The kernel must have the chain's disciplines: on kernels without netem,
 codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 		Example: `  wanlab calibrate
-  wanlab calibrate --chain "tbf rate 10mbit burst 32k latency 50ms; fq_codel" --runs 3
+  wanlab calibrate --chain "tbf rate 10mbit burst 32k latency 50ms; fq_codel" --flows 4 --runs 3
   wanlab calibrate --chain "netem delay 20ms; tbf rate 10mbit burst 10000 limit 30000" --tests tcp --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -94,7 +94,8 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 	f.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long each test runs")
 	f.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "how much of each run's start goodput and delay leave out")
 	f.IntVar(&cfg.Runs, "runs", 1, "how many times each test runs on each engine")
-	f.StringVar(&cfg.CC, "cc", "cubic", "the TCP flow's congestion control")
+	f.StringVar(&cfg.CC, "cc", "cubic", "the TCP flows' congestion control")
+	f.IntVar(&cfg.Flows, "flows", 1, "how many TCP flows the tcp test runs in parallel")
 	f.Int64Var(&cfg.UDPRate, "udp-rate", 0, "the UDP flood's rate in bit/s of payload (default 120 % of the chain's smallest rate)")
 	f.BoolVar(&asJSON, "json", false, "print the measurements and the comparison as JSON")
 	return c
