@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/qdisc"
 	"wanlab/traffic"
 )
 
@@ -41,6 +42,15 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Measurement, er
 		rate = floodRate(specs)
 	}
 	elements := Elements(cfg.Chain)
+	// Compared with the kernel, wanlab's netem draws correlated values as
+	// the kernel's does (wanlab's "correlation kernel"), not its default
+	// corrected ones.
+	for i, s := range specs {
+		if n, ok := s.(qdisc.NetemConfig); ok {
+			n.Correlation = qdisc.CorrelationKernel
+			specs[i] = n
+		}
+	}
 	var ms []Measurement
 	for run := 0; run < cfg.Runs; run++ {
 		for _, test := range cfg.Tests {

@@ -54,6 +54,16 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
   wanlab calibrate --chain "netem delay 20ms; tbf rate 10mbit burst 10000 limit 30000" --tests tcp --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			// The flags' zero values would mean the defaults to Config:
+			// refuse them instead.
+			switch {
+			case cfg.Runs < 1:
+				return usagef("--runs %d: give at least one run", cfg.Runs)
+			case cfg.Flows < 1:
+				return usagef("--flows %d: give at least one flow", cfg.Flows)
+			case cfg.Duration <= 0 || cfg.Warmup <= 0:
+				return usagef("--duration %v --warmup %v: give positive times, the duration longer", cfg.Duration, cfg.Warmup)
+			}
 			for _, t := range strings.Split(tests, ",") {
 				cfg.Tests = append(cfg.Tests, calibrate.Test(strings.TrimSpace(t)))
 			}

@@ -39,6 +39,11 @@ func TestTestbedCommandUsageErrors(t *testing.T) {
 		{[]string{"down", "x", "--all"}, "not both"},
 		{[]string{"status", "Bad"}, "not allowed"},
 		{[]string{"shell", "--on", "x"}, "client or server"},
+		{[]string{"calibrate", "--tests", "tcp,ping"}, "unknown"},
+		{[]string{"calibrate", "--chain", "netem delay 1ms 1ms correlation kernel"}, "wanlab's own word"},
+		{[]string{"calibrate", "--flows", "0"}, "at least one flow"},
+		{[]string{"calibrate", "--runs", "0"}, "at least one run"},
+		{[]string{"calibrate", "--duration", "1s"}, "warm-up"},
 	} {
 		_, errOut, code := runWanlab(t, c.args...)
 		msg := strings.TrimSpace(errOut)
