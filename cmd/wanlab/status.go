@@ -125,7 +125,16 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, f
 	if specs, err := tcspec.ParseChain(d.Chain, tcOptions()); err == nil && len(specs) < len(shown) {
 		shown = shown[:len(specs)]
 	}
-	for _, q := range shown {
+	// The kernel adds a child's drops to every ancestor's (tbf counts what
+	// its child refused; qdisc_tree_reduce_backlog the drops a child makes
+	// while dequeuing), so tc shows each qdisc's drops with those of the
+	// qdiscs under it; the snapshot counts each instance's own.
+	below := make([]uint64, len(d.Qdiscs)+1)
+	for i := len(d.Qdiscs) - 1; i >= 0; i-- {
+		below[i] = below[i+1] + d.Qdiscs[i].Counters.Dropped
+	}
+	for i, q := range shown {
+		q.Counters.Dropped = below[i]
 		printTCShow(w, q, framing)
 	}
 	c := d.Counters
