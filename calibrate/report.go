@@ -36,6 +36,21 @@ type Measurement struct {
 	Sent uint64 `json:"sent_packets"`
 	// Retransmits is the TCP senders' retransmitted segments (TCP only).
 	Retransmits uint64 `json:"retransmits"`
+	// Router is wanlab's own delay on the measured direction (wanlab
+	// only): where it is large, the machine did not give the router the
+	// CPU it needed, and the comparison measures that.
+	Router *RouterDelay `json:"router,omitempty"`
+}
+
+// RouterDelay is how late wanlab's router was, in ms: its release
+// lateness (after the time the link said a packet could leave) and the
+// stalls of packets waiting in the TUN ring before the router read them,
+// unseen by the qdiscs (a queue in front of them, whose delay no AQM
+// counts).
+type RouterDelay struct {
+	LatenessP50Ms float64 `json:"lateness_p50_ms"`
+	LatenessP99Ms float64 `json:"lateness_p99_ms"`
+	StallP99Ms    float64 `json:"ring_stall_p99_ms"`
 }
 
 // Metric is one compared figure.
@@ -192,4 +207,32 @@ func value(v, spread float64, unit string) string {
 		s += fmt.Sprintf(" ±%s", strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", spread/2), "0"), "."))
 	}
 	return s + " " + unit
+}
+
+// LateRouter is the release lateness (p99) above which PrintRouter warns
+// that wanlab's figures carry the machine's load.
+const LateRouter = 1.0 // ms
+
+// PrintRouter writes the worst of wanlab's own delays over the
+// measurements, with a warning when the router was late: a figure that
+// misses its tolerance then measures the machine, not the emulation.
+func PrintRouter(w io.Writer, ms []Measurement) {
+	var worst RouterDelay
+	seen := false
+	for _, m := range ms {
+		if r := m.Router; r != nil {
+			seen = true
+			worst.LatenessP50Ms = max(worst.LatenessP50Ms, r.LatenessP50Ms)
+			worst.LatenessP99Ms = max(worst.LatenessP99Ms, r.LatenessP99Ms)
+			worst.StallP99Ms = max(worst.StallP99Ms, r.StallP99Ms)
+		}
+	}
+	if !seen {
+		return
+	}
+	fmt.Fprintf(w, "wanlab's router, worst run: release lateness p50 %.3f ms, p99 %.3f ms; ring stalls p99 %.3f ms\n",
+		worst.LatenessP50Ms, worst.LatenessP99Ms, worst.StallP99Ms)
+	if worst.LatenessP99Ms > LateRouter || worst.StallP99Ms > LateRouter {
+		fmt.Fprintf(w, "warning: the router was late by more than %g ms: packets waited where no qdisc counts them (AQMs drop less, delays grow); give it a CPU (fewer other programs, or up --rt-priority) before trusting the comparison\n", LateRouter)
+	}
 }

@@ -86,3 +86,20 @@ func TestCheckAndElements(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintRouterWarnsWhenLate(t *testing.T) {
+	var b strings.Builder
+	PrintRouter(&b, []Measurement{{Engine: Kernel}})
+	if b.Len() != 0 {
+		t.Errorf("printed without wanlab measurements: %q", b.String())
+	}
+	PrintRouter(&b, []Measurement{{Engine: Wanlab, Router: &RouterDelay{LatenessP99Ms: 0.2, StallP99Ms: 0.1}}})
+	if !strings.Contains(b.String(), "p99 0.200 ms") || strings.Contains(b.String(), "warning") {
+		t.Errorf("on time: %q", b.String())
+	}
+	b.Reset()
+	PrintRouter(&b, []Measurement{{Engine: Wanlab, Router: &RouterDelay{LatenessP99Ms: 0.2}}, {Engine: Wanlab, Router: &RouterDelay{StallP99Ms: 30}}})
+	if !strings.Contains(b.String(), "stalls p99 30.000 ms") || !strings.Contains(b.String(), "warning") {
+		t.Errorf("late: %q", b.String())
+	}
+}

@@ -77,8 +77,12 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Measurement, er
 				m.Engine = engine
 				ms = append(ms, m)
 				if progress != nil {
-					fmt.Fprintf(progress, "run %d %s %-6s goodput %.3f Mbit/s, delay %.3f ms, drops %d, sent %d, retransmits %d\n",
+					fmt.Fprintf(progress, "run %d %s %-6s goodput %.3f Mbit/s, delay %.3f ms, drops %d, sent %d, retransmits %d",
 						run+1, test, engine, m.GoodputBps/1e6, m.DelayMs, m.Drops, m.Sent, m.Retransmits)
+					if r := m.Router; r != nil {
+						fmt.Fprintf(progress, "; router late p50 %.3f p99 %.3f ms, ring stalls p99 %.3f ms", r.LatenessP50Ms, r.LatenessP99Ms, r.StallP99Ms)
+					}
+					fmt.Fprintln(progress)
 				}
 			}
 		}
@@ -142,6 +146,9 @@ func measure(ctx context.Context, p path, test Test, cfg Config, rate int64) (Me
 	}
 	if m.Drops, m.Sent, err = p.Counters(); err != nil {
 		return m, err
+	}
+	if w, ok := p.(*wanlabPath); ok {
+		m.Router = w.Router()
 	}
 	return m, nil
 }

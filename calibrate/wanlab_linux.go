@@ -41,6 +41,13 @@ func (p *wanlabPath) Counters() (drops, sent uint64, err error) {
 	return up.Counters.Dropped, sent, nil
 }
 
+// Router returns the router's own delay on the direction so far.
+func (p *wanlabPath) Router() *RouterDelay {
+	up := p.t.Snapshot().Up
+	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
+	return &RouterDelay{LatenessP50Ms: ms(up.Lateness.P50Ns), LatenessP99Ms: ms(up.Lateness.P99Ns), StallP99Ms: ms(up.Ring.Stall.P99Ns)}
+}
+
 func (p *wanlabPath) Close() error { return p.t.Close() }
 
 // nsNet makes a host's sockets inside its namespace: each call runs on a

@@ -95,6 +95,7 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 			}
 			fmt.Fprintf(s.out, "chain: %s\n", cfg.Chain)
 			calibrate.PrintRows(s.out, rows)
+			calibrate.PrintRouter(s.out, ms)
 			return nil
 		},
 	}
