@@ -13,14 +13,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"wanlab/calibrate"
+	calib "wanlab/calibrate"
 )
 
 func init() { addCommand(newCalibrateCommand) }
 
 func newCalibrateCommand(s *streams) *cobra.Command {
 	var (
-		cfg    calibrate.Config
+		cfg    calib.Config
 		tests  string
 		asJSON bool
 	)
@@ -65,7 +65,7 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 				return usagef("--duration %v --warmup %v: give positive times, the duration longer", cfg.Duration, cfg.Warmup)
 			}
 			for _, t := range strings.Split(tests, ",") {
-				cfg.Tests = append(cfg.Tests, calibrate.Test(strings.TrimSpace(t)))
+				cfg.Tests = append(cfg.Tests, calib.Test(strings.TrimSpace(t)))
 			}
 			if _, err := cfg.Check(); err != nil {
 				return usagef("%v", err)
@@ -79,23 +79,23 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 			if asJSON {
 				progress = nil
 			}
-			ms, err := calibrate.Run(ctx, cfg, progress)
+			ms, err := calib.Run(ctx, cfg, progress)
 			if err != nil {
 				return err
 			}
-			rows := calibrate.Compare(ms)
+			rows := calib.Compare(ms)
 			if asJSON {
 				enc := json.NewEncoder(s.out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(struct {
 					Chain        string                  `json:"chain"`
-					Measurements []calibrate.Measurement `json:"measurements"`
-					Rows         []calibrate.Row         `json:"rows"`
+					Measurements []calib.Measurement `json:"measurements"`
+					Rows         []calib.Row         `json:"rows"`
 				}{cfg.Chain, ms, rows})
 			}
 			fmt.Fprintf(s.out, "chain: %s\n", cfg.Chain)
-			calibrate.PrintRows(s.out, rows)
-			calibrate.PrintRouter(s.out, ms)
+			calib.PrintRows(s.out, rows)
+			calib.PrintRouter(s.out, ms)
 			return nil
 		},
 	}
