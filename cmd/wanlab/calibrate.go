@@ -88,7 +88,7 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 				enc := json.NewEncoder(s.out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(struct {
-					Chain        string                  `json:"chain"`
+					Chain        string              `json:"chain"`
 					Measurements []calib.Measurement `json:"measurements"`
 					Rows         []calib.Row         `json:"rows"`
 				}{cfg.Chain, ms, rows})
