@@ -191,9 +191,6 @@ func nsToTicks(ns int64) uint32 {
 // tickToUs is tc_core_tick2time.
 func tickToUs(ticks uint32) uint32 { return uint32(float64(ticks) / ticksPerUs) }
 
-// usToTicks is tc_core_time2tick.
-func usToTicks(us uint32) uint32 { return uint32(float64(us) * ticksPerUs) }
-
 // showTicks is tc's sprint_ticks.
 func showTicks(ticks uint32) string { return showTime(tickToUs(ticks)) }
 
