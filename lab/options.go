@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"wanlab/link"
+	"wanlab/packet"
 	"wanlab/qdisc"
 	"wanlab/tun"
 )
@@ -122,7 +123,9 @@ func CheckChain(chain []qdisc.Spec) error {
 	if len(chain) == 0 {
 		return nil
 	}
-	_, err := qdisc.Build(chain, &qdisc.Env{})
+	// A pool, as the router's, since netem's duplicate refuses to build
+	// without one to clone packets from.
+	_, err := qdisc.Build(chain, &qdisc.Env{Pool: packet.NewPool(2048, 128)})
 	return err
 }
 

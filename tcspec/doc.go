@@ -12,6 +12,10 @@
 // are filled in, so that a config reads as "tc -s qdisc show" would print
 // it. Every error is an *Error that names the offending word and the fix.
 //
+// ShowQdisc and ShowStats print what `tc -s qdisc show` prints for a
+// config: the values after the kernel's round trip through its own units
+// and tc's rounding (show.go).
+//
 // Where tc's reading is ambiguous across versions, tcspec refuses rather
 // than guesses: a bare number as a netem delay or jitter meant µs in
 // iproute2 before 2024 and ns since (commit 9a6b231e), so tcspec asks for a

@@ -16,6 +16,7 @@ import (
 	"wanlab/link"
 	"wanlab/qdisc"
 	"wanlab/router"
+	"wanlab/tcspec"
 )
 
 func init() { addCommand(newStatusCommand) }
@@ -103,30 +104,38 @@ func printStatus(w io.Writer, st lab.Status) {
 	if st.Pcap != "" {
 		fmt.Fprintf(w, "  pcap    %s\n", st.Pcap)
 	}
-	printDir(w, "up (client → server)", st.Up, st.Client.IfName)
-	printDir(w, "down (server → client)", st.Down, st.Server.IfName)
+	printDir(w, "up (client → server)", st.Up, st.Client.IfName, st.Framing)
+	printDir(w, "down (server → client)", st.Down, st.Server.IfName, st.Framing)
 }
 
 // printDir prints one direction: its qdiscs as `tc -s qdisc show` does,
 // then the router's own figures. ingress is the TUN the direction reads,
-// whose ring holds what the router has not taken yet.
-func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string) {
+// whose ring holds what the router has not taken yet; framing is what the
+// emulated interface counts in a packet, which some defaults depend on.
+func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, framing qdisc.Framing) {
 	chain := d.Chain
 	if chain == "" {
 		chain = "direct (no qdisc)"
 	}
 	fmt.Fprintf(w, "\n%s: %s\n", title, chain)
-	for _, q := range d.Qdiscs {
-		where := "root"
-		if q.Parent != "root" {
-			where = "parent " + q.Parent
-		}
-		opts := ""
-		if q.Options != "" {
-			opts = " " + q.Options
-		}
-		fmt.Fprintf(w, " qdisc %s %s %s%s\n", q.Kind, q.Handle, where, opts)
-		printQdiscCounters(w, q.Counters)
+	// The qdiscs past the chain's own are defaults a discipline made for
+	// itself (tbf's bfifo), which tc does not list either (the kernel
+	// hides them: TCQ_F_INVISIBLE).
+	shown := d.Qdiscs
+	if specs, err := tcspec.ParseChain(d.Chain, tcOptions()); err == nil && len(specs) < len(shown) {
+		shown = shown[:len(specs)]
+	}
+	// The kernel adds a child's drops to every ancestor's (tbf counts what
+	// its child refused; qdisc_tree_reduce_backlog the drops a child makes
+	// while dequeuing), so tc shows each qdisc's drops with those of the
+	// qdiscs under it; the snapshot counts each instance's own.
+	below := make([]uint64, len(d.Qdiscs)+1)
+	for i := len(d.Qdiscs) - 1; i >= 0; i-- {
+		below[i] = below[i+1] + d.Qdiscs[i].Counters.Dropped
+	}
+	for i, q := range shown {
+		q.Counters.Dropped = below[i]
+		printTCShow(w, q, framing)
 	}
 	c := d.Counters
 	fmt.Fprintf(w, " delivered %d pkt %d bytes; in %d pkt %d bytes; queued %d\n", c.Delivered, c.BytesOut, c.Sent, c.BytesIn, c.Queued)
@@ -173,13 +182,24 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string) {
 	}
 }
 
-func printQdiscCounters(w io.Writer, s link.QdiscCounters) {
-	fmt.Fprintf(w, "  Sent %d bytes %d pkt (dropped %d, overlimits %d requeues %d)\n", s.Bytes, s.Packets, s.Dropped, s.Overlimits, s.Requeues)
-	fmt.Fprintf(w, "  backlog %db %dp requeues %d", s.Backlog, s.Qlen, s.Requeues)
-	if s.Marked > 0 {
-		fmt.Fprintf(w, " marked %d", s.Marked)
+// printTCShow prints a qdisc's line and its two statistics lines exactly as
+// `tc -s qdisc show` prints them on Linux (tcspec.ShowQdisc), so that
+// scripts written around tc's output read these the same way. The
+// extended statistics tc prints for codel, fq_codel and pie are not
+// printed.
+func printTCShow(w io.Writer, q router.QdiscSnapshot, framing qdisc.Framing) {
+	c := q.Counters
+	at := tcspec.Placement{Handle: q.Handle, Parent: q.Parent}
+	spec, err := tcspec.Parse(q.Kind+" "+q.Options, tcOptions())
+	if err != nil {
+		// Not expected: the options are tcspec.Format's. Print them as
+		// they are rather than nothing.
+		fmt.Fprintf(w, "qdisc %s %s %s %s\n", q.Kind, q.Handle, q.Parent, q.Options)
+	} else {
+		fmt.Fprintln(w, tcspec.ShowQdisc(spec, at, &qdisc.Env{Framing: framing}))
 	}
-	fmt.Fprintln(w)
+	fmt.Fprint(w, tcspec.ShowStats(qdisc.Stats{Bytes: c.Bytes, Packets: c.Packets, Drops: c.Dropped,
+		Overlimits: c.Overlimits, Requeues: c.Requeues, Qlen: c.Qlen, Backlog: c.Backlog}))
 }
 
 func byErrno(m map[string]uint64) string {

@@ -39,6 +39,11 @@ func TestTestbedCommandUsageErrors(t *testing.T) {
 		{[]string{"down", "x", "--all"}, "not both"},
 		{[]string{"status", "Bad"}, "not allowed"},
 		{[]string{"shell", "--on", "x"}, "client or server"},
+		{[]string{"calibrate", "--tests", "tcp,ping"}, "unknown"},
+		{[]string{"calibrate", "--chain", "netem delay 1ms 1ms correlation kernel"}, "wanlab's own word"},
+		{[]string{"calibrate", "--flows", "0"}, "at least one flow"},
+		{[]string{"calibrate", "--runs", "0"}, "at least one run"},
+		{[]string{"calibrate", "--duration", "1s"}, "warm-up"},
 		// A name that commands would read as an option is refused
 		// where it is made, not only where it is used.
 		{[]string{"up", "--name", "-x"}, `testbed name "-x" starts with '-'`},
@@ -87,7 +92,7 @@ func TestPrintStatus(t *testing.T) {
 			{Kind: "tbf", Handle: "2:", Parent: "1:1", Options: "rate 100Mbit burst 32Kb lat 50ms",
 				Counters: link.QdiscCounters{Bytes: 1500, Packets: 1, Dropped: 3, Overlimits: 7}},
 			{Kind: "bfifo", Handle: "3:", Parent: "2:1", Options: "limit 625000b",
-				Counters: link.QdiscCounters{Bytes: 1500, Packets: 1}},
+				Counters: link.QdiscCounters{Bytes: 1500, Packets: 1, Dropped: 2}},
 		},
 		Flows: []router.FlowSnapshot{{
 			Flow:    router.FlowKey{Proto: 6, Src: netip.MustParseAddrPort("10.0.0.1:1"), Dst: netip.MustParseAddrPort("10.0.0.2:2")},
@@ -109,9 +114,8 @@ func TestPrintStatus(t *testing.T) {
 	for _, want := range []string{
 		"testbed lab: owner pid 42, up 1m0s, cc cubic, seed 0, device offload, framing ethernet",
 		"up (client → server): netem limit 1000 delay 25ms; tbf rate 100Mbit burst 32Kb lat 50ms",
-		" qdisc netem 1: root limit 1000 delay 25ms\n  Sent 3000 bytes 2 pkt (dropped 0, overlimits 0 requeues 0)\n  backlog 1500b 1p requeues 0\n",
-		" qdisc tbf 2: parent 1:1 rate 100Mbit burst 32Kb lat 50ms\n  Sent 1500 bytes 1 pkt (dropped 3, overlimits 7 requeues 0)\n",
-		" qdisc bfifo 3: parent 2:1 limit 625000b\n",
+		"\nqdisc netem 1: root refcnt 2 limit 1000 delay 25ms\n Sent 3000 bytes 2 pkt (dropped 5, overlimits 0 requeues 0) \n backlog 1500b 1p requeues 0\n",
+		"\nqdisc tbf 2: parent 1:1 rate 100Mbit burst 32Kb lat 50ms \n Sent 1500 bytes 1 pkt (dropped 5, overlimits 7 requeues 0) \n",
 		"dropped 3 (limit 3)",
 		"GSO super-packets split into segments (0 so far)",
 		"release lateness µs: p50 1.0 p99 5.0 max 9.0 (5 releases)",
@@ -123,6 +127,10 @@ func TestPrintStatus(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
+	}
+	// tbf's default bfifo is not part of the chain: tc does not list it.
+	if strings.Contains(out, "bfifo") {
+		t.Errorf("status lists tbf's default child:\n%s", out)
 	}
 }
 

@@ -1,0 +1,165 @@
+package calibrate
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"wanlab/qdisc"
+	"wanlab/tcspec"
+)
+
+// Test names a calibration test.
+type Test string
+
+// The tests.
+const (
+	TCP Test = "tcp"
+	UDP Test = "udp"
+)
+
+// Config describes a calibration.
+type Config struct {
+	// Chain is the client-to-server path in tc syntax, root first, each
+	// next qdisc the child of the one before ("tbf rate 10mbit burst 32k
+	// latency 50ms; fq_codel"). It must be what the kernel's tc takes:
+	// wanlab's own extensions ("correlation kernel", ...) are refused.
+	Chain string
+	// Tests to run, in order; empty means TCP then UDP.
+	Tests []Test
+	// Duration of each test; 0 means 10 s.
+	Duration time.Duration
+	// Warmup is left out of the goodput and delay figures (TCP's slow
+	// start); 0 means 2 s. Drops count over the whole run.
+	Warmup time.Duration
+	// Runs is how many times each test runs on each engine, alternating
+	// kernel and wanlab; 0 means 1.
+	Runs int
+	// CC is the TCP flows' congestion control; "" means cubic.
+	CC string
+	// Flows is the number of parallel TCP flows of the tcp test; 0 means
+	// 1.
+	Flows int
+	// UDPRate is the flood's rate in bit/s of UDP payload; 0 means 120 %
+	// of the chain's smallest rate, or 20 Mbit/s without one.
+	UDPRate int64
+	// Name is the prefix of the namespaces' names (wl-NAME-...); "" means
+	// "cal".
+	Name string
+}
+
+// withDefaults fills in the zero fields.
+func (c Config) withDefaults() Config {
+	if len(c.Tests) == 0 {
+		c.Tests = []Test{TCP, UDP}
+	}
+	if c.Duration == 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.Warmup == 0 {
+		c.Warmup = 2 * time.Second
+	}
+	if c.Runs == 0 {
+		c.Runs = 1
+	}
+	if c.CC == "" {
+		c.CC = "cubic"
+	}
+	if c.Flows == 0 {
+		c.Flows = 1
+	}
+	if c.Name == "" {
+		c.Name = "cal"
+	}
+	return c
+}
+
+// Check refuses a configuration that cannot run, saying what to change.
+// It returns the chain's parsed disciplines.
+func (c Config) Check() ([]qdisc.Spec, error) {
+	c = c.withDefaults()
+	for _, t := range c.Tests {
+		if t != TCP && t != UDP {
+			return nil, fmt.Errorf("calibrate: test %q is unknown: use tcp or udp", t)
+		}
+	}
+	if c.Warmup >= c.Duration {
+		return nil, fmt.Errorf("calibrate: the warm-up (%v) leaves nothing of the %v run to measure: give a longer duration", c.Warmup, c.Duration)
+	}
+	if c.Runs < 1 || c.Flows < 1 || c.UDPRate < 0 {
+		return nil, fmt.Errorf("calibrate: %d runs, %d TCP flows, a flood of %d bit/s: give at least one run and one flow, and a positive rate", c.Runs, c.Flows, c.UDPRate)
+	}
+	if strings.TrimSpace(c.Chain) == "" {
+		return nil, fmt.Errorf("calibrate: no chain given: give the qdiscs to compare, e.g. \"tbf rate 10mbit burst 32k latency 50ms\"")
+	}
+	specs, err := tcspec.ParseChain(c.Chain, tcspec.Options{LoadDist: func(name string) ([]int16, error) {
+		return nil, fmt.Errorf("distribution %q: calibrate compares tc's built-in distributions only (uniform, normal, pareto, paretonormal)", name)
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
+	for _, e := range Elements(c.Chain) {
+		for _, w := range strings.Fields(e) {
+			switch w {
+			case "correlation", "fifo_jitter", "oldgap", "invsqrt", "mem_overhead":
+				return nil, fmt.Errorf("calibrate: %q is wanlab's own word, which the kernel's tc does not take: leave it out to compare with the kernel", w)
+			}
+		}
+	}
+	return specs, nil
+}
+
+// kinds are the qdisc kinds wanlab emulates, which start an element's
+// options.
+var kinds = map[string]bool{"netem": true, "tbf": true, "pfifo": true, "bfifo": true,
+	"pfifo_head_drop": true, "pfifo_fast": true, "codel": true, "fq_codel": true, "pie": true}
+
+// Elements splits a chain into its qdiscs' texts, as tcspec.ParseChain
+// reads it (";" or newlines between qdiscs, "#" comments, a backslash
+// continuing a line), each from its kind on: what a pasted "tc qdisc add
+// dev DEV root ..." has before the kind is left out.
+func Elements(chain string) []string {
+	chain = strings.ReplaceAll(chain, "\\\n", " ")
+	var out []string
+	for _, line := range strings.Split(chain, "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		for _, part := range strings.Split(line, ";") {
+			f := strings.Fields(part)
+			for i, w := range f {
+				if kinds[w] {
+					f = f[i:]
+					break
+				}
+			}
+			if len(f) > 0 {
+				out = append(out, strings.Join(f, " "))
+			}
+		}
+	}
+	return out
+}
+
+// floodRate is the UDP flood's rate for a chain: 120 % of the smallest
+// rate of its tbf and netem disciplines, in bit/s of UDP payload, or
+// 20 Mbit/s.
+func floodRate(specs []qdisc.Spec) int64 {
+	var smallest qdisc.Rate
+	for _, s := range specs {
+		var r qdisc.Rate
+		switch c := s.(type) {
+		case qdisc.TBFConfig:
+			r = c.Rate
+		case qdisc.NetemConfig:
+			r = c.Rate
+		}
+		if r != 0 && (smallest == 0 || r < smallest) {
+			smallest = r
+		}
+	}
+	if smallest == 0 {
+		return 20e6
+	}
+	return int64(smallest.BitsPerSecond()) * 12 / 10
+}

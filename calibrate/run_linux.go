@@ -1,0 +1,215 @@
+package calibrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"wanlab/clock"
+	"wanlab/qdisc"
+	"wanlab/traffic"
+)
+
+// path is one engine's side: two hosts and the qdiscs' counters.
+type path interface {
+	Client() traffic.Host
+	Server() traffic.Host
+	Counters() (drops, sent uint64, err error)
+	Close() error
+}
+
+// step is the sampling grid's spacing, and the UDP probes' interval.
+const step = 100 * time.Millisecond
+
+// floodSize is the flood's UDP payload: 1472 bytes make a 1500-byte IPv4
+// packet, a 1514-byte frame.
+const floodSize = 1472
+
+// Run runs every test of cfg on both engines, Runs times each, alternating
+// kernel and wanlab on fresh paths, and returns the measurements in the
+// order they were made. progress, if not nil, is told of each one.
+func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Measurement, error) {
+	specs, err := cfg.Check()
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	rate := cfg.UDPRate
+	if rate == 0 {
+		rate = floodRate(specs)
+	}
+	elements := Elements(cfg.Chain)
+	// Compared with the kernel, wanlab's netem draws correlated values as
+	// the kernel's does (wanlab's "correlation kernel"), not its default
+	// corrected ones.
+	for i, s := range specs {
+		if n, ok := s.(qdisc.NetemConfig); ok {
+			n.Correlation = qdisc.CorrelationKernel
+			specs[i] = n
+		}
+	}
+	var ms []Measurement
+	for run := 0; run < cfg.Runs; run++ {
+		for _, test := range cfg.Tests {
+			for _, engine := range []Engine{Kernel, Wanlab} {
+				var p path
+				var err error
+				if engine == Kernel {
+					p, err = newKernelPath(cfg.Name+"-k", elements)
+				} else {
+					var wp *wanlabPath
+					wp, err = newWanlabPath(ctx, cfg.Name+"-w", specs)
+					p = wp
+				}
+				if err != nil {
+					return ms, err
+				}
+				m, err := measure(ctx, p, test, cfg, rate)
+				if cerr := p.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return ms, fmt.Errorf("calibrate: %s on %s: %w", test, engine, err)
+				}
+				m.Engine = engine
+				ms = append(ms, m)
+				if progress != nil {
+					fmt.Fprintf(progress, "run %d %s %-6s goodput %.3f Mbit/s, delay %.3f ms, drops %d, sent %d, retransmits %d",
+						run+1, test, engine, m.GoodputBps/1e6, m.DelayMs, m.Drops, m.Sent, m.Retransmits)
+					if r := m.Router; r != nil {
+						fmt.Fprintf(progress, "; router late p50 %.3f p99 %.3f ms, ring stalls p99 %.3f ms", r.LatenessP50Ms, r.LatenessP99Ms, r.StallP99Ms)
+					}
+					fmt.Fprintln(progress)
+				}
+			}
+		}
+	}
+	return ms, nil
+}
+
+// measure runs one test through p.
+func measure(ctx context.Context, p path, test Test, cfg Config, rate int64) (Measurement, error) {
+	m := Measurement{Test: test}
+	var flows []traffic.Flow
+	var tcps []*traffic.TCP
+	var probe *traffic.UDPProbe
+	var flood *traffic.Flood
+	var err error
+	switch test {
+	case TCP:
+		for i := range cfg.Flows {
+			tcp, err := traffic.NewTCP(traffic.TCPConfig{Label: fmt.Sprintf("tcp %d", i+1), Client: p.Client(), Server: p.Server(), Dir: traffic.Up, CC: cfg.CC, Stop: cfg.Duration})
+			if err != nil {
+				return m, err
+			}
+			tcps = append(tcps, tcp)
+			flows = append(flows, tcp)
+		}
+		if probe, err = traffic.NewUDPProbe(traffic.UDPProbeConfig{Label: "probe", Client: p.Client(), Server: p.Server(), Interval: step, Stop: cfg.Duration}); err != nil {
+			return m, err
+		}
+		flows = append(flows, probe)
+	case UDP:
+		if flood, err = traffic.NewFlood(traffic.FloodConfig{Label: "flood", Client: p.Client(), Server: p.Server(), Dir: traffic.Up, Rate: rate, Size: floodSize, Stop: cfg.Duration}); err != nil {
+			return m, err
+		}
+		flows = []traffic.Flow{flood}
+	}
+	// A second after the senders stop lets what is queued drain.
+	res, err := traffic.Run(ctx, traffic.Plan{Step: step, Length: cfg.Duration + time.Second, Flows: flows, Clock: clock.NewReal()})
+	if err != nil {
+		return m, err
+	}
+	if res.Partial {
+		return m, errors.New("the run was cut short")
+	}
+	from, to := res.T0.Add(cfg.Warmup), res.T0.Add(cfg.Duration)
+	switch test {
+	case TCP:
+		for _, tcp := range tcps {
+			r := tcp.Result().(*traffic.TCPResult)
+			if !r.Connected {
+				return m, fmt.Errorf("TCP flow %q never connected", r.Label)
+			}
+			m.GoodputBps += tcpGoodput(r.Samples, from, to)
+			if n := len(r.Samples); n > 0 {
+				m.Retransmits += uint64(r.Samples[n-1].Sender.TotalRetrans)
+			}
+		}
+		m.DelayMs = probeDelay(probe.Result().(*traffic.ProbeResult).Probes, from, to)
+	case UDP:
+		r := flood.Result().(*traffic.FloodResult)
+		m.GoodputBps, m.DelayMs = floodFigures(r.Steps, from, to)
+	}
+	if m.Drops, m.Sent, err = p.Counters(); err != nil {
+		return m, err
+	}
+	if w, ok := p.(*wanlabPath); ok {
+		m.Router = w.Router()
+	}
+	return m, nil
+}
+
+// tcpGoodput is the rate the receiver read at between the samples nearest
+// from and to, in bit/s.
+func tcpGoodput(ss []traffic.TCPSample, from, to clock.Time) float64 {
+	var a, b *traffic.TCPSample
+	for i := range ss {
+		s := &ss[i]
+		if a == nil && !s.T.Before(from) {
+			a = s
+		}
+		if !to.Before(s.T) {
+			b = s
+		}
+	}
+	if a == nil || b == nil || !a.T.Before(b.T) {
+		return 0
+	}
+	return float64(b.ReceivedBytes-a.ReceivedBytes) * 8 / b.T.Sub(a.T).Seconds()
+}
+
+// probeDelay is the median RTT, in ms, of the probes sent in [from, to)
+// and answered.
+func probeDelay(ps []traffic.Probe, from, to clock.Time) float64 {
+	var rtts []time.Duration
+	for _, p := range ps {
+		if !p.Lost && !p.Sent.Before(from) && p.Sent.Before(to) {
+			rtts = append(rtts, p.RTT)
+		}
+	}
+	if len(rtts) == 0 {
+		return 0
+	}
+	slices.Sort(rtts)
+	n := len(rtts)
+	med := rtts[n/2]
+	if n%2 == 0 {
+		med = (rtts[n/2-1] + rtts[n/2]) / 2
+	}
+	return float64(med) / 1e6
+}
+
+// floodFigures are a flood's received rate (bit/s of UDP payload) and mean
+// one-way delay (ms) over the steps that end in (from, to].
+func floodFigures(steps []traffic.FloodStep, from, to clock.Time) (bps, delayMs float64) {
+	var bytes, pkts uint64
+	var span time.Duration
+	var owd float64
+	for _, s := range steps {
+		if !from.Before(s.T) || to.Before(s.T) {
+			continue
+		}
+		bytes += s.ReceivedBytes
+		pkts += s.ReceivedPackets
+		span += s.Interval
+		owd += float64(s.OWDMean) * float64(s.ReceivedPackets)
+	}
+	if span == 0 || pkts == 0 {
+		return 0, 0
+	}
+	return float64(bytes) * 8 / span.Seconds(), owd / float64(pkts) / 1e6
+}

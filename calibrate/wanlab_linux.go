@@ -1,0 +1,70 @@
+package calibrate
+
+import (
+	"context"
+	"net"
+
+	"wanlab/lab"
+	"wanlab/netns"
+	"wanlab/qdisc"
+	"wanlab/traffic"
+	"wanlab/tun"
+)
+
+// wanlabPath is a testbed as `wanlab up` makes it, the chain on the
+// client-to-server direction.
+type wanlabPath struct{ t *lab.Testbed }
+
+func newWanlabPath(ctx context.Context, name string, chain []qdisc.Spec) (*wanlabPath, error) {
+	t, err := lab.Up(ctx, lab.Options{Name: name, Up: chain, DeviceKind: tun.VNet, Seed: 1})
+	if err != nil {
+		return nil, err
+	}
+	return &wanlabPath{t}, nil
+}
+
+func (p *wanlabPath) Client() traffic.Host {
+	return traffic.Host{Net: nsNet{p.t.Namespace(lab.Client)}, Addr: p.t.Info().Client.Addr4}
+}
+
+func (p *wanlabPath) Server() traffic.Host {
+	return traffic.Host{Net: nsNet{p.t.Namespace(lab.Server)}, Addr: p.t.Info().Server.Addr4}
+}
+
+// Counters returns the direction's drops (every discipline's, in wire
+// segments) and the packets its root discipline sent.
+func (p *wanlabPath) Counters() (drops, sent uint64, err error) {
+	up := p.t.Snapshot().Up
+	if len(up.Qdiscs) > 0 {
+		sent = up.Qdiscs[0].Counters.Packets
+	}
+	return up.Counters.Dropped, sent, nil
+}
+
+// Router returns the router's own delay on the direction so far.
+func (p *wanlabPath) Router() *RouterDelay {
+	up := p.t.Snapshot().Up
+	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
+	return &RouterDelay{LatenessP50Ms: ms(up.Lateness.P50Ns), LatenessP99Ms: ms(up.Lateness.P99Ns), StallP99Ms: ms(up.Ring.Stall.P99Ns)}
+}
+
+func (p *wanlabPath) Close() error { return p.t.Close() }
+
+// nsNet makes a host's sockets inside its namespace: each call runs on a
+// thread in the namespace, and the socket stays there.
+type nsNet struct{ h *netns.Handle }
+
+func (n nsNet) Dial(ctx context.Context, network, laddr, raddr string, control traffic.Control) (c net.Conn, err error) {
+	err = netns.Do(n.h, func() (e error) { c, e = traffic.Local{}.Dial(ctx, network, laddr, raddr, control); return e })
+	return c, err
+}
+
+func (n nsNet) Listen(ctx context.Context, network, address string, control traffic.Control) (l net.Listener, err error) {
+	err = netns.Do(n.h, func() (e error) { l, e = traffic.Local{}.Listen(ctx, network, address, control); return e })
+	return l, err
+}
+
+func (n nsNet) ListenPacket(ctx context.Context, network, address string, control traffic.Control) (c net.PacketConn, err error) {
+	err = netns.Do(n.h, func() (e error) { c, e = traffic.Local{}.ListenPacket(ctx, network, address, control); return e })
+	return c, err
+}

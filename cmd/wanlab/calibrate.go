@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	calib "wanlab/calibrate"
+)
+
+func init() { addCommand(newCalibrateCommand) }
+
+func newCalibrateCommand(s *streams) *cobra.Command {
+	var (
+		cfg    calib.Config
+		tests  string
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "calibrate [--chain CHAIN] [--tests tcp,udp] [--duration 10s] [--runs N] [--json]",
+		Short: "Measure wanlab against the kernel's own qdiscs on the same test",
+		Long: `calibrate runs the same tests through a chain of the kernel's qdiscs and
+through wanlab's emulation of it, and prints both side by side with their
+ratio, so that every figure wanlab gives comes with its measured error on
+this machine.
+
+The kernel side is a forwarding hop: client, router and server namespaces
+joined by veth pairs, the chain on the router's egress veth towards the
+server (root first, each next qdisc the child of the one before), with TSO,
+GSO and GRO off on every veth so that the kernel's qdiscs see one packet per
+wire segment, as wanlab's do. The wanlab side is a testbed as 'wanlab up'
+makes it, with the chain on --up.
+
+Tests: tcp is one bulk TCP flow (--flows for more; cubic unless --cc) from
+client to server with a UDP probe every 100 ms beside it: goodput, the
+probes' median RTT under load and the qdiscs' drops. udp is a UDP flood at 120 % of the
+chain's smallest rate (--udp-rate to choose): goodput, mean one-way delay
+and drops. Goodput and delay leave out the first --warmup of each run.
+A figure is within tolerance when wanlab's is within 0.5 % (goodput), 5 %
+(delay) or 10 % (drops) of the kernel's.
+
+The kernel must have the chain's disciplines: on kernels without netem,
+codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
+		Example: `  wanlab calibrate
+  wanlab calibrate --chain "tbf rate 10mbit burst 32k latency 50ms; fq_codel" --flows 4 --runs 3
+  wanlab calibrate --chain "netem delay 20ms; tbf rate 10mbit burst 10000 limit 30000" --tests tcp --json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			// The flags' zero values would mean the defaults to Config:
+			// refuse them instead.
+			switch {
+			case cfg.Runs < 1:
+				return usagef("--runs %d: give at least one run", cfg.Runs)
+			case cfg.Flows < 1:
+				return usagef("--flows %d: give at least one flow", cfg.Flows)
+			case cfg.Duration <= 0 || cfg.Warmup <= 0:
+				return usagef("--duration %v --warmup %v: give positive times, the duration longer", cfg.Duration, cfg.Warmup)
+			}
+			for _, t := range strings.Split(tests, ",") {
+				cfg.Tests = append(cfg.Tests, calib.Test(strings.TrimSpace(t)))
+			}
+			if _, err := cfg.Check(); err != nil {
+				return usagef("%v", err)
+			}
+			if os.Geteuid() != 0 {
+				return errors.New("calibrate needs root for network namespaces and TUN devices: run it with sudo")
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+			defer stop()
+			progress := s.err
+			if asJSON {
+				progress = nil
+			}
+			ms, err := calib.Run(ctx, cfg, progress)
+			if err != nil {
+				return err
+			}
+			rows := calib.Compare(ms)
+			if asJSON {
+				enc := json.NewEncoder(s.out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(struct {
+					Chain        string              `json:"chain"`
+					Measurements []calib.Measurement `json:"measurements"`
+					Rows         []calib.Row         `json:"rows"`
+				}{cfg.Chain, ms, rows})
+			}
+			fmt.Fprintf(s.out, "chain: %s\n", cfg.Chain)
+			calib.PrintRows(s.out, rows)
+			calib.PrintRouter(s.out, ms)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&cfg.Chain, "chain", "tbf rate 10mbit burst 32k latency 50ms", "the client-to-server qdiscs in tc syntax, root first")
+	f.StringVar(&tests, "tests", "tcp,udp", "the tests, comma-separated: tcp, udp")
+	f.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long each test runs")
+	f.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "how much of each run's start goodput and delay leave out")
+	f.IntVar(&cfg.Runs, "runs", 1, "how many times each test runs on each engine")
+	f.StringVar(&cfg.CC, "cc", "cubic", "the TCP flows' congestion control")
+	f.IntVar(&cfg.Flows, "flows", 1, "how many TCP flows the tcp test runs in parallel")
+	f.Int64Var(&cfg.UDPRate, "udp-rate", 0, "the UDP flood's rate in bit/s of payload (default 120 % of the chain's smallest rate)")
+	f.BoolVar(&asJSON, "json", false, "print the measurements and the comparison as JSON")
+	return c
+}
