@@ -414,7 +414,7 @@ func (q *FQCoDel) take(now clock.Time, g gate) *packet.Packet {
 			continue
 		}
 		q.curFlow = idx
-		if !c.admit(now, g) {
+		if !c.admit(now, g) || !q.bulk(now, idx, g) {
 			break
 		}
 	}
@@ -422,6 +422,40 @@ func (q *FQCoDel) take(now clock.Time, g gate) *packet.Packet {
 		return nil
 	}
 	return c.finish(now, &q.flows[q.curFlow].q, q.u, q.env, q)
+}
+
+// bulk takes the rest of the units of flow idx's head packet into the run
+// in one go where the unit by unit path is sure to: the flow is the only
+// one on the lists, so that DRR comes back to it after every unit, and its
+// CoDel just let a unit of that packet (so of the same sojourn time) go
+// below target, not dropping and not marking, so that it lets the others
+// go too. It does what that path would: the deficit, the lists, the
+// counts, CoDel's figures. It reports whether the caller may go on (g
+// refused no unit).
+func (q *FQCoDel) bulk(now clock.Time, idx int32, g gate) bool {
+	f := &q.flows[idx]
+	v, c := &f.vars, &q.c
+	if q.newFlows.n+q.oldFlows.n != 1 || v.dropping || c.runMarks != 0 ||
+		!v.ldelay.before(q.params.target) || v.ldelay.after(q.params.ceThreshold) {
+		return true
+	}
+	for !c.full(&f.q, q.u) {
+		if f.deficit <= 0 {
+			f.deficit += q.quantum
+			if f.list == fqNewList {
+				q.oldFlows.pushBack(q.flows, q.newFlows.popFront(q.flows))
+			}
+		}
+		_, size, _ := q.codelPop()
+		if n := uint32(size); n > q.cstats.maxPacket {
+			q.cstats.maxPacket = n
+		}
+		f.deficit -= int32(size)
+		if !c.admit(now, g) {
+			return false
+		}
+	}
+	return true
 }
 
 // head returns the flow DRR serves next: the head of the new list, else of
