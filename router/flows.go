@@ -68,7 +68,7 @@ func (ft *flowTable) lookup(t packet.Tuple) int32 {
 // and leaving it out makes the count measure the emulator's reordering
 // only.
 func (ft *flowTable) arrivalSeq(id int32, pkt []byte, g gsoInfo) int64 {
-	if g.proto != packet.ProtoTCP || g.l4 < 0 || len(pkt) <= g.hdrLen {
+	if g.proto != packet.ProtoTCP || g.l4 < 0 || len(pkt) <= g.hdrLen || len(pkt) < g.l4+8 {
 		return -1
 	}
 	f := &ft.flows[id]
@@ -97,11 +97,11 @@ func (ft *flowTable) delivered(p *packet.Packet, hdr int) {
 		return
 	}
 	f := &ft.flows[id]
-	segs := uint64(segsOf(p))
+	segs := uint64(p.Segments())
 	f.packets += segs
-	f.bytes += uint64(tagWire(p) + int(segs)*hdr)
+	f.bytes += uint64(p.WireLen() + int(segs)*hdr)
 	f.payload += uint64(payloadOf(p))
-	if p.Seq >= 0 && f.out.Arrive(p.Seq) {
+	if s := seqOf(p); s >= 0 && f.out.Arrive(s) {
 		f.reordered += segs
 	}
 }
@@ -109,7 +109,7 @@ func (ft *flowTable) delivered(p *packet.Packet, hdr int) {
 // dropped counts p as lost in its flow.
 func (ft *flowTable) dropped(p *packet.Packet) {
 	if id := tagFlow(p); id >= 0 && int(id) < len(ft.flows) {
-		ft.flows[id].dropped += uint64(segsOf(p))
+		ft.flows[id].dropped += uint64(p.Segments())
 	}
 }
 
