@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"wanlab/link"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
 	"wanlab/tun"
@@ -21,6 +22,10 @@ type Options struct {
 	// Up is the qdisc chain from client to server and Down the reverse, root
 	// first, as tcspec.ParseChain returns it; empty is a direct path.
 	Up, Down []qdisc.Spec
+	// UpTrace and DownTrace, when not nil, limit a direction's capacity
+	// to a mahimahi trace's delivery opportunities (link.Config.Trace),
+	// counted from the moment the router starts.
+	UpTrace, DownTrace *link.Trace
 	// CC is net.ipv4.tcp_congestion_control for both hosts ("reno",
 	// "cubic", "bbr"); empty keeps the kernel's default.
 	CC string

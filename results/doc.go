@@ -190,6 +190,10 @@ type Flow struct {
 	// CongestionControl is a TCP flow's congestion control ("cubic"),
 	// empty for other protocols.
 	CongestionControl string `json:"congestion_control,omitempty"`
+	// Error, if not empty, is the first error that ended or hampered the
+	// flow during the run (a refused connection, a reset, a send the
+	// kernel refused): its samples are what it recorded until then.
+	Error string `json:"error,omitempty"`
 	// Series are the flow's own series, each named Label + "::" + key.
 	// Keys in use: the sender's TCP_INFO under Flent's names and units
 	// (tcp_cwnd in packets, tcp_rtt and tcp_rtt_var in ms,

@@ -68,6 +68,9 @@ func WriteSummary(w io.Writer, d *Document, router RouterPrinter) error {
 		ew.printf("\nFlows:\n")
 		for _, f := range d.Flows {
 			ew.printf(" %3d  %-*s  %-4s  %-4s  tos 0x%02x  %s\n", f.ID, labelW, f.Label, f.Direction, f.Protocol, f.TOS, orDash(f.CongestionControl))
+			if f.Error != "" {
+				ew.printf("      error: %s\n", f.Error)
+			}
 		}
 		header := false
 		for _, f := range d.Flows {

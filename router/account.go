@@ -71,7 +71,7 @@ func (s *dirStats) resetChain(n int) { s.qx = make([]qextra, n) }
 // dropped accounts p as dropped for why by the discipline at index qi of
 // the chain (-1 for one of a replaced chain).
 func (s *dirStats) dropped(p *packet.Packet, qi int, why qdisc.Reason) {
-	s.flows.dropped(p)
+	s.flows.dropped(p, why)
 	segs := uint64(p.Segments())
 	if qi >= 0 && qi < len(s.qx) {
 		s.qx[qi].drops += segs
@@ -79,10 +79,14 @@ func (s *dirStats) dropped(p *packet.Packet, qi int, why qdisc.Reason) {
 	}
 }
 
-// wrote accounts the outcome of writing p: errno 0 if the device took it.
-func (s *dirStats) wrote(p *packet.Packet, errno syscall.Errno) {
+// marked accounts p's CE mark in its flow.
+func (s *dirStats) marked(p *packet.Packet) { s.flows.marked(p) }
+
+// wrote accounts the outcome of writing p at t: errno 0 if the device
+// took it.
+func (s *dirStats) wrote(p *packet.Packet, t clock.Time, errno syscall.Errno) {
 	if errno == 0 {
-		s.flows.delivered(p, s.hdr)
+		s.flows.delivered(p, s.hdr, int64(t-p.Arrival))
 		return
 	}
 	why := writeOther
@@ -93,7 +97,7 @@ func (s *dirStats) wrote(p *packet.Packet, errno syscall.Errno) {
 		why = writeNoBufs
 	}
 	s.writeDrops[why] += uint64(p.Segments())
-	s.flows.dropped(p)
+	s.flows.dropped(p, qdisc.ReasonNone)
 }
 
 // ringEstimate estimates what the kernel does not say about its ring in

@@ -6,7 +6,9 @@ import (
 	"net/netip"
 	"strconv"
 
+	"wanlab/link"
 	"wanlab/packet"
+	"wanlab/qdisc"
 	"wanlab/stats"
 )
 
@@ -29,10 +31,17 @@ type flowAcc struct {
 	t                       packet.Tuple
 	packets, bytes, payload uint64
 	dropped                 uint64
+	droppedBy               link.Reasons // the chain's drops, by reason
+	marked                  uint64
 	reordered               uint64
-	inSeq                   int64 // highest TCP data sequence number seen arriving, unwrapped
-	inSeen                  bool
-	out                     stats.Reorder // of the delivered segments
+	// delaySum, delayN and delayMax are the flow's delay through the
+	// router (from arrival at the link to the write to the egress
+	// device), one sample per buffer delivered.
+	delaySum, delayN uint64
+	delayMax         int64
+	inSeq            int64 // highest TCP data sequence number seen arriving, unwrapped
+	inSeen           bool
+	out              stats.Reorder // of the delivered segments
 }
 
 func newFlowTable() flowTable {
@@ -88,10 +97,10 @@ func (ft *flowTable) arrivalSeq(id int32, pkt []byte, g gsoInfo) int64 {
 	return s
 }
 
-// delivered counts p as delivered in its flow and applies RFC 4737's
-// reordered singleton (stats.Reorder) to its sequence number.
-// Each segment's bytes count hdr bytes of framing.
-func (ft *flowTable) delivered(p *packet.Packet, hdr int) {
+// delivered counts p as delivered in its flow, delay ns after it entered
+// the link, and applies RFC 4737's reordered singleton (stats.Reorder) to its
+// sequence number. Each segment's bytes count hdr bytes of framing.
+func (ft *flowTable) delivered(p *packet.Packet, hdr int, delay int64) {
 	id := tagFlow(p)
 	if id < 0 || int(id) >= len(ft.flows) {
 		return
@@ -104,12 +113,29 @@ func (ft *flowTable) delivered(p *packet.Packet, hdr int) {
 	if s := seqOf(p); s >= 0 && f.out.Arrive(s) {
 		f.reordered += segs
 	}
+	delay = max(delay, 0)
+	f.delaySum += uint64(delay)
+	f.delayN++
+	f.delayMax = max(f.delayMax, delay)
 }
 
-// dropped counts p as lost in its flow.
-func (ft *flowTable) dropped(p *packet.Packet) {
+// dropped counts p as lost in its flow: dropped by the chain for why, or
+// refused by the egress device (why is ReasonNone).
+func (ft *flowTable) dropped(p *packet.Packet, why qdisc.Reason) {
 	if id := tagFlow(p); id >= 0 && int(id) < len(ft.flows) {
-		ft.flows[id].dropped += uint64(p.Segments())
+		segs := uint64(p.Segments())
+		f := &ft.flows[id]
+		f.dropped += segs
+		if why != qdisc.ReasonNone {
+			f.droppedBy[why] += segs
+		}
+	}
+}
+
+// marked counts p's CE mark in its flow.
+func (ft *flowTable) marked(p *packet.Packet) {
+	if id := tagFlow(p); id >= 0 && int(id) < len(ft.flows) {
+		ft.flows[id].marked += uint64(p.Segments())
 	}
 }
 
@@ -127,12 +153,18 @@ func (ft *flowTable) snapshot() []FlowSnapshot {
 	for i := range ft.flows {
 		f := &ft.flows[i]
 		out[i] = FlowSnapshot{
-			Flow:      flowKeyOf(f.t),
-			Packets:   f.packets,
-			Bytes:     f.bytes,
-			Payload:   f.payload,
-			Dropped:   f.dropped,
-			Reordered: f.reordered,
+			Flow:            flowKeyOf(f.t),
+			Packets:         f.packets,
+			Bytes:           f.bytes,
+			Payload:         f.payload,
+			Dropped:         f.dropped,
+			DroppedByReason: f.droppedBy,
+			Marked:          f.marked,
+			Reordered:       f.reordered,
+			Delay:           FlowDelay{N: f.delayN, MaxNs: f.delayMax},
+		}
+		if f.delayN > 0 {
+			out[i].Delay.MeanNs = float64(f.delaySum) / float64(f.delayN)
 		}
 	}
 	return out

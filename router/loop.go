@@ -393,7 +393,7 @@ func (l *loop) capture(p *packet.Packet, t clock.Time) {
 // departed implements departures: the account step of a written packet.
 func (l *loop) departed(p *packet.Packet, deadline, t clock.Time, errno syscall.Errno) {
 	l.st.late.Add(int64(t - deadline))
-	l.st.wrote(p, errno)
+	l.st.wrote(p, t, errno)
 	switch errno {
 	case syscall.EBADF, syscall.EBADFD, syscall.ENODEV:
 		if l.fatal == nil {
@@ -414,11 +414,14 @@ func (l *loop) merged(n int) {
 	l.st.gro.packets += uint64(n)
 }
 
-// Event implements link.Hook: it keeps the segment accounting of drops and
-// passes every event on to the configured hook.
+// Event implements link.Hook: it keeps the segment accounting of drops,
+// counts marks per flow, and passes every event on to the configured hook.
 func (l *loop) Event(e *link.Event) {
-	if e.Kind == link.Drop {
+	switch e.Kind {
+	case link.Drop:
 		l.st.dropped(e.Packet, slices.Index(l.qdiscs, e.Qdisc), e.Reason)
+	case link.Mark:
+		l.st.marked(e.Packet)
 	}
 	if l.userHook != nil {
 		l.userHook.Event(e)

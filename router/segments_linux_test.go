@@ -201,7 +201,7 @@ func TestFatesAsLink(t *testing.T) {
 		"netem limit 100000 delay 5ms loss 3%",
 		"netem limit 100000 delay 5ms loss 3% ecn",
 		"netem limit 100000 delay 5ms loss 2% duplicate 2%",
-		"netem limit 300 delay 5ms",
+		"netem limit 300 delay 500ms", // nothing leaves before all arrived
 	} {
 		t.Run(chain, func(t *testing.T) {
 			rev, rgot, snap := runLossy(t, chain, pkts, nil)

@@ -207,15 +207,37 @@ type LoopSnapshot struct {
 }
 
 // FlowSnapshot counts one 5-tuple of a direction: delivered segments, their
-// framed bytes and their transport payload bytes (what iperf3 counts), and
-// segments dropped (by the link or refused by the egress device).
+// framed bytes and their transport payload bytes (what iperf3 counts),
+// segments dropped (by the link or refused by the egress device),
+// CE marks, and the delay through the chain of what was delivered.
 type FlowSnapshot struct {
-	Flow      FlowKey `json:"flow"`
-	Packets   uint64  `json:"packets"`
-	Bytes     uint64  `json:"bytes"`
-	Payload   uint64  `json:"payload_bytes"`
-	Dropped   uint64  `json:"dropped"`
-	Reordered uint64  `json:"reordered"`
+	Flow    FlowKey `json:"flow"`
+	Packets uint64  `json:"packets"`
+	Bytes   uint64  `json:"bytes"`
+	Payload uint64  `json:"payload_bytes"`
+	// Dropped counts every segment lost, DroppedByReason those the chain
+	// dropped, by reason: the difference is what the egress device
+	// refused.
+	Dropped         uint64       `json:"dropped"`
+	DroppedByReason link.Reasons `json:"dropped_by_reason"`
+	// Marked counts the CE marks set on the flow's segments.
+	Marked    uint64 `json:"marked"`
+	Reordered uint64 `json:"reordered"`
+	// Delay is the delay of the flow's delivered buffers through the
+	// router: from their arrival at the link to their write to the egress
+	// device, as the receiving host sees it (the direction's delay counts
+	// to the link's release, a few microseconds earlier).
+	Delay FlowDelay `json:"delay"`
+}
+
+// FlowDelay summarises a flow's delays through the router: N buffers
+// (a whole super-packet is one), their exact mean and the largest, in ns.
+// The mean and N are running figures, so the mean over an interval is the
+// difference of two snapshots' N·MeanNs over the difference of their N.
+type FlowDelay struct {
+	N      uint64  `json:"n"`
+	MeanNs float64 `json:"mean_ns"`
+	MaxNs  int64   `json:"max_ns"`
 }
 
 func (l *loop) snapshot() DirSnapshot {

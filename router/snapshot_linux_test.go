@@ -1,12 +1,15 @@
 package router
 
 import (
+	"encoding/binary"
 	"math"
 	"testing"
 	"time"
 
 	"wanlab/internal/schematest"
+	"wanlab/packet"
 	"wanlab/qdisc"
+	"wanlab/tun"
 )
 
 // TestDropsByInstance sends segments of a super-packet stream through
@@ -108,5 +111,46 @@ func TestFramedBytes(t *testing.T) {
 		if len(snap.Flows) != 1 || snap.Flows[0].Bytes != want || snap.Flows[0].Payload != 5*payload {
 			t.Errorf("%s: flows %+v, want %d bytes and %d payload", f, snap.Flows, want, 5*payload)
 		}
+	}
+}
+
+// TestFlowMarksDropsAndDelay: a flow's own counters add up to its
+// direction's. One ECN-capable flow into a token bucket whose queue is
+// CoDel with ECN: CoDel marks instead of dropping, and the flow's marks,
+// drops by reason and delay through the router are the direction's.
+func TestFlowMarksDropsAndDelay(t *testing.T) {
+	pkts := superPkts(false, 14480, 1448)
+	ip := pkts[0][tun.VNetHdrLen:]
+	ip[1] = 0x02 // ECT(0)
+	binary.BigEndian.PutUint16(ip[10:], 0)
+	binary.BigEndian.PutUint16(ip[10:], packet.Checksum(ip[:20]))
+	r, c, s := fakeRouter(t, mustChain(t, "tbf rate 20mbit burst 16k latency 500ms; codel limit 300 target 1ms interval 5ms ecn"), pkts)
+	c.budget = 60 // 600 segments: about 360 ms at 20 Mbit/s
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		step(r.up)
+		if snap := r.Snapshot().Up; c.budget == 0 && snap.Counters.Queued == 0 {
+			break
+		}
+	}
+	snap := r.Snapshot().Up
+	cn := snap.Counters
+	if len(snap.Flows) != 1 || cn.Queued != 0 {
+		t.Fatalf("flows %+v, %d queued", snap.Flows, cn.Queued)
+	}
+	f := snap.Flows[0]
+	t.Logf("direction: delivered %d, dropped %d %v, marked %d, delay %+v; flow: %+v", cn.Delivered, cn.Dropped, cn.DroppedByReason, cn.Marked, cn.Delay, f)
+	if cn.Marked == 0 || f.Marked != cn.Marked {
+		t.Errorf("marks: flow %d, direction %d; want the same, and some", f.Marked, cn.Marked)
+	}
+	if f.Dropped != cn.Dropped || f.DroppedByReason != cn.DroppedByReason || f.Packets != cn.Delivered || uint64(s.segs) != f.Packets {
+		t.Errorf("flow dropped %d %v, delivered %d; direction dropped %d %v, delivered %d; server got %d",
+			f.Dropped, f.DroppedByReason, f.Packets, cn.Dropped, cn.DroppedByReason, cn.Delivered, s.segs)
+	}
+	// CoDel decides per packet, so the super-packets were split: one
+	// delay sample per segment, as the direction's.
+	if f.Delay.N != cn.Delay.N || math.Abs(f.Delay.MeanNs-cn.Delay.Mean) > 1e6 || f.Delay.MaxNs < int64(cn.Delay.Max) ||
+		cn.Delay.Mean < 10e6 {
+		t.Errorf("flow delay %+v, direction %+v: want the same within 1 ms, and the queue's tens of ms", f.Delay, cn.Delay)
 	}
 }

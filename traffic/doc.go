@@ -38,7 +38,10 @@
 // send time; the server (in this process too) echoes it with its own
 // receive and send times, giving the RTT and both one-way delays, and
 // records which probes it received, so that every lost probe has a
-// direction. The loss timeout is described at LossTimeoutMin.
+// direction. The loss timeout is described at LossTimeoutMin. A probe's
+// (and an ICMP reply's) receive time is when the kernel received it
+// (SO_TIMESTAMPNS), not when the reading goroutine woke up, which on a
+// busy machine is a tenth of a millisecond later.
 //
 // ICMP probes, like ping -i: echo requests from a raw socket, answered by
 // the target's kernel; lost requests are recorded, direction unknown.

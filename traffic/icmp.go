@@ -123,7 +123,7 @@ func (p *ICMPProbe) Open(ctx context.Context) error {
 	if p.cfg.Client.Addr.IsValid() {
 		laddr = p.cfg.Client.Addr.String()
 	}
-	opts := sockOpts{tos: p.cfg.TOS, recvTOS: true}
+	opts := sockOpts{tos: p.cfg.TOS, recvTOS: true, rxTime: true}
 	c, err := p.cfg.Client.Net.ListenPacket(ctx, network, laddr, opts.control())
 	if errors.Is(err, unix.EPERM) {
 		return fmt.Errorf("traffic: ICMP probes need a raw socket: run as root or grant CAP_NET_RAW (%w)", err)
@@ -217,7 +217,7 @@ func (p *ICMPProbe) receive() {
 		if !ok {
 			continue
 		}
-		p.book.reply(seq, now, 0, 0, tos)
+		p.book.reply(seq, receivedAt(oob[:oobn], now), 0, 0, tos)
 	}
 }
 

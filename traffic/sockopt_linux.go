@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"net"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"wanlab/clock"
 )
 
 // sockOpts are the per-socket options a flow asks for. The zero value asks
@@ -19,6 +22,7 @@ type sockOpts struct {
 	sndbuf  int    // SO_SNDBUF in bytes as asked (the kernel doubles it); 0 autotunes
 	rcvbuf  int    // SO_RCVBUF likewise
 	recvTOS bool   // IP_RECVTOS / IPV6_RECVTCLASS, to read each datagram's TOS
+	rxTime  bool   // SO_TIMESTAMPNS, to read when the kernel received each datagram
 }
 
 // control returns the Control that applies o to a new socket.
@@ -64,6 +68,11 @@ func (o sockOpts) apply(fd int) error {
 		}
 		if err != nil {
 			return fmt.Errorf("traffic: ask for received TOS: %w", err)
+		}
+	}
+	if o.rxTime {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+			return fmt.Errorf("traffic: ask for receive timestamps: %w", err)
 		}
 	}
 	if err := setBuffer(fd, unix.SO_SNDBUF, unix.SO_SNDBUFFORCE, o.sndbuf); err != nil {
@@ -187,4 +196,39 @@ func receivedTOS(oob []byte) int {
 		oob = oob[next:]
 	}
 	return -1
+}
+
+// receivedAt returns when the kernel received a datagram, on the run's
+// clock: now, read just after the read returned, less the time the
+// datagram then had waited for its reader, which the kernel's receive
+// timestamp (SO_TIMESTAMPNS, in oob) gives. The goroutine that reads
+// wakes up a while after the datagram arrived (a tenth of a millisecond
+// on a busy machine), and a probe's one-way delay must not include that.
+// The kernel stamps in wall-clock time; only the short wait is taken from
+// it, so a wall clock that is being slewed changes nothing measurable. A
+// datagram without a timestamp, or one the wall clock was stepped across,
+// keeps now.
+func receivedAt(oob []byte, now clock.Time) clock.Time {
+	wallNow := time.Now()
+	for len(oob) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		if h.Len < unix.SizeofCmsghdr || int(h.Len) > len(oob) {
+			return now
+		}
+		data := oob[unix.CmsgLen(0):h.Len]
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && len(data) >= int(unsafe.Sizeof(unix.Timespec{})) {
+			ts := (*unix.Timespec)(unsafe.Pointer(&data[0]))
+			waited := wallNow.Sub(time.Unix(ts.Unix()))
+			if waited < 0 || waited > time.Second {
+				return now
+			}
+			return now.Add(-waited)
+		}
+		next := unix.CmsgSpace(int(h.Len) - unix.CmsgLen(0))
+		if next > len(oob) {
+			break
+		}
+		oob = oob[next:]
+	}
+	return now
 }

@@ -110,7 +110,7 @@ func (p *UDPProbe) Open(ctx context.Context) error {
 		return errors.New("traffic: a UDP probe stream runs once: make a new one for each run")
 	}
 	p.opened = true
-	opts := sockOpts{tos: p.cfg.TOS, recvTOS: true}
+	opts := sockOpts{tos: p.cfg.TOS, recvTOS: true, rxTime: true}
 	network := udpNetwork(p.cfg.Server.Addr)
 	srv, err := p.cfg.Server.Net.ListenPacket(ctx, network, p.cfg.Server.listenAddr(), opts.control())
 	if err != nil {
@@ -199,6 +199,7 @@ func (p *UDPProbe) serve() {
 			p.fail(fmt.Errorf("server: %w", err))
 			return
 		}
+		now = receivedAt(oob[:oobn], now)
 		h, ok := decodeProbe(buf[:n])
 		if !ok || h.cookie != p.cookie || h.kind != probeRequest {
 			continue
@@ -242,7 +243,7 @@ func (p *UDPProbe) receive() {
 		if !ok || h.cookie != p.cookie || h.kind != probeReply {
 			continue
 		}
-		p.book.reply(h.seq, now, h.serverRecv, h.serverSend, receivedTOS(oob[:oobn]))
+		p.book.reply(h.seq, receivedAt(oob[:oobn], now), h.serverRecv, h.serverSend, receivedTOS(oob[:oobn]))
 	}
 }
 

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"wanlab/outfile"
+)
+
+func init() { addCommand(newExportCommand) }
+
+func newExportCommand(s *streams) *cobra.Command {
+	var flent string
+	c := &cobra.Command{
+		Use:   "export --flent OUT IN",
+		Short: "Write a saved results file in Flent's data format",
+		Long: `export reads a results file that 'wanlab run' wrote and writes it as Flent's
+data file (format version 4, gzip-compressed when OUT ends in .gz), which
+flent 2.1.1 and later read: flent -i OUT -f stats, flent -i OUT -p all_scaled.
+docs/results-format.md says how each figure maps.`,
+		Example: `  wanlab export --flent rrul.flent.gz wanlab-rrul-20260101-120000.json.gz
+  flent -i rrul.flent.gz -p all_scaled -o rrul.png`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if flent == "" {
+				return usagef("export needs --flent OUT, the Flent file to write (e.g. --flent run.flent.gz)")
+			}
+			if err := outfile.Check(flent, outfile.Options{Label: "--flent", Suggest: "run.flent.gz"}); err != nil {
+				return usagef("%v", err)
+			}
+			doc, err := readResults(args[0])
+			if err != nil {
+				return err
+			}
+			ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+			defer stop()
+			return writeFlent(ctx, s, flent, doc)
+		},
+	}
+	c.Flags().StringVar(&flent, "flent", "", "the Flent data file to write, e.g. run.flent.gz (- for stdout)")
+	return c
+}

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"wanlab/outfile"
+	"wanlab/qdisc"
+	"wanlab/results"
+	"wanlab/testrun"
+)
+
+func init() { addCommand(newRunCommand) }
+
+// runFlags are the flags of `wanlab run`, bound to the options.
+type runFlags struct {
+	o testrun.Options
+}
+
+func newRunCommand(s *streams) *cobra.Command {
+	f := &runFlags{o: testrun.Defaults()}
+	c := &cobra.Command{
+		Use:   "run [TEST] [path flags] [options]",
+		Short: "Run one of Flent's tests across the path and write a results file",
+		Long: `run builds a testbed (or uses a running one with --lab), runs one of Flent's
+tests across it with wanlab's own traffic (no netperf, irtt or iperf), removes
+what it built, prints Flent's statistics for every series and writes a
+results file (docs/results-format.md).
+
+Tests: ping, tcp_upload, tcp_download, tcp_bidirectional, tcp_nup, tcp_ndown
+(--streams N), rrul, rrul_be, udp_flood (--udp-rate, --udp-size). Without a
+test, run runs rrul for 30s on the home profile: the main job.
+
+The latency probes run over the whole run; the load runs after a lead and
+before a tail (5s each, as Flent's), and every summary covers the load.
+Each direction's path is a chain in tc syntax (--up, --down, --both), a
+built-in profile (--profile) or the default profile, home; --aqm swaps the
+bottleneck queue. --at T followed by path flags changes the chains T into
+the run, as 'wanlab set' would. Every option is listed in docs/options.md.
+
+Ctrl-C ends the run early: the results measured so far are written, marked
+partial, and everything the run built is removed.`,
+		Example: `  wanlab run
+  wanlab run --aqm fq_codel
+  wanlab run tcp_upload --up "netem delay 25ms; tbf rate 10mbit burst 32k latency 50ms" --down "netem delay 25ms" --duration 10s
+  wanlab run rrul --profile lte --flent lte.flent.gz -o lte.json.gz
+  wanlab run tcp_download --both "netem delay 50ms; tbf rate 20mbit burst 32k latency 100ms" --at 20s --down "netem delay 50ms; tbf rate 2mbit burst 32k latency 100ms"
+  wanlab run tcp_upload --direct --duration 10s`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				f.o.Test = args[0]
+			}
+			return runRun(s, f, os.Args)
+		},
+	}
+	f.register(c.Flags())
+	return c
+}
+
+// durationPtr is a flag that sets a *time.Duration, leaving it nil (the
+// option's default) unless given.
+type durationPtr struct {
+	p   **time.Duration
+	def string
+}
+
+func (d durationPtr) String() string {
+	if d.p == nil || *d.p == nil {
+		return d.def
+	}
+	return (**d.p).String()
+}
+func (d durationPtr) Set(v string) error {
+	x, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration: write e.g. 30s, 500ms or 2m", v)
+	}
+	*d.p = &x
+	return nil
+}
+func (durationPtr) Type() string { return "duration" }
+
+// pathState orders the path flags: pflag calls Set in command-line order,
+// so a path flag after --at belongs to that change and one before any
+// --at to the run's start.
+type pathState struct {
+	o *testrun.Options
+}
+
+// chainFlag is --up, --down or --both.
+type chainFlag struct {
+	st  *pathState
+	dir string
+}
+
+func (c chainFlag) String() string { return "" }
+func (c chainFlag) Type() string   { return "chain" }
+func (c chainFlag) Set(v string) error {
+	o := c.st.o
+	var dst *string
+	if n := len(o.At); n > 0 {
+		ch := &o.At[n-1]
+		dst = map[string]*string{"up": &ch.Up, "down": &ch.Down, "both": &ch.Both}[c.dir]
+		if *dst != "" {
+			return fmt.Errorf("--at %v takes one --%s; give another --at for a later change", ch.At, c.dir)
+		}
+	} else {
+		dst = map[string]*string{"up": &o.Up, "down": &o.Down, "both": &o.Both}[c.dir]
+	}
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("empty chain: give qdiscs in tc syntax, e.g. \"netem delay 20ms\"")
+	}
+	*dst = v
+	return nil
+}
+
+// atFlag is --at: it starts a change that the path flags after it fill.
+type atFlag struct{ st *pathState }
+
+func (a atFlag) String() string { return "" }
+func (a atFlag) Type() string   { return "duration" }
+func (a atFlag) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration: write the time into the run, e.g. --at 20s", v)
+	}
+	a.st.o.At = append(a.st.o.At, testrun.Change{At: d})
+	return nil
+}
+
+func (f *runFlags) register(fs *pflag.FlagSet) {
+	o := &f.o
+	fs.Var(durationPtr{&o.Duration, "60s"}, "duration", "length of the load (30s for the main job)")
+	fs.DurationVar(&o.Step, "step", o.Step, "sampling step of every series")
+	fs.Var(durationPtr{&o.Lead, "5s"}, "lead", "probing before the load (0 for ping)")
+	fs.Var(durationPtr{&o.Tail, "5s"}, "tail", "probing after the load (0 for ping)")
+	fs.IntVar(&o.Streams, "streams", 0, "flows of tcp_nup and tcp_ndown (default 4)")
+	fs.StringVar(&o.UDPRate, "udp-rate", "", "udp_flood's rate of UDP payload, e.g. 20mbit or 20M (default 100mbit)")
+	fs.IntVar(&o.UDPSize, "udp-size", 0, "udp_flood's UDP payload per packet in bytes (default 1470, 1450 over IPv6)")
+	fs.BoolVarP(&o.IPv6, "ipv6", "6", false, "run over the hosts' IPv6 addresses")
+	fs.StringVar(&o.CC, "cc", "", "TCP congestion control of every flow (cubic), or per direction (up=cubic,down=bbr)")
+	fs.StringVar(&o.TOS, "tos", "", "mark of the best-effort flows and probes: a DSCP name (EF, CS1, AF41) or a TOS byte (0xb8)")
+	fs.BoolVar(&o.ECN, "ecn", false, "ECN for TCP in both hosts (net.ipv4.tcp_ecn=1) and ECT(0) on UDP floods")
+	fs.IntVar(&o.SendBuffer, "sndbuf", 0, "SO_SNDBUF of every TCP sender in bytes (default: the kernel's autotuning)")
+	fs.IntVar(&o.ReceiveBuffer, "rcvbuf", 0, "SO_RCVBUF of every TCP receiver in bytes (default: the kernel's autotuning)")
+	fs.StringVar(&o.TCPRmem, "tcp-rmem", "", `net.ipv4.tcp_rmem of both hosts, e.g. "4096 131072 33554432"`)
+	fs.StringVar(&o.TCPWmem, "tcp-wmem", "", `net.ipv4.tcp_wmem of both hosts, e.g. "4096 16384 33554432"`)
+	fs.StringArrayVar(&o.Sysctls, "sysctl", nil, "[client:|server:]KEY=VALUE, a sysctl under net. of one host or both (repeatable), e.g. net.ipv4.tcp_recovery=0")
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of every random choice of the path")
+	fs.StringVar(&o.Title, "title", "", "label of the run in tables and plots")
+	fs.StringVar(&o.Framing, "framing", "", "what the path's qdiscs count in a packet's length: ethernet (the default: the IP length plus 14, as on an Ethernet interface) or ip (as on a TUN)")
+	st := &pathState{o: o}
+	fs.Var(chainFlag{st, "up"}, "up", `qdisc chain client→server in tc syntax, root first: "netem delay 20ms; tbf rate 10mbit burst 32k latency 50ms"`)
+	fs.Var(chainFlag{st, "down"}, "down", "qdisc chain server→client, as --up")
+	fs.Var(chainFlag{st, "both"}, "both", "the same chain in each direction")
+	fs.Var(atFlag{st}, "at", "--at T followed by --up/--down/--both: change the chains T into the run (repeatable)")
+	fs.StringVar(&o.TraceUp, "trace-up", "", "mahimahi trace file limiting the up direction's capacity")
+	fs.StringVar(&o.TraceDown, "trace-down", "", "mahimahi trace file limiting the down direction's capacity")
+	fs.StringVar(&o.Profile, "profile", "", "built-in path: home (the default), lte, geo, datacenter")
+	fs.StringVar(&o.AQM, "aqm", "", "replace the bottleneck queue with fq_codel, codel, pie, pfifo, bfifo or pfifo_fast")
+	fs.BoolVar(&o.Direct, "direct", false, "join the hosts with a plain veth pair, without the router: the machine's own ceiling")
+	fs.StringVar(&o.Lab, "lab", "", "run on this running testbed (wanlab up --name NAME) instead of building one")
+	fs.StringVar(&o.Pcap, "pcap", "", "record every packet the router forwards, both directions, to this pcap file")
+	fs.StringVarP(&o.Output, "output", "o", "", "results file (default wanlab-TEST-YYYYmmdd-HHMMSS.json.gz; - for stdout)")
+	fs.StringVar(&o.Flent, "flent", "", "also write Flent's data file, e.g. run.flent.gz")
+	fs.BoolVar(&o.JSON, "json", false, "print the results document on stdout instead of the text summary")
+}
+
+// wanlabVersion is the version recorded in results: the module's version
+// and, when the build recorded it, the commit.
+func wanlabVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, st := range bi.Settings {
+		if st.Key == "vcs.revision" && len(st.Value) >= 12 {
+			v += "+" + st.Value[:12]
+		}
+	}
+	return v
+}
+
+func runRun(s *streams, f *runFlags, argv []string) error {
+	o := f.o
+	setup, err := testrun.Prepare(o, tcOptions())
+	if err != nil {
+		if testrun.IsBadOption(err) {
+			return usagef("%v", err)
+		}
+		return err
+	}
+	env := &qdisc.Env{Framing: setup.Framing}
+	warnings := append(chainWarnings("up", setup.Up, env), chainWarnings("down", setup.Down, env)...)
+	for _, c := range setup.Changes {
+		for i, dir := range c.Dirs {
+			warnings = append(warnings, chainWarnings(fmt.Sprintf("--at %v %s", c.At, dir), c.Chains[i], env)...)
+		}
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
+	}
+	// The summary goes to stdout unless a file does.
+	out := s.out
+	if o.Output == "-" || o.Flent == "-" || o.Pcap == "-" {
+		out = s.err
+	}
+	ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	var hooks testrun.Hooks
+	progress := newProgressLine(s.err, setup.Test.Name)
+	if progress != nil && setup.Length() > progressMin {
+		hooks.Progress = progress.update
+	}
+	hooks.Warnf = func(format string, args ...any) {
+		line := fmt.Sprintf("wanlab: warning: "+format, args...)
+		if hooks.Progress != nil {
+			progress.println(line)
+			return
+		}
+		fmt.Fprintln(s.err, line)
+	}
+	start := time.Now()
+	doc, err := testrun.Run(ctx, setup, testrun.Info{Argv: argv, Version: wanlabVersion()}, hooks)
+	if hooks.Progress != nil {
+		progress.done() // before anything else reaches the terminal
+	}
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return fmt.Errorf("interrupted before the traffic started: nothing was measured (%v)", err)
+		case testrun.IsBadOption(err):
+			return usagef("%v", err)
+		}
+		return err
+	}
+	stop()
+	// Writing gets a signal context of its own: a FIFO without a reader
+	// must not hold the results hostage, and a second Ctrl-C gives up.
+	wctx, wstop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer wstop()
+	path, werr := writeResults(wctx, s, &o, setup, doc, start)
+	if o.Flent != "" && werr == nil {
+		werr = writeFlent(wctx, s, o.Flent, doc)
+	}
+	if o.JSON {
+		if err := doc.Encode(s.out); err != nil {
+			return err
+		}
+	} else {
+		if err := results.WriteSummary(out, doc, testrun.PrintRouter); err != nil {
+			return err
+		}
+	}
+	if werr != nil {
+		return werr
+	}
+	note := s.err
+	if !o.JSON {
+		note = out
+	}
+	if path != "-" {
+		fmt.Fprintf(note, "\nresults: %s\n", path)
+	}
+	if o.Flent != "" && o.Flent != "-" {
+		fmt.Fprintf(note, "flent:   %s  (flent -i %s -p %s -o plot.png)\n", o.Flent, o.Flent, setup.Test.Plot)
+	}
+	if hint := compareHint(o, setup); hint != "" {
+		fmt.Fprintf(note, "%s\n", hint)
+	}
+	if doc.Run.Partial {
+		fmt.Fprintf(s.err, "wanlab: the run ended early (%s): the results are partial\n", doc.Run.PartialReason)
+		return exitStatus(exitFailure)
+	}
+	return nil
+}
+
+// compareHint suggests the one-flag change that compares a run on a
+// profile's deep FIFOs with fq_codel at the bottleneck.
+func compareHint(o testrun.Options, s *testrun.Setup) string {
+	if s.Mode != testrun.ModeTestbed || o.AQM != "" || o.Up != "" || o.Down != "" || o.Both != "" {
+		return ""
+	}
+	cmd := "wanlab run"
+	if o.Test != "" {
+		cmd += " " + o.Test
+	}
+	if o.Profile != "" {
+		cmd += " --profile " + o.Profile
+	}
+	return fmt.Sprintf("\nThe bottlenecks above are deep FIFOs. Compare with fq_codel in their place:\n  %s --aqm fq_codel", cmd)
+}
+
+// progressMin is the shortest run that gets a progress line.
+const progressMin = 3 * time.Second
+
+// writeResults writes the results file: the name given, or the default
+// name, which must not replace an existing file: when another run of the
+// same second took it, a free name with -2, -3, ... is chosen.
+func writeResults(ctx context.Context, s *streams, o *testrun.Options, setup *testrun.Setup, doc *results.Document, start time.Time) (string, error) {
+	if o.Output != "" {
+		opts := outfile.Options{Label: "--output", Suggest: "results.json.gz", Stdout: s.out}
+		return o.Output, results.WriteFile(ctx, o.Output, doc, opts)
+	}
+	opts := outfile.Options{Label: "the results file", NoClobber: true, ClobberHint: "name one with -o FILE"}
+	base := testrun.DefaultOutput(setup.Test.Name, start)
+	for i := 1; ; i++ {
+		path := base
+		if i > 1 {
+			path = strings.TrimSuffix(base, ".json.gz") + fmt.Sprintf("-%d.json.gz", i)
+		}
+		if _, err := os.Lstat(path); err == nil && i < maxDefaultNames {
+			continue
+		}
+		err := results.WriteFile(ctx, path, doc, opts)
+		if _, serr := os.Lstat(path); err != nil && serr == nil && i < maxDefaultNames {
+			continue // another run took the name meanwhile
+		}
+		return path, err
+	}
+}
+
+// maxDefaultNames bounds the search for a free default name.
+const maxDefaultNames = 100
+
+// writeFlent writes Flent's data file, gzip-compressed when the name ends
+// in .gz.
+func writeFlent(ctx context.Context, s *streams, path string, doc *results.Document) error {
+	return results.WriteFlentFile(ctx, path, doc, outfile.Options{Label: "--flent", Suggest: "run.flent.gz", Stdout: s.out})
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"wanlab/netns"
+	"wanlab/testrun"
+)
+
+// Bad input to run, show and export exits 2 with one line that names the
+// problem and the fix, before anything is created.
+func TestRunBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "rrul_cs8"}, `test "rrul_cs8" is unknown: use one of ping, tcp_upload`},
+		{[]string{"run", "ping", "rrul"}, "accepts at most 1 arg"},
+		{[]string{"run", "--duration", "0"}, "--duration 0s: give a positive length"},
+		{[]string{"run", "--duration", "ten"}, `"ten" is not a duration`},
+		{[]string{"run", "--duration", "-5s"}, "--duration -5s"},
+		{[]string{"run", "--duration", "9999h"}, "keep it within 24h"},
+		{[]string{"run", "--step", "0"}, "--step 0s: give at least 10ms"},
+		{[]string{"run", "--lead", "300ms"}, "whole number of steps"},
+		{[]string{"run", "--cc", "up=cubic,sideways=bbr"}, "--cc up=cubic,down=bbr"},
+		{[]string{"run", "--cc", "warp9"}, "--cc warp9: the kernel has not loaded it"},
+		{[]string{"run", "--lab", "nosuchlab"}, "--lab: testbed nosuchlab is not running; start it with `wanlab up --name nosuchlab`"},
+		{[]string{"run", "--profile", "moon"}, `profile "moon" is unknown: use one of home, lte, geo, datacenter`},
+		{[]string{"run", "--aqm", "cake"}, `--aqm "cake" is unknown: use one of fq_codel`},
+		{[]string{"run", "--up", "netem delay fast"}, "--up:"},
+		{[]string{"run", "--up", ""}, "empty chain"},
+		{[]string{"run", "--at", "5s"}, "--at 5s changes nothing: follow it with the chains to set"},
+		{[]string{"run", "--at", "soon", "--up", "netem delay 1ms"}, `"soon" is not a duration`},
+		{[]string{"run", "--at", "2s", "--up", "netem delay 1ms", "--up", "netem delay 2ms"}, "--at 2s takes one --up"},
+		{[]string{"run", "--at", "50s", "--up", "netem delay 1ms"}, "the time must lie inside the run"},
+		{[]string{"run", "--streams", "3"}, "--streams is for tcp_nup and tcp_ndown"},
+		{[]string{"run", "tcp_nup", "--streams", "0x"}, "invalid argument"},
+		{[]string{"run", "--tos", "CS9"}, "neither a DSCP name"},
+		{[]string{"run", "--sysctl", "kernel.panic=1"}, "only keys under net. are per host"},
+		{[]string{"run", "--direct", "--profile", "lte"}, "--direct joins the hosts with a plain veth pair"},
+		{[]string{"run", "--udp-rate", "1M"}, "--udp-rate and --udp-size are for udp_flood"},
+		{[]string{"run", "-o", dir}, "is a directory: give a file name, e.g. " + filepath.Join(dir, "results.json.gz")},
+		{[]string{"run", "-o", filepath.Join(dir, "none", "x.json.gz")}, "--output"},
+		{[]string{"run", "--flent", "-", "-o", "-"}, "only one output can go to stdout"},
+		{[]string{"run", "--frobnicate"}, "unknown flag: --frobnicate"},
+		{[]string{"show"}, "accepts 1 arg"},
+		{[]string{"show", filepath.Join(dir, "none.json.gz")}, "give a results file that wanlab run wrote"},
+		{[]string{"export", filepath.Join(dir, "none.json.gz")}, "export needs --flent OUT"},
+		{[]string{"export", "--flent", dir, "x"}, "is a directory"},
+	} {
+		out, errOut, code := runWanlab(t, c.args...)
+		msg := strings.TrimSpace(errOut)
+		if code != exitUsage || !strings.Contains(msg, c.want) || strings.Count(msg, "\n") > 0 || !strings.HasPrefix(msg, "wanlab: ") || out != "" {
+			t.Errorf("wanlab %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q",
+				strings.Join(c.args, " "), code, out, errOut, c.want)
+		}
+	}
+	// The runs were in this process: their testbed would be run-PID.
+	mine := "wl-" + fmt.Sprintf("run-%d-", os.Getpid())
+	all, _ := netns.List()
+	if i := slices.IndexFunc(all, func(n string) bool { return strings.HasPrefix(n, mine) }); i >= 0 {
+		t.Errorf("bad input created namespace %s", all[i])
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("bad input wrote files: %v", ents)
+	}
+}
+
+// Every flag of run is in testrun.Table, and so in docs/options.md.
+func TestRunFlagsInOptionsTable(t *testing.T) {
+	var flags []string
+	for _, o := range testrun.Table {
+		flags = append(flags, o.Flag)
+	}
+	all := strings.Join(flags, " ")
+	c := newRunCommand(&streams{in: strings.NewReader(""), out: new(strings.Builder), err: new(strings.Builder)})
+	n := 0
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		n++
+		if !strings.Contains(all, "`--"+f.Name+"`") {
+			t.Errorf("run --%s is not in testrun.Table (docs/options.md)", f.Name)
+		}
+		if f.Shorthand != "" && !strings.Contains(all, "`-"+f.Shorthand+"`") {
+			t.Errorf("run -%s is not in testrun.Table", f.Shorthand)
+		}
+	})
+	if n+1 != len(testrun.Table) { // the table also lists the TEST argument
+		t.Errorf("run has %d flags, the table %d entries besides TEST", n, len(testrun.Table)-1)
+	}
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"wanlab/results"
+	"wanlab/testrun"
+)
+
+func init() { addCommand(newShowCommand) }
+
+func newShowCommand(s *streams) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "show FILE [--json]",
+		Short: "Print the text summary of a saved results file",
+		Long: `show reads a results file that 'wanlab run' wrote (gzip-compressed or not)
+and prints the same summary the run printed: Flent's statistics per series,
+the flows, the fidelity verdict and the router's figures. With --json it
+prints the document itself.`,
+		Example: `  wanlab show wanlab-rrul-20260101-120000.json.gz
+  wanlab show run.json.gz --json | jq '.series[] | {name, mean: .summary.mean}'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			doc, err := readResults(args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return doc.Encode(s.out)
+			}
+			return results.WriteSummary(s.out, doc, testrun.PrintRouter)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the document as JSON")
+	return c
+}
+
+// readResults reads a results file; a file that is missing or not a
+// results document is the user's input, so its error exits 2.
+func readResults(path string) (*results.Document, error) {
+	doc, err := results.ReadFile(path)
+	if err != nil {
+		return nil, usagef("%v: give a results file that wanlab run wrote", err)
+	}
+	return doc, nil
+}

@@ -1,0 +1,307 @@
+package testrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"wanlab/lab"
+	"wanlab/netns"
+	"wanlab/qdisc"
+	"wanlab/traffic"
+	"wanlab/tun"
+)
+
+// bed is the path a run's traffic crosses and the two hosts at its ends.
+type bed interface {
+	// host returns a host's namespace and address.
+	host(r lab.Role, ipv6 bool) (*netns.Handle, netip.Addr)
+	// read reads the router (ok false without one).
+	read() (v routerView, ok bool, err error)
+	// set applies a timed change's chains together, as `wanlab set`
+	// does, and says what it did to each direction.
+	set(c TimedChange) (effects map[string]string, err error)
+	// seed, framing and chains describe the path as it is.
+	seed() uint64
+	framing() string
+	chains() (up, down string)
+	// close removes what the run built (or releases what it borrowed).
+	close() error
+}
+
+// nsNet makes a host's sockets inside its namespace: each call runs on a
+// thread in the namespace (netns.Do), and the socket stays there.
+type nsNet struct{ h *netns.Handle }
+
+var _ traffic.Net = nsNet{}
+
+func (n nsNet) Dial(ctx context.Context, network, laddr, raddr string, control traffic.Control) (c net.Conn, err error) {
+	err = netns.Do(n.h, func() (e error) { c, e = traffic.Local{}.Dial(ctx, network, laddr, raddr, control); return e })
+	return c, err
+}
+
+func (n nsNet) Listen(ctx context.Context, network, address string, control traffic.Control) (l net.Listener, err error) {
+	err = netns.Do(n.h, func() (e error) { l, e = traffic.Local{}.Listen(ctx, network, address, control); return e })
+	return l, err
+}
+
+func (n nsNet) ListenPacket(ctx context.Context, network, address string, control traffic.Control) (c net.PacketConn, err error) {
+	err = netns.Do(n.h, func() (e error) { c, e = traffic.Local{}.ListenPacket(ctx, network, address, control); return e })
+	return c, err
+}
+
+// ownBed is a testbed the run built.
+type ownBed struct {
+	tb     *lab.Testbed
+	opts   lab.Options
+	cancel context.CancelFunc // of the router's context
+}
+
+func newOwnBed(ctx context.Context, s *Setup) (*ownBed, error) {
+	if _, err := lab.CleanStale(); err != nil {
+		return nil, fmt.Errorf("removing what earlier runs left behind: %w", err)
+	}
+	o := lab.Options{
+		Name: s.Lab, Up: s.Up, Down: s.Down, UpTrace: s.TraceUp, DownTrace: s.TraceDown,
+		Seed: s.Opts.Seed, DeviceKind: tun.VNet, Pcap: s.Opts.Pcap, Framing: s.Framing,
+	}
+	// The router stops when Close is called, not when the run's context
+	// ends: the run reads it once more after its traffic has stopped. Only
+	// while the testbed is being built (a --pcap FIFO waits for its
+	// reader) does the run's context end it.
+	upCtx, cancel := context.WithCancel(context.Background())
+	built := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			cancel()
+		case <-built:
+		}
+	}()
+	tb, err := lab.Up(upCtx, o)
+	close(built)
+	if err == nil && upCtx.Err() != nil {
+		// Cancelled just as the testbed came up: its router has stopped.
+		err = errors.Join(context.Cause(ctx), tb.Close())
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &ownBed{tb: tb, opts: o, cancel: cancel}, nil
+}
+
+func (b *ownBed) host(r lab.Role, ipv6 bool) (*netns.Handle, netip.Addr) {
+	h := b.tb.Info().Host(r)
+	if ipv6 {
+		return b.tb.Namespace(r), h.Addr6
+	}
+	return b.tb.Namespace(r), h.Addr4
+}
+
+func (b *ownBed) read() (routerView, bool, error) {
+	return viewOfSnapshot(b.tb.Snapshot()), true, nil
+}
+
+func (b *ownBed) set(c TimedChange) (map[string]string, error) {
+	sets := make([]lab.ChainSet, len(c.Dirs))
+	for i, d := range c.Dirs {
+		sets[i] = lab.ChainSet{Dir: d, Chain: c.Chains[i]}
+	}
+	return effects(b.tb.Set(sets...))
+}
+
+// effects describes what a set did to each direction, in one line each.
+func effects(changes []lab.DirChange, err error) (map[string]string, error) {
+	m := map[string]string{}
+	for _, c := range changes {
+		m[c.Dir] = strings.ReplaceAll(c.Change.String(), "\n", "; ")
+	}
+	return m, err
+}
+func (b *ownBed) seed() uint64    { return b.opts.Seed }
+func (b *ownBed) framing() string { return b.opts.Framing.String() }
+func (b *ownBed) chains() (string, string) {
+	st := b.tb.Status()
+	return st.Up.Chain, st.Down.Chain
+}
+func (b *ownBed) close() error {
+	err := b.tb.Close()
+	b.cancel()
+	return err
+}
+
+// labBed is a testbed another process runs: the run opens its hosts'
+// namespaces and talks to its router through the control socket.
+type labBed struct {
+	name    string
+	info    lab.Info
+	hosts   map[lab.Role]*netns.Handle
+	start   lab.Status
+	changed map[string]bool // directions a timed change set
+}
+
+func newLabBed(name string) (*labBed, error) {
+	st, err := lab.GetStatus(name, 0)
+	if err != nil {
+		return nil, err
+	}
+	b := &labBed{name: name, info: st.Info, hosts: map[lab.Role]*netns.Handle{}, start: st, changed: map[string]bool{}}
+	for _, r := range []lab.Role{lab.Client, lab.Server} {
+		h, err := netns.Open(b.info.Host(r).NS)
+		if err != nil {
+			b.close()
+			return nil, fmt.Errorf("testbed %s: %w", name, err)
+		}
+		b.hosts[r] = h
+	}
+	return b, nil
+}
+
+func (b *labBed) host(r lab.Role, ipv6 bool) (*netns.Handle, netip.Addr) {
+	h := b.info.Host(r)
+	if ipv6 {
+		return b.hosts[r], h.Addr6
+	}
+	return b.hosts[r], h.Addr4
+}
+
+func (b *labBed) read() (routerView, bool, error) {
+	// All flows: the run's own may not be the busiest.
+	st, err := lab.GetStatus(b.name, 0)
+	if err != nil {
+		return routerView{}, false, err
+	}
+	return routerView{Up: viewOf(st.Up), Down: viewOf(st.Down)}, true, nil
+}
+
+func (b *labBed) set(c TimedChange) (map[string]string, error) {
+	sets := make([]lab.ChainText, len(c.Dirs))
+	for i, d := range c.Dirs {
+		sets[i] = lab.ChainText{Dir: d, Chain: c.Texts[i]}
+		b.changed[d] = true
+	}
+	return effects(lab.Set(b.name, sets...))
+}
+func (b *labBed) seed() uint64             { return b.start.Seed }
+func (b *labBed) framing() string          { return b.start.Framing.String() }
+func (b *labBed) chains() (string, string) { return b.start.Up.Chain, b.start.Down.Chain }
+
+// close gives the testbed back as the run found it: the chains a timed
+// change replaced are set again.
+func (b *labBed) close() error {
+	var errs []error
+	var back []lab.ChainText
+	for _, d := range []lab.ChainText{{Dir: "up", Chain: b.start.Up.Chain}, {Dir: "down", Chain: b.start.Down.Chain}} {
+		if b.changed[d.Dir] {
+			back = append(back, d)
+		}
+	}
+	if len(back) > 0 {
+		if _, err := lab.Set(b.name, back...); err != nil {
+			errs = append(errs, fmt.Errorf("setting the chains of testbed %s back to %+v: %w", b.name, back, err))
+		}
+	}
+	for _, h := range b.hosts {
+		errs = append(errs, h.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// directBed is two namespaces joined by a veth pair, with the addresses a
+// testbed of the same name would have and no router. Its namespaces are in
+// the netns registry, so a crashed run's are removed by the next one.
+type directBed struct {
+	name  string
+	nt    *netns.Testbed
+	hosts map[lab.Role]*netns.Handle
+	info  lab.Info
+	seedV uint64
+}
+
+func newDirectBed(s *Setup) (_ *directBed, err error) {
+	if _, err := lab.CleanStale(); err != nil {
+		return nil, fmt.Errorf("removing what earlier runs left behind: %w", err)
+	}
+	nt, err := netns.NewTestbed(s.Lab)
+	if err != nil {
+		return nil, err
+	}
+	b := &directBed{name: s.Lab, nt: nt, hosts: map[lab.Role]*netns.Handle{}, info: lab.InfoOf(s.Lab), seedV: s.Opts.Seed}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, b.close())
+		}
+	}()
+	for _, r := range []lab.Role{lab.Client, lab.Server} {
+		h, err := nt.Namespace(string(r[:1]))
+		if err != nil {
+			return nil, err
+		}
+		b.hosts[r] = h
+		if err := h.LoopbackUp(); err != nil {
+			return nil, err
+		}
+	}
+	c, sv := b.hosts[lab.Client], b.hosts[lab.Server]
+	ci, si := b.info.Client.IfName, b.info.Server.IfName
+	// The veth is made in the client's namespace with its peer in the
+	// server's, which netlink names by a descriptor of that namespace.
+	fd, err := unix.Open(sv.Path(), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", sv.Path(), err)
+	}
+	defer unix.Close(fd)
+	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: ci}, PeerName: si, PeerNamespace: netlink.NsFd(fd)}
+	if err := c.Netlink().LinkAdd(veth); err != nil {
+		return nil, fmt.Errorf("%s: add veth %s with peer %s in %s: %w", c.Name(), ci, si, sv.Name(), err)
+	}
+	for _, r := range []lab.Role{lab.Client, lab.Server} {
+		h, hi, peer := b.hosts[r], b.info.Host(r), b.info.Host(r.Peer())
+		if err := nt.AddDevice(h, hi.IfName); err != nil {
+			return nil, err
+		}
+		if err := h.SetLinkUp(hi.IfName); err != nil {
+			return nil, err
+		}
+		for _, a := range [][2]netip.Addr{{hi.Addr4, peer.Addr4}, {hi.Addr6, peer.Addr6}} {
+			if err := h.AddPeerAddr(hi.IfName, a[0], netip.PrefixFrom(a[1], a[1].BitLen())); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b, nil
+}
+
+func (b *directBed) host(r lab.Role, ipv6 bool) (*netns.Handle, netip.Addr) {
+	h := b.info.Host(r)
+	if ipv6 {
+		return b.hosts[r], h.Addr6
+	}
+	return b.hosts[r], h.Addr4
+}
+
+func (b *directBed) read() (routerView, bool, error) { return routerView{}, false, nil }
+func (b *directBed) set(TimedChange) (map[string]string, error) {
+	return nil, errors.New("a direct path has no router to change")
+}
+func (b *directBed) seed() uint64             { return b.seedV }
+func (b *directBed) framing() string          { return qdisc.FramingEthernet.String() }
+func (b *directBed) chains() (string, string) { return "", "" }
+func (b *directBed) close() error             { return b.nt.Close() }
+
+// linkBytes reads the bytes the client's veth sent and received: the
+// direct path's up and down traffic, for the progress line.
+func (b *directBed) linkBytes() (up, down uint64, err error) {
+	st, err := b.hosts[lab.Client].LinkStats(b.info.Client.IfName)
+	if err != nil {
+		return 0, 0, err
+	}
+	return st.TxBytes, st.RxBytes, nil
+}

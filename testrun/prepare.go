@@ -1,0 +1,620 @@
+package testrun
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"wanlab/catalog"
+	"wanlab/lab"
+	"wanlab/link"
+	"wanlab/outfile"
+	"wanlab/profile"
+	"wanlab/qdisc"
+	"wanlab/tcspec"
+)
+
+// BadOption is an error in the options: the run cannot start as given.
+// Its message names the problem and the fix; `wanlab run` exits 2 on it.
+type BadOption struct{ msg string }
+
+func (e *BadOption) Error() string { return e.msg }
+
+func badf(format string, args ...any) error {
+	return &BadOption{msg: fmt.Sprintf(format, args...)}
+}
+
+// IsBadOption reports whether err is (or wraps) a *BadOption.
+func IsBadOption(err error) bool {
+	var b *BadOption
+	return errors.As(err, &b)
+}
+
+// Mode is where a run's traffic crosses.
+type Mode string
+
+const (
+	// ModeTestbed: a testbed the run builds and removes.
+	ModeTestbed Mode = "testbed"
+	// ModeLab: a testbed another process runs (Options.Lab).
+	ModeLab Mode = "lab"
+	// ModeDirect: a veth pair between the hosts, no router.
+	ModeDirect Mode = "direct"
+)
+
+// Limits on the options, so that a typo cannot ask for a run of years or
+// a grid of billions of points.
+const (
+	maxLength = 24 * time.Hour
+	minStep   = 10 * time.Millisecond
+	maxPoints = 1_000_000 // grid points of the whole run
+)
+
+// Setup is a checked run: the options resolved against their defaults, the
+// test, the parsed chains and changes. Prepare makes it; Run runs it.
+type Setup struct {
+	// Opts are the options as given.
+	Opts Options
+	// Test is the catalog's test.
+	Test catalog.Test
+	// Mode says where the traffic crosses.
+	Mode Mode
+	// Duration, Step, Lead and Tail are resolved.
+	Duration, Step, Lead, Tail time.Duration
+	// Up and Down are the chains a testbed of the run's own starts with
+	// (nil for ModeLab and ModeDirect), UpText and DownText the same in tc
+	// syntax.
+	Up, Down         []qdisc.Spec
+	UpText, DownText string
+	// TraceUp and TraceDown limit a direction's capacity (nil: none).
+	TraceUp, TraceDown *link.Trace
+	// Changes are the timed chain changes, in time order.
+	Changes []TimedChange
+	// CCUp and CCDown are the congestion controls of the flows whose data
+	// goes up and down ("" keeps the host's default).
+	CCUp, CCDown string
+	// TOS is the TOS byte of best-effort flows, or -1 to keep theirs.
+	TOS int
+	// UDPRate is udp_flood's rate in bit/s of UDP payload.
+	UDPRate int64
+	// Sysctls are set in the hosts before the run, in order.
+	Sysctls []Sysctl
+	// Lab is the testbed's name: the one given (ModeLab) or the one the
+	// run makes up for its own testbed or veth pair.
+	Lab string
+	// Framing is what a testbed of the run's own counts in a packet's
+	// length.
+	Framing qdisc.Framing
+}
+
+// TimedChange is a checked Change.
+type TimedChange struct {
+	At time.Duration
+	// Dirs are the directions changed ("up", "down"), each with its chain
+	// parsed and in tc syntax.
+	Dirs   []string
+	Chains [][]qdisc.Spec
+	Texts  []string
+}
+
+// Sysctl is one sysctl of one host.
+type Sysctl struct {
+	Host       lab.Role
+	Key, Value string
+}
+
+// Length is the whole run: lead, load and tail.
+func (s *Setup) Length() time.Duration { return s.Lead + s.Duration + s.Tail }
+
+// Prepare checks o and resolves its defaults without creating anything:
+// every error is a *BadOption naming the fix. tc says how chains are read
+// (netem distribution files). Prepare reads the registry of running
+// testbeds for Options.Lab, the kernel's congestion controls and sysctls
+// for --cc and --sysctl, and trace files.
+func Prepare(o Options, tc tcspec.Options) (*Setup, error) {
+	s := &Setup{Opts: o, TOS: -1, Mode: ModeTestbed}
+	testName, mainJob := o.Test, o.Test == ""
+	if mainJob {
+		testName = DefaultTest
+	}
+	test, err := catalog.Lookup(testName, catalog.Options{Streams: o.Streams})
+	if err != nil {
+		if o.Streams != 0 && strings.HasPrefix(err.Error(), "--streams") {
+			return nil, badf("%v", err)
+		}
+		return nil, badf("%v (wanlab run without a test runs %s)", err, DefaultTest)
+	}
+	if o.Streams != 0 && test.Name != "tcp_nup" && test.Name != "tcp_ndown" {
+		return nil, badf("--streams is for tcp_nup and tcp_ndown, not %s: drop it or run tcp_nup", test.Name)
+	}
+	s.Test = test
+	if err := s.resolveTimes(o, mainJob); err != nil {
+		return nil, err
+	}
+	if err := s.resolveMode(o); err != nil {
+		return nil, err
+	}
+	if err := s.resolvePath(o, tc); err != nil {
+		return nil, err
+	}
+	if err := s.resolveChanges(o, tc); err != nil {
+		return nil, err
+	}
+	if err := s.resolveTraffic(o); err != nil {
+		return nil, err
+	}
+	if err := s.resolveSysctls(o); err != nil {
+		return nil, err
+	}
+	if err := s.checkOutputs(o); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Setup) resolveTimes(o Options, mainJob bool) error {
+	s.Duration = DefaultDuration
+	if mainJob {
+		s.Duration = MainJobDuration
+	}
+	if o.Duration != nil {
+		s.Duration = *o.Duration
+	}
+	s.Step = o.Step
+	s.Lead, s.Tail = DefaultLeadTail, DefaultLeadTail
+	if s.Test.NoLoad {
+		s.Lead, s.Tail = 0, 0
+	}
+	if o.Lead != nil {
+		s.Lead = *o.Lead
+	}
+	if o.Tail != nil {
+		s.Tail = *o.Tail
+	}
+	switch {
+	case s.Duration <= 0:
+		return badf("--duration %v: give a positive length, e.g. --duration 30s", s.Duration)
+	case s.Step < minStep:
+		return badf("--step %v: give at least %v (Flent's default is 200ms)", s.Step, minStep)
+	case s.Step > s.Duration:
+		return badf("--step %v is longer than the load (--duration %v): shorten the step or lengthen the run", s.Step, s.Duration)
+	case s.Lead < 0 || s.Tail < 0:
+		return badf("--lead %v, --tail %v: give 0 or more (Flent's are 5s each)", s.Lead, s.Tail)
+	case s.Test.NoLoad && (s.Lead > 0 || s.Tail > 0):
+		return badf("--lead and --tail surround a load, and %s has none: drop them and set the length with --duration", s.Test.Name)
+	case s.Lead%s.Step != 0 || s.Duration%s.Step != 0 || s.Tail%s.Step != 0:
+		// The load must start and end on the grid: a throughput sample is
+		// the bytes of one whole step.
+		return badf("--lead %v, --duration %v and --tail %v must each be a whole number of steps (--step %v): round them, or choose a step that divides them",
+			s.Lead, s.Duration, s.Tail, s.Step)
+	case s.Length() > maxLength:
+		return badf("the run would last %v (lead, load and tail): keep it within %v", s.Length(), maxLength)
+	case s.Length()/s.Step > maxPoints:
+		return badf("--step %v over %v makes more than %d grid points: lengthen the step", s.Step, s.Length(), maxPoints)
+	}
+	return nil
+}
+
+func (s *Setup) resolveMode(o Options) error {
+	pathGiven := o.Up != "" || o.Down != "" || o.Both != "" || o.Profile != "" || o.AQM != "" ||
+		o.TraceUp != "" || o.TraceDown != "" || len(o.At) > 0
+	switch {
+	case o.Direct && o.Lab != "":
+		return badf("--direct and --lab exclude each other: --direct joins the hosts without a router, --lab uses a running testbed's")
+	case o.Direct && pathGiven:
+		return badf("--direct joins the hosts with a plain veth pair, without a router: drop the path flags (--up, --down, --both, --profile, --aqm, --trace-*, --at)")
+	case o.Direct && o.Pcap != "":
+		return badf("--pcap records what the router forwards, and --direct has no router: drop --pcap, or capture with `ip netns exec` and tcpdump")
+	case o.Lab != "" && (o.Up != "" || o.Down != "" || o.Both != "" || o.Profile != "" || o.AQM != "" || o.TraceUp != "" || o.TraceDown != ""):
+		return badf("--lab %s runs on that testbed's path: drop the path flags, or change its chains first with `wanlab set %s`", o.Lab, o.Lab)
+	case o.Lab != "" && o.Pcap != "":
+		return badf("--lab %s: the testbed records packets itself: start it with `wanlab up --pcap FILE`, and drop --pcap here", o.Lab)
+	case (o.Lab != "" || o.Direct) && o.Framing != "":
+		return badf("--framing is how a testbed the run builds counts bytes; with --lab or --direct there is none: drop --framing")
+	}
+	if o.Framing != "" {
+		f, err := qdisc.ParseFraming(o.Framing)
+		if err != nil {
+			return badf("--framing: %v", err)
+		}
+		s.Framing = f
+	}
+	switch {
+	case o.Direct:
+		s.Mode = ModeDirect
+		s.Lab = ownName()
+	case o.Lab != "":
+		s.Mode = ModeLab
+		name, err := lab.Resolve(o.Lab)
+		if err != nil {
+			return badf("--lab: %v", err)
+		}
+		s.Lab = name
+	default:
+		s.Lab = ownName()
+	}
+	return nil
+}
+
+// ownName names the testbed or veth pair a run makes: unique to the
+// process, so that two runs at once do not meet.
+func ownName() string { return fmt.Sprintf("run-%d", os.Getpid()) }
+
+func (s *Setup) resolvePath(o Options, tc tcspec.Options) error {
+	if s.Mode != ModeTestbed {
+		return nil
+	}
+	explicit := o.Up != "" || o.Down != "" || o.Both != ""
+	if explicit && o.Profile != "" {
+		return badf("--profile %s gives both chains: drop it, or drop --up, --down and --both", o.Profile)
+	}
+	if o.Both != "" && (o.Up != "" || o.Down != "") {
+		return badf("--both sets both directions: give either --both, or --up and/or --down")
+	}
+	var err error
+	if explicit {
+		upText, downText := o.Up, o.Down
+		if o.Both != "" {
+			upText, downText = o.Both, o.Both
+		}
+		if s.Up, err = parseChain("--up", upText, tc); err != nil {
+			return err
+		}
+		if s.Down, err = parseChain("--down", downText, tc); err != nil {
+			return err
+		}
+	} else {
+		name := o.Profile
+		if name == "" {
+			name = DefaultProfile
+		}
+		p, err := profile.Lookup(name)
+		if err != nil {
+			return badf("--profile: %v", err)
+		}
+		if s.Up, s.Down, err = p.Chains(tc); err != nil {
+			return fmt.Errorf("testrun: %w", err) // a broken built-in profile is wanlab's bug
+		}
+	}
+	if o.AQM != "" {
+		if s.Up, err = profile.WithAQM(s.Up, o.AQM); err != nil {
+			return badf("up: %v", err)
+		}
+		if s.Down, err = profile.WithAQM(s.Down, o.AQM); err != nil {
+			return badf("down: %v", err)
+		}
+	}
+	s.UpText, s.DownText = tcspec.FormatChain(s.Up), tcspec.FormatChain(s.Down)
+	if s.TraceUp, err = readTrace("--trace-up", o.TraceUp); err != nil {
+		return err
+	}
+	if s.TraceDown, err = readTrace("--trace-down", o.TraceDown); err != nil {
+		return err
+	}
+	return nil
+}
+
+func parseChain(flag, text string, tc tcspec.Options) ([]qdisc.Spec, error) {
+	specs, err := tcspec.ParseChain(text, tc)
+	if err != nil {
+		return nil, badf("%s: %v", flag, err)
+	}
+	return specs, nil
+}
+
+// maxTraceBytes bounds a trace file: a day of a 1 Gbit/s trace is far less.
+const maxTraceBytes = 1 << 30
+
+func readTrace(flag, path string) (*link.Trace, error) {
+	if path == "" {
+		return nil, nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, badf("%s: %v", flag, err)
+	}
+	if !st.Mode().IsRegular() || st.Size() > maxTraceBytes {
+		return nil, badf("%s %s: give a regular mahimahi trace file of at most 1 GiB", flag, path)
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, badf("%s: %v", flag, err)
+	}
+	t, err := link.ParseTrace(text)
+	if err != nil {
+		return nil, badf("%s %s: %v", flag, path, err)
+	}
+	return t, nil
+}
+
+func (s *Setup) resolveChanges(o Options, tc tcspec.Options) error {
+	for i, c := range o.At {
+		what := c.String()
+		if c.At <= 0 || c.At >= s.Length() {
+			return badf("%s: the time must lie inside the run, after 0 and before its end at %v (lead %v, load %v, tail %v)",
+				what, s.Length(), s.Lead, s.Duration, s.Tail)
+		}
+		if c.Up == "" && c.Down == "" && c.Both == "" {
+			return badf("--at %v changes nothing: follow it with the chains to set, e.g. --at %v --up \"tbf rate 1mbit burst 32k latency 50ms\"", c.At, c.At)
+		}
+		if c.Both != "" && (c.Up != "" || c.Down != "") {
+			return badf("%s: --both sets both directions: give either --both, or --up and/or --down", what)
+		}
+		tch := TimedChange{At: c.At}
+		for _, d := range [][2]string{{"up", c.Up}, {"down", c.Down}, {"up", c.Both}, {"down", c.Both}} {
+			if d[1] == "" {
+				continue
+			}
+			chain, err := parseChain(fmt.Sprintf("--at %v --%s", c.At, d[0]), d[1], tc)
+			if err != nil {
+				return err
+			}
+			tch.Dirs = append(tch.Dirs, d[0])
+			tch.Chains = append(tch.Chains, chain)
+			tch.Texts = append(tch.Texts, tcspec.FormatChain(chain))
+		}
+		if i > 0 && c.At < o.At[i-1].At {
+			return badf("%s comes before the change listed ahead of it (--at %v): list the changes in time order", what, o.At[i-1].At)
+		}
+		s.Changes = append(s.Changes, tch)
+	}
+	return nil
+}
+
+func (s *Setup) resolveTraffic(o Options) error {
+	var err error
+	if s.CCUp, s.CCDown, err = parseCC(o.CC); err != nil {
+		return err
+	}
+	if o.TOS != "" {
+		if s.TOS, err = ParseTOS(o.TOS); err != nil {
+			return badf("--tos: %v", err)
+		}
+	}
+	if o.SendBuffer < 0 || o.ReceiveBuffer < 0 || o.SendBuffer > 1<<30 || o.ReceiveBuffer > 1<<30 {
+		return badf("--sndbuf %d, --rcvbuf %d: give a size from 0 (the kernel's autotuning) to 1 GiB", o.SendBuffer, o.ReceiveBuffer)
+	}
+	isFlood := slices.ContainsFunc(s.Test.Flows, func(f catalog.Flow) bool { return f.Transport == catalog.UDPFlood })
+	if !isFlood && (o.UDPRate != "" || o.UDPSize != 0) {
+		return badf("--udp-rate and --udp-size are for udp_flood, not %s: drop them", s.Test.Name)
+	}
+	rate := o.UDPRate
+	if rate == "" {
+		rate = DefaultUDPRate
+	}
+	if s.UDPRate, err = ParseRate(rate); err != nil {
+		return badf("--udp-rate: %v", err)
+	}
+	if o.UDPSize != 0 && (o.UDPSize < 24 || o.UDPSize > 65507) {
+		return badf("--udp-size %d: give a UDP payload from 24 to 65507 bytes (iperf's default is 1470)", o.UDPSize)
+	}
+	return nil
+}
+
+// parseCC reads --cc: one algorithm, or up=ALG,down=ALG.
+func parseCC(v string) (up, down string, err error) {
+	if v == "" {
+		return "", "", nil
+	}
+	if !strings.Contains(v, "=") {
+		if err := checkCC(v); err != nil {
+			return "", "", err
+		}
+		return v, v, nil
+	}
+	for _, part := range strings.Split(v, ",") {
+		dir, alg, ok := strings.Cut(part, "=")
+		if !ok || (dir != "up" && dir != "down") {
+			return "", "", badf("--cc %q: give one algorithm (--cc cubic) or one per direction (--cc up=cubic,down=bbr)", v)
+		}
+		if err := checkCC(alg); err != nil {
+			return "", "", err
+		}
+		if dir == "up" {
+			up = alg
+		} else {
+			down = alg
+		}
+	}
+	return up, down, nil
+}
+
+// checkCC checks a congestion control name against the kernel's loaded
+// algorithms. Every flow sets its own (TCP_CONGESTION), so the
+// namespace-default restriction lab.CheckCC explains does not apply.
+func checkCC(alg string) error {
+	if alg == "" || len(alg) > 15 || strings.IndexFunc(alg, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
+	}) >= 0 {
+		return badf("--cc %q is not a congestion control name: use reno, cubic, bbr, ... (see /proc/sys/net/ipv4/tcp_available_congestion_control)", alg)
+	}
+	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
+	if err != nil {
+		return nil // no /proc to ask: the kernel judges when the flow starts
+	}
+	avail := strings.Fields(string(b))
+	if !slices.Contains(avail, alg) {
+		return badf("--cc %s: the kernel has not loaded it (available: %s): load it with `modprobe tcp_%s` or choose another",
+			alg, strings.Join(avail, ", "), alg)
+	}
+	return nil
+}
+
+// ParseTOS reads a TOS byte: a DSCP name (BE, CS0-CS7, AF11-AF43, EF) or a
+// number from 0 to 255 (decimal, or hex with 0x).
+func ParseTOS(v string) (int, error) {
+	u := strings.ToUpper(v)
+	switch {
+	case u == "BE":
+		return 0, nil
+	case u == "EF":
+		return 46 << 2, nil
+	case len(u) == 3 && u[:2] == "CS" && u[2] >= '0' && u[2] <= '7':
+		return int(u[2]-'0') << 5, nil
+	case len(u) == 4 && u[:2] == "AF" && u[2] >= '1' && u[2] <= '4' && u[3] >= '1' && u[3] <= '3':
+		return (int(u[2]-'0')*8 + int(u[3]-'0')*2) << 2, nil
+	}
+	n, err := strconv.ParseUint(v, 0, 8)
+	if err != nil {
+		return 0, fmt.Errorf("%q is neither a DSCP name (BE, CS0-CS7, AF11-AF43, EF) nor a TOS byte from 0 to 255 (EF is 0xb8)", v)
+	}
+	return int(n), nil
+}
+
+// ParseRate reads a rate in bit/s: a number with an optional unit, tc's
+// (bit, kbit, mbit, gbit) or iperf's (k, m, g, K, M, G), all decimal.
+func ParseRate(v string) (int64, error) {
+	s := strings.ToLower(strings.TrimSpace(v))
+	mult := 1.0
+	for _, u := range []struct {
+		suffix string
+		m      float64
+	}{{"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1}, {"g", 1e9}, {"m", 1e6}, {"k", 1e3}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.m
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	r := f * mult
+	if err != nil || !(r >= 1000) || r > 1e12 {
+		return 0, fmt.Errorf("%q: give a rate from 1kbit to 1000gbit, e.g. 20mbit or 20M", v)
+	}
+	return int64(r), nil
+}
+
+func (s *Setup) resolveSysctls(o Options) error {
+	both := func(key, val string) {
+		s.Sysctls = append(s.Sysctls, Sysctl{lab.Client, key, val}, Sysctl{lab.Server, key, val})
+	}
+	if o.ECN {
+		both("net.ipv4.tcp_ecn", "1")
+	}
+	for _, kv := range [][3]string{{"--tcp-rmem", "net.ipv4.tcp_rmem", o.TCPRmem}, {"--tcp-wmem", "net.ipv4.tcp_wmem", o.TCPWmem}} {
+		if kv[2] == "" {
+			continue
+		}
+		f := strings.Fields(kv[2])
+		ok := len(f) == 3
+		for _, x := range f {
+			if n, err := strconv.ParseUint(x, 10, 31); err != nil || n == 0 {
+				ok = false
+			}
+		}
+		if !ok {
+			return badf("%s %q: give three byte counts, min default max, e.g. \"4096 131072 33554432\"", kv[0], kv[2])
+		}
+		both(kv[1], strings.Join(f, " "))
+	}
+	for _, arg := range o.Sysctls {
+		hosts := []lab.Role{lab.Client, lab.Server}
+		rest := arg
+		if h, r, ok := strings.Cut(arg, ":"); ok && !strings.Contains(h, "=") {
+			role, err := lab.ParseRole(h)
+			if err != nil {
+				return badf("--sysctl %q: %v (or leave the prefix out for both hosts)", arg, err)
+			}
+			hosts, rest = []lab.Role{role}, r
+		}
+		key, val, ok := strings.Cut(rest, "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" {
+			return badf("--sysctl %q: give [client:|server:]KEY=VALUE, e.g. --sysctl net.ipv4.tcp_recovery=0", arg)
+		}
+		if !strings.HasPrefix(key, "net.") || strings.Contains(key, "..") || strings.Contains(key, "/") {
+			return badf("--sysctl %q: only keys under net. are per host (others would change the whole machine)", arg)
+		}
+		// The root namespace has every key a new namespace has (and some
+		// more): a key missing here is a typo.
+		if _, err := os.Stat(filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))); err != nil {
+			return badf("--sysctl %q: the kernel has no sysctl %s: check its name with `sysctl -a | grep %s`", arg, key, key[strings.LastIndexByte(key, '.')+1:])
+		}
+		for _, h := range hosts {
+			s.Sysctls = append(s.Sysctls, Sysctl{h, key, val})
+		}
+	}
+	return nil
+}
+
+func (s *Setup) checkOutputs(o Options) error {
+	for _, out := range []struct{ label, path, suggest string }{
+		{"--output", o.Output, "results.json.gz"},
+		{"--flent", o.Flent, "results.flent.gz"},
+		{"--pcap", o.Pcap, "wan.pcap"},
+	} {
+		if out.path == "" {
+			continue
+		}
+		if err := outfile.Check(out.path, outfile.Options{Label: out.label, Suggest: out.suggest}); err != nil {
+			return badf("%v", err)
+		}
+	}
+	if o.Output == "" {
+		// The default name is chosen when the run starts; its directory
+		// must take a new file now.
+		def := DefaultOutput(s.Test.Name, time.Now())
+		if err := outfile.Check(def, outfile.Options{Label: "the results file", NoClobber: true, ClobberHint: "name one with -o FILE"}); err != nil {
+			return badf("%v", err)
+		}
+	}
+	if o.JSON && (o.Output == "-" || o.Flent == "-" || o.Pcap == "-") {
+		return badf("--json prints the results on stdout: give the other outputs a file name, not -")
+	}
+	if n := countStdout(o.Output, o.Flent, o.Pcap); n > 1 {
+		return badf("only one output can go to stdout (-): give the others file names")
+	}
+	if a, b, same := sameFile(map[string]string{"--output": o.Output, "--flent": o.Flent, "--pcap": o.Pcap}); same {
+		return badf("%s and %s name the same file: give each output its own", a, b)
+	}
+	return nil
+}
+
+// sameFile reports two of the outputs (by flag) that name the same file,
+// a device that discards (/dev/null) aside.
+func sameFile(outs map[string]string) (a, b string, same bool) {
+	flags := make([]string, 0, len(outs))
+	for f := range outs {
+		flags = append(flags, f)
+	}
+	slices.Sort(flags)
+	abs := map[string]string{}
+	for _, f := range flags {
+		p := outs[f]
+		if p == "" || p == "-" {
+			continue
+		}
+		if st, err := os.Stat(p); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		p, _ = filepath.Abs(p)
+		if g, ok := abs[p]; ok {
+			return g, f, true
+		}
+		abs[p] = f
+	}
+	return "", "", false
+}
+
+func countStdout(paths ...string) int {
+	n := 0
+	for _, p := range paths {
+		if p == "-" {
+			n++
+		}
+	}
+	return n
+}
+
+// DefaultOutput is the results file of a run of test started at t that
+// names none: wanlab-TEST-YYYYmmdd-HHMMSS.json.gz in the current directory.
+func DefaultOutput(test string, t time.Time) string {
+	return fmt.Sprintf("wanlab-%s-%s.json.gz", test, t.Format("20060102-150405"))
+}

@@ -1,0 +1,190 @@
+package testrun
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"wanlab/tcspec"
+)
+
+func dur(d time.Duration) *time.Duration { return &d }
+
+// Every bad input is a *BadOption whose one line names the problem and,
+// after a colon, the fix; nothing is created on the way (Prepare creates
+// nothing at all, so the test runs without root).
+func TestPrepareBadInput(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "bad.trace")
+	os.WriteFile(trace, []byte("0\n5\n3\n"), 0o644)
+	for _, c := range []struct {
+		name string
+		mod  func(o *Options)
+		want string // a fragment of the message
+	}{
+		{"unknown test", func(o *Options) { o.Test = "rrul_cs8" }, `test "rrul_cs8" is unknown: use one of ping,`},
+		{"zero duration", func(o *Options) { o.Test = "ping"; o.Duration = dur(0) }, "--duration 0s: give a positive length"},
+		{"negative duration", func(o *Options) { o.Duration = dur(-time.Second) }, "--duration -1s"},
+		{"huge duration", func(o *Options) { o.Duration = dur(1000 * time.Hour) }, "keep it within 24h"},
+		{"tiny step", func(o *Options) { o.Step = time.Millisecond }, "--step 1ms: give at least 10ms"},
+		{"step longer than the load", func(o *Options) { o.Duration = dur(time.Second); o.Step = 2 * time.Second }, "longer than the load"},
+		{"lead off the grid", func(o *Options) { o.Lead = dur(500 * time.Millisecond) }, "must each be a whole number of steps (--step 200ms)"},
+		{"negative lead", func(o *Options) { o.Lead = dur(-time.Second) }, "give 0 or more"},
+		{"lead for ping", func(o *Options) { o.Test = "ping"; o.Lead = dur(time.Second) }, "ping has none"},
+		{"streams out of range", func(o *Options) { o.Test = "tcp_nup"; o.Streams = 1000 }, "--streams 1000 is out of range: use 1 to 256"},
+		{"streams for rrul", func(o *Options) { o.Test = "rrul"; o.Streams = 2 }, "--streams is for tcp_nup and tcp_ndown"},
+		{"bad cc", func(o *Options) { o.CC = "cubic!" }, `--cc "cubic!" is not a congestion control name`},
+		{"cc not loaded", func(o *Options) { o.CC = "nosuchcc" }, "--cc nosuchcc: the kernel has not loaded it"},
+		{"cc bad direction", func(o *Options) { o.CC = "left=cubic" }, "--cc up=cubic,down=bbr"},
+		{"bad tos", func(o *Options) { o.TOS = "CS9" }, "--tos: \"CS9\" is neither a DSCP name"},
+		{"tos too big", func(o *Options) { o.TOS = "300" }, "TOS byte from 0 to 255"},
+		{"unknown profile", func(o *Options) { o.Profile = "moon" }, `--profile: profile "moon" is unknown: use one of home, lte, geo, datacenter`},
+		{"profile and chain", func(o *Options) { o.Profile = "lte"; o.Up = "netem delay 1ms" }, "--profile lte gives both chains"},
+		{"unknown aqm", func(o *Options) { o.AQM = "cake" }, `--aqm "cake" is unknown`},
+		{"aqm without tbf", func(o *Options) { o.Both = "netem delay 10ms"; o.AQM = "fq_codel" }, "needs a tbf in the chain"},
+		{"bad chain", func(o *Options) { o.Up = "netem delay tenms" }, "--up:"},
+		{"both and up", func(o *Options) { o.Both = "netem delay 1ms"; o.Up = "netem delay 2ms" }, "give either --both"},
+		{"bad trace", func(o *Options) { o.TraceUp = trace }, "--trace-up " + trace + ":"},
+		{"missing trace", func(o *Options) { o.TraceDown = filepath.Join(dir, "none") }, "--trace-down:"},
+		{"change at 0", func(o *Options) { o.At = []Change{{At: 0, Up: "netem delay 1ms"}} }, "the time must lie inside the run"},
+		{"change after the end", func(o *Options) { o.At = []Change{{At: time.Hour, Up: "netem delay 1ms"}} }, "before its end at 40s"},
+		{"empty change", func(o *Options) { o.At = []Change{{At: time.Second}} }, "--at 1s changes nothing"},
+		{"bad change chain", func(o *Options) { o.At = []Change{{At: time.Second, Down: "tbf rate"}} }, "--at 1s --down:"},
+		{"changes out of order", func(o *Options) {
+			o.At = []Change{{At: 2 * time.Second, Up: "netem delay 1ms"}, {At: time.Second, Up: "netem delay 2ms"}}
+		}, "list the changes in time order"},
+		{"direct with path", func(o *Options) { o.Direct = true; o.Up = "netem delay 1ms" }, "--direct joins the hosts with a plain veth pair"},
+		{"direct with pcap", func(o *Options) { o.Direct = true; o.Pcap = filepath.Join(dir, "x.pcap") }, "--direct has no router"},
+		{"direct and lab", func(o *Options) { o.Direct = true; o.Lab = "x" }, "exclude each other"},
+		{"lab naming no testbed", func(o *Options) { o.Lab = "wl-nosuch-testbed" }, "--lab: testbed wl-nosuch-testbed is not running; start it with `wanlab up --name wl-nosuch-testbed`"},
+		{"lab with a bad name", func(o *Options) { o.Lab = "Big Lab" }, "--lab: testbed name"},
+		{"lab with a path", func(o *Options) { o.Lab = "x"; o.Both = "netem delay 1ms" }, "drop the path flags"},
+		{"udp rate for tcp", func(o *Options) { o.Test = "tcp_upload"; o.UDPRate = "1M" }, "--udp-rate and --udp-size are for udp_flood"},
+		{"bad udp rate", func(o *Options) { o.Test = "udp_flood"; o.UDPRate = "fast" }, `--udp-rate: "fast": give a rate`},
+		{"zero udp rate", func(o *Options) { o.Test = "udp_flood"; o.UDPRate = "0" }, "--udp-rate"},
+		{"bad udp size", func(o *Options) { o.Test = "udp_flood"; o.UDPSize = 70000 }, "--udp-size 70000"},
+		{"negative buffer", func(o *Options) { o.SendBuffer = -1 }, "--sndbuf -1"},
+		{"bad tcp_rmem", func(o *Options) { o.TCPRmem = "4096 lots" }, `--tcp-rmem "4096 lots": give three byte counts`},
+		{"sysctl outside net", func(o *Options) { o.Sysctls = []string{"kernel.panic=1"} }, "only keys under net. are per host"},
+		{"sysctl escaping", func(o *Options) { o.Sysctls = []string{"net.ipv4/../../kernel/panic=1"} }, "only keys under net."},
+		{"sysctl without value", func(o *Options) { o.Sysctls = []string{"net.ipv4.tcp_sack"} }, "give [client:|server:]KEY=VALUE"},
+		{"sysctl bad host", func(o *Options) { o.Sysctls = []string{"router:net.ipv4.tcp_sack=0"} }, `host "router" is unknown`},
+		{"sysctl typo", func(o *Options) { o.Sysctls = []string{"net.ipv4.tcp_sackk=0"} }, "the kernel has no sysctl net.ipv4.tcp_sackk"},
+		{"output is a directory", func(o *Options) { o.Output = dir }, "is a directory"},
+		{"output in a missing directory", func(o *Options) { o.Output = filepath.Join(dir, "no", "x.json") }, "--output"},
+		{"two outputs on stdout", func(o *Options) { o.Output = "-"; o.Flent = "-" }, "only one output can go to stdout"},
+		{"two outputs in one file", func(o *Options) { o.Output = filepath.Join(dir, "x"); o.Flent = filepath.Join(dir, ".", "x") }, "--flent and --output name the same file"},
+		{"json and stdout file", func(o *Options) { o.JSON = true; o.Flent = "-" }, "--json prints the results on stdout"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := Defaults()
+			c.mod(&o)
+			_, err := Prepare(o, tcspec.Options{})
+			if err == nil {
+				t.Fatalf("no error, want one containing %q", c.want)
+			}
+			if !IsBadOption(err) {
+				t.Errorf("%T %v is not a *BadOption", err, err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, c.want) {
+				t.Errorf("error %q does not contain %q", msg, c.want)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error %q has more than one line", msg)
+			}
+		})
+	}
+}
+
+// Without options, Prepare sets up the main job: rrul for 30 s on the home
+// profile, Flent's lead, tail and step, a testbed of its own.
+func TestPrepareMainJob(t *testing.T) {
+	s, err := Prepare(Defaults(), tcspec.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Test.Name != "rrul" || s.Duration != 30*time.Second || s.Lead != 5*time.Second || s.Tail != 5*time.Second ||
+		s.Step != 200*time.Millisecond || s.Mode != ModeTestbed || s.Length() != 40*time.Second {
+		t.Errorf("main job: test %s, duration %v, lead %v, tail %v, step %v, mode %s", s.Test.Name, s.Duration, s.Lead, s.Tail, s.Step, s.Mode)
+	}
+	if !strings.Contains(s.UpText, "tbf rate 5Mbit") || !strings.Contains(s.DownText, "tbf rate 20Mbit") ||
+		!strings.Contains(s.UpText, "pfifo limit 256") {
+		t.Errorf("main job's path is not the home profile: up %q, down %q", s.UpText, s.DownText)
+	}
+	if s.CCUp != "" || s.TOS != -1 || len(s.Sysctls) != 0 {
+		t.Errorf("main job changes the hosts: cc %q, tos %d, sysctls %v", s.CCUp, s.TOS, s.Sysctls)
+	}
+
+	o := Defaults()
+	o.Test, o.AQM = "tcp_download", "fq_codel"
+	s, err = Prepare(o, tcspec.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Duration != 60*time.Second || !strings.Contains(s.UpText, "; fq_codel ") || !strings.Contains(s.DownText, "; fq_codel ") ||
+		strings.Contains(s.UpText, "pfifo") {
+		t.Errorf("a named test with --aqm: duration %v, up %q, down %q", s.Duration, s.UpText, s.DownText)
+	}
+
+	o = Defaults()
+	o.Test = "ping"
+	if s, err = Prepare(o, tcspec.Options{}); err != nil || s.Lead != 0 || s.Tail != 0 || s.Duration != 60*time.Second {
+		t.Errorf("ping: %v; lead %v, tail %v, duration %v: want no lead or tail, 60s", err, s.Lead, s.Tail, s.Duration)
+	}
+}
+
+// The options that reach the traffic and the hosts are resolved as the
+// flags say.
+func TestPrepareResolves(t *testing.T) {
+	o := Defaults()
+	o.Test = "udp_flood"
+	o.UDPRate = "20M"
+	o.CC = "up=reno,down=cubic"
+	o.TOS = "af41"
+	o.ECN = true
+	o.TCPRmem = "4096  87380 6291456"
+	o.Sysctls = []string{"client:net.ipv4.tcp_recovery=0", "net.ipv4.tcp_sack=0"}
+	o.Both = "netem delay 10ms"
+	o.At = []Change{{At: 3 * time.Second, Up: "netem delay 20ms"}, {At: 4 * time.Second, Both: "netem delay 5ms"}}
+	s, err := Prepare(o, tcspec.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.UDPRate != 20_000_000 || s.CCUp != "reno" || s.CCDown != "cubic" || s.TOS != 34<<2 {
+		t.Errorf("rate %d, cc %q/%q, tos %#x", s.UDPRate, s.CCUp, s.CCDown, s.TOS)
+	}
+	var got []string
+	for _, sc := range s.Sysctls {
+		got = append(got, string(sc.Host)+":"+sc.Key+"="+sc.Value)
+	}
+	want := "client:net.ipv4.tcp_ecn=1 server:net.ipv4.tcp_ecn=1 client:net.ipv4.tcp_rmem=4096 87380 6291456 server:net.ipv4.tcp_rmem=4096 87380 6291456 " +
+		"client:net.ipv4.tcp_recovery=0 client:net.ipv4.tcp_sack=0 server:net.ipv4.tcp_sack=0"
+	if strings.Join(got, " ") != want {
+		t.Errorf("sysctls\n %s\nwant\n %s", strings.Join(got, " "), want)
+	}
+	if len(s.Changes) != 2 || s.Changes[0].At != 3*time.Second || strings.Join(s.Changes[0].Dirs, ",") != "up" ||
+		strings.Join(s.Changes[1].Dirs, ",") != "up,down" || s.Changes[1].Texts[1] != "netem limit 1000 delay 5ms" {
+		t.Errorf("changes %+v", s.Changes)
+	}
+}
+
+func TestParseTOSAndRate(t *testing.T) {
+	for in, want := range map[string]int{"EF": 0xb8, "ef": 0xb8, "CS1": 0x20, "cs5": 0xa0, "BE": 0, "AF11": 0x28, "AF43": 0x98, "0xb8": 0xb8, "184": 184, "0": 0} {
+		if got, err := ParseTOS(in); err != nil || got != want {
+			t.Errorf("ParseTOS(%q) = %#x, %v; want %#x", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]int64{"100mbit": 100e6, "20M": 20e6, "500k": 500e3, "1.5gbit": 1.5e9, "64000": 64000, "10Mbit": 10e6} {
+		if got, err := ParseRate(in); err != nil || got != want {
+			t.Errorf("ParseRate(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "fast", "-5M", "10", "NaN", "2000gbit"} {
+		if _, err := ParseRate(in); err == nil {
+			t.Errorf("ParseRate(%q) accepted", in)
+		}
+	}
+}
