@@ -245,6 +245,7 @@ func (rec *routerRecord) report(s *Setup) *RouterReport {
 		}
 		dr.Verdict = fidelity.Judge(fidelity.Direction{
 			Name: d.name, Releases: dr.Lateness.N, LatenessP99: time.Duration(dr.Lateness.P99Ns), RingDrops: dr.RingDrops,
+			Running: time.Duration(d.end.LoopRunNs - d.base.LoopRunNs), Busy: time.Duration(d.end.LoopBusyNs - d.base.LoopBusyNs),
 		}, minDelay)
 		faithful = faithful && dr.Verdict.Faithful
 		rep.Directions = append(rep.Directions, dr)
