@@ -266,6 +266,16 @@ type netemRun struct {
 
 func (n *Netem) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	total := n.u.count(p)
+	if total > 1 && n.drawsNothing() && n.Len()+total <= n.limit {
+		// Every unit would take the delay path at the same time to send:
+		// the pipeline's result for them all, the random streams
+		// untouched.
+		n.counter += uint32(total)
+		p.TimeToSend, p.Order = addSat(now, n.latency), n.order
+		n.order += uint64(total)
+		n.tf.push(p)
+		return 0, Queued
+	}
 	ect := n.cfg.ECN && packet.ECNOf(p.Bytes()) != packet.NotECT
 	dup := p.Dup
 	// Every unit is as long as the first but the last; cuts change p.
@@ -341,6 +351,14 @@ func (n *Netem) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	}
 	refused += n.place(now, &rest, &run)
 	return refused, verdict(total, refused, false)
+}
+
+// drawsNothing reports whether netem's pipeline draws nothing from its
+// random streams and gives every packet the same delay: no duplication,
+// loss, corruption or reordering, no jitter, rate or slots.
+func (n *Netem) drawsNothing() bool {
+	return !n.dup.enable && n.loss.kind == LossNone && !n.corrupt.enable && n.cfg.Gap == 0 &&
+		n.cfg.Jitter == 0 && n.rate == 0 && !n.cfg.FIFOJitter
 }
 
 // first splits the first unit off rest: it returns it and what follows
