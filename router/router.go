@@ -246,8 +246,8 @@ func (r *Router) Snapshot() Snapshot {
 	now := r.clk.Now()
 	s := Snapshot{ClockNs: int64(now), Wall: r.clk.Wall(now), Up: r.up.snapshot(), Down: r.down.snapshot()}
 	minDelay := fidelity.MinDelay(s.Up.chain, s.Down.chain)
-	s.Up.Verdict = fidelity.Judge(s.Up.Fidelity(), minDelay)
-	s.Down.Verdict = fidelity.Judge(s.Down.Fidelity(), minDelay)
+	up, down := fidelity.Judge(s.Up.Fidelity(), minDelay), fidelity.Judge(s.Down.Fidelity(), minDelay)
+	s.Up.Verdict, s.Down.Verdict = &up, &down
 	return s
 }
 

@@ -81,7 +81,8 @@ type DirSnapshot struct {
 	FlowsTotal int            `json:"flows_total"`
 	// Verdict is fidelity.Judge's on the direction's whole run so far
 	// (Fidelity): whether it did what its chain said, and if not why.
-	Verdict fidelity.Verdict `json:"verdict"`
+	// Router.Snapshot sets it.
+	Verdict *fidelity.Verdict `json:"verdict,omitempty"`
 
 	chain []qdisc.Spec // the chain when the counters were copied
 }

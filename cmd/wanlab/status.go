@@ -142,7 +142,7 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string) {
 		us := func(ns int64) float64 { return float64(ns) / 1e3 }
 		fmt.Fprintf(w, " release lateness µs: p50 %.1f p99 %.1f max %.1f (%d releases)\n", us(l.P50Ns), us(l.P99Ns), us(l.MaxNs), l.N)
 	}
-	if v := d.Verdict; v.Direction != "" {
+	if v := d.Verdict; v != nil {
 		if v.Faithful {
 			fmt.Fprintf(w, " faithful: lateness p99 within %v, no ring drops, loop busy %.0f%%\n", time.Duration(v.ToleranceNs), busyPct(d.Loop))
 		}

@@ -82,7 +82,8 @@ func TestPrintStatus(t *testing.T) {
 	st.Up.Counters.Dropped = 3
 	st.Up.Counters.DroppedByReason[qdisc.ReasonLimit] = 3
 	st.Up.Lateness = router.Lateness{N: 5, P50Ns: 1000, P99Ns: 5000, MaxNs: 9000}
-	st.Up.Verdict = fidelity.Judge(st.Up.Fidelity(), 25*time.Millisecond)
+	v := fidelity.Judge(st.Up.Fidelity(), 25*time.Millisecond)
+	st.Up.Verdict = &v
 	var b strings.Builder
 	printStatus(&b, st)
 	out := b.String()
