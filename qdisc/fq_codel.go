@@ -173,7 +173,7 @@ func (q *FQCoDel) Change(now clock.Time, spec Spec) error {
 		if p == nil {
 			break // only decided units are left
 		}
-		if excess := q.Len() + q.u.count(p) - q.cfg.Limit; excess > 0 && excess < q.u.count(p) && q.memUsage <= q.cfg.MemoryLimit {
+		if excess := q.Len() + q.u.count(p) - q.cfg.Limit; q.peeked.p == nil && excess > 0 && excess < q.u.count(p) && q.memUsage <= q.cfg.MemoryLimit {
 			// The units beyond the excess were decided with it: they
 			// leave next, as peeked ones.
 			p, q.peeked.p = q.env.cut(p, excess)
