@@ -42,9 +42,9 @@ const (
 	// instead of running into the kernel's real-time throttling.
 	maxBusy   = 4 * time.Millisecond
 	maxBusyRT = 300 * time.Microsecond
-	// closeDeadline is how near the next deadline must be for the loop to
-	// read one packet per pass instead of a batch.
-	closeDeadline = 20 * time.Microsecond
+	// initialReadCost is what the loop takes reading and classifying one
+	// packet until it has measured it (l.readCost).
+	initialReadCost = 5 * time.Microsecond
 )
 
 // adaptSpin takes the delay of one timed wake-up: the spin grows at once to
@@ -140,6 +140,9 @@ type loop struct {
 
 	// When to look at the link again.
 	lastNext clock.Time // when the link said, at its last empty Dequeue, it next has a packet
+	// readCost is what reading and classifying one packet has cost
+	// lately (a moving average), for readAllowance.
+	readCost time.Duration
 	// arrived records an Enqueue since the last release. Only after one, or
 	// once lastNext has come, can a packet be due; asking the link at other
 	// times (the loop polls often near deadlines) would only make a
@@ -183,6 +186,7 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, ring func() (RingCo
 		userHook: cfg.Hook,
 		ring:     ring,
 		spin:     initialSpin,
+		readCost: initialReadCost,
 		maxSpin:  maxSpin,
 		maxBusy:  maxBusy,
 		wake:     -1,
@@ -245,12 +249,12 @@ func (l *loop) resetChainState() {
 func (l *loop) pass() (int, bool, error) {
 	start := l.clk.Now()
 	out := l.release(start)
-	k := readBatch
 	at := l.clk.Now()
-	if l.lastNext != clock.Never && time.Duration(l.lastNext-at) < closeDeadline {
-		k = 1 // a release is due soon: do not let a batch of reads delay it
-	}
+	k := l.readAllowance(at)
 	n, more, err := l.in.read(k, l)
+	if n > 0 {
+		l.readCost += (time.Duration(l.clk.Now()-at)/time.Duration(n) - l.readCost) / 8
+	}
 	l.st.ring.read(at, n, more, more && n >= readBatch)
 	if n > 0 {
 		l.st.maxLen = max(l.st.maxLen, l.dir.Len())
@@ -260,6 +264,21 @@ func (l *loop) pass() (int, bool, error) {
 		l.st.busy += int64(l.clk.Now() - start)
 	}
 	return n, more, err
+}
+
+// readAllowance returns how many packets a pass may read at now: a batch,
+// or as many as fit before the link's next deadline at what a read has
+// been costing (at least one), so that reading never holds a due release
+// back by more than about one packet's read.
+func (l *loop) readAllowance(now clock.Time) int {
+	if l.lastNext == clock.Never {
+		return readBatch
+	}
+	left := time.Duration(l.lastNext - now)
+	if left >= readBatch*l.readCost {
+		return readBatch
+	}
+	return max(1, int(left/max(l.readCost, 1)))
 }
 
 // get returns a packet whose buffer holds n bytes of data.
