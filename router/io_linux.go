@@ -40,19 +40,30 @@ func newVNetIngress(dev tun.VNetDevice, pool *packet.Pool, clk *clock.Real) *vne
 	return v
 }
 
+// read reads and classifies one packet at a time, so that each packet's
+// arrival is when it was read: a burst the kernel queued at once becomes
+// due again spread as the router took it in, not all at the time its last
+// packet was read.
 func (v *vnetIngress) read(k int, to arriver) (int, bool, error) {
 	k = min(k, len(v.bufs))
-	n, err := v.dev.TryRead(v.bufs[:k], v.sizes, headroom)
-	now := v.clk.Now()
-	for i := range n {
-		p := v.ring[i]
-		p.SetData(headroom, v.sizes[i])
-		if to.arrive(now, p, true) {
-			v.ring[i] = v.pool.Get()
-			v.bufs[i], _ = v.ring[i].Buffer()
+	n := 0
+	for n < k {
+		got, err := v.dev.TryRead(v.bufs[n:n+1], v.sizes[n:n+1], headroom)
+		if got == 0 {
+			return n, false, err
+		}
+		p := v.ring[n]
+		p.SetData(headroom, v.sizes[n])
+		if to.arrive(v.clk.Now(), p, true) {
+			v.ring[n] = v.pool.Get()
+			v.bufs[n], _ = v.ring[n].Buffer()
+		}
+		n++
+		if err != nil {
+			return n, false, err
 		}
 	}
-	return n, n == k, err
+	return n, true, nil
 }
 
 func (v *vnetIngress) wait(wake int, timeout time.Duration) (event, woken bool, err error) {
