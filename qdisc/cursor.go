@@ -40,6 +40,7 @@ type cursor struct {
 	taken    int // units of the head packet taken off the queue
 	takenLen int // their length
 	run      int // the first run of them, admitted into the run
+	runLen   int // their length
 	runMarks markSet
 	marks    markSet // the marks of the unit taken last
 	last     int     // and its length
@@ -79,10 +80,6 @@ func (c *cursor) endRun(r *ring, u units, env *Env) {
 	}
 	h := r.Front()
 	var p *packet.Packet
-	runLen := 0
-	for i := range c.run {
-		runLen += u.size(h, i)
-	}
 	if c.run == u.count(h) {
 		p = r.Pop()
 	} else {
@@ -90,8 +87,8 @@ func (c *cursor) endRun(r *ring, u units, env *Env) {
 	}
 	c.out, c.outMarks = p, c.runMarks
 	c.taken -= c.run
-	c.takenLen -= runLen
-	c.run, c.runMarks = 0, 0
+	c.takenLen -= c.runLen
+	c.run, c.runLen, c.runMarks = 0, 0, 0
 }
 
 // drop discards the unit taken last, which follows the run: the run is cut
@@ -122,6 +119,7 @@ func (c *cursor) admit(now clock.Time, g gate) bool {
 		c.runMarks = c.marks
 	}
 	c.run++
+	c.runLen += c.last
 	return true
 }
 
@@ -136,7 +134,7 @@ func (c *cursor) resume(now clock.Time, g gate) (admitted, ok bool) {
 		return false, true
 	}
 	c.held = false
-	c.run, c.runMarks = 1, c.marks
+	c.run, c.runLen, c.runMarks = 1, c.heldLen, c.marks
 	return true, true
 }
 
@@ -154,7 +152,7 @@ func (c *cursor) finish(now clock.Time, r *ring, u units, env *Env, from Qdisc) 
 		c.endRun(r, u, env)
 	}
 	p := c.out
-	if p != nil {
+	if p != nil && c.outMarks != 0 {
 		c.outMarks.apply(now, p, from, env)
 	}
 	c.out, c.outMarks = nil, 0

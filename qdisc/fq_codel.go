@@ -398,13 +398,16 @@ func (q *FQCoDel) take(now clock.Time, g gate) *packet.Packet {
 		return nil
 	}
 	for {
+		if c.run > 0 && c.full(&q.flows[q.curFlow].q, q.u) {
+			break // the head packet is done: the next dequeue goes on
+		}
 		idx := q.head()
 		if idx < 0 {
 			break
 		}
-		if c.run > 0 && (idx != q.curFlow || c.full(&q.flows[idx].q, q.u)) {
-			// Another flow's turn, or the head packet is done: the
-			// next dequeue goes on from here, the turn already taken.
+		if c.run > 0 && idx != q.curFlow {
+			// Another flow's turn: the next dequeue goes on from
+			// here, the turn already taken.
 			break
 		}
 		if c.run == 0 && c.out == nil {

@@ -266,7 +266,7 @@ type netemRun struct {
 
 func (n *Netem) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	total := n.u.count(p)
-	if total > 1 && n.drawsNothing() && n.Len()+total <= n.limit {
+	if n.drawsNothing() && n.Len()+total <= n.limit {
 		// Every unit would take the delay path at the same time to send:
 		// the pipeline's result for them all, the random streams
 		// untouched.
