@@ -66,7 +66,7 @@ type Config struct {
 	// Up carries client→server traffic (read from Client, written to
 	// Server); Down the reverse. Each is a link.Config (Name "up"/"down",
 	// Chain in qdisc.Spec form, optional Trace, Env.Seed/MTU/TxQueueLen;
-	// Env.Framing is set from Framing).
+	// Env.Framing and Env.Granularity are set from Framing and Granularity).
 	// The router sets Env.Pool, PerFlow and the Hook itself; a Hook given
 	// here is called after the router's own, on the direction's loop
 	// thread, with event times on the router's clock (see Router.Wall);
