@@ -3,6 +3,7 @@ module wanlab
 go 1.26.0
 
 require (
+	github.com/goccy/go-yaml v1.19.2
 	github.com/quic-go/quic-go v0.65.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9

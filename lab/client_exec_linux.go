@@ -17,7 +17,8 @@ var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sys
 // Exec runs spec inside a host of the running testbed name and returns its
 // exit status (the exit code, or 128 plus the signal that ended it). The
 // program is started by the testbed's owner, so it is recorded in the
-// testbed and `wanlab down` ends it if it still runs.
+// testbed and `wanlab down` ends it if it still runs. If it cannot be
+// started the error is a *StartError.
 //
 // Without spec.TTY the program gets stdin, stdout and stderr themselves.
 // With it, the program runs on a new pseudo-terminal that Exec connects to
@@ -49,6 +50,9 @@ func Exec(name string, spec ExecSpec, stdin, stdout, stderr *os.File) (int, erro
 		return 0, fmt.Errorf("testbed %s: %w", name, err)
 	}
 	defer closeAll(files)
+	if started.Error != "" && started.Exit != nil {
+		return 0, &StartError{Code: *started.Exit, Msg: started.Error}
+	}
 	if started.Error != "" {
 		return 0, fmt.Errorf("testbed %s: %s", name, started.Error)
 	}

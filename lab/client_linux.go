@@ -9,7 +9,9 @@ import (
 	"syscall"
 	"time"
 
+	"wanlab/distfile"
 	"wanlab/netns"
+	"wanlab/tcspec"
 )
 
 // Errors wrapped by the client functions.
@@ -117,15 +119,36 @@ func GetStatus(name string, flows int) (Status, error) {
 
 // Set changes chains of the running testbed name: each ChainText names a
 // direction ("up", "down" or "both") and a chain in tc syntax ("" for a
-// direct path). The testbed checks every chain before applying any. It
-// returns what changed in each direction.
+// direct path). The chains are read and checked here first, so that bad
+// input gives an ErrBadInput error and changes nothing; distribution files
+// they name are read here too (package distfile: relative to the caller's
+// working directory, or in tc's library directories) and their tables sent
+// along, so the testbed, whose working directory is another, never looks
+// for them itself. The testbed then checks every chain against its
+// direction before applying any. Set returns what changed in each
+// direction.
 func Set(name string, sets ...ChainText) ([]DirChange, error) {
+	tables := map[string][]int16{}
+	load := func(n string) ([]int16, error) {
+		t, err := distfile.Load(n)
+		if err == nil {
+			tables[n] = t
+		}
+		return t, err
+	}
 	for _, s := range sets {
 		if _, err := directions(s.Dir); err != nil {
-			return nil, err
+			return nil, bad(err)
+		}
+		specs, err := tcspec.ParseChain(s.Chain, tcspec.Options{LoadDist: load})
+		if err != nil {
+			return nil, bad(err)
+		}
+		if err := CheckChain(specs); err != nil {
+			return nil, bad(err)
 		}
 	}
-	resp, err := call(name, request{Op: "set", Sets: sets})
+	resp, err := call(name, request{Op: "set", Sets: sets, Dists: tables})
 	return resp.Changes, err
 }
 
@@ -150,30 +173,61 @@ func (n noTestbed) Is(target error) bool { return target == os.ErrNotExist }
 const downWait = 15 * time.Second
 
 // Down stops and removes testbed name. A live owner is asked through the
-// control socket and given downWait to clean up; whatever is still there
-// then, or what a dead owner left, is removed through netns.Remove. It
-// returns an error wrapping os.ErrNotExist if there is no such testbed.
+// control socket and given downWait to clean up and exit; whatever is still
+// there then, or what a dead owner left, is removed through netns.Remove,
+// which ends every process in the testbed's namespaces. It returns an
+// error wrapping os.ErrNotExist if there is no such testbed, and an
+// ErrBadInput error for a name no testbed can have.
 func Down(name string) error {
 	if err := CheckName(name); err != nil {
-		return err
+		return bad(err)
+	}
+	return down(name)
+}
+
+// down is Down for a name taken from the registry, which an older wanlab
+// may have accepted where CheckName no longer does.
+func down(name string) error {
+	log := LogPath(name)
+	owner, found := ownerOf(name)
+	if !found && logInUse(log) {
+		// A detached run holds its log but has no record: it is starting
+		// and will be on record in a moment, or it has just removed its
+		// record and is exiting. Either settles quickly.
+		waitUntil(downWait, func() bool { return registered(name) || !logInUse(log) })
+		owner, found = ownerOf(name)
 	}
 	_, err := call(name, request{Op: "down"})
-	if err == nil {
-		deadline := time.Now().Add(downWait)
-		for registered(name) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-	} else if !registered(name) {
+	if err != nil && !found {
+		netns.Remove(name) // only removes a record's stale temporary
 		removeFiles(name)
 		return noTestbed(name)
 	}
+	if err == nil {
+		// The owner removes everything itself; wait until it has and
+		// has exited, so that nothing of it runs once down returns.
+		waitUntil(downWait, func() bool { return !registered(name) && !owner.Alive() })
+	}
+	err = nil
 	if registered(name) {
 		err = netns.Remove(name)
-	} else {
-		err = nil
+		if errors.Is(err, os.ErrNotExist) {
+			err = nil // its owner removed it just now
+		}
 	}
+	// An exiting owner's leader thread can be a zombie while its other
+	// threads still exit; the lock on its log goes only with the last.
+	waitUntil(downWait, func() bool { return !logInUse(log) })
 	removeFiles(name)
 	return err
+}
+
+// waitUntil polls cond until it holds or d has passed.
+func waitUntil(d time.Duration, cond func() bool) {
+	deadline := time.Now().Add(d)
+	for !cond() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // DownAll removes every testbed, running or left behind, and returns the
@@ -183,7 +237,7 @@ func DownAll() ([]string, error) {
 	errs := []error{err}
 	var names []string
 	for _, st := range states {
-		if err := Down(st.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := down(st.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 			continue
 		}
@@ -194,10 +248,11 @@ func DownAll() ([]string, error) {
 	return names, errors.Join(errs...)
 }
 
-// CleanStale removes what testbeds whose owners died left behind: their
-// processes, namespaces and records (netns.CleanStale), and control sockets
-// and logs that no testbed claims any more. It returns the namespaces it
-// deleted.
+// CleanStale removes what testbeds whose owners died left behind: every
+// process in their namespaces, the namespaces and the records
+// (netns.CleanStale), and control sockets and logs that no testbed claims
+// any more. A log that a starting detached run holds (ClaimLog) is left
+// alone. It returns the namespaces it deleted.
 func CleanStale() ([]string, error) {
 	removed, err := netns.CleanStale()
 	entries, rerr := os.ReadDir(RunDir)
@@ -210,27 +265,33 @@ func CleanStale() ([]string, error) {
 		if !ok {
 			name, ok = strings.CutSuffix(n, ".log")
 		}
-		if !ok || CheckName(name) != nil || registered(name) {
+		// Every other file here is wanlab's too, but not a testbed's.
+		if !ok || name == "" || name[0] == '.' || registered(name) {
 			continue
 		}
-		os.Remove(SocketPath(name))
-		os.Remove(LogPath(name))
+		removeFiles(name)
 	}
 	return removed, err
 }
 
 // registered reports whether the registry holds a record of testbed name.
 func registered(name string) bool {
+	_, ok := ownerOf(name)
+	return ok
+}
+
+// ownerOf returns the owner of testbed name's record, if there is one.
+func ownerOf(name string) (netns.Proc, bool) {
 	states, _ := netns.Testbeds()
 	for _, st := range states {
 		if st.Name == name {
-			return true
+			return st.Owner, true
 		}
 	}
-	return false
+	return netns.Proc{}, false
 }
 
 func removeFiles(name string) {
 	os.Remove(SocketPath(name))
-	os.Remove(LogPath(name))
+	removeLog(name)
 }

@@ -63,9 +63,11 @@ type request struct {
 	Flows int `json:"flows,omitempty"`
 	// Sets are a set request's new chains, each a direction (up, down,
 	// both) and a chain in tc syntax; all are checked before any is
-	// applied.
-	Sets []ChainText `json:"sets,omitempty"`
-	Exec *ExecSpec   `json:"exec,omitempty"`
+	// applied. Dists holds the distribution tables the chains name that
+	// are not built in, read by the client, by the name the chains give.
+	Sets  []ChainText        `json:"sets,omitempty"`
+	Dists map[string][]int16 `json:"dists,omitempty"`
+	Exec  *ExecSpec          `json:"exec,omitempty"`
 	// Signal is sent by an exec client to forward a signal to its program.
 	Signal int `json:"signal,omitempty"`
 }

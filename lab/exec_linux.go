@@ -1,9 +1,12 @@
 package lab
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -60,7 +63,8 @@ func (t *Testbed) serveExec(c *net.UnixConn, spec ExecSpec, files []*os.File) {
 		if master != nil {
 			master.Close()
 		}
-		send(c, response{Error: fmt.Sprintf("exec %s in %s: %v", spec.Path, spec.Host, err)})
+		code, msg := startFailure(spec.Path, err)
+		send(c, response{Error: msg, Exit: &code})
 		return
 	}
 	pid := cmd.Process.Pid
@@ -105,8 +109,9 @@ func (g *group) signal(sig syscall.Signal) {
 }
 
 // exited records that the program is gone. Its group may live on in
-// children it left behind, which the testbed's Close terminates only if
-// they were recorded; a program should not leave any.
+// children it left behind; the testbed's Close ends them with every other
+// process in its hosts, but signals forwarded from now on no longer reach
+// them.
 func (g *group) exited() {
 	g.mu.Lock()
 	g.done = true
@@ -139,4 +144,36 @@ func exitCode(ps *os.ProcessState) int {
 		return 128 + int(ws.Signal())
 	}
 	return ps.ExitCode()
+}
+
+// StartError is Exec's error for a program that could not be started. Its
+// message is worded as a shell words it ("PATH: No such file or
+// directory"), and Code is the exit status a shell gives: 127 for a
+// program that does not exist, 126 for one that cannot be run.
+type StartError struct {
+	Code int
+	Msg  string
+}
+
+func (e *StartError) Error() string { return e.Msg }
+
+// startFailure words a failed start as a shell would and picks its exit
+// status.
+func startFailure(path string, err error) (code int, msg string) {
+	code = 126
+	var errno syscall.Errno
+	if errors.As(err, &errno) && errno == syscall.ENOENT {
+		code = 127
+	}
+	what := path
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "chdir" {
+		what = "working directory " + pe.Path
+	}
+	reason := err.Error()
+	if errno != 0 {
+		reason = errno.Error()
+		reason = strings.ToUpper(reason[:1]) + reason[1:]
+	}
+	return code, what + ": " + reason
 }

@@ -46,10 +46,14 @@ func (r Role) short() string { return string(r[:1]) }
 const maxName = 32
 
 // CheckName reports whether name can name a testbed: 1 to 32 bytes of
-// lowercase letters, digits, '-' and '_'.
+// lowercase letters, digits, '-' and '_', not starting with '-' (a command
+// line would read such a name as an option).
 func CheckName(name string) error {
 	if name == "" || len(name) > maxName {
 		return fmt.Errorf("testbed name %q must be 1 to %d bytes long", name, maxName)
+	}
+	if name[0] == '-' {
+		return fmt.Errorf("testbed name %q starts with '-', which commands would read as an option: start it with a letter or digit", name)
 	}
 	for _, c := range []byte(name) {
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {

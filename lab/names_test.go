@@ -62,7 +62,7 @@ func TestCheckName(t *testing.T) {
 			t.Errorf("CheckName(%q) = %v, want nil", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "Lab", "a b", "x/y", strings.Repeat("z", 33), "é"} {
+	for _, bad := range []string{"", "Lab", "a b", "x/y", strings.Repeat("z", 33), "é", "-x", "--all", "-"} {
 		if err := CheckName(bad); err == nil {
 			t.Errorf("CheckName(%q) = nil, want an error", bad)
 		}

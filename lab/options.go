@@ -2,11 +2,13 @@ package lab
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
+	"strconv"
+	"strings"
 
 	"wanlab/link"
 	"wanlab/qdisc"
-	"wanlab/tcspec"
 	"wanlab/tun"
 )
 
@@ -62,9 +64,6 @@ type Options struct {
 	// derived from it and the direction's name (link.DirectionSeed), as in
 	// `wanlab sim`, so one seed means the same streams in both.
 	Seed uint64
-	// TC is how chains given to the control socket's set request are
-	// read (tcspec.Options.LoadDist finds distribution tables).
-	TC tcspec.Options
 	// Logf, when not nil, is told in one line about each control request
 	// and each program run through the control socket.
 	Logf func(format string, args ...any)
@@ -77,25 +76,81 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func (o Options) validate() error {
+// Check reports whether o can make a testbed, as Up checks it before it
+// builds anything; its errors are ErrBadInput. The defaults (an empty Name
+// is DefaultName) are applied first.
+func (o Options) Check() error {
+	o = o.withDefaults()
 	if err := CheckName(o.Name); err != nil {
-		return err
+		return bad(err)
 	}
 	if o.ECN < ECNOff {
-		return fmt.Errorf("ECN %d is invalid: use 0 (kernel default), %d (off), 1 (request) or 2 (accept)", o.ECN, ECNOff)
+		return bad(fmt.Errorf("ECN %d is invalid: use 0 (kernel default), %d (off), 1 (request) or 2 (accept)", o.ECN, ECNOff))
 	}
 	for _, c := range []byte(o.CC) {
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return fmt.Errorf("congestion control %q is not a kernel algorithm name (reno, cubic, bbr, ...)", o.CC)
+			return bad(fmt.Errorf("congestion control %q is not a kernel algorithm name (reno, cubic, bbr, ...)", o.CC))
+		}
+	}
+	for _, m := range []struct{ key, val string }{{"net.ipv4.tcp_rmem", o.TCPRmem}, {"net.ipv4.tcp_wmem", o.TCPWmem}} {
+		if m.val == "" {
+			continue
+		}
+		if err := CheckTCPMem(m.val); err != nil {
+			return bad(fmt.Errorf("%s %q: %w", m.key, m.val, err))
 		}
 	}
 	switch o.DeviceKind {
 	case tun.Offload, tun.Raw, tun.VNet:
 	default:
-		return fmt.Errorf("device kind %d is unknown: use tun.Offload, tun.Raw or tun.VNet", o.DeviceKind)
+		return bad(fmt.Errorf("device kind %d is unknown: use tun.Offload, tun.Raw or tun.VNet", o.DeviceKind))
 	}
 	if o.RealTimePriority < 0 || o.RealTimePriority > 99 {
-		return fmt.Errorf("real-time priority %d is out of range: use 1 to 99, or 0 for normal scheduling", o.RealTimePriority)
+		return bad(fmt.Errorf("real-time priority %d is out of range: use 1 to 99, or 0 for normal scheduling", o.RealTimePriority))
+	}
+	for _, d := range []struct {
+		name  string
+		chain []qdisc.Spec
+	}{{"up", o.Up}, {"down", o.Down}} {
+		if err := CheckChain(d.chain); err != nil {
+			return bad(fmt.Errorf("%s: %w", d.name, err))
+		}
+	}
+	return nil
+}
+
+// CheckChain reports whether the router can build chain: tcspec reads
+// each discipline on its own, while some errors, such as a child below a
+// discipline that takes none, show only when the tree is built. An empty
+// chain is a direct path.
+func CheckChain(chain []qdisc.Spec) error {
+	if len(chain) == 0 {
+		return nil
+	}
+	_, err := qdisc.Build(chain, &qdisc.Env{})
+	return err
+}
+
+// CheckTCPMem reports whether v can be net.ipv4.tcp_rmem or tcp_wmem:
+// three sizes in bytes, min, default and max, each at least 1 and in
+// order. The kernel would take one or two numbers, or four, without a word,
+// and keep its own values for the rest.
+func CheckTCPMem(v string) error {
+	const want = `give three sizes in bytes, "min default max", e.g. "4096 131072 6291456"`
+	f := strings.Fields(v)
+	if len(f) != 3 {
+		return fmt.Errorf("%d values; %s", len(f), want)
+	}
+	var n [3]int64
+	for i, s := range f {
+		x, err := strconv.ParseInt(s, 10, 32)
+		if err != nil || x < 1 {
+			return fmt.Errorf("%q is not a size from 1 to %d; %s", s, math.MaxInt32, want)
+		}
+		n[i] = x
+	}
+	if n[0] > n[1] || n[1] > n[2] {
+		return fmt.Errorf("the sizes are not in order (min <= default <= max); %s", want)
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func (t *Testbed) serveConn(c *net.UnixConn) {
 		st.Down.Flows = topFlows(st.Down.Flows, req.Flows)
 		send(c, response{Status: &st})
 	case "set":
-		done, err := t.setText(req.Sets)
+		done, err := t.setText(req.Sets, req.Dists)
 		resp := errResponse(err)
 		resp.Changes = done
 		send(c, resp)
@@ -91,14 +91,23 @@ func (t *Testbed) serveConn(c *net.UnixConn) {
 	}
 }
 
-// setText parses the chains of a set request and applies them (Set).
-func (t *Testbed) setText(sets []ChainText) ([]DirChange, error) {
+// setText parses the chains of a set request and applies them (Set). The
+// chains' distribution tables are those the client read and sent: a file
+// name in a chain is the client's, relative to its working directory, and
+// never looked up here.
+func (t *Testbed) setText(sets []ChainText, dists map[string][]int16) ([]DirChange, error) {
 	if len(sets) == 0 {
 		return nil, errors.New("control socket: set request without a chain")
 	}
+	load := func(name string) ([]int16, error) {
+		if table, ok := dists[name]; ok {
+			return table, nil
+		}
+		return nil, fmt.Errorf("distribution %q: the client sent no table of that name (send the tables the chains name, as lab.Set does)", name)
+	}
 	var parsed []ChainSet
 	for _, c := range sets {
-		specs, err := tcspec.ParseChain(c.Chain, t.opts.TC)
+		specs, err := tcspec.ParseChain(c.Chain, tcspec.Options{LoadDist: load})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Dir, err)
 		}

@@ -44,19 +44,22 @@ type Testbed struct {
 }
 
 // Up builds the testbed o describes and starts its router and control
-// socket. It first removes the leftovers of a testbed of the same name
-// whose owner died; it fails, naming `wanlab down NAME`, if a live process
-// owns one. The router stops when ctx is done, when a `down` request
-// arrives or when a device fails, all of which close Done; the caller must
-// then (or at any time) call Close, which removes everything.
+// socket. It checks o first and returns an ErrBadInput error, having
+// created nothing, if o can never work. It removes the leftovers of a
+// testbed of the same name whose owner died; it fails, naming `wanlab down
+// NAME`, if a live process owns one. If ctx is done while the testbed is
+// being built, Up removes what it built and returns an error. Once up, the
+// router stops when ctx is done, when a `down` request arrives or when a
+// device fails, all of which close Done; the caller must then (or at any
+// time) call Close, which removes everything.
 func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
 	o = o.withDefaults()
-	if err := o.validate(); err != nil {
+	if err := o.Check(); err != nil {
 		return nil, err
 	}
 	if o.CC != "" {
 		if err := CheckCC(o.CC); err != nil {
-			return nil, err
+			return nil, bad(err)
 		}
 	}
 	// The capture is opened first: opening a FIFO waits for its reader,
@@ -96,10 +99,24 @@ func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
 			}
 		}
 	}()
+	// A cancelled ctx (Ctrl-C while the testbed is being built) stops the
+	// building between steps; the deferred Close removes what exists.
+	interrupted := func() error {
+		if ctx.Err() != nil {
+			return fmt.Errorf("testbed %s: interrupted before it was up (%w); nothing of it is left", o.Name, context.Cause(ctx))
+		}
+		return nil
+	}
 	for _, r := range []Role{Client, Server} {
+		if err := interrupted(); err != nil {
+			return nil, err
+		}
 		if err := t.setupHost(r); err != nil {
 			return nil, err
 		}
+	}
+	if err := interrupted(); err != nil {
+		return nil, err
 	}
 	if err := t.startRouter(ctx); err != nil {
 		return nil, err
@@ -350,17 +367,20 @@ func directions(dir string) ([]string, error) {
 
 // Command returns a command that runs inside host r with the testbed's
 // environment (see Env) added to the caller's. It is recorded in the
-// testbed from Start until Wait returns, so Close, `wanlab down` and the
-// crash cleanup terminate it if it still runs.
+// testbed from Start until Wait returns; Close, `wanlab down` and the
+// crash cleanup end it if it still runs, as they end every process in the
+// hosts.
 func (t *Testbed) Command(r Role, name string, args ...string) *netns.Cmd {
 	c := t.nt.Command(t.hosts[r], name, args...)
 	c.Env = append(os.Environ(), Env(t.info, r)...)
 	return c
 }
 
-// Close stops the router and the control socket, terminates the programs
-// started inside the hosts and removes the devices, namespaces, socket and
-// state record. Closing twice is a no-op.
+// Close stops the router and the control socket, ends every process inside
+// the hosts (those started through Command or the control socket and any
+// others, daemons included: SIGTERM, then SIGKILL after two seconds) and
+// removes the devices, namespaces, socket and state record. Closing twice is
+// a no-op.
 func (t *Testbed) Close() error {
 	t.mu.Lock()
 	if t.closed {

@@ -41,4 +41,15 @@
 // Every namespace, device and process that wanlab creates is named with the
 // prefix "wl-". A testbed NAME owns namespaces "wl-NAME-ROLE" and a state
 // file /run/wanlab/NAME.json; see Testbed, Remove and CleanStale.
+//
+// # Processes
+//
+// A testbed owns every process in its namespaces, not only those it
+// started: removing it finds them through the namespaces themselves (each
+// process whose /proc/PID/ns/net is one of them), so a daemon that forked
+// away from its starter, or a shell someone opened with `ip netns exec`,
+// is ended too before the namespace goes. Processes are held by pidfd
+// (pidfd_open(2)) from the moment they are found, so a signal never
+// reaches a process that reused a pid; the caller itself is never
+// signalled, whatever namespace its threads are in.
 package netns

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"wanlab/internal/testlock"
 )
 
 // The main goroutine stays on the main thread in the root namespace, as in
@@ -26,11 +28,15 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// needRoot skips the test unless it runs as root; otherwise it holds the
+// machine-wide test lock until the test ends, as every test that builds
+// namespaces does.
 func needRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root to create network namespaces (run the tests as root)")
 	}
+	testlock.Hold(t)
 }
 
 // newTestbed registers a testbed with a random name and removes it, with all

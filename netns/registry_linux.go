@@ -47,8 +47,9 @@ type State struct {
 	// They are listed for people and tools; they disappear with their
 	// namespace (or with the owner's file descriptors, for TUN devices).
 	Devices []Device `json:"devices,omitempty"`
-	// Children are processes the owner started inside the namespaces; they
-	// are terminated when the testbed is removed.
+	// Children are processes the owner started inside the namespaces. They
+	// are ended when the testbed is removed, with every other process
+	// found in its namespaces, even if they have left them since.
 	Children []Proc `json:"children,omitempty"`
 }
 
@@ -205,10 +206,10 @@ func (t *Testbed) AddDevice(ns *Handle, ifname string) error {
 }
 
 // Command returns a Cmd that runs inside ns and is recorded in the testbed
-// from Start until Wait returns, so that removing the testbed, or cleaning
-// it up after a crash, terminates it (SIGTERM, then SIGKILL after two
-// seconds). Only that process is signalled, by pid: a shell command should
-// exec its last program rather than fork it.
+// from Start until Wait returns. Removing the testbed, or cleaning it up
+// after a crash, ends it and everything it started that is still in the
+// testbed's namespaces (SIGTERM, then SIGKILL after two seconds), daemons
+// included.
 func (t *Testbed) Command(ns *Handle, name string, args ...string) *Cmd {
 	c := Command(ns, name, args...)
 	c.started = t.track
@@ -236,8 +237,11 @@ func (t *Testbed) untrack(c *Cmd) {
 	})
 }
 
-// Close terminates the testbed's recorded processes, deletes its namespaces
-// and removes its record. Closing twice is a no-op.
+// Close ends every process in the testbed's namespaces and those it
+// recorded (SIGTERM, then SIGKILL after two seconds), deletes its
+// namespaces and removes its record. The calling process is never
+// signalled, even while threads of it are inside a namespace. Closing twice
+// is a no-op.
 func (t *Testbed) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -270,10 +274,11 @@ func (t *Testbed) Close() error {
 
 // Remove removes the testbed name, as `wanlab down NAME` does: if another
 // live process owns it, that process gets SIGTERM (and SIGKILL after a
-// grace period) so that it stops using the namespaces; then the testbed's
-// recorded processes are terminated, its namespaces deleted and its record
-// removed. It returns an error wrapping os.ErrNotExist if there is no such
-// testbed.
+// grace period) so that it stops using the namespaces; then every process
+// in the testbed's namespaces and those it recorded are ended, its
+// namespaces deleted and its record removed. It returns an error wrapping
+// os.ErrNotExist if there is no such testbed, having removed the temporary
+// of a record whose writer was killed before it was complete.
 func Remove(name string) error {
 	if err := checkWord("testbed name", name, maxTestbedLen); err != nil {
 		return err
@@ -287,13 +292,18 @@ func Remove(name string) error {
 		return err
 	}
 	st, err := readState(name)
+	if errors.Is(err, os.ErrNotExist) {
+		// A record's writer killed before its rename leaves only the
+		// temporary, which nobody else would remove until CleanStale.
+		os.Remove(tempPath(name))
+	}
 	unlock()
 	if err != nil {
 		return fmt.Errorf("netns: no testbed %q: %w", name, err)
 	}
 	// Signal the owner without holding the lock: its own cleanup needs it.
 	if st.Owner.PID != self.PID && st.Owner.Alive() {
-		if err := terminate([]Proc{st.Owner}, ownerGrace); err != nil {
+		if err := endProcesses(nil, []Proc{st.Owner}, self.PID, ownerGrace); err != nil {
 			return err
 		}
 	}
@@ -315,8 +325,10 @@ func Remove(name string) error {
 
 // CleanStale removes every testbed whose owner is no longer running (the
 // pid is gone or now belongs to a process with another start time): it
-// terminates the testbed's recorded processes, deletes its namespaces and
-// removes its record. It returns the names of the namespaces it deleted.
+// ends every process in the testbed's namespaces and those it recorded,
+// deletes its namespaces and removes its record, and it removes the
+// temporary files of records whose writer was killed mid-write. It returns
+// the names of the namespaces it deleted.
 //
 // Testbeds of live owners are left alone, and so are "wl-" namespaces that
 // no record claims: a testbed records each namespace before creating it, so
@@ -334,6 +346,7 @@ func CleanStale() ([]string, error) {
 	}
 	defer unlock()
 	states, errs := readAllStates()
+	removeTemporaries()
 	var removed []string
 	for _, st := range states {
 		if st.Owner.Alive() {
@@ -386,20 +399,28 @@ func Unclaimed() ([]string, error) {
 	return out, nil
 }
 
-// teardown terminates st's processes (never self), deletes its namespaces
-// and, if all of them are gone, removes its record. It returns the
-// namespaces it deleted. The caller holds the registry lock.
+// teardown ends every process in st's namespaces and those it recorded
+// (never self), deletes the namespaces and, if all of them are gone,
+// removes its record. It returns the namespaces it deleted. The processes
+// are found through the namespaces themselves, so programs that
+// daemonised or were started by hand (`ip netns exec`) are ended too; the
+// namespaces are deleted only once nothing runs in them, and a record
+// whose processes could not all be ended is kept for a later retry. The
+// caller holds the registry lock.
 func teardown(st State, self Proc) ([]string, error) {
-	var procs []Proc
-	for _, p := range st.Children {
-		if p.PID != self.PID {
-			procs = append(procs, p)
+	var ids []ID
+	for _, n := range st.Namespaces {
+		if CheckName(n) != nil {
+			continue
+		}
+		if id, err := idAt(filepath.Join(runDir, n)); err == nil {
+			ids = append(ids, id)
 		}
 	}
-	var errs []error
-	if err := terminate(procs, childGrace); err != nil {
-		errs = append(errs, err)
+	if err := endProcesses(ids, st.Children, self.PID, childGrace); err != nil {
+		return nil, fmt.Errorf("netns: testbed %q kept for a later retry: %w", st.Name, err)
 	}
+	var errs []error
 	var deleted []string
 	for _, n := range st.Namespaces {
 		existed := Exists(n)
@@ -414,6 +435,9 @@ func teardown(st State, self Proc) ([]string, error) {
 	if len(errs) > 0 {
 		return deleted, fmt.Errorf("netns: testbed %q kept for a later retry: %w", st.Name, errors.Join(errs...))
 	}
+	// The temporary of an update its writer was killed in the middle of
+	// goes with the record.
+	os.Remove(tempPath(st.Name))
 	if err := os.Remove(statePath(st.Name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return deleted, fmt.Errorf("netns: %w", err)
 	}
@@ -445,6 +469,9 @@ func lockRegistry() (unlock func(), err error) {
 
 func statePath(name string) string { return filepath.Join(stateDir, name+".json") }
 
+// tempPath is where writeState writes a record before renaming it.
+func tempPath(name string) string { return filepath.Join(stateDir, "."+name+".json.tmp") }
+
 func readState(name string) (State, error) {
 	b, err := os.ReadFile(statePath(name))
 	if err != nil {
@@ -470,7 +497,7 @@ func writeState(st State) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(stateDir, "."+st.Name+".json.tmp")
+	tmp := tempPath(st.Name)
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("netns: %w", err)
 	}
@@ -479,6 +506,16 @@ func writeState(st State) error {
 		return fmt.Errorf("netns: %w", err)
 	}
 	return nil
+}
+
+// removeTemporaries removes the temporary files of writeState. Records are
+// written only under the registry lock, which the caller holds, so any
+// temporary there is one whose writer died before renaming it.
+func removeTemporaries() {
+	tmps, _ := filepath.Glob(filepath.Join(stateDir, ".*.json.tmp"))
+	for _, t := range tmps {
+		os.Remove(t)
+	}
 }
 
 // readAllStates reads every record; records it cannot read are reported and

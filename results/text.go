@@ -20,10 +20,11 @@ type RouterPrinter func(w io.Writer, router json.RawMessage) error
 // when the run did not complete, then for each series its data points
 // (the samples summarised), lost probes, total (rate series), minimum,
 // median, 90th and 99th percentiles, maximum, mean, standard deviation
-// and variance, all over the series' window, and one line per flow series.
+// and variance, all over the series' window; with flowSeries, one line per
+// flow series (otherwise a line saying how to see them).
 // The figures are the document's summaries, so call Summarize first. If
 // router is not nil it is called last, with Document.Router.
-func WriteSummary(w io.Writer, d *Document, router RouterPrinter) error {
+func WriteSummary(w io.Writer, d *Document, router RouterPrinter, flowSeries bool) error {
 	ew := &errWriter{w: w}
 	r := &d.Run
 	title := r.Test
@@ -74,6 +75,12 @@ func WriteSummary(w io.Writer, d *Document, router RouterPrinter) error {
 		}
 		header := false
 		for _, f := range d.Flows {
+			if !flowSeries {
+				if len(f.Series) > 0 {
+					ew.printf("\n Each flow has %d series of its own (TCP_INFO at both ends, the router's view): see them with 'wanlab show FILE --flow-series'.\n", len(f.Series))
+				}
+				break
+			}
 			for j := range f.Series {
 				if !header {
 					ew.printf("\n %-*s %6s %6s %12s %12s %12s\n", seriesW, "series", "n", "lost", "mean", "median", "99th %")

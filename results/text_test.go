@@ -41,7 +41,7 @@ func TestWriteSummary(t *testing.T) {
 		}
 		_, err := io.WriteString(w, "router: verdict faithful\n")
 		return err
-	}); err != nil {
+	}, true); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -86,7 +86,7 @@ func TestWriteSummaryPartial(t *testing.T) {
 	d.Series[1].Window = [2]float64{10, 20}
 	d.Summarize()
 	var b strings.Builder
-	if err := WriteSummary(&b, d, nil); err != nil {
+	if err := WriteSummary(&b, d, nil, true); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -109,11 +109,24 @@ func (f *failWriter) Write(p []byte) (int, error) {
 
 func TestWriteSummaryReportsWriteErrors(t *testing.T) {
 	hookRan := false
-	err := WriteSummary(&failWriter{n: 3}, summaryDoc(), func(io.Writer, json.RawMessage) error { hookRan = true; return nil })
+	err := WriteSummary(&failWriter{n: 3}, summaryDoc(), func(io.Writer, json.RawMessage) error { hookRan = true; return nil }, true)
 	if err == nil || err.Error() != "disk full" {
 		t.Errorf("error %v, want the writer's", err)
 	}
 	if hookRan {
 		t.Error("the router hook ran after the output had failed")
+	}
+}
+
+// TestWriteSummaryWithoutFlowSeries: by default the flows are listed but
+// their own series are not, only how to see them.
+func TestWriteSummaryWithoutFlowSeries(t *testing.T) {
+	var b strings.Builder
+	if err := WriteSummary(&b, summaryDoc(), nil, false); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, "TCP upload::tcp_cwnd") || !strings.Contains(out, "--flow-series") || !strings.Contains(out, "   7  TCP upload  up") {
+		t.Errorf("summary without flow series:\n%s", out)
 	}
 }

@@ -18,10 +18,12 @@ func newDownCommand(s *streams) *cobra.Command {
 		Use:   "down [N | --all]",
 		Short: "Stop a testbed and remove its namespaces, devices and processes",
 		Long: `down asks the process running testbed N to stop and waits until it has
-removed everything; if that process is gone or does not answer, down removes
-the programs started in the hosts, the namespaces, the control socket and
-the record itself. --all does so for every testbed, running or left behind
-by a killed run.
+removed everything and exited; if that process is gone or does not answer,
+down removes what is left itself. Either way every process in the hosts'
+namespaces is ended (SIGTERM, then SIGKILL after two seconds), daemons and
+programs started by hand included, before the namespaces, the control
+socket and the record go. --all does so for every testbed, running or left
+behind by a killed run.
 
 N may be left out when one testbed exists.`,
 		Example: `  wanlab down

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -23,7 +24,8 @@ func newExecCommand(s *streams) *cobra.Command {
 		Short: "Run a program inside a host of a running testbed",
 		Long: `exec runs CMD inside the client (default) or the server of testbed N, with
 stdin, stdout and stderr passed through, and exits with CMD's exit status
-(128+n if a signal n ended it). SIGINT, SIGTERM, SIGHUP and SIGQUIT that
+(128+n if a signal n ended it; 127 if CMD does not exist and 126 if it
+cannot be run, as in a shell). SIGINT, SIGTERM, SIGHUP and SIGQUIT that
 reach exec are passed on to CMD. The program is recorded in the testbed, so
 'wanlab down' ends it if it still runs.
 
@@ -73,9 +75,11 @@ N may be left out when one testbed is running.`,
 func execIn(s *streams, name string, role lab.Role, argv []string, tty bool, env []string) error {
 	path := argv[0]
 	if !strings.Contains(path, "/") {
+		// Looked up in wanlab's $PATH, as a shell would before running
+		// it, and refused as a shell refuses it.
 		p, err := exec.LookPath(path)
 		if err != nil {
-			return usagef("%s: not found in $PATH", path)
+			return &statusError{code: 127, msg: path + ": command not found"}
 		}
 		path = p
 	}
@@ -90,6 +94,10 @@ func execIn(s *streams, name string, role lab.Role, argv []string, tty bool, env
 	}
 	code, err := lab.Exec(name, spec, files[0], files[1], files[2])
 	done()
+	var se *lab.StartError
+	if errors.As(err, &se) {
+		return &statusError{code: se.Code, msg: se.Msg}
+	}
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/pflag"
 
+	"wanlab/distfile"
+	"wanlab/lab"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
 )
@@ -24,26 +23,49 @@ func (p *pathFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.both, "both", "", "the same chain in both directions (each direction gets its own instance)")
 }
 
+// flags returns the flags that gave each direction's chain, for messages:
+// --up and --down, or --both for both.
+func (p *pathFlags) flags() (up, down string) {
+	if p.both != "" {
+		return "--both", "--both"
+	}
+	return "--up", "--down"
+}
+
 // chains parses the flags into one chain per direction. An empty chain is a
 // direct path.
 func (p *pathFlags) chains() (up, down []qdisc.Spec, err error) {
 	if p.both != "" && (p.up != "" || p.down != "") {
 		return nil, nil, usagef("--both sets both directions: give either --both, or --up and/or --down")
 	}
+	upFlag, downFlag := p.flags()
 	upText, downText := p.up, p.down
 	if p.both != "" {
 		upText, downText = p.both, p.both
 	}
-	if up, err = parseChain("--up", upText); err != nil {
+	if up, err = parseChain(upFlag, upText); err != nil {
 		return nil, nil, err
 	}
-	if p.both != "" {
-		// Parse again rather than share: each direction owns its configs.
-		down, err = parseChain("--both", downText)
-	} else {
-		down, err = parseChain("--down", downText)
-	}
+	// With --both the text is parsed again rather than shared: each
+	// direction owns its configs.
+	down, err = parseChain(downFlag, downText)
 	return up, down, err
+}
+
+// labChains is chains for a testbed: each chain must also be one the
+// router can build (lab.CheckChain), which tcspec alone does not show.
+func (p *pathFlags) labChains() (up, down []qdisc.Spec, err error) {
+	if up, down, err = p.chains(); err != nil {
+		return nil, nil, err
+	}
+	upFlag, downFlag := p.flags()
+	if err := lab.CheckChain(up); err != nil {
+		return nil, nil, usagef("%s: %v", upFlag, err)
+	}
+	if err := lab.CheckChain(down); err != nil {
+		return nil, nil, usagef("%s: %v", downFlag, err)
+	}
+	return up, down, nil
 }
 
 func parseChain(flag, text string) ([]qdisc.Spec, error) {
@@ -54,39 +76,9 @@ func parseChain(flag, text string) ([]qdisc.Spec, error) {
 	return specs, nil
 }
 
-// tcOptions gives the tc parser access to distribution files.
-func tcOptions() tcspec.Options { return tcspec.Options{LoadDist: loadDist} }
-
-// loadDist reads a netem distribution table. A name with a slash or a .dist
-// suffix is a file; otherwise it is looked up as tc does, in $TC_LIB_DIR and
-// then /usr/lib/tc (and /usr/lib64/tc).
-func loadDist(name string) ([]int16, error) {
-	var candidates []string
-	if strings.ContainsRune(name, '/') || strings.HasSuffix(name, ".dist") {
-		candidates = []string{name}
-	} else {
-		for _, dir := range []string{os.Getenv("TC_LIB_DIR"), "/usr/lib/tc", "/usr/lib64/tc"} {
-			if dir != "" {
-				candidates = append(candidates, filepath.Join(dir, name+".dist"))
-			}
-		}
-	}
-	for _, path := range candidates {
-		text, err := os.ReadFile(path)
-		if os.IsNotExist(err) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		table, err := qdisc.ParseDistTable(text)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return table, nil
-	}
-	return nil, fmt.Errorf("distribution %q not found (looked for %s); built in are uniform, normal, pareto, paretonormal, or give a path to a .dist file", name, strings.Join(candidates, ", "))
-}
+// tcOptions gives the tc parser access to distribution files, read from
+// the caller's working directory or tc's library directories.
+func tcOptions() tcspec.Options { return tcspec.Options{LoadDist: distfile.Load} }
 
 // chainWarnings collects the warnings of a chain's disciplines on env's
 // device (nil for the default one): settings that behave very differently

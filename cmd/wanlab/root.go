@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"wanlab/lab"
 )
 
 // Exit statuses.
@@ -31,6 +33,15 @@ func usagef(format string, args ...any) error {
 type exitStatus int
 
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// statusError ends wanlab with its message and a status of its own, as a
+// shell ends when it cannot start a program (127 or 126).
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string { return e.msg }
 
 // streams are the standard streams a command uses, so tests can capture them.
 type streams struct {
@@ -78,8 +89,12 @@ func run(args []string, in io.Reader, out, errOut io.Writer) int {
 		return int(xs)
 	}
 	fmt.Fprintf(errOut, "wanlab: %s\n", strings.TrimSpace(err.Error()))
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.code
+	}
 	var ue *usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if errors.As(err, &ue) || errors.Is(err, lab.ErrBadInput) || isCobraUsage(err) {
 		return exitUsage
 	}
 	return exitFailure

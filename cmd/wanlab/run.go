@@ -27,6 +27,7 @@ type runFlags struct {
 
 func newRunCommand(s *streams) *cobra.Command {
 	f := &runFlags{o: testrun.Defaults()}
+	var sweeps []string
 	c := &cobra.Command{
 		Use:   "run [TEST] [path flags] [options]",
 		Short: "Run one of Flent's tests across the path and write a results file",
@@ -59,10 +60,14 @@ partial, and everything the run built is removed.`,
 			if len(args) == 1 {
 				f.o.Test = args[0]
 			}
+			if len(sweeps) > 0 {
+				return runSweep(s, c.Flags(), f, sweeps)
+			}
 			return runRun(s, f, os.Args)
 		},
 	}
 	f.register(c.Flags())
+	registerSweep(c.Flags(), &sweeps)
 	return c
 }
 
@@ -259,7 +264,7 @@ func runRun(s *streams, f *runFlags, argv []string) error {
 			return err
 		}
 	} else {
-		if err := results.WriteSummary(out, doc, testrun.PrintRouter); err != nil {
+		if err := results.WriteSummary(out, doc, testrun.PrintRouter, false); err != nil {
 			return err
 		}
 	}

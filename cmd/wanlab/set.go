@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -24,6 +25,8 @@ differs, the old disciplines are replaced or removed ('tc qdisc replace',
 'del', 'add') and the packets they hold are lost, counted as flushed drops.
 An empty chain ("") makes the direction a direct connection. Directions not
 given keep their chain.
+Distribution files (netem ... distribution FILE.dist) are read by set, from
+the current directory, and sent to the testbed.
 
 N may be left out when one testbed is running.`,
 		Example: `  wanlab set --up "netem delay 50ms loss 1%"
@@ -49,10 +52,17 @@ N may be left out when one testbed is running.`,
 			if len(changes) == 0 {
 				return usagef("nothing to set: give --up CHAIN, --down CHAIN or --both CHAIN")
 			}
+			// Every chain is checked here before any is sent, and the
+			// testbed checks each against its direction before applying
+			// any.
 			var sets []lab.ChainText
 			for _, ch := range changes {
-				if _, err := parseChain(ch.flag, ch.text); err != nil {
+				specs, err := parseChain(ch.flag, ch.text)
+				if err != nil {
 					return err
+				}
+				if err := lab.CheckChain(specs); err != nil {
+					return usagef("%s: %v", ch.flag, err)
 				}
 				sets = append(sets, lab.ChainText{Dir: ch.dir, Chain: ch.text})
 			}
@@ -60,9 +70,14 @@ N may be left out when one testbed is running.`,
 			if err != nil {
 				return err
 			}
+			// lab.Set reads the chains' distribution files here, in this
+			// directory, and sends their tables.
 			done, err := lab.Set(name, sets...)
 			for _, d := range done {
 				printChange(s.out, name, d)
+			}
+			if errors.Is(err, lab.ErrBadInput) {
+				return usagef("%v", err)
 			}
 			return err
 		},

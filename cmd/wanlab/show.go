@@ -10,14 +10,15 @@ import (
 func init() { addCommand(newShowCommand) }
 
 func newShowCommand(s *streams) *cobra.Command {
-	var asJSON bool
+	var asJSON, flowSeries bool
 	c := &cobra.Command{
-		Use:   "show FILE [--json]",
+		Use:   "show FILE [--json] [--flow-series]",
 		Short: "Print the text summary of a saved results file",
 		Long: `show reads a results file that 'wanlab run' wrote (gzip-compressed or not)
 and prints the same summary the run printed: Flent's statistics per series,
 the flows, the fidelity verdict and the router's figures. With --json it
-prints the document itself.`,
+prints the document itself; with --flow-series it also lists every flow's own
+series (TCP_INFO at both ends, the router's per-flow view).`,
 		Example: `  wanlab show wanlab-rrul-20260101-120000.json.gz
   wanlab show run.json.gz --json | jq '.series[] | {name, mean: .summary.mean}'`,
 		Args: cobra.ExactArgs(1),
@@ -29,10 +30,11 @@ prints the document itself.`,
 			if asJSON {
 				return doc.Encode(s.out)
 			}
-			return results.WriteSummary(s.out, doc, testrun.PrintRouter)
+			return results.WriteSummary(s.out, doc, testrun.PrintRouter, flowSeries)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the document as JSON")
+	c.Flags().BoolVar(&flowSeries, "flow-series", false, "also summarise every flow's own series (TCP_INFO at both ends, the router's view)")
 	return c
 }
 

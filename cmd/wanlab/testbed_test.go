@@ -40,6 +40,28 @@ func TestTestbedCommandUsageErrors(t *testing.T) {
 		{[]string{"down", "x", "--all"}, "not both"},
 		{[]string{"status", "Bad"}, "not allowed"},
 		{[]string{"shell", "--on", "x"}, "client or server"},
+		// A name that commands would read as an option is refused
+		// where it is made, not only where it is used.
+		{[]string{"up", "--name", "-x"}, `testbed name "-x" starts with '-'`},
+		{[]string{"up", "--name=--all"}, "starts with '-'"},
+		{[]string{"down", "--", "-x"}, "starts with '-'"},
+		{[]string{"exec", "-x", "--", "true"}, "unknown shorthand"},
+		// Chains that parse but that the router cannot build.
+		{[]string{"up", "--up", "fq_codel; netem delay 1ms"}, "--up: "},
+		{[]string{"up", "--down", "pie; tbf rate 1mbit burst 10k latency 1ms"}, "--down: "},
+		{[]string{"up", "--both", "pfifo; pfifo"}, "--both: "},
+		{[]string{"set", "--down", "pie; tbf rate 1mbit burst 10k latency 1ms"}, "--down: "},
+		{[]string{"set", "--both", "codel; netem"}, "--both: "},
+		{[]string{"up", "--up", "netem delay 1ms 1ms distribution wl-none.dist"}, "--up: "},
+		{[]string{"set", "--up", "netem delay 1ms 1ms distribution wl-none.dist"}, "--up: "},
+		// TCP buffer sizes the kernel would take without a word and keep
+		// its own values for the rest.
+		{[]string{"up", "--tcp-rmem", "1 2"}, `--tcp-rmem "1 2": 2 values`},
+		{[]string{"up", "--tcp-wmem", "1 2 3 4"}, "--tcp-wmem"},
+		{[]string{"up", "--tcp-rmem", "3 2 1"}, "not in order"},
+		{[]string{"up", "--tcp-rmem", "0 1 2"}, `"0" is not a size`},
+		{[]string{"up", "--tcp-wmem", "4096 x 6291456"}, `"x" is not a size`},
+		{[]string{"up", "--tcp-wmem", "1 2 4294967296"}, "is not a size"},
 	} {
 		_, errOut, code := runWanlab(t, c.args...)
 		msg := strings.TrimSpace(errOut)
@@ -117,4 +139,22 @@ func TestStatusJSONDocumented(t *testing.T) {
 	st.Up.WriteDropsByReason = map[string]uint64{"eagain": 1}
 	st.Up.Ring.Err = "no such device"
 	schematest.CheckKeys(t, st)
+}
+
+// TestBothErrorsSayBoth: a chain given with --both is reported as --both,
+// in each of the ways it can be wrong, and never as --up or --down.
+func TestBothErrorsSayBoth(t *testing.T) {
+	for _, args := range [][]string{
+		{"up", "--both", "netem delay"},
+		{"up", "--both", "fq_codel; netem delay 1ms"},
+		{"sim", "--both", "netem delay"},
+		{"sim", "--both", "tbf rate 1mbit"},
+		{"set", "--both", "netem delay"},
+		{"set", "--both", "fq_codel; netem delay 1ms"},
+	} {
+		_, errOut, code := runWanlab(t, args...)
+		if code != exitUsage || !strings.HasPrefix(errOut, "wanlab: --both: ") || strings.Contains(errOut, "--up") || strings.Contains(errOut, "--down") {
+			t.Errorf("wanlab %q: exit %d, %q; want 2 and a message about --both alone", args, code, errOut)
+		}
+	}
 }

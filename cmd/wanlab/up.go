@@ -67,7 +67,8 @@ syntax; an empty path is a direct connection.
 It runs in the foreground until SIGINT or SIGTERM, then removes everything.
 With --detach it continues in the background (log: /run/wanlab/N.log) and
 returns once the testbed is ready; stop it with 'wanlab down N'. What a
-killed run left behind is removed by the next up.
+killed run left behind, processes in its hosts included, is removed by the
+next up or down.
 
 Run programs in the hosts with 'wanlab exec' and 'wanlab shell'; watch the
 router with 'wanlab status'; change a chain with 'wanlab set'.`,
@@ -100,13 +101,21 @@ router with 'wanlab status'; change a chain with 'wanlab set'.`,
 
 // options turns the flags into lab.Options; its errors are usage errors.
 func (o *upOptions) options() (lab.Options, error) {
-	lo := lab.Options{Name: o.name, CC: o.cc, TCPRmem: o.rmem, TCPWmem: o.wmem, Seed: o.seed, Framing: o.framing, Granularity: o.gran, TC: tcOptions()}
+	lo := lab.Options{Name: o.name, CC: o.cc, TCPRmem: o.rmem, TCPWmem: o.wmem, Seed: o.seed, Framing: o.framing, Granularity: o.gran}
 	if err := lab.CheckName(o.name); err != nil {
 		return lo, usagef("--name: %v", err)
 	}
 	var err error
-	if lo.Up, lo.Down, err = o.path.chains(); err != nil {
+	if lo.Up, lo.Down, err = o.path.labChains(); err != nil {
 		return lo, err
+	}
+	for _, m := range []struct{ flag, val string }{{"--tcp-rmem", o.rmem}, {"--tcp-wmem", o.wmem}} {
+		if m.val == "" {
+			continue
+		}
+		if err := lab.CheckTCPMem(m.val); err != nil {
+			return lo, usagef("%s %q: %v", m.flag, m.val, err)
+		}
 	}
 	switch o.ecn {
 	case "":
@@ -151,6 +160,11 @@ func (o *upOptions) options() (lab.Options, error) {
 			return lo, usagef("--pcap %s: %v", o.pcap, err)
 		}
 	}
+	// Whatever lab.Up would refuse is refused here too, before up
+	// touches anything (the checks above word it with the flags).
+	if err := lo.Check(); err != nil {
+		return lo, usagef("%v", err)
+	}
 	return lo, nil
 }
 
@@ -165,6 +179,13 @@ func runUp(s *streams, o *upOptions) error {
 	for _, w := range append(chainWarnings("up", lo.Up, nil), chainWarnings("down", lo.Down, nil)...) {
 		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
 	}
+	// From here on SIGINT, SIGTERM and SIGHUP end up cleanly, whenever
+	// they come: while leftovers are removed, while the testbed is built
+	// or while it runs. outfile.NotifyContext, not signal.NotifyContext:
+	// on these signals the testbed closes cleanly and keeps the capture,
+	// so the pcap's temporary must not be removed when they arrive.
+	ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	ready := os.Getenv(readyFDEnv)
 	os.Unsetenv(readyFDEnv) // not for the programs the testbed runs
 	if ready == "" {
@@ -173,30 +194,27 @@ func runUp(s *streams, o *upOptions) error {
 		}
 	}
 	if o.detach && ready == "" {
-		return detach(s, o)
+		return detach(ctx, s, o)
 	}
 	logger := log.New(s.err, "", log.LstdFlags)
 	lo.Logf = logger.Printf
-	// outfile.NotifyContext, not signal.NotifyContext: on these signals
-	// the testbed closes cleanly and keeps the capture, so the pcap's
-	// temporary must not be removed when they arrive.
-	ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
 	tb, err := lab.Up(ctx, lo)
-	if ready != "" {
-		tellParent(ready, tb, err)
-	}
-	if err != nil {
-		return err
-	}
-	if ready == "" {
+	switch {
+	case ready == "" && err == nil:
 		out := s.out
 		if lo.Pcap == "-" {
 			out = s.err // stdout carries the capture
 		}
 		printReady(out, tb.Info(), o.json, false)
-	} else {
-		logger.Printf("testbed %s is up: up %q, down %q", lo.Name, describeChain(lo.Up), describeChain(lo.Down))
+	case ready != "":
+		// The log says the testbed is up before up --detach returns.
+		if err == nil {
+			logger.Printf("testbed %s is up: up %q, down %q", lo.Name, describeChain(lo.Up), describeChain(lo.Down))
+		}
+		tellParent(ready, tb, err)
+	}
+	if err != nil {
+		return err
 	}
 	<-tb.Done()
 	logger.Printf("testbed %s: stopping", lo.Name)
@@ -228,8 +246,9 @@ func tellParent(fd string, tb *lab.Testbed, err error) {
 }
 
 // detach starts this command again in a new session with its output in the
-// testbed's log, and waits until that copy reports the testbed ready.
-func detach(s *streams, o *upOptions) error {
+// testbed's log, and waits until that copy reports the testbed ready. If
+// ctx ends first (Ctrl-C), the copy is stopped and removes what it built.
+func detach(ctx context.Context, s *streams, o *upOptions) error {
 	if names, _ := lab.Running(); slices.Contains(names, o.name) {
 		return fmt.Errorf("testbed %s is already up; stop it first with `wanlab down %s`", o.name, o.name)
 	}
@@ -243,13 +262,12 @@ func detach(s *streams, o *upOptions) error {
 			args = append(args, "--"+f.Name+"="+f.Value.String())
 		}
 	}
-	if err := os.MkdirAll(lab.RunDir, 0o755); err != nil {
-		return err
-	}
+	// The log is claimed before the background copy starts: a second up
+	// of this name fails here rather than empty the log of the first.
 	logPath := lab.LogPath(o.name)
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	logf, err := lab.ClaimLog(o.name)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w; stop it with `wanlab down %s`", err, o.name)
 	}
 	defer logf.Close()
 	pr, pw, err := os.Pipe()
@@ -284,6 +302,10 @@ func detach(s *streams, o *upOptions) error {
 	var r result
 	select {
 	case r = <-got:
+	case <-ctx.Done():
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		return fmt.Errorf("interrupted while the background testbed %s was starting; it stopped and removed what it had built (see %s)", o.name, logPath)
 	case <-time.After(detachTimeout):
 		cmd.Process.Kill()
 		cmd.Wait()
@@ -295,7 +317,12 @@ func detach(s *streams, o *upOptions) error {
 		printReady(s.out, *r.m.Info, o.json, true)
 		return nil
 	case r.err == nil && r.m.Error != "":
+		// Reported here, so the log holds nothing more: remove it while
+		// this process still holds it.
 		err = errors.New(r.m.Error)
+		cmd.Wait()
+		os.Remove(logPath)
+		return err
 	default:
 		err = fmt.Errorf("the background testbed failed to start (%v); see %s", r.err, logPath)
 	}

@@ -40,6 +40,7 @@ var forbidden = map[string]string{
 	"wanlab/tun":               "edge package",
 	"wanlab/router":            "edge package",
 	"wanlab/lab":               "edge package",
+	"wanlab/distfile":          "reading files belongs to the edge",
 	"wanlab/outfile":           "file output belongs to the edge",
 	"wanlab/traffic":           "edge package",
 	"wanlab/cmd/":              "edge package",

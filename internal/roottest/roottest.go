@@ -15,12 +15,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"wanlab/internal/testlock"
 	"wanlab/netns"
 )
 
@@ -52,46 +52,15 @@ func NeedRoot(t testing.TB) {
 	Serialize(t)
 }
 
-// lockPath is the file whose flock serialises root tests across the test
-// binaries that `go test ./...` runs in parallel.
-const lockPath = "/run/wl-tests.lock"
-
-var lock struct {
-	sync.Mutex
-	holders int
-	f       *os.File
-}
-
 // Serialize makes the test the only root test running on the machine until
 // it ends. `go test ./...` runs packages in parallel; two packages pushing
 // real traffic through namespaces at once on a 2-core machine would each
-// see the other's load in their RTT and throughput figures. Within one
-// process the lock is counted, so nested helpers and subtests may call it
-// again.
+// see the other's load in their RTT and throughput figures, and a test that
+// checks the machine for leftovers would see the other's testbeds. Nested
+// helpers and subtests may call it again.
 func Serialize(t testing.TB) {
 	t.Helper()
-	lock.Lock()
-	defer lock.Unlock()
-	if lock.holders == 0 {
-		f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
-		if err != nil {
-			t.Fatalf("test lock: %v", err)
-		}
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-			f.Close()
-			t.Fatalf("test lock: %v", err)
-		}
-		lock.f = f
-	}
-	lock.holders++
-	t.Cleanup(func() {
-		lock.Lock()
-		defer lock.Unlock()
-		if lock.holders--; lock.holders == 0 {
-			lock.f.Close() // releases the flock
-			lock.f = nil
-		}
-	})
+	testlock.Hold(t)
 }
 
 // NewTestbed registers a testbed with a random name; at the end of the test

@@ -1,0 +1,119 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// WriteDryRun prints what Execute would run for shard s: every case with
+// its variables and its chains in tc syntax, each test with its options,
+// and each run's seed and results file. The backend, when not nil, gives
+// the total time.
+func (p *Plan) WriteDryRun(w io.Writer, s Shard, b Backend) error {
+	ew := &errWriter{w: w}
+	runs := p.Runs(s)
+	var total time.Duration
+	if b != nil {
+		for _, r := range runs {
+			total += b.Estimate(r)
+		}
+		if len(runs) > 1 {
+			total += time.Duration(len(runs)-1) * p.Pause
+		}
+	}
+	quick := ""
+	if p.Quick {
+		quick = ", quick"
+	}
+	ew.printf("experiment %s (%s, sha256 %.12s%s): %s, %s, %s: %s",
+		p.Name, p.FileName, p.SHA256, quick, plural(len(p.Cases), "case"), plural(p.Tests, "test"), plural(p.Repeat, "repetition"),
+		plural(len(p.Cases)*p.Tests*p.Repeat, "run"))
+	if !s.Whole() {
+		n := 0
+		for _, c := range p.Cases {
+			if s.Contains(c.Number) {
+				n++
+			}
+		}
+		ew.printf("shard %s: %s, %s", s, plural(n, "case"), plural(len(runs), "run"))
+	}
+	if p.Quick {
+		ew.printf("quick: each run shortened to a few seconds, whatever its options say")
+	}
+	if b != nil {
+		ew.printf("time: about %s of runs", roundDuration(total))
+	}
+	if p.Shuffle {
+		ew.printf("order: shuffled (shuffle seed %d)", p.ShuffleSeed)
+	} else {
+		ew.printf("order: each repetition of every case in turn")
+	}
+	for _, c := range p.Cases {
+		if !s.Contains(c.Number) {
+			continue
+		}
+		ew.printf("")
+		ew.printf("case %d of %d: %s", c.Number, len(p.Cases), c.Label())
+		if len(c.Bound) > 0 {
+			ew.printf("  bound: %s", varsLabel(c.Bound))
+		}
+		ew.printf("  up:   %s", chainOrDirect(c.UpTC))
+		ew.printf("  down: %s", chainOrDirect(c.DownTC))
+		for _, r := range c.Runs {
+			if r.Repetition != 1 {
+				continue
+			}
+			ew.printf("  %s%s", r.Test, formatOptions(r.Options))
+			for _, rr := range c.Runs {
+				if rr.TestIndex == r.TestIndex {
+					ew.printf("    #%d seed %d -> %s", rr.Repetition, rr.Seed, rr.File)
+				}
+			}
+		}
+	}
+	return ew.err
+}
+
+func chainOrDirect(tc string) string {
+	if tc == "" {
+		return "(no qdisc)"
+	}
+	return tc
+}
+
+// formatOptions prints options as " key=value key=[a, b]".
+func formatOptions(opts []Option) string {
+	var b strings.Builder
+	for _, o := range opts {
+		b.WriteString(" " + o.Key + "=")
+		v := strings.Join(o.Values, ", ")
+		if len(o.Values) != 1 {
+			v = "[" + v + "]"
+		} else if strings.ContainsAny(v, " \t") {
+			v = fmt.Sprintf("%q", v)
+		}
+		b.WriteString(v)
+	}
+	return b.String()
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// errWriter keeps the first write error, so a printer need not check each.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format+"\n", args...)
+	}
+}

@@ -1,0 +1,299 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ExecOptions say where and how Execute runs a plan.
+type ExecOptions struct {
+	// Dir is the results directory; it is created when missing.
+	Dir string
+	// Shard selects the slice of cases to run; the zero Shard runs all.
+	Shard Shard
+	// Progress receives a line before each run (case i of n, time left)
+	// and a last line with the counts; nil prints nothing.
+	Progress io.Writer
+}
+
+// Report counts what Execute did.
+type Report struct {
+	// Runs is the number of runs in the directory's slice; Skipped were
+	// already complete; Ran were run now.
+	Runs, Skipped, Ran int
+	// Complete, Partial, Failed and Pending count the runs' statuses
+	// afterwards.
+	Complete, Partial, Failed, Pending int
+	// Index is the directory's index as written last.
+	Index *Index
+}
+
+// DirError is a results directory that cannot take this plan: made from
+// another experiment file, with another --quick or --shard, or holding
+// other files. Its message says what to do.
+type DirError struct{ Msg string }
+
+func (e *DirError) Error() string { return e.Msg }
+
+// maxSameFailures stops an experiment after this many runs in a row failed
+// with the same error: a missing privilege or tool fails every run alike,
+// and a campaign should not spend hours confirming it.
+const maxSameFailures = 3
+
+// Execute runs the plan's runs in the shard into the directory, one results
+// file per run plus the index. Running it again on the same directory runs
+// only what is missing or partial: a run counts as complete when its
+// results file is whole and not marked partial, whatever the index says,
+// so a kill at any point loses at most the run in progress. The index is
+// rewritten after every run.
+//
+// A cancelled context ends the current run (the backend keeps what it
+// measured, marked partial) and returns the context's error. A run that
+// fails is recorded and the next one starts.
+func Execute(ctx context.Context, p *Plan, b Backend, o ExecOptions) (*Report, error) {
+	ix, err := prepareDir(p, o)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Index: ix}
+	var todo []*Run
+	for _, r := range p.Runs(o.Shard) {
+		rep.Runs++
+		if ix.run(r.File).Status == StatusComplete {
+			rep.Skipped++
+			continue
+		}
+		todo = append(todo, r)
+	}
+	if err := writeIndex(o.Dir, ix); err != nil {
+		return nil, err
+	}
+	prog := newProgress(o.Progress, b, todo, p, rep.Skipped, rep.Runs)
+	var lastErr string
+	same := 0
+	for i, r := range todo {
+		if i > 0 && p.Pause > 0 {
+			if err := sleep(ctx, p.Pause); err != nil {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		prog.start(i)
+		started := time.Now()
+		path := filepath.Join(o.Dir, r.File)
+		runErr := b.Run(ctx, r, path)
+		prog.done(i, time.Since(started))
+		rep.Ran++
+		entry := ix.run(r.File)
+		status, reason := fileStatus(path, r.Test)
+		entry.Status, entry.Error = status, reason
+		switch {
+		case status == StatusPending:
+			entry.Status = StatusFailed
+			if runErr != nil {
+				entry.Error = runErr.Error()
+			} else if reason == "" {
+				entry.Error = "the run wrote no results file"
+			}
+		case runErr != nil && status == StatusPartial && entry.Error == "":
+			entry.Error = runErr.Error()
+		}
+		if err := writeIndex(o.Dir, ix); err != nil {
+			return rep, err
+		}
+		if entry.Status == StatusFailed {
+			prog.printf("wanlab: %s: run failed: %s", r.File, entry.Error)
+			if entry.Error == lastErr {
+				same++
+			} else {
+				lastErr, same = entry.Error, 1
+			}
+			if same >= maxSameFailures && ctx.Err() == nil {
+				countStatuses(rep, ix)
+				return rep, fmt.Errorf("stopped: the last %d runs failed the same way (%s); fix that and run the same command again to go on", same, entry.Error)
+			}
+		} else {
+			lastErr, same = "", 0
+		}
+	}
+	countStatuses(rep, ix)
+	prog.printf("%s: %d runs: %d complete, %d partial, %d failed, %d not run (%d run now, %d were complete)",
+		o.Dir, rep.Runs, rep.Complete, rep.Partial, rep.Failed, rep.Pending, rep.Ran, rep.Skipped)
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+func countStatuses(rep *Report, ix *Index) {
+	n := ix.Counts()
+	rep.Complete, rep.Partial, rep.Failed, rep.Pending = n[StatusComplete], n[StatusPartial], n[StatusFailed], n[StatusPending]
+}
+
+// prepareDir creates the directory or checks that it holds this
+// experiment, and returns its index with every run's status read from its
+// results file.
+func prepareDir(p *Plan, o ExecOptions) (*Index, error) {
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, &DirError{fmt.Sprintf("results directory %s: %v: give a directory (new or made by wanlab experiment run) with -o", o.Dir, err)}
+	}
+	ix := newIndex(p, o.Shard)
+	old, err := ReadIndex(o.Dir)
+	switch {
+	case errors.Is(err, ErrNoIndex):
+		if err := checkEmpty(o.Dir); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	default:
+		if err := compatible(old, ix, o.Dir); err != nil {
+			return nil, err
+		}
+	}
+	for ci := range ix.Cases {
+		for ri := range ix.Cases[ci].Runs {
+			r := &ix.Cases[ci].Runs[ri]
+			status, reason := fileStatus(filepath.Join(o.Dir, r.File), r.Test)
+			r.Status = status
+			if status == StatusPartial {
+				r.Error = reason
+			}
+			if status == StatusPending && old != nil {
+				// Keep why an earlier attempt failed until it is run again.
+				if prev := old.run(r.File); prev != nil && prev.Status == StatusFailed {
+					r.Status, r.Error = StatusFailed, prev.Error
+				}
+			}
+		}
+	}
+	return ix, nil
+}
+
+// checkEmpty refuses a directory with files in it but no index: wanlab did
+// not make it, and its files might be overwritten.
+func checkEmpty(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			return &DirError{fmt.Sprintf("%s is not empty and has no %s: give a new or empty directory with -o", dir, IndexName)}
+		}
+	}
+	return nil
+}
+
+// compatible refuses to resume a directory made from another experiment
+// file or with other --quick or --shard settings.
+func compatible(old, ix *Index, dir string) error {
+	if old.File.SHA256 != ix.File.SHA256 {
+		return &DirError{fmt.Sprintf("%s holds experiment %q made from another file (%s, sha256 %.12s; this file is sha256 %.12s): give another -o DIR, or run the file that made it (its text is in %s under file.content)",
+			dir, old.Name, old.File.Name, old.File.SHA256, ix.File.SHA256, filepath.Join(dir, IndexName))}
+	}
+	if old.Quick != ix.Quick {
+		was, flag := "without", "leave out --quick"
+		if old.Quick {
+			was, flag = "with", "add --quick"
+		}
+		return &DirError{fmt.Sprintf("%s was made %s --quick: %s to resume it, or give another -o DIR", dir, was, flag)}
+	}
+	if old.Shard != ix.Shard {
+		was := "the whole experiment"
+		if old.Shard != "" {
+			was = "shard " + old.Shard
+		}
+		want := "--shard " + old.Shard
+		if old.Shard == "" {
+			want = "no --shard"
+		}
+		return &DirError{fmt.Sprintf("%s holds %s: resume it with %s, or give another -o DIR", dir, was, want)}
+	}
+	return nil
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// progress prints a line per run: its position, the case, and the time
+// left, estimated from the backend's run lengths scaled by how long the
+// runs so far took against their estimates (setting up a testbed adds
+// a second or two to every run).
+type progress struct {
+	w        io.Writer
+	todo     []*Run
+	p        *Plan
+	skipped  int
+	total    int
+	estimate []time.Duration
+	doneEst  time.Duration
+	doneReal time.Duration
+	began    time.Time
+}
+
+func newProgress(w io.Writer, b Backend, todo []*Run, p *Plan, skipped, total int) *progress {
+	pr := &progress{w: w, todo: todo, p: p, skipped: skipped, total: total, began: time.Now()}
+	for _, r := range todo {
+		pr.estimate = append(pr.estimate, b.Estimate(r))
+	}
+	return pr
+}
+
+func (pr *progress) printf(format string, args ...any) {
+	if pr.w != nil {
+		fmt.Fprintf(pr.w, format+"\n", args...)
+	}
+}
+
+func (pr *progress) start(i int) {
+	if pr.w == nil {
+		return
+	}
+	var left time.Duration
+	for _, e := range pr.estimate[i:] {
+		left += e
+	}
+	if pr.doneEst > 0 {
+		left = time.Duration(float64(left) * float64(pr.doneReal) / float64(pr.doneEst))
+	}
+	left += time.Duration(len(pr.todo)-i-1) * pr.p.Pause
+	r := pr.todo[i]
+	test := r.Test
+	if pr.p.Repeat > 1 {
+		test += fmt.Sprintf(" #%d", r.Repetition)
+	}
+	pr.printf("[%d/%d] case %d of %d: %s: %s (about %s left)", pr.skipped+i+1, pr.total, r.Case.Number, len(pr.p.Cases),
+		r.Case.Label(), test, roundDuration(left))
+}
+
+func (pr *progress) done(i int, took time.Duration) {
+	pr.doneEst += pr.estimate[i]
+	pr.doneReal += took
+}
+
+// roundDuration rounds a time left to what a person reads: seconds under
+// ten minutes, minutes above.
+func roundDuration(d time.Duration) time.Duration {
+	if d > 10*time.Minute {
+		return d.Round(time.Minute)
+	}
+	return d.Round(time.Second)
+}

@@ -1,0 +1,304 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const sweep = `
+name: sweep
+vars:
+  delay: [10ms, 30ms, 50ms]
+  cc: [reno, cubic]
+path:
+  up: "netem delay ${delay}"
+  down: "netem delay 5ms"
+tests:
+  - test: tcp_upload
+    duration: 2s
+    cc: ${cc}
+repeat: 2
+`
+
+func files(runs []*Run) []string {
+	var out []string
+	for _, r := range runs {
+		out = append(out, r.File)
+	}
+	return out
+}
+
+func TestExecuteResumesOnlyWhatIsMissing(t *testing.T) {
+	p := mustLoad(t, sweep, false)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := &fakeBackend{cancelAfter: 5, cancel: cancel}
+	var prog bytes.Buffer
+	rep, err := Execute(ctx, p, first, ExecOptions{Dir: dir, Progress: &prog})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted Execute: err %v", err)
+	}
+	if len(first.ran) != 5 || rep.Complete != 4 || rep.Partial != 1 || rep.Pending != 7 {
+		t.Fatalf("after the interruption: ran %d, %d complete, %d partial, %d pending", len(first.ran), rep.Complete, rep.Partial, rep.Pending)
+	}
+	if !strings.Contains(prog.String(), "[1/12] case 1 of 6: delay=10ms cc=reno: tcp_upload #1") {
+		t.Errorf("progress:\n%s", prog.String())
+	}
+	ix, err := ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ix.Counts(); n[StatusComplete] != 4 || n[StatusPartial] != 1 {
+		t.Errorf("index after the interruption: %v", n)
+	}
+
+	second := &fakeBackend{}
+	rep, err = Execute(context.Background(), p, second, ExecOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := files(p.Runs(Shard{}))
+	want := append([]string{first.ran[4]}, all[5:]...) // the partial one and those never run
+	if !slices.Equal(second.ran, want) {
+		t.Errorf("resume ran %v, want %v", second.ran, want)
+	}
+	if rep.Skipped != 4 || rep.Complete != 12 || rep.Ran != 8 {
+		t.Errorf("resume: %+v", rep)
+	}
+
+	// A third run has nothing to do.
+	third := &fakeBackend{}
+	if _, err := Execute(context.Background(), p, third, ExecOptions{Dir: dir}); err != nil || len(third.ran) != 0 {
+		t.Errorf("a complete directory ran %v again (err %v)", third.ran, err)
+	}
+}
+
+// TestResumeTrustsTheFiles: the results files, not the index, say what is
+// done. A kill between a results file's commit and the index's rewrite
+// leaves the run pending in the index; it must not run again. A results
+// file removed by hand is run again.
+func TestResumeTrustsTheFiles(t *testing.T) {
+	p := mustLoad(t, sweep, false)
+	dir := t.TempDir()
+	if _, err := Execute(context.Background(), p, &fakeBackend{}, ExecOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	ix, _ := ReadIndex(dir)
+	ix.Cases[0].Runs[0].Status = StatusPending
+	if err := writeIndex(dir, ix); err != nil {
+		t.Fatal(err)
+	}
+	gone := ix.Cases[1].Runs[1].File
+	if err := os.Remove(filepath.Join(dir, gone)); err != nil {
+		t.Fatal(err)
+	}
+	b := &fakeBackend{}
+	if _, err := Execute(context.Background(), p, b, ExecOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(b.ran, []string{gone}) {
+		t.Errorf("ran %v, want only %s", b.ran, gone)
+	}
+}
+
+func TestExecuteRefusesAnotherDirectory(t *testing.T) {
+	p := mustLoad(t, sweep, false)
+	dir := t.TempDir()
+	if _, err := Execute(context.Background(), p, &fakeBackend{}, ExecOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	other := mustLoad(t, strings.Replace(sweep, "repeat: 2", "repeat: 3", 1), false)
+	quick := mustLoad(t, sweep, true)
+	stray := t.TempDir()
+	os.WriteFile(filepath.Join(stray, "notes.txt"), []byte("mine"), 0o644)
+	for _, c := range []struct {
+		name  string
+		p     *Plan
+		dir   string
+		shard Shard
+		want  string
+	}{
+		{"other file", other, dir, Shard{}, "made from another file"},
+		{"quick", quick, dir, Shard{}, "made without --quick"},
+		{"shard", p, dir, Shard{1, 2}, "holds the whole experiment: resume it with no --shard"},
+		{"not ours", p, stray, Shard{}, "not empty and has no index.json"},
+		{"a file", p, filepath.Join(stray, "notes.txt"), Shard{}, "give a directory"},
+	} {
+		b := &fakeBackend{}
+		_, err := Execute(context.Background(), c.p, b, ExecOptions{Dir: c.dir, Shard: c.shard})
+		var de *DirError
+		if !errors.As(err, &de) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want a DirError with %q", c.name, err, c.want)
+		}
+		if len(b.ran) != 0 {
+			t.Errorf("%s: ran %v", c.name, b.ran)
+		}
+	}
+}
+
+func TestExecuteStopsOnRepeatedFailure(t *testing.T) {
+	p := mustLoad(t, sweep, false)
+	dir := t.TempDir()
+	b := &fakeBackend{failTests: map[string]bool{"tcp_upload": true}}
+	rep, err := Execute(context.Background(), p, b, ExecOptions{Dir: dir})
+	if err == nil || !strings.Contains(err.Error(), "the last 3 runs failed the same way (the testbed could not be built)") {
+		t.Fatalf("err %v", err)
+	}
+	if len(b.ran) != 3 || rep.Failed != 3 {
+		t.Errorf("ran %d, %d failed", len(b.ran), rep.Failed)
+	}
+	ix, _ := ReadIndex(dir)
+	if r := ix.Cases[0].Runs[0]; r.Status != StatusFailed || r.Error != "the testbed could not be built" {
+		t.Errorf("failed run in the index: %+v", r)
+	}
+	// Fixed, the same command goes on and keeps nothing of the failures.
+	if _, err := Execute(context.Background(), p, &fakeBackend{}, ExecOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if ix, _ := ReadIndex(dir); ix.Counts()[StatusComplete] != 12 {
+		t.Errorf("after the fix: %v", ix.Counts())
+	}
+}
+
+func TestShardsAreDisjointAndCover(t *testing.T) {
+	p := mustLoad(t, sweep+"shuffle: true\n", false)
+	all := files(p.Runs(Shard{}))
+	var union []string
+	for k := 1; k <= 4; k++ {
+		union = append(union, files(p.Runs(Shard{k, 4}))...)
+	}
+	sort.Strings(all)
+	sort.Strings(union)
+	if !slices.Equal(all, union) {
+		t.Errorf("shards' runs %v, all %v", union, all)
+	}
+	// Shuffled, and the same order every time.
+	canon := files(mustLoad(t, sweep, false).Runs(Shard{}))
+	order := files(p.Runs(Shard{}))
+	if slices.Equal(order, canon) {
+		t.Error("shuffle: true kept the canonical order")
+	}
+	if !slices.Equal(order, files(mustLoad(t, sweep+"shuffle: true\n", false).Runs(Shard{}))) {
+		t.Error("the shuffled order is not reproducible")
+	}
+}
+
+// TestMergeEqualsUnsharded: two shards, run apart and merged, give the
+// same index and results files as the experiment run whole.
+func TestMergeEqualsUnsharded(t *testing.T) {
+	p := mustLoad(t, sweep+"shuffle: true\n", false)
+	whole, s1, s2, merged := t.TempDir(), t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "merged")
+	for _, x := range []struct {
+		dir   string
+		shard Shard
+	}{{whole, Shard{}}, {s1, Shard{1, 2}}, {s2, Shard{2, 2}}} {
+		if _, err := Execute(context.Background(), p, &fakeBackend{}, ExecOptions{Dir: x.dir, Shard: x.shard}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix1, _ := ReadIndex(s1)
+	if ix1.Shard != "1/2" || len(ix1.Cases) != 3 {
+		t.Errorf("shard 1/2 index: shard %q, %d cases", ix1.Shard, len(ix1.Cases))
+	}
+	if _, err := Merge(context.Background(), merged, []string{s2, s1}); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(filepath.Join(whole, IndexName))
+	got, _ := os.ReadFile(filepath.Join(merged, IndexName))
+	if !bytes.Equal(got, want) {
+		t.Errorf("merged index differs from the unsharded one:\n%s\nwant:\n%s", got, want)
+	}
+	for _, r := range p.Runs(Shard{}) {
+		a, _ := os.ReadFile(filepath.Join(whole, r.File))
+		b, err := os.ReadFile(filepath.Join(merged, r.File))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: merged file differs (err %v)", r.File, err)
+		}
+	}
+	// The merged directory is complete: running it again runs nothing.
+	b := &fakeBackend{}
+	if _, err := Execute(context.Background(), p, b, ExecOptions{Dir: merged}); err != nil || len(b.ran) != 0 {
+		t.Errorf("running the merged directory ran %v (err %v)", b.ran, err)
+	}
+}
+
+func TestMergeOneShardThenComplete(t *testing.T) {
+	p := mustLoad(t, sweep, false)
+	s1, merged := t.TempDir(), t.TempDir()
+	if _, err := Execute(context.Background(), p, &fakeBackend{}, ExecOptions{Dir: s1, Shard: Shard{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Merge(context.Background(), merged, []string{s1}); err != nil {
+		t.Fatal(err)
+	}
+	// The missing shard's cases are run into the merged directory.
+	b := &fakeBackend{}
+	if _, err := Execute(context.Background(), p, b, ExecOptions{Dir: merged}); err != nil {
+		t.Fatal(err)
+	}
+	if want := files(p.Runs(Shard{2, 2})); !slices.Equal(b.ran, want) {
+		t.Errorf("ran %v, want shard 2's %v", b.ran, want)
+	}
+}
+
+func TestMergeRefusesOtherExperiments(t *testing.T) {
+	a, b, q := t.TempDir(), t.TempDir(), t.TempDir()
+	ctx := context.Background()
+	if _, err := Execute(ctx, mustLoad(t, sweep, false), &fakeBackend{}, ExecOptions{Dir: a, Shard: Shard{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Execute(ctx, mustLoad(t, sweep+"seed: 9\n", false), &fakeBackend{}, ExecOptions{Dir: b, Shard: Shard{2, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Execute(ctx, mustLoad(t, sweep, true), &fakeBackend{}, ExecOptions{Dir: q, Shard: Shard{2, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dirs []string
+		want string
+	}{
+		{[]string{a, b}, "different experiment files"},
+		{[]string{a, q}, "differ in --quick"},
+		{[]string{a, t.TempDir()}, "no index.json"},
+	} {
+		out := filepath.Join(t.TempDir(), "m")
+		_, err := Merge(ctx, out, c.dirs)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("merge %v: err %v, want %q", c.dirs, err, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(out, IndexName)); err == nil {
+			t.Errorf("merge %v wrote an index", c.dirs)
+		}
+	}
+}
+
+func TestDryRun(t *testing.T) {
+	p := mustLoad(t, sweep, false)
+	var b bytes.Buffer
+	if err := p.WriteDryRun(&b, Shard{2, 3}, &fakeBackend{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, w := range []string{
+		"experiment sweep (x.yaml, sha256 ", "6 cases, 1 test, 2 repetitions: 12 runs",
+		"shard 2/3: 2 cases, 4 runs", "time: about 12s of runs",
+		"case 2 of 6: delay=10ms cc=cubic", "  up:   netem limit 1000 delay 10ms", "  down: netem limit 1000 delay 5ms",
+		"  tcp_upload duration=2s cc=cubic", "#2 seed ", "-> c002-tcp_upload-r2.json.gz",
+		"case 5 of 6: delay=50ms cc=reno",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("dry run lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "case 1 of 6") {
+		t.Errorf("dry run of shard 2/3 shows case 1:\n%s", out)
+	}
+}
