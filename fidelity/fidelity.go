@@ -10,10 +10,13 @@
 //     smallest non-zero configured one-way delay of the run (a 10 ms path
 //     tolerates 1 ms, a 2 ms path 0.2 ms, a path without delay 1 ms), or
 //   - the TUN ring in front of the router dropped packets: those are drops
-//     the chain did not decide.
+//     the chain did not decide, or
+//   - the router's loop was saturated: it spent at least MaxBusy of its time
+//     working on packets, so that it, not the chain, set the pace (a
+//     TCP flow through a path without a rate then runs as fast as the
+//     router, and its packets wait in the ring unseen).
 //
-// Later inputs (the router's CPU, say) add causes here; they do not add new
-// definitions elsewhere.
+// Later inputs add causes here; they do not add new definitions elsewhere.
 package fidelity
 
 import (
@@ -26,6 +29,10 @@ import (
 // MaxLateness is the release lateness p99 above which no run is faithful.
 const MaxLateness = time.Millisecond
 
+// MaxBusy is the share of its running time a router loop may spend working
+// on packets (reading, deciding, writing) before it counts as saturated.
+const MaxBusy = 0.95
+
 // Direction is what the verdict needs to know about one direction.
 type Direction struct {
 	// Name is "up" or "down".
@@ -37,11 +44,16 @@ type Direction struct {
 	// RingDrops counts packets the kernel dropped at the TUN ring in front
 	// of the direction's router loop.
 	RingDrops uint64
+	// Running is how long the direction's loop has run; Busy how much of
+	// that it spent in passes that read or released packets (0 when not
+	// known: no cpu_saturated cause then).
+	Running, Busy time.Duration
 }
 
 // Cause is one reason a direction is not faithful.
 type Cause struct {
-	// Code is a stable identifier: "late_releases" or "ring_drops".
+	// Code is a stable identifier: "late_releases", "ring_drops" or
+	// "cpu_saturated".
 	Code string `json:"code"`
 	// Text explains it to a person, with the figures.
 	Text string `json:"text"`
@@ -79,6 +91,11 @@ func Judge(d Direction, minDelay time.Duration) Verdict {
 		v.Causes = append(v.Causes, Cause{Code: "ring_drops", Text: fmt.Sprintf(
 			"the kernel dropped %d packets in the TUN ring in front of the router, which the chain did not decide: the router did not read them in time",
 			d.RingDrops)})
+	}
+	if d.Running > 0 && float64(d.Busy) >= MaxBusy*float64(d.Running) {
+		v.Causes = append(v.Causes, Cause{Code: "cpu_saturated", Text: fmt.Sprintf(
+			"the router's loop was saturated: it spent %.0f%% of its %v working on packets (%.0f%% at most is kept up with); the router, not the chain, set the pace, and packets waited in front of it unseen: give the router more CPU, or compare with --granularity gso, which takes GSO super-packets whole",
+			100*float64(d.Busy)/float64(d.Running), d.Running.Round(time.Millisecond), 100*MaxBusy)})
 	}
 	v.Faithful = len(v.Causes) == 0
 	return v

@@ -46,7 +46,7 @@ type Options struct {
 	Pcap string
 	// DeviceKind selects the TUN implementation. The zero value is
 	// tun.Offload; tun.VNet is the router's fastest (GSO super-packets
-	// cross whole where the chain allows).
+	// enter the link whole).
 	DeviceKind tun.Kind
 	// RealTimePriority, between 1 and 99, runs the router's loops with
 	// SCHED_FIFO at that priority (router.Config.RealTimePriority); 0
@@ -56,6 +56,11 @@ type Options struct {
 	// qdisc.FramingEthernet (the zero value: the 14-byte header of an
 	// Ethernet interface, as the paths compared with have) or FramingIP.
 	Framing qdisc.Framing
+	// Granularity is what the qdiscs take as one packet when a GSO
+	// super-packet reaches them (router.Config.Granularity): each wire
+	// segment (qdisc.GranularitySegment, the zero value, as on the link)
+	// or the whole (GranularityGSO, as tc on the sending host's egress).
+	Granularity qdisc.Granularity
 	// Seed is the run's seed: each direction's qdiscs draw from a stream
 	// derived from it and the direction's name (link.DirectionSeed), as in
 	// `wanlab sim`, so one seed means the same streams in both.

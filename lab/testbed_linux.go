@@ -207,13 +207,14 @@ func (t *Testbed) startRouter(ctx context.Context) error {
 	c, s := t.hosts[Client], t.hosts[Server]
 	ci, si := t.info.Client.IfName, t.info.Server.IfName
 	cfg := router.Config{
-		Up:       link.Config{Name: "up", Chain: t.opts.Up, Trace: t.opts.UpTrace, Env: qdisc.Env{Seed: link.DirectionSeed(t.opts.Seed, "up")}},
-		Down:     link.Config{Name: "down", Chain: t.opts.Down, Trace: t.opts.DownTrace, Env: qdisc.Env{Seed: link.DirectionSeed(t.opts.Seed, "down")}},
-		Client:   t.devs[0],
-		Server:   t.devs[1],
-		ClientIf: ci,
-		ServerIf: si,
-		Framing:  t.opts.Framing,
+		Up:          link.Config{Name: "up", Chain: t.opts.Up, Trace: t.opts.UpTrace, Env: qdisc.Env{Seed: link.DirectionSeed(t.opts.Seed, "up")}},
+		Down:        link.Config{Name: "down", Chain: t.opts.Down, Trace: t.opts.DownTrace, Env: qdisc.Env{Seed: link.DirectionSeed(t.opts.Seed, "down")}},
+		Client:      t.devs[0],
+		Server:      t.devs[1],
+		ClientIf:    ci,
+		ServerIf:    si,
+		Framing:     t.opts.Framing,
+		Granularity: t.opts.Granularity,
 		// The kernel queues packets only on their way from a host to the
 		// router: a direction loses them at its ingress TUN's ring.
 		UpRing:           router.TUNRing(c, ci),

@@ -20,9 +20,10 @@ type tap struct {
 // Enqueue counts p as a duplicate and offers it to the root.
 func (t *tap) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
 	d := t.d
-	d.total.c.Duplicated++
+	segs := uint64(p.Segments())
+	d.total.c.Duplicated += segs
 	if d.perFlow {
-		d.flow(p.Flow).c.Duplicated++
+		d.flow(p.Flow).c.Duplicated += segs
 	}
 	if d.hook != nil {
 		d.emit(now, Enqueue, qdisc.ReasonNone, nil, p)

@@ -13,10 +13,10 @@ import (
 )
 
 // Counters is a snapshot of what crossed a direction (or one flow of it).
-// Packets are counted as buffers (a GSO super-packet counts once; the
-// router adds the segments it stands for); bytes are framed bytes as the
-// emulated device counts them (qdisc.Env.PktLen: the IP length plus the
-// framing's header, 14 bytes on Ethernet framing).
+// Packets are wire segments: a GSO super-packet counts as the segments it
+// stands for (packet.Segments); bytes are framed bytes as the emulated
+// device counts them (qdisc.Env.PktLen: the IP length plus the framing's
+// header, 14 bytes on Ethernet framing, for every segment).
 //
 // Every packet that entered is accounted for exactly once:
 // Sent + Duplicated = Delivered + Dropped + Queued.
@@ -50,7 +50,8 @@ type Counters struct {
 	// qdisc tree, on the trace's wire, or due but not yet dequeued.
 	Queued uint64 `json:"queued"`
 	// Delay summarises the delay (leave time - Arrival) of delivered
-	// packets.
+	// packets: one sample per buffer, a super-packet that left whole
+	// being one.
 	Delay Delay `json:"delay"`
 }
 
@@ -156,18 +157,22 @@ type acc struct {
 	sumHi      uint64 // 128-bit sum of delays, so the mean stays exact
 	sumLo      uint64
 	minD, maxD int64
+	n          uint64      // delay samples: one per delivered packet (buffer)
 	h          *stats.Hist // only without keep: exact samples make it redundant
 	keep       bool
 	samples    []int64
 }
 
-func (a *acc) delivered(n int, d int64) {
-	a.c.Delivered++
+// delivered counts a packet of segs wire segments and n bytes that left
+// after d ns: one delay sample.
+func (a *acc) delivered(segs, n int, d int64) {
+	a.c.Delivered += uint64(segs)
 	a.c.BytesOut += uint64(n)
+	a.n++
 	if d < 0 {
 		d = 0
 	}
-	if a.c.Delivered == 1 || d < a.minD {
+	if a.n == 1 || d < a.minD {
 		a.minD = d
 	}
 	if d > a.maxD {
@@ -186,10 +191,11 @@ func (a *acc) delivered(n int, d int64) {
 	a.h.Add(d)
 }
 
-func (a *acc) dropped(why qdisc.Reason) {
-	a.c.Dropped++
+// dropped counts segs wire segments dropped for why.
+func (a *acc) dropped(segs uint64, why qdisc.Reason) {
+	a.c.Dropped += segs
 	if int(why) < qdisc.NumReasons {
-		a.c.DroppedByReason[why]++
+		a.c.DroppedByReason[why] += segs
 	}
 }
 
@@ -197,7 +203,7 @@ func (a *acc) dropped(why qdisc.Reason) {
 func (a *acc) snapshot() Counters {
 	c := a.c
 	c.Queued = c.Sent + c.Duplicated - c.Delivered - c.Dropped
-	n := c.Delivered
+	n := a.n
 	if n == 0 {
 		return c
 	}

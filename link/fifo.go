@@ -33,7 +33,7 @@ func (d *direct) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 	if p == nil {
 		return nil, clock.Never
 	}
-	d.stats.Packets++
+	d.stats.Packets += uint64(p.Segments())
 	d.stats.Bytes += uint64(d.env.PktLen(p))
 	return p, now
 }
@@ -46,7 +46,7 @@ func (d *direct) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 }
 
 func (d *direct) Len() int           { return d.q.Len() }
-func (d *direct) Backlog() int       { return d.q.Bytes() + d.q.Len()*d.env.Framing.HeaderLen() }
+func (d *direct) Backlog() int       { return d.q.Bytes() + d.q.Segs()*d.env.Framing.HeaderLen() }
 func (d *direct) Kind() string       { return "direct" }
 func (d *direct) Child() qdisc.Qdisc { return nil }
 func (d *direct) Config() qdisc.Spec { return directSpec{} }
@@ -65,8 +65,8 @@ func (d *direct) Change(_ clock.Time, spec qdisc.Spec) error {
 // Flush drops every packet with ReasonFlushed.
 func (d *direct) Flush(now clock.Time) {
 	for p := d.q.Pop(); p != nil; p = d.q.Pop() {
-		d.stats.Drops++
-		d.stats.DropsByReason[qdisc.ReasonFlushed]++
+		d.stats.Drops += uint64(p.Segments())
+		d.stats.DropsByReason[qdisc.ReasonFlushed] += uint64(p.Segments())
 		d.env.Drop(now, p, d, qdisc.ReasonFlushed)
 	}
 }

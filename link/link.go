@@ -56,7 +56,6 @@ type Direction struct {
 	hook Hook
 	ev   Event
 
-	hdr  int         // the framing's header: bytes count as the device counts them
 	root qdisc.Qdisc // the tree as built, nil for a direct path
 	q    qdisc.Qdisc // where packets enter: root, or a direct FIFO
 	env  *qdisc.Env
@@ -94,7 +93,6 @@ func New(cfg Config) (*Direction, error) {
 		trace:   cfg.Trace,
 		perFlow: cfg.PerFlow,
 		keep:    cfg.KeepDelays,
-		hdr:     cfg.Env.Framing.HeaderLen(),
 		env:     new(qdisc.Env),
 	}
 	*d.env = cfg.Env
@@ -167,12 +165,12 @@ func (d *Direction) Len() int {
 func (d *Direction) Enqueue(now clock.Time, p *packet.Packet) {
 	d.now = now
 	p.Arrival = now
-	n := uint64(p.Len() + d.hdr)
-	d.total.c.Sent++
+	segs, n := uint64(p.Segments()), uint64(d.env.PktLen(p))
+	d.total.c.Sent += segs
 	d.total.c.BytesIn += n
 	if d.perFlow {
 		a := d.flow(p.Flow)
-		a.c.Sent++
+		a.c.Sent += segs
 		a.c.BytesIn += n
 	}
 	if d.hook != nil {
@@ -267,15 +265,15 @@ func (d *Direction) advance(now clock.Time, inclusive bool) {
 // deliver accounts for p leaving at now.
 func (d *Direction) deliver(now clock.Time, p *packet.Packet) {
 	delay := int64(now - p.Arrival)
-	n := p.Len() + d.hdr
-	d.total.delivered(n, delay)
+	segs, n := p.Segments(), d.env.PktLen(p)
+	d.total.delivered(segs, n, delay)
 	reordered := p.Flow >= 0 && d.reordered(p.Flow, p.Seq)
 	if reordered {
 		d.total.c.Reordered++
 	}
 	if d.perFlow {
 		a := d.flow(p.Flow)
-		a.delivered(n, delay)
+		a.delivered(segs, n, delay)
 		if reordered {
 			a.c.Reordered++
 		}
@@ -331,9 +329,10 @@ func (d *Direction) flow(f int32) *acc {
 // Drop implements qdisc.Observer: it counts p as dropped by from for why,
 // reports it to the hook and frees it.
 func (d *Direction) Drop(now clock.Time, p *packet.Packet, from qdisc.Qdisc, why qdisc.Reason) {
-	d.total.dropped(why)
+	segs := uint64(p.Segments())
+	d.total.dropped(segs, why)
 	if d.perFlow {
-		d.flow(p.Flow).dropped(why)
+		d.flow(p.Flow).dropped(segs, why)
 	}
 	if d.hook != nil {
 		d.emit(now, Drop, why, from, p)
@@ -344,9 +343,10 @@ func (d *Direction) Drop(now clock.Time, p *packet.Packet, from qdisc.Qdisc, why
 // Mark implements qdisc.Observer: it counts the CE mark and reports it to
 // the hook; p stays in the tree.
 func (d *Direction) Mark(now clock.Time, p *packet.Packet, from qdisc.Qdisc, why qdisc.Reason) {
-	d.total.c.Marked++
+	segs := uint64(p.Segments())
+	d.total.c.Marked += segs
 	if d.perFlow {
-		d.flow(p.Flow).c.Marked++
+		d.flow(p.Flow).c.Marked += segs
 	}
 	if d.hook != nil {
 		d.emit(now, Mark, why, from, p)

@@ -203,7 +203,7 @@ func TestHistogramPercentilesWithinOnePercent(t *testing.T) {
 		// Log-uniform from 1 µs to 10 s, so every octave is exercised.
 		v := int64(1e3 * math.Pow(10, r.Float64()*7))
 		a.c.Sent++
-		a.delivered(100, v)
+		a.delivered(1, 100, v)
 		xs = append(xs, float64(v))
 	}
 	slices.Sort(xs)
@@ -226,7 +226,7 @@ func TestHistogramPercentilesWithinOnePercent(t *testing.T) {
 	// Small values are exact.
 	var b acc
 	for _, v := range []int64{3, 5, 7, 9} {
-		b.delivered(1, v)
+		b.delivered(1, 1, v)
 	}
 	if s := b.snapshot(); s.Delay.P50 != 6 || s.Delay.P90 != 8.4 {
 		t.Errorf("small values: %+v", s.Delay)

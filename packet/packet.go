@@ -48,6 +48,16 @@ type Packet struct {
 	// Segs is the number of wire segments this buffer stands for (1 unless it
 	// is a GSO super-packet).
 	Segs int32
+	// SegSize is a super-packet's payload bytes in every segment but the
+	// last (its gso_size); SegHdr is the IP and transport header bytes at
+	// the front of every segment (0 when not known). Segments, WireLen and
+	// SegmentLen derive the segments from them.
+	SegSize, SegHdr int32
+	// VNet records that the VirtioNetHdrLen bytes in front of the data hold
+	// the packet's virtio_net_hdr, which says how to segment it and
+	// whether its transport checksum is complete. A super-packet (Segs > 1)
+	// always has one; Cut, Clone and FinishChecksum keep it right.
+	VNet bool
 	// Dup marks a netem duplicate, which is never duplicated again.
 	Dup bool
 	// Marked records that the emulator set CE on this packet.
@@ -66,6 +76,34 @@ func (p *Packet) Bytes() []byte { return p.buf[p.off : p.off+p.n] }
 // Len returns the number of data bytes: the IP total length on TUN, which is
 // what Linux's qdisc_pkt_len counts on a TUN device.
 func (p *Packet) Len() int { return p.n }
+
+// Segments returns the wire segments p stands for: Segs, at least 1.
+func (p *Packet) Segments() int {
+	if p.Segs < 1 {
+		return 1
+	}
+	return int(p.Segs)
+}
+
+// WireLen returns the IP bytes of all of p's wire segments: Len, plus the
+// headers every segment after the first repeats.
+func (p *Packet) WireLen() int {
+	if p.Segs <= 1 {
+		return p.n
+	}
+	return p.n + int(p.Segs-1)*int(p.SegHdr)
+}
+
+// SegmentLen returns the IP length of segment i (from 0) of p: SegHdr plus
+// SegSize payload bytes, the last segment what remains. For a packet that
+// is no super-packet it is Len.
+func (p *Packet) SegmentLen(i int) int {
+	if p.Segs <= 1 {
+		return p.n
+	}
+	rest := p.n - int(p.SegHdr) - i*int(p.SegSize)
+	return int(p.SegHdr) + min(int(p.SegSize), rest)
+}
 
 // Headroom returns how many bytes can be prepended without copying.
 func (p *Packet) Headroom() int { return p.off }
@@ -159,18 +197,23 @@ func (pl *Pool) Put(p *Packet) {
 	pl.free = append(pl.free, p)
 }
 
-// Clone returns a copy of p (data and metadata) in a buffer of pl. It panics
-// if p's data cannot fit in pl's buffers.
+// Clone returns a copy of p (data, metadata and, with VNet, the
+// virtio_net_hdr in front of the data) in a buffer of pl. It panics if p
+// cannot fit in pl's buffers.
 func (pl *Pool) Clone(p *Packet) *Packet {
-	if p.n > pl.size {
-		panic(fmt.Sprintf("packet: Clone of a %d-byte packet into a pool of %d-byte buffers", p.n, pl.size))
+	front := 0
+	if p.VNet {
+		front = VirtioNetHdrLen
+	}
+	if p.n+front > pl.size {
+		panic(fmt.Sprintf("packet: Clone of a %d-byte packet into a pool of %d-byte buffers", p.n+front, pl.size))
 	}
 	c := pl.Get()
-	c.off = p.off
+	c.off = max(p.off, front)
 	if c.off+p.n > len(c.buf) {
-		c.off = 0
+		c.off = front
 	}
-	copy(c.buf[c.off:], p.Bytes())
+	copy(c.buf[c.off-front:], p.buf[p.off-front:p.off+p.n])
 	buf, off, pool := c.buf, c.off, c.pool
 	*c = *p
 	c.buf, c.off, c.pool, c.live = buf, off, pool, true

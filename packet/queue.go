@@ -1,18 +1,38 @@
 package packet
 
 // Queue is a FIFO of packets in a growable circular buffer of a power-of-two
-// size: no allocation in steady state, O(1) at both ends. The zero value is
-// an empty queue.
+// size: no allocation in steady state, O(1) at both ends. It counts the
+// packets (buffers) it holds, the wire segments they stand for and their
+// wire bytes (WireLen). The zero value is an empty queue.
 type Queue struct {
 	buf   []*Packet
 	head  int
 	n     int
+	segs  int
 	bytes int
 }
 
-func (r *Queue) Len() int    { return r.n }
-func (r *Queue) Bytes() int  { return r.bytes }
+// Len returns the number of packets (buffers) held.
+func (r *Queue) Len() int { return r.n }
+
+// Segs returns the number of wire segments the packets held stand for.
+func (r *Queue) Segs() int { return r.segs }
+
+// Bytes returns the wire bytes (WireLen) of the packets held.
+func (r *Queue) Bytes() int { return r.bytes }
+
+// Empty reports whether the queue holds nothing.
 func (r *Queue) Empty() bool { return r.n == 0 }
+
+func (r *Queue) add(p *Packet) {
+	r.segs += p.Segments()
+	r.bytes += p.WireLen()
+}
+
+func (r *Queue) sub(p *Packet) {
+	r.segs -= p.Segments()
+	r.bytes -= p.WireLen()
+}
 
 // Push appends p at the tail.
 func (r *Queue) Push(p *Packet) {
@@ -21,7 +41,7 @@ func (r *Queue) Push(p *Packet) {
 	}
 	r.buf[(r.head+r.n)&(len(r.buf)-1)] = p
 	r.n++
-	r.bytes += p.Len()
+	r.add(p)
 }
 
 // PushFront puts p at the head.
@@ -32,7 +52,7 @@ func (r *Queue) PushFront(p *Packet) {
 	r.head = (r.head - 1) & (len(r.buf) - 1)
 	r.buf[r.head] = p
 	r.n++
-	r.bytes += p.Len()
+	r.add(p)
 }
 
 // Front returns the head packet, or nil.
@@ -60,7 +80,7 @@ func (r *Queue) Pop() *Packet {
 	r.buf[r.head] = nil
 	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.n--
-	r.bytes -= p.Len()
+	r.sub(p)
 	return p
 }
 

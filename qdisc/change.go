@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"wanlab/clock"
-	"wanlab/packet"
 )
 
 // specAs returns spec as the configuration type C of q, or an error naming
@@ -21,32 +20,28 @@ func specAs[C Spec](q Qdisc, spec Spec) (C, error) {
 	return c, nil
 }
 
-// dropAs counts p as dropped by from for why in st, and reports it to
-// env's Observer.
-func dropAs(now clock.Time, p *packet.Packet, from Qdisc, env *Env, st *Stats, why Reason) {
-	st.Drops++
-	st.DropsByReason[why]++
-	env.Drop(now, p, from, why)
-}
-
 // flushRing drops every packet of r, reported by from with ReasonFlushed.
-func flushRing(now clock.Time, r *ring, from Qdisc, env *Env, st *Stats) {
+func flushRing(now clock.Time, r *ring, from Qdisc, env *Env, u units, st *Stats) {
 	for p := r.Pop(); p != nil; p = r.Pop() {
-		dropAs(now, p, from, env, st, ReasonFlushed)
+		dropUnits(now, p, from, env, u, st, ReasonFlushed)
 	}
 }
 
-// trimHead drops up to excess packets from the head of r, reported by from
+// trimHead drops up to excess units from the head of r, reported by from
 // with ReasonLimit: what codel_change and pie_change do to a queue longer
-// than a new limit.
-func trimHead(now clock.Time, r *ring, excess int, from Qdisc, env *Env, st *Stats) {
-	for ; excess > 0; excess-- {
-		p := r.Pop()
-		if p == nil {
-			return // what is left is a peeked packet, outside r
-		}
-		dropAs(now, p, from, env, st, ReasonLimit)
+// than a new limit. A unit c holds is not in the queue the kernel trims
+// (it is the peeked skb) and stays.
+func trimHead(now clock.Time, r *ring, c *cursor, excess int, from Qdisc, env *Env, u units, st *Stats) {
+	if excess <= 0 || r.Front() == nil {
+		return
 	}
+	if !c.held {
+		dropFront(now, r, excess, from, env, u, st, ReasonLimit)
+		return
+	}
+	keep := c.isolateHeld(r, u, env)
+	dropFront(now, r, excess, from, env, u, st, ReasonLimit)
+	r.PushFront(keep)
 }
 
 // Action is what changing a chain did at one position.

@@ -11,18 +11,22 @@ import (
 // CoDel is Linux's codel (sch_codel.c): one FIFO whose head is dropped, or
 // CE-marked with ecn, when packets have waited longer than target for at
 // least an interval, at a rate that rises with the square root of the drop
-// count. Enqueue only tail-drops at the packet limit.
+// count. Enqueue only tail-drops at the packet limit. CoDel decides per
+// packet as Env.Granularity counts them: the segments of a super-packet
+// one after the other.
 type CoDel struct {
 	cfg    CoDelConfig
 	env    *Env
+	u      units
 	q      ring
+	cur    cursor
 	params codelParams
 	vars   codelVars
 	cstats codelStats
 	stats  Stats
-	// peeked is the packet that Peek decided on; the next Dequeue returns
+	// peeked is the run that Peek decided on; the next Dequeue returns
 	// it without deciding again (the kernel's qdisc_peek_dequeued).
-	peeked        *packet.Packet
+	peeked        peekHold
 	dropOverlimit uint32
 }
 
@@ -32,7 +36,7 @@ var _ Qdisc = (*CoDel)(nil)
 // limit 1000 packets, target 5ms, interval 100ms, ecn off, no
 // ce_threshold; the MTU guard is env.PschedMTU().
 func NewCoDel(cfg CoDelConfig, env *Env) (*CoDel, error) {
-	q := &CoDel{env: env}
+	q := &CoDel{env: env, u: unitsOf(env)}
 	if err := q.configure(cfg); err != nil {
 		return nil, err
 	}
@@ -57,7 +61,7 @@ func (q *CoDel) configure(cfg CoDelConfig) error {
 		return fmt.Errorf("codel: unknown invsqrt mode %d; use linux or exact", cfg.InvSqrt)
 	}
 	q.cfg = cfg
-	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, q.env.PschedMTU(), q.env.headerLen(), cfg.ECN, cfg.InvSqrt)
+	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, q.env.PschedMTU(), cfg.ECN, cfg.InvSqrt)
 	return nil
 }
 
@@ -73,18 +77,19 @@ func (q *CoDel) Change(now clock.Time, spec Spec) error {
 	if err := q.configure(c); err != nil {
 		return err
 	}
-	trimHead(now, &q.q, q.Len()-q.cfg.Limit, q, q.env, &q.stats)
+	trimHead(now, &q.q, &q.cur, q.Len()-q.cfg.Limit, q, q.env, q.u, &q.stats)
 	return nil
 }
 
 // Flush drops every packet held, a peeked one included, with
 // ReasonFlushed.
 func (q *CoDel) Flush(now clock.Time) {
-	if p := q.peeked; p != nil {
-		q.peeked = nil
-		dropAs(now, p, q, q.env, &q.stats, ReasonFlushed)
+	if p := q.peeked.p; p != nil {
+		q.peeked.p = nil
+		dropUnits(now, p, q, q.env, q.u, &q.stats, ReasonFlushed)
 	}
-	flushRing(now, &q.q, q, q.env, &q.stats)
+	flushRing(now, &q.q, q, q.env, q.u, &q.stats)
+	q.cur.reset()
 }
 
 // checkCoDelTimes validates target, interval and ce_threshold and fills in
@@ -108,62 +113,75 @@ func checkCoDelTimes(kind string, target, interval *time.Duration, ceThreshold t
 // Enqueue stamps p and appends it, or tail-drops it (ReasonLimit) when the
 // queue already holds limit packets.
 func (q *CoDel) Enqueue(now clock.Time, p *packet.Packet) Verdict {
-	if q.Len() < q.cfg.Limit {
-		p.Enqueued = now
-		q.q.Push(p)
-		return Queued
-	}
-	q.dropOverlimit++
-	q.countDrop(ReasonLimit)
-	q.env.Drop(now, p, q, ReasonLimit)
-	return Dropped
+	_, v := q.enqueueUnits(now, p)
+	return v
+}
+
+func (q *CoDel) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
+	p.Enqueued = now
+	n, v := admitCount(now, p, &q.q, q.cfg.Limit-q.Len(), q, q.env, q.u, &q.stats)
+	q.dropOverlimit += uint32(n)
+	return n, v
 }
 
 // Dequeue returns the head packet that CoDel lets through at now, after
 // dropping or marking as its control law says; nil and clock.Never when
 // the queue is (or became) empty.
-func (q *CoDel) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
-	p := q.peeked
-	if p != nil {
-		q.peeked = nil
-	} else {
-		p = q.vars.dequeue(now, q, &q.params, &q.cstats)
+func (q *CoDel) Dequeue(now clock.Time) (*packet.Packet, clock.Time) { return q.dequeueRun(now, nil) }
+
+func (q *CoDel) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
+	p, ok := q.peeked.serve(now, g, q.u, q.env)
+	if !ok {
+		p = q.take(now, g)
 	}
 	if p == nil {
+		if q.cur.held {
+			return nil, now
+		}
 		return nil, clock.Never
 	}
-	q.stats.Packets++
-	q.stats.Bytes += uint64(p.Len() + q.params.hdr)
+	q.u.sent(&q.stats, p)
 	return p, now
+}
+
+// take runs CoDel on units of the head packet while they may leave as one
+// run, and returns the run.
+func (q *CoDel) take(now clock.Time, g gate) *packet.Packet {
+	c := &q.cur
+	if admitted, ok := c.resume(now, g); ok && !admitted {
+		return nil
+	}
+	for !c.full(&q.q, q.u) && q.vars.dequeue(now, q, &q.params, &q.cstats) {
+		if !c.admit(now, g) {
+			break
+		}
+	}
+	return c.finish(now, &q.q, q.u, q.env, q)
 }
 
 // Peek returns the packet the next Dequeue will return. The CoDel decision
 // (and any drops it makes) happens here, once.
 func (q *CoDel) Peek(now clock.Time) (*packet.Packet, clock.Time) {
-	if q.peeked == nil {
-		q.peeked = q.vars.dequeue(now, q, &q.params, &q.cstats)
+	if q.peeked.p == nil {
+		q.peeked.p = q.take(now, nil)
 	}
-	if q.peeked == nil {
+	if q.peeked.p == nil {
 		return nil, clock.Never
 	}
-	return q.peeked, now
+	return q.peeked.p, now
 }
 
-// Len returns the number of packets held, a peeked one included.
+// Len returns the number of packets held, peeked ones included.
 func (q *CoDel) Len() int {
-	if q.peeked != nil {
-		return q.q.Len() + 1
-	}
-	return q.q.Len()
+	n, _ := q.cur.heldUnits()
+	return q.u.inRing(&q.q) - q.cur.taken + n + q.peeked.units(q.u)
 }
 
-// Backlog returns the bytes held, a peeked packet included, as the device
+// Backlog returns the bytes held, peeked ones included, as the device
 // counts them.
 func (q *CoDel) Backlog() int {
-	if q.peeked != nil {
-		return q.codelBacklog() + q.peeked.Len() + q.params.hdr
-	}
-	return q.codelBacklog()
+	_, l := q.cur.heldUnits()
+	return q.codelBacklog() + l + q.peeked.size(q.u)
 }
 
 // Stats returns the tc -s counters.
@@ -216,21 +234,19 @@ func (q *CoDel) Child() Qdisc { return nil }
 // Config returns the configuration with defaults filled in.
 func (q *CoDel) Config() Spec { return q.cfg }
 
-func (q *CoDel) countDrop(why Reason) {
-	q.stats.Drops++
-	q.stats.DropsByReason[why]++
+func (q *CoDel) codelPop() (clock.Time, int, bool) { return q.cur.pop(&q.q, q.u) }
+
+func (q *CoDel) codelBacklog() int { return q.u.backlog(&q.q) - q.cur.takenLen }
+
+func (q *CoDel) codelDrop(now clock.Time) {
+	q.cur.drop(now, &q.q, q.u, q.env, q, &q.stats, ReasonCoDel)
 }
 
-func (q *CoDel) codelPop() *packet.Packet { return q.q.Pop() }
-
-func (q *CoDel) codelBacklog() int { return framedBytes(&q.q, q.params.hdr) }
-
-func (q *CoDel) codelDrop(now clock.Time, p *packet.Packet) {
-	q.countDrop(ReasonCoDel)
-	q.env.Drop(now, p, q, ReasonCoDel)
-}
-
-func (q *CoDel) codelMark(now clock.Time, p *packet.Packet, why Reason) {
+func (q *CoDel) codelMark(now clock.Time, why Reason) bool {
+	if packet.ECNOf(q.q.Front().Bytes()) == packet.NotECT {
+		return false
+	}
+	q.cur.marks = q.cur.marks.with(why)
 	q.stats.Marks++
-	q.env.Mark(now, p, q, why)
+	return true
 }

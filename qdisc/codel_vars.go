@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"wanlab/clock"
-	"wanlab/packet"
 )
 
 // codelTime is Linux's codel_time_t: a u32 count of 1024 ns units. It wraps
@@ -69,20 +68,18 @@ type codelParams struct {
 	interval    codelTime
 	ceThreshold codelTime // codelDisabledThreshold when off
 	mtu         uint32    // no drop while the remaining backlog is at most this
-	hdr         int       // the framing's header, counted in every packet's length
 	ecn         bool      // mark ECT packets instead of dropping them
 	exact       bool      // InvSqrtExact: interval/sqrt(count) computed exactly
 }
 
 // newCoDelParams converts configured times; zero target and interval have
-// already been replaced by their defaults. hdr is the framing's header.
-func newCoDelParams(target, interval, ceThreshold time.Duration, mtu, hdr int, ecn bool, mode InvSqrtMode) codelParams {
+// already been replaced by their defaults.
+func newCoDelParams(target, interval, ceThreshold time.Duration, mtu int, ecn bool, mode InvSqrtMode) codelParams {
 	p := codelParams{
 		target:      codelFromDuration(target),
 		interval:    codelFromDuration(interval),
 		ceThreshold: codelDisabledThreshold,
 		mtu:         uint32(mtu),
-		hdr:         hdr,
 		ecn:         ecn,
 		exact:       mode == InvSqrtExact,
 	}
@@ -114,19 +111,24 @@ type codelStats struct {
 }
 
 // codelSource is the queue a CoDel instance serves, and the discipline that
-// accounts for it.
+// accounts for it. It hands out units (the packets of Env.Granularity: a
+// super-packet's segments one by one) and keeps track of the unit it last
+// popped, which CoDel drops, marks or lets go.
 type codelSource interface {
-	// codelPop removes the head of the queue and updates the discipline's
-	// packet, byte and memory counts; it returns nil if the queue is empty.
-	codelPop() *packet.Packet
+	// codelPop takes the next unit off the queue and updates the
+	// discipline's packet, byte and memory counts; it returns the unit's
+	// enqueue time and length as the device counts it, and false if the
+	// queue is empty.
+	codelPop() (enqueued clock.Time, size int, ok bool)
 	// codelBacklog returns the bytes the whole discipline still holds, as
 	// the device counts them, for the MTU guard (fq_codel passes its
 	// total, not the flow's).
 	codelBacklog() int
-	// codelDrop discards p as a CoDel drop.
-	codelDrop(now clock.Time, p *packet.Packet)
-	// codelMark reports that p was CE-marked for why.
-	codelMark(now clock.Time, p *packet.Packet, why Reason)
+	// codelDrop discards the unit last popped as a CoDel drop.
+	codelDrop(now clock.Time)
+	// codelMark sets CE on the unit last popped for why and counts it,
+	// if it is ECN-capable, and reports whether it was.
+	codelMark(now clock.Time, why Reason) bool
 }
 
 // newtonStep is codel_Newton_step: one Newton iteration of 1/sqrt(count)
@@ -169,15 +171,16 @@ func (p *codelParams) controlLaw(t codelTime, v *codelVars) codelTime {
 	return t + codelTime(uint64(p.interval)*uint64(uint32(v.recInvSqrt)<<16)>>32)
 }
 
-// shouldDrop is codel_should_drop for p, already removed from the queue;
+// shouldDrop is codel_should_drop for a unit enqueued at enq, of size
+// bytes, already removed from the queue (ok false: the queue was empty);
 // backlog is what the discipline still holds.
-func (v *codelVars) shouldDrop(p *packet.Packet, now codelTime, backlog int, prm *codelParams, st *codelStats) bool {
-	if p == nil {
+func (v *codelVars) shouldDrop(ok bool, enq clock.Time, size int, now codelTime, backlog int, prm *codelParams, st *codelStats) bool {
+	if !ok {
 		v.firstAboveTime = 0
 		return false
 	}
-	v.ldelay = now - codelNow(p.Enqueued)
-	if n := uint32(p.Len() + prm.hdr); n > st.maxPacket {
+	v.ldelay = now - codelNow(enq)
+	if n := uint32(size); n > st.maxPacket {
 		st.maxPacket = n
 	}
 	if v.ldelay.before(prm.target) || backlog <= int(prm.mtu) {
@@ -193,17 +196,18 @@ func (v *codelVars) shouldDrop(p *packet.Packet, now codelTime, backlog int, prm
 	return now.after(v.firstAboveTime)
 }
 
-// dequeue is codel_dequeue: it takes packets from src until one may leave,
-// dropping (or, with ecn, marking) as the control law says, and returns it,
-// or nil when the queue ran empty.
-func (v *codelVars) dequeue(now clock.Time, src codelSource, prm *codelParams, st *codelStats) *packet.Packet {
-	p := src.codelPop()
-	if p == nil {
+// dequeue is codel_dequeue: it takes units from src until one may leave,
+// dropping (or, with ecn, marking) as the control law says, and reports
+// whether one may: the one src popped last. It reports false when the
+// queue ran empty.
+func (v *codelVars) dequeue(now clock.Time, src codelSource, prm *codelParams, st *codelStats) bool {
+	enq, size, ok := src.codelPop()
+	if !ok {
 		v.dropping = false
-		return nil
+		return false
 	}
 	t := codelNow(now)
-	drop := v.shouldDrop(p, t, src.codelBacklog(), prm, st)
+	drop := v.shouldDrop(ok, enq, size, t, src.codelBacklog(), prm, st)
 	switch {
 	case v.dropping && !drop:
 		v.dropping = false
@@ -219,15 +223,14 @@ func (v *codelVars) dequeue(now clock.Time, src codelSource, prm *codelParams, s
 			}
 			v.count++
 			v.updateInvSqrt(prm)
-			if prm.ecn && packet.SetCE(p.Bytes()) {
+			if prm.ecn && src.codelMark(now, ReasonCoDel) {
 				st.ecnMark++
-				src.codelMark(now, p, ReasonCoDel)
 				v.dropNext = prm.controlLaw(v.dropNext, v)
 				break
 			}
-			src.codelDrop(now, p)
-			p = src.codelPop()
-			if !v.shouldDrop(p, t, src.codelBacklog(), prm, st) {
+			src.codelDrop(now)
+			enq, size, ok = src.codelPop()
+			if !v.shouldDrop(ok, enq, size, t, src.codelBacklog(), prm, st) {
 				v.dropping = false
 			} else {
 				// From the schedule, not from now, so that dequeue
@@ -236,13 +239,12 @@ func (v *codelVars) dequeue(now clock.Time, src codelSource, prm *codelParams, s
 			}
 		}
 	case drop:
-		if prm.ecn && packet.SetCE(p.Bytes()) {
+		if prm.ecn && src.codelMark(now, ReasonCoDel) {
 			st.ecnMark++
-			src.codelMark(now, p, ReasonCoDel)
 		} else {
-			src.codelDrop(now, p)
-			p = src.codelPop()
-			v.shouldDrop(p, t, src.codelBacklog(), prm, st)
+			src.codelDrop(now)
+			enq, size, ok = src.codelPop()
+			v.shouldDrop(ok, enq, size, t, src.codelBacklog(), prm, st)
 		}
 		v.dropping = true
 		// If the queue went above target soon after it last went below,
@@ -259,9 +261,8 @@ func (v *codelVars) dequeue(now clock.Time, src codelSource, prm *codelParams, s
 		v.dropNext = prm.controlLaw(t, v)
 	}
 	// ce_threshold marks on sojourn alone, whatever the state machine did.
-	if p != nil && v.ldelay.after(prm.ceThreshold) && packet.SetCE(p.Bytes()) {
+	if ok && v.ldelay.after(prm.ceThreshold) && src.codelMark(now, ReasonCEThreshold) {
 		st.ceMark++
-		src.codelMark(now, p, ReasonCEThreshold)
 	}
-	return p
+	return ok
 }

@@ -28,13 +28,15 @@ const (
 //     already queued it first drops the oldest one (ReasonHeadDrop) and
 //     returns Congested, as the kernel returns NET_XMIT_CN.
 //
+// The rules apply to each packet as Env.Granularity counts them: the
+// segments of a super-packet one after the other, as they would arrive.
 // Dequeue is never throttled: it returns the head, or nil and clock.Never.
 type Fifo struct {
 	env     *Env
 	kind    string
 	variant fifoVariant
 	limit   int
-	hdr     int // the framing's header, counted in every packet's length
+	u       units
 	q       ring
 	stats   Stats
 }
@@ -50,7 +52,7 @@ func NewFifo(cfg FifoConfig, env *Env) (*Fifo, error) {
 	if err := env.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Kind(), err)
 	}
-	f := &Fifo{env: env, kind: cfg.Kind(), hdr: env.headerLen()}
+	f := &Fifo{env: env, kind: cfg.Kind(), u: unitsOf(env)}
 	switch f.kind {
 	case "pfifo":
 		f.variant = fifoPackets
@@ -80,44 +82,137 @@ func NewFifo(cfg FifoConfig, env *Env) (*Fifo, error) {
 
 // Enqueue applies the variant's admission rule to p.
 func (f *Fifo) Enqueue(now clock.Time, p *packet.Packet) Verdict {
-	switch f.variant {
-	case fifoBytes:
-		if f.Backlog()+p.Len()+f.hdr <= f.limit {
-			f.q.Push(p)
-			return Queued
-		}
-	case fifoHeadDrop:
-		if f.q.Len() < f.limit {
-			f.q.Push(p)
-			return Queued
-		}
-		f.drop(now, f.q.Pop(), ReasonHeadDrop)
-		f.q.Push(p)
-		return Congested
-	default:
-		if f.q.Len() < f.limit {
-			f.q.Push(p)
-			return Queued
-		}
-	}
-	f.drop(now, p, ReasonLimit)
-	return Dropped
+	_, v := f.enqueueUnits(now, p)
+	return v
 }
 
-func (f *Fifo) drop(now clock.Time, p *packet.Packet, why Reason) {
-	f.stats.Drops++
-	f.stats.DropsByReason[why]++
-	f.env.Drop(now, p, f, why)
+func (f *Fifo) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
+	n := f.u.count(p)
+	switch f.variant {
+	case fifoBytes:
+		return admitBytes(now, p, &f.q, f.limit-f.Backlog(), f, f.env, f.u, &f.stats)
+	case fifoHeadDrop:
+		excess := f.Len() + n - f.limit
+		if excess <= 0 {
+			f.q.Push(p)
+			return 0, Queued
+		}
+		// Each arriving unit pushes out the oldest: the excess leaves
+		// from the head, which p's own first units join when it alone
+		// is longer than the limit.
+		old := min(excess, f.Len())
+		dropFront(now, &f.q, old, f, f.env, f.u, &f.stats, ReasonHeadDrop)
+		if own := excess - old; own >= n {
+			dropUnits(now, p, f, f.env, f.u, &f.stats, ReasonHeadDrop)
+		} else {
+			if own > 0 {
+				var head *packet.Packet
+				head, p = f.env.cut(p, own)
+				dropUnits(now, head, f, f.env, f.u, &f.stats, ReasonHeadDrop)
+			}
+			f.q.Push(p)
+		}
+		return 0, Congested
+	}
+	return admitCount(now, p, &f.q, f.limit-f.Len(), f, f.env, f.u, &f.stats)
+}
+
+// admitCount queues the first room units of p in r and drops the rest
+// (ReasonLimit): a packet limit met unit by unit. It returns how many it
+// dropped and the verdict.
+func admitCount(now clock.Time, p *packet.Packet, r *ring, room int, from Qdisc, env *Env, u units, st *Stats) (int, Verdict) {
+	n := u.count(p)
+	switch {
+	case n <= room:
+		r.Push(p)
+		return 0, Queued
+	case room <= 0:
+		dropUnits(now, p, from, env, u, st, ReasonLimit)
+		return n, Dropped
+	}
+	head, tail := env.cut(p, room)
+	r.Push(head)
+	dropUnits(now, tail, from, env, u, st, ReasonLimit)
+	return n - room, Congested
+}
+
+// admitBytes queues in r the units of p that fit in room bytes, unit by
+// unit, and drops the others (ReasonLimit): a byte limit. The units of a
+// super-packet are of one length but the last, which may fit where the
+// others did not.
+func admitBytes(now clock.Time, p *packet.Packet, r *ring, room int, from Qdisc, env *Env, u units, st *Stats) (int, Verdict) {
+	n := u.count(p)
+	if u.whole(p) <= room {
+		r.Push(p)
+		return 0, Queued
+	}
+	room = max(room, 0)
+	full := u.size(p, 0)
+	fit := min(n-1, room/full)
+	lastFits := u.size(p, n-1) <= room-fit*full
+	if fit == 0 && !lastFits {
+		dropUnits(now, p, from, env, u, st, ReasonLimit)
+		return n, Dropped
+	}
+	rest := p
+	if fit > 0 {
+		var head *packet.Packet
+		head, rest = env.cut(p, fit)
+		r.Push(head)
+	}
+	// rest holds units fit to n-1, of which only the last may fit.
+	dropped := n - fit
+	switch {
+	case !lastFits:
+		dropUnits(now, rest, from, env, u, st, ReasonLimit)
+	default:
+		drop, last := env.cut(rest, n-1-fit)
+		dropUnits(now, drop, from, env, u, st, ReasonLimit)
+		r.Push(last)
+		dropped--
+	}
+	return dropped, verdict(n, dropped, true)
+}
+
+// dropFront drops the first k units of r from its head (a unit at a time,
+// cutting the head packet where k ends inside it), reported by from for
+// why.
+func dropFront(now clock.Time, r *ring, k int, from Qdisc, env *Env, u units, st *Stats, why Reason) {
+	for k > 0 {
+		h := r.Front()
+		if h == nil {
+			return
+		}
+		n := u.count(h)
+		if n <= k {
+			dropUnits(now, r.Pop(), from, env, u, st, why)
+			k -= n
+			continue
+		}
+		dropUnits(now, env.cutFront(r, k), from, env, u, st, why)
+		return
+	}
 }
 
 // Dequeue returns the head packet, or nil and clock.Never when empty.
-func (f *Fifo) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
-	p := f.q.Pop()
-	if p == nil {
+func (f *Fifo) Dequeue(now clock.Time) (*packet.Packet, clock.Time) { return f.dequeueRun(now, nil) }
+
+func (f *Fifo) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
+	h := f.q.Front()
+	if h == nil {
 		return nil, clock.Never
 	}
-	f.stats.Packets++
-	f.stats.Bytes += uint64(p.Len() + f.hdr)
+	k := admitted(g, now, f.u, h, 0)
+	var p *packet.Packet
+	switch {
+	case k == 0:
+		return nil, now
+	case k == f.u.count(h):
+		p = f.q.Pop()
+	default:
+		p = f.env.cutFront(&f.q, k)
+	}
+	f.u.sent(&f.stats, p)
 	return p, now
 }
 
@@ -130,15 +225,15 @@ func (f *Fifo) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 }
 
 // Len returns the number of queued packets.
-func (f *Fifo) Len() int { return f.q.Len() }
+func (f *Fifo) Len() int { return f.u.inRing(&f.q) }
 
 // Backlog returns the number of queued bytes, as the device counts them.
-func (f *Fifo) Backlog() int { return framedBytes(&f.q, f.hdr) }
+func (f *Fifo) Backlog() int { return f.u.backlog(&f.q) }
 
 // Stats returns the counters; drops are ReasonLimit or ReasonHeadDrop.
 func (f *Fifo) Stats() Stats {
 	s := f.stats
-	s.Qlen, s.Backlog = f.q.Len(), f.Backlog()
+	s.Qlen, s.Backlog = f.Len(), f.Backlog()
 	return s
 }
 
@@ -171,7 +266,7 @@ func (f *Fifo) Change(_ clock.Time, spec Spec) error {
 }
 
 // Flush drops every queued packet with ReasonFlushed.
-func (f *Fifo) Flush(now clock.Time) { flushRing(now, &f.q, f, f.env, &f.stats) }
+func (f *Fifo) Flush(now clock.Time) { flushRing(now, &f.q, f, f.env, f.u, &f.stats) }
 
 // Limit returns the effective limit, in packets or (bfifo) bytes.
 func (f *Fifo) Limit() int { return f.limit }

@@ -49,18 +49,23 @@ type FQCoDel struct {
 	backlogs []uint32 // bytes per flow, apart so the fattest-flow scan stays in cache
 	newFlows fqList
 	oldFlows fqList
-	cur      int32 // the flow CoDel is serving, for codelPop
+	serving  int32 // the flow CoDel is serving, for codelPop
+	// c walks the units of the head packet of flow curFlow, the only flow
+	// whose units can be taken but not handed out (see cursor).
+	c       cursor
+	curFlow int32
 
 	quantum     int32
 	memOverhead int
-	hdr         int // the framing's header, counted in every packet's length
+	u           units
 	memUsage    int // truesize of the packets in the flow queues
 	qlen        int // packets in the flow queues
 	backlog     int // bytes in the flow queues, as the device counts them
 
-	// peeked is the packet Peek decided on. It still counts in Len (and so
-	// against limit) but no longer in a flow or in memory, as in the kernel.
-	peeked *packet.Packet
+	// peeked is the run Peek decided on, and a unit c holds is decided
+	// too. They still count in Len (and so against limit) but no longer
+	// in a flow or in memory, as in the kernel.
+	peeked peekHold
 	stats  Stats
 
 	dropOverlimit  uint32
@@ -105,8 +110,9 @@ func newFQCoDel(cfg FQCoDelConfig, env *Env, seed uint64) (*FQCoDel, error) {
 		backlogs: make([]uint32, cfg.Flows),
 		newFlows: newFQList(fqNewList),
 		oldFlows: newFQList(fqOldList),
-		hdr:      env.headerLen(),
+		u:        unitsOf(env),
 		seed:     seed,
+		curFlow:  -1,
 	}
 	for i := range q.flows {
 		q.flows[i].next = -1
@@ -122,7 +128,7 @@ func (q *FQCoDel) apply(cfg FQCoDelConfig) {
 	q.memOverhead = cfg.MemOverhead
 	// The kernel clamps the MTU guard like the default quantum.
 	mtu := min(max(q.env.PschedMTU(), MinFQCoDelQuantum), MaxFQCoDelQuantum)
-	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, mtu, q.hdr, cfg.ECN, cfg.InvSqrt)
+	q.params = newCoDelParams(cfg.Target, cfg.Interval, cfg.CEThreshold, mtu, cfg.ECN, cfg.InvSqrt)
 }
 
 // checkChange reports whether Change would accept spec.
@@ -163,27 +169,33 @@ func (q *FQCoDel) Change(now clock.Time, spec Spec) error {
 	q.apply(c)
 	q.memUsage = q.backlog + q.qlen*q.memOverhead
 	for q.Len() > q.cfg.Limit || q.memUsage > q.cfg.MemoryLimit {
-		p := q.schedule(now)
+		p := q.take(now, nil)
 		if p == nil {
-			break // only a peeked packet is left
+			break // only decided units are left
 		}
-		dropAs(now, p, q, q.env, &q.stats, ReasonLimit)
+		if excess := q.Len() + q.u.count(p) - q.cfg.Limit; q.peeked.p == nil && excess > 0 && excess < q.u.count(p) && q.memUsage <= q.cfg.MemoryLimit {
+			// The units beyond the excess were decided with it: they
+			// leave next, as peeked ones.
+			p, q.peeked.p = q.env.cut(p, excess)
+		}
+		dropUnits(now, p, q, q.env, q.u, &q.stats, ReasonLimit)
 	}
 	return nil
 }
 
-// Flush drops every packet held, a peeked one included, with ReasonFlushed,
+// Flush drops every packet held, peeked ones included, with ReasonFlushed,
 // and leaves every flow empty and unlinked.
 func (q *FQCoDel) Flush(now clock.Time) {
-	if p := q.peeked; p != nil {
-		q.peeked = nil
-		dropAs(now, p, q, q.env, &q.stats, ReasonFlushed)
+	if p := q.peeked.p; p != nil {
+		q.peeked.p = nil
+		dropUnits(now, p, q, q.env, q.u, &q.stats, ReasonFlushed)
 	}
 	for i := range q.flows {
-		flushRing(now, &q.flows[i].q, q, q.env, &q.stats)
+		flushRing(now, &q.flows[i].q, q, q.env, q.u, &q.stats)
 		q.backlogs[i] = 0
 		q.flows[i].next, q.flows[i].list = -1, fqNoList
 	}
+	q.c.reset()
 	q.newFlows, q.oldFlows = newFQList(fqNewList), newFQList(fqOldList)
 	q.qlen, q.backlog, q.memUsage = 0, 0, 0
 }
@@ -243,41 +255,70 @@ func (q *FQCoDel) flowIndex(p *packet.Packet) int32 {
 // Enqueue stamps p and appends it to its flow, which becomes a new flow if
 // it was on no list. Past limit or memory_limit it drops from the head of
 // the fattest flow and returns Congested if that was p's own flow (p itself
-// may have been among the drops), Queued otherwise.
+// may have been among the drops), Queued otherwise. The segments of a
+// super-packet arrive one after the other (GranularitySegment): the limits
+// are checked after each.
 func (q *FQCoDel) Enqueue(now clock.Time, p *packet.Packet) Verdict {
+	_, v := q.enqueueUnits(now, p)
+	return v
+}
+
+func (q *FQCoDel) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	idx := q.flowIndex(p)
 	f := &q.flows[idx]
 	p.Enqueued = now
-	n := p.Len() + q.hdr
-	f.q.Push(p)
-	q.backlogs[idx] += uint32(n)
-	q.backlog += n
-	q.qlen++
-	if f.list == fqNoList {
-		q.newFlows.pushBack(q.flows, idx)
-		q.newFlowCount++
-		f.deficit = q.quantum
+	n := q.u.count(p)
+	congested := false
+	rest, pend := p, 0
+	for range n {
+		size := q.u.size(rest, pend)
+		pend++
+		q.backlogs[idx] += uint32(size)
+		q.backlog += size
+		q.qlen++
+		if f.list == fqNoList {
+			q.newFlows.pushBack(q.flows, idx)
+			q.newFlowCount++
+			f.deficit = q.quantum
+		}
+		q.memUsage += size + q.memOverhead
+		memLimited := q.memUsage > q.cfg.MemoryLimit
+		if q.Len() <= q.cfg.Limit && !memLimited {
+			continue
+		}
+		// The units so far are in the flow; what follows is not yet.
+		if pend == q.u.count(rest) {
+			f.q.Push(rest)
+			rest = nil
+		} else {
+			var head *packet.Packet
+			head, rest = q.env.cut(rest, pend)
+			f.q.Push(head)
+		}
+		pend = 0
+		dropped, fat := q.dropFattest(now)
+		q.dropOverlimit += uint32(dropped)
+		if memLimited {
+			q.dropOvermemory += uint32(dropped)
+		}
+		if fat == idx {
+			congested = true
+		}
 	}
-	q.memUsage += n + q.memOverhead
-	memLimited := q.memUsage > q.cfg.MemoryLimit
-	if q.Len() <= q.cfg.Limit && !memLimited {
-		return Queued
+	if rest != nil {
+		f.q.Push(rest)
 	}
-	dropped, fat := q.dropFattest(now)
-	q.dropOverlimit += uint32(dropped)
-	if memLimited {
-		q.dropOvermemory += uint32(dropped)
+	if congested {
+		return 0, Congested
 	}
-	if fat == idx {
-		return Congested
-	}
-	return Queued
+	return 0, Queued
 }
 
 // dropFattest is fq_codel_drop: it finds the flow with the largest backlog
 // and drops from its head until half that backlog is gone or drop_batch
 // packets are, and at least one. It returns how many it dropped and the
-// flow's index.
+// flow's index. A unit the cursor holds there is not in the queue (it is
+// the peeked skb) and stays.
 func (q *FQCoDel) dropFattest(now clock.Time) (int, int32) {
 	var maxBacklog uint32
 	var fat int32
@@ -288,23 +329,24 @@ func (q *FQCoDel) dropFattest(now clock.Time) (int, int32) {
 	}
 	threshold := maxBacklog >> 1
 	f := &q.flows[fat]
+	var keep *packet.Packet
+	if q.c.held && q.curFlow == fat {
+		keep = q.c.isolateHeld(&f.q, q.u, q.env)
+	}
 	var bytes uint32
 	n := 0
-	for n < q.cfg.DropBatch {
-		p := f.q.Pop()
-		if p == nil {
-			break
-		}
-		bytes += uint32(p.Len() + q.hdr)
-		q.memUsage -= p.Len() + q.hdr + q.memOverhead
-		n++
-		q.stats.Drops++
-		q.stats.DropsByReason[ReasonOverflow]++
-		q.env.Drop(now, p, q, ReasonOverflow)
-		if bytes >= threshold {
-			break
+	for i := 0; i < f.q.Len() && n < q.cfg.DropBatch && (n == 0 || bytes < threshold); i++ {
+		h := f.q.At(i)
+		for j, k := 0, q.u.count(h); j < k && n < q.cfg.DropBatch && (n == 0 || bytes < threshold); j++ {
+			bytes += uint32(q.u.size(h, j))
+			n++
 		}
 	}
+	dropFront(now, &f.q, n, q, q.env, q.u, &q.stats, ReasonOverflow)
+	if keep != nil {
+		f.q.PushFront(keep)
+	}
+	q.memUsage -= int(bytes) + n*q.memOverhead
 	// The kernel also raises the flow's CoDel count, so that its control
 	// law drops faster once it gets going.
 	f.vars.count += uint32(n)
@@ -316,42 +358,120 @@ func (q *FQCoDel) dropFattest(now clock.Time) (int, int32) {
 
 // Dequeue returns the next packet by DRR over the new flows, then the old
 // ones, each flow's head going through its CoDel; nil and clock.Never when
-// every flow is empty.
-func (q *FQCoDel) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
-	p := q.peeked
-	if p != nil {
-		q.peeked = nil
-	} else {
-		p = q.schedule(now)
+// every flow is empty. The run it returns is the units of one flow's head
+// packet that DRR and CoDel let go one after the other.
+func (q *FQCoDel) Dequeue(now clock.Time) (*packet.Packet, clock.Time) { return q.dequeueRun(now, nil) }
+
+func (q *FQCoDel) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
+	p, ok := q.peeked.serve(now, g, q.u, q.env)
+	if !ok {
+		p = q.take(now, g)
 	}
 	if p == nil {
+		if ok || q.c.held {
+			return nil, now
+		}
 		return nil, clock.Never
 	}
-	q.stats.Packets++
-	q.stats.Bytes += uint64(p.Len() + q.hdr)
+	q.u.sent(&q.stats, p)
 	return p, now
 }
 
 // Peek returns the packet the next Dequeue will return; the scheduling and
 // CoDel decisions (and their drops) happen here, once.
 func (q *FQCoDel) Peek(now clock.Time) (*packet.Packet, clock.Time) {
-	if q.peeked == nil {
-		q.peeked = q.schedule(now)
+	if q.peeked.p == nil {
+		q.peeked.p = q.take(now, nil)
 	}
-	if q.peeked == nil {
+	if q.peeked.p == nil {
 		return nil, clock.Never
 	}
-	return q.peeked, now
+	return q.peeked.p, now
 }
 
-// schedule is __fq_codel_dequeue.
-func (q *FQCoDel) schedule(now clock.Time) *packet.Packet {
+// take is __fq_codel_dequeue, unit by unit, for as long as the units DRR
+// and CoDel let go come one after the other from one flow's head packet
+// and g admits them; it returns them as one run.
+func (q *FQCoDel) take(now clock.Time, g gate) *packet.Packet {
+	c := &q.c
+	if admitted, ok := c.resume(now, g); ok && !admitted {
+		return nil
+	}
+	for {
+		if c.run > 0 && c.full(&q.flows[q.curFlow].q, q.u) {
+			break // the head packet is done: the next dequeue goes on
+		}
+		idx := q.head()
+		if idx < 0 {
+			break
+		}
+		if c.run > 0 && idx != q.curFlow {
+			// Another flow's turn: the next dequeue goes on from
+			// here, the turn already taken.
+			break
+		}
+		if c.run == 0 && c.out == nil {
+			q.curFlow = idx
+		}
+		if !q.serve(now, idx) {
+			continue
+		}
+		q.curFlow = idx
+		if !c.admit(now, g) || !q.bulk(now, idx, g) {
+			break
+		}
+	}
+	if q.curFlow < 0 {
+		return nil
+	}
+	return c.finish(now, &q.flows[q.curFlow].q, q.u, q.env, q)
+}
+
+// bulk takes the rest of the units of flow idx's head packet into the run
+// in one go where the unit by unit path is sure to: the flow is the only
+// one on the lists, so that DRR comes back to it after every unit, and its
+// CoDel just let a unit of that packet (so of the same sojourn time) go
+// below target, not dropping and not marking, so that it lets the others
+// go too. It does what that path would: the deficit, the lists, the
+// counts, CoDel's figures. It reports whether the caller may go on (g
+// refused no unit).
+func (q *FQCoDel) bulk(now clock.Time, idx int32, g gate) bool {
+	f := &q.flows[idx]
+	v, c := &f.vars, &q.c
+	if q.newFlows.n+q.oldFlows.n != 1 || v.dropping || c.runMarks != 0 ||
+		!v.ldelay.before(q.params.target) || v.ldelay.after(q.params.ceThreshold) {
+		return true
+	}
+	for !c.full(&f.q, q.u) {
+		if f.deficit <= 0 {
+			f.deficit += q.quantum
+			if f.list == fqNewList {
+				q.oldFlows.pushBack(q.flows, q.newFlows.popFront(q.flows))
+			}
+		}
+		_, size, _ := q.codelPop()
+		if n := uint32(size); n > q.cstats.maxPacket {
+			q.cstats.maxPacket = n
+		}
+		f.deficit -= int32(size)
+		if !c.admit(now, g) {
+			return false
+		}
+	}
+	return true
+}
+
+// head returns the flow DRR serves next: the head of the new list, else of
+// the old list, after giving each flow whose deficit is spent a quantum
+// and moving it to the end of the old list. It returns -1 when both lists
+// are empty.
+func (q *FQCoDel) head() int32 {
 	for {
 		l := &q.newFlows
 		if l.empty() {
 			l = &q.oldFlows
 			if l.empty() {
-				return nil
+				return -1
 			}
 		}
 		idx := l.head
@@ -361,38 +481,44 @@ func (q *FQCoDel) schedule(now clock.Time) *packet.Packet {
 			q.oldFlows.pushBack(q.flows, l.popFront(q.flows))
 			continue
 		}
-		q.cur = idx
-		p := f.vars.dequeue(now, q, &q.params, &q.cstats)
-		if p == nil {
-			// An emptied new flow goes through the old list before it is
-			// unlinked, so that it cannot starve the old flows by turning
-			// new again and again.
-			l.popFront(q.flows)
-			if l.id == fqNewList && !q.oldFlows.empty() {
-				q.oldFlows.pushBack(q.flows, idx)
-			}
-			continue
+		return idx
+	}
+}
+
+// serve runs flow idx's CoDel, which takes units off its head until one
+// may leave, and reports whether one may; it charges the flow's deficit
+// for it. A flow that yields nothing leaves its list: an emptied new flow
+// goes through the old list before it is unlinked, so that it cannot
+// starve the old flows by turning new again and again.
+func (q *FQCoDel) serve(now clock.Time, idx int32) bool {
+	q.serving = idx
+	f := &q.flows[idx]
+	if !f.vars.dequeue(now, q, &q.params, &q.cstats) {
+		l := &q.oldFlows
+		if f.list == fqNewList {
+			l = &q.newFlows
 		}
-		f.deficit -= int32(p.Len() + q.hdr)
-		return p
+		l.popFront(q.flows)
+		if l.id == fqNewList && !q.oldFlows.empty() {
+			q.oldFlows.pushBack(q.flows, idx)
+		}
+		return false
 	}
+	f.deficit -= int32(q.c.last)
+	return true
 }
 
-// Len returns the number of packets held, a peeked one included.
+// Len returns the number of packets held, peeked ones included.
 func (q *FQCoDel) Len() int {
-	if q.peeked != nil {
-		return q.qlen + 1
-	}
-	return q.qlen
+	n, _ := q.c.heldUnits()
+	return q.qlen + n + q.peeked.units(q.u)
 }
 
-// Backlog returns the bytes held, a peeked packet included, as the device
+// Backlog returns the bytes held, peeked ones included, as the device
 // counts them.
 func (q *FQCoDel) Backlog() int {
-	if q.peeked != nil {
-		return q.backlog + q.peeked.Len() + q.hdr
-	}
-	return q.backlog
+	_, l := q.c.heldUnits()
+	return q.backlog + l + q.peeked.size(q.u)
 }
 
 // Stats returns the tc -s counters.
@@ -441,28 +567,28 @@ func (q *FQCoDel) Child() Qdisc { return nil }
 // Config returns the configuration with defaults filled in.
 func (q *FQCoDel) Config() Spec { return q.cfg }
 
-func (q *FQCoDel) codelPop() *packet.Packet {
-	p := q.flows[q.cur].q.Pop()
-	if p == nil {
-		return nil
+func (q *FQCoDel) codelPop() (clock.Time, int, bool) {
+	enq, size, ok := q.c.pop(&q.flows[q.serving].q, q.u)
+	if ok {
+		q.backlogs[q.serving] -= uint32(size)
+		q.memUsage -= size + q.memOverhead
+		q.qlen--
+		q.backlog -= size
 	}
-	n := p.Len() + q.hdr
-	q.backlogs[q.cur] -= uint32(n)
-	q.memUsage -= n + q.memOverhead
-	q.qlen--
-	q.backlog -= n
-	return p
+	return enq, size, ok
 }
 
 func (q *FQCoDel) codelBacklog() int { return q.backlog }
 
-func (q *FQCoDel) codelDrop(now clock.Time, p *packet.Packet) {
-	q.stats.Drops++
-	q.stats.DropsByReason[ReasonCoDel]++
-	q.env.Drop(now, p, q, ReasonCoDel)
+func (q *FQCoDel) codelDrop(now clock.Time) {
+	q.c.drop(now, &q.flows[q.serving].q, q.u, q.env, q, &q.stats, ReasonCoDel)
 }
 
-func (q *FQCoDel) codelMark(now clock.Time, p *packet.Packet, why Reason) {
+func (q *FQCoDel) codelMark(now clock.Time, why Reason) bool {
+	if packet.ECNOf(q.flows[q.serving].q.Front().Bytes()) == packet.NotECT {
+		return false
+	}
+	q.c.marks = q.c.marks.with(why)
 	q.stats.Marks++
-	q.env.Mark(now, p, q, why)
+	return true
 }

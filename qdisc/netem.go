@@ -31,7 +31,7 @@ type Netem struct {
 	latency   int64
 	rate      uint64
 	slotOn    bool
-	hdr       int // the framing's header, counted in every packet's length
+	u         units
 
 	rnd     netemRand
 	delay   delayGen
@@ -44,7 +44,7 @@ type Netem struct {
 	tf      tfifo
 	counter uint32
 	order   uint64
-	peeked  *packet.Packet
+	peeked  peekHold
 
 	slotNext    clock.Time
 	slotPackets int64
@@ -90,7 +90,7 @@ func newNetem(cfg NetemConfig, env *Env, child Qdisc, seed uint64) (*Netem, erro
 	if err != nil {
 		return nil, err
 	}
-	n := &Netem{env: env, child: child, hdr: env.headerLen(), seed: seed}
+	n := &Netem{env: env, child: child, u: unitsOf(env), seed: seed}
 	n.apply(cfg, seed)
 	return n, nil
 }
@@ -161,8 +161,8 @@ func (n *Netem) Change(now clock.Time, spec Spec) error {
 
 // Flush drops every packet held, the child's included, with ReasonFlushed.
 func (n *Netem) Flush(now clock.Time) {
-	if p := n.peeked; p != nil {
-		n.peeked = nil
+	if p := n.peeked.p; p != nil {
+		n.peeked.p = nil
 		n.drop(now, p, ReasonFlushed)
 	}
 	for p := n.rlist.Pop(); p != nil; p = n.rlist.Pop() {
@@ -204,10 +204,7 @@ func (n *Netem) Config() Spec { return n.cfg }
 // Len counts every packet inside netem, its child's included, as the
 // kernel's sch->q.qlen, which is what limit is compared with.
 func (n *Netem) Len() int {
-	l := n.rlist.Len() + n.tf.Len()
-	if n.peeked != nil {
-		l++
-	}
+	l := n.u.inRing(&n.rlist) + n.tf.units(n.u) + n.peeked.units(n.u)
 	if n.child != nil {
 		l += n.child.Len()
 	}
@@ -217,10 +214,7 @@ func (n *Netem) Len() int {
 // Backlog is the number of bytes held, the child's included, as the
 // device counts them.
 func (n *Netem) Backlog() int {
-	b := framedBytes(&n.rlist, n.hdr) + n.tf.Bytes() + n.hdr*n.tf.Len()
-	if n.peeked != nil {
-		b += n.peeked.Len() + n.hdr
-	}
+	b := n.u.backlog(&n.rlist) + n.tf.Bytes() + n.u.hdr*n.tf.Segs() + n.peeked.size(n.u)
 	if n.child != nil {
 		b += n.child.Backlog()
 	}
@@ -240,36 +234,187 @@ func (n *Netem) Stats() Stats {
 // and clean: it is copied before the bit flip), then either the reorder
 // path (sent next, ahead of everything) or the delay path (tabledist,
 // rate, tfifo).
+//
+// Under GranularitySegment each segment of a super-packet runs the
+// pipeline in turn, drawing from the random streams as it would alone.
+// Consecutive segments with one fate (the same time to send; or lost, or
+// over the limit) stay one packet; a segment that is marked, corrupted,
+// duplicated or reordered leaves the super-packet as a packet of its own.
 func (n *Netem) Enqueue(now clock.Time, p *packet.Packet) Verdict {
-	count := 1
-	if n.dup.enable && !p.Dup && n.dup.fire(&n.rnd) {
-		count++
+	_, v := n.enqueueUnits(now, p)
+	return v
+}
+
+// netemFate is what netem's pipeline made of a unit that needs no packet of
+// its own.
+type netemFate uint8
+
+const (
+	netemDelay netemFate = iota // into the tfifo at a time to send
+	netemLoss                   // dropped by the loss model
+	netemLimit                  // dropped at the limit
+)
+
+// netemRun is consecutive units at the head of the rest of a packet that
+// share a fate and are not placed yet.
+type netemRun struct {
+	units int
+	fate  netemFate
+	tts   clock.Time
+	order uint64
+}
+
+func (n *Netem) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
+	total := n.u.count(p)
+	if n.drawsNothing() && n.Len()+total <= n.limit {
+		// Every unit would take the delay path at the same time to send:
+		// the pipeline's result for them all, the random streams
+		// untouched.
+		n.counter += uint32(total)
+		p.TimeToSend, p.Order = addSat(now, n.latency), n.order
+		n.order += uint64(total)
+		n.tf.push(p)
+		return 0, Queued
 	}
-	if n.loss.lost(&n.rnd) {
-		if n.cfg.ECN && packet.SetCE(p.Bytes()) {
-			n.stats.Marks++
-			n.env.Mark(now, p, n, ReasonLoss)
-		} else {
-			count--
+	ect := n.cfg.ECN && packet.ECNOf(p.Bytes()) != packet.NotECT
+	dup := p.Dup
+	// Every unit is as long as the first but the last; cuts change p.
+	size, lastSize := n.u.size(p, 0), n.u.size(p, total-1)
+	segLen, lastSegLen := p.SegmentLen(0), p.SegmentLen(total-1)
+	if n.u.gso {
+		lastSegLen = segLen // the kernel corrupts the first segment
+	}
+	qlen := n.Len() // what the limit sees, with the run's units
+	rest := p       // the units not placed yet
+	var run netemRun
+	refused := 0
+	for i := range total {
+		if i == total-1 {
+			size, segLen = lastSize, lastSegLen
 		}
+		count := 1
+		if n.dup.enable && !dup && n.dup.fire(&n.rnd) {
+			count++
+		}
+		mark := false
+		if n.loss.lost(&n.rnd) {
+			if ect {
+				mark = true
+			} else {
+				count--
+			}
+		}
+		corruptAt, corruptBit := -1, uint(0)
+		if n.corrupt.enable && n.corrupt.fire(&n.rnd) && segLen > 0 {
+			corruptAt = int(n.rnd.unseeded32() % uint32(segLen))
+			corruptBit = uint(n.rnd.unseeded32() % 8)
+		}
+		var next netemRun
+		switch {
+		case count == 0:
+			next = netemRun{fate: netemLoss}
+		case count > 1 || mark || corruptAt >= 0:
+			// A unit of its own: the run before it is placed first.
+			refused += n.place(now, &rest, &run)
+			var seg *packet.Packet
+			seg, rest = n.first(rest)
+			refused += n.enqueueOwn(now, seg, count, mark, corruptAt, corruptBit)
+			qlen = n.Len()
+			continue
+		case qlen >= n.limit:
+			next = netemRun{fate: netemLimit}
+		case n.cfg.Gap != 0 && n.counter >= n.gapThresh && n.reorder.fire(&n.rnd):
+			refused += n.place(now, &rest, &run)
+			var seg *packet.Packet
+			seg, rest = n.first(rest)
+			n.counter = 0
+			n.reorderNow(now, seg)
+			qlen++
+			continue
+		default:
+			n.counter++
+			var pend *netemRun
+			if run.units > 0 && run.fate == netemDelay {
+				pend = &run
+			}
+			next = netemRun{fate: netemDelay, tts: n.timeToSend(now, size, pend), order: n.order}
+			n.order++
+			qlen++
+		}
+		if run.units > 0 && (run.fate != next.fate || run.tts != next.tts) {
+			refused += n.place(now, &rest, &run)
+		}
+		if run.units == 0 {
+			run = next
+		}
+		run.units++
 	}
-	if count == 0 {
-		return n.drop(now, p, ReasonLoss)
-	}
+	refused += n.place(now, &rest, &run)
+	return refused, verdict(total, refused, false)
+}
 
-	corruptAt, corruptBit := -1, uint(0)
-	if n.corrupt.enable && n.corrupt.fire(&n.rnd) && p.Len() > 0 {
-		corruptAt = int(n.rnd.unseeded32() % uint32(p.Len()))
-		corruptBit = uint(n.rnd.unseeded32() % 8)
-	}
+// drawsNothing reports whether netem's pipeline draws nothing from its
+// random streams and gives every packet the same delay: no duplication,
+// loss, corruption or reordering, no jitter, rate or slots.
+func (n *Netem) drawsNothing() bool {
+	return !n.dup.enable && n.loss.kind == LossNone && !n.corrupt.enable && n.cfg.Gap == 0 &&
+		n.cfg.Jitter == 0 && n.rate == 0 && !n.cfg.FIFOJitter
+}
 
+// first splits the first unit off rest: it returns it and what follows
+// (nil if nothing does).
+func (n *Netem) first(rest *packet.Packet) (*packet.Packet, *packet.Packet) {
+	if n.u.count(rest) == 1 {
+		return rest, nil
+	}
+	return n.env.cut(rest, 1)
+}
+
+// place carries out the fate of the run at the head of *rest, leaving
+// *rest the units after it, and returns how many units it dropped.
+func (n *Netem) place(now clock.Time, rest **packet.Packet, run *netemRun) int {
+	if run.units == 0 {
+		return 0
+	}
+	p := *rest
+	if run.units < n.u.count(p) {
+		p, *rest = n.env.cut(p, run.units)
+	} else {
+		*rest = nil
+	}
+	r := *run
+	*run = netemRun{}
+	switch r.fate {
+	case netemLoss:
+		n.drop(now, p, ReasonLoss)
+		return r.units
+	case netemLimit:
+		n.drop(now, p, ReasonLimit)
+		return r.units
+	}
+	p.TimeToSend, p.Order = r.tts, r.order
+	n.tf.push(p)
+	return 0
+}
+
+// enqueueOwn runs the rest of the pipeline, from the limit check on, on
+// seg, a unit that needs a packet of its own: marked, corrupted or
+// duplicated. It returns how many units it dropped.
+func (n *Netem) enqueueOwn(now clock.Time, seg *packet.Packet, count int, mark bool, corruptAt int, corruptBit uint) int {
+	if mark {
+		packet.SetCE(seg.Bytes())
+		n.stats.Marks++
+		n.env.Mark(now, seg, n, ReasonLoss)
+	}
 	if n.Len() >= n.limit {
 		// The kernel clones the duplicate before this check and frees it
 		// here unseen; cloning only past it is the same without the waste.
-		return n.drop(now, p, ReasonLimit)
+		k := n.u.count(seg)
+		n.drop(now, seg, ReasonLimit)
+		return k
 	}
 	if count > 1 {
-		d := n.env.Pool.Clone(p)
+		d := n.env.Pool.Clone(seg)
 		d.Dup = true
 		root := n.env.Root
 		if root == nil {
@@ -277,31 +422,49 @@ func (n *Netem) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 		}
 		root.Enqueue(now, d)
 	}
+	var segs *packet.Packet
 	if corruptAt >= 0 {
-		p.Bytes()[corruptAt] ^= 1 << corruptBit
-		p.Corrupted = true
+		if seg.Segs > 1 {
+			// netem_segment: a GSO packet taken whole is segmented, its
+			// first segment corrupted, the others enqueued after it.
+			seg, segs = n.env.cut(seg, 1)
+		}
+		if packet.FinishChecksum(seg) == nil && corruptAt < seg.Len() {
+			seg.Bytes()[corruptAt] ^= 1 << corruptBit
+			seg.Corrupted = true
+		}
 	}
-
 	if n.cfg.Gap == 0 || n.counter < n.gapThresh || !n.reorder.fire(&n.rnd) {
 		n.counter++
-		p.TimeToSend = n.timeToSend(now, p.Len()+n.hdr)
-		p.Order = n.order
+		seg.TimeToSend = n.timeToSend(now, n.u.whole(seg), nil)
+		seg.Order = n.order
 		n.order++
-		n.tf.push(p)
+		n.tf.push(seg)
 	} else {
 		n.counter = 0
-		p.TimeToSend = now
-		p.Reordered = true
-		n.rlist.PushFront(p)
-		n.stats.Requeues++
+		n.reorderNow(now, seg)
 	}
-	return Queued
+	refused := 0
+	for segs != nil {
+		var s *packet.Packet
+		s, segs = n.first(segs)
+		if k, _ := n.enqueueUnits(now, s); k > 0 {
+			refused++
+		}
+	}
+	return refused
+}
+
+// reorderNow sends p next, ahead of everything queued.
+func (n *Netem) reorderNow(now clock.Time, p *packet.Packet) {
+	p.TimeToSend = now
+	p.Reordered = true
+	n.rlist.PushFront(p)
+	n.stats.Requeues++
 }
 
 func (n *Netem) drop(now clock.Time, p *packet.Packet, why Reason) Verdict {
-	n.stats.Drops++
-	n.stats.DropsByReason[why]++
-	n.env.Drop(now, p, n, why)
+	dropUnits(now, p, n, n.env, n.u, &n.stats, why)
 	return Dropped
 }
 
@@ -314,10 +477,10 @@ func (n *Netem) drop(now clock.Time, p *packet.Packet, why Reason) Verdict {
 // nanoseconds (as the kernel's s64 arithmetic would, sending such a packet
 // at once): a packet of a 1-byte-per-second rate with a 2 GB overhead
 // takes 68 years, and a few of them in a row are held until the horizon.
-func (n *Netem) timeToSend(now clock.Time, length int) clock.Time {
+func (n *Netem) timeToSend(now clock.Time, length int, pend *netemRun) clock.Time {
 	d := n.delay.next(&n.rnd)
 	if n.rate != 0 {
-		if last, ok := n.lastTTS(); ok {
+		if last, ok := n.lastTTS(pend); ok {
 			d = max(0, d-int64(last-now))
 			now = last
 		}
@@ -327,7 +490,7 @@ func (n *Netem) timeToSend(now clock.Time, length int) clock.Time {
 			d += int64(tx)
 		}
 	} else if n.cfg.FIFOJitter {
-		if last, ok := n.lastTTS(); ok && addSat(now, d) < last {
+		if last, ok := n.lastTTS(pend); ok && addSat(now, d) < last {
 			return last
 		}
 	}
@@ -348,11 +511,15 @@ func addSat(t clock.Time, d int64) clock.Time {
 }
 
 // lastTTS is the latest time to send among the packets in the reorder list
-// and the tfifo (not those already handed to the child).
-func (n *Netem) lastTTS() (clock.Time, bool) {
+// and the tfifo (not those already handed to the child), and pend, a run of
+// units bound for the tfifo but not yet in it (nil if there is none).
+func (n *Netem) lastTTS(pend *netemRun) (clock.Time, bool) {
 	var t clock.Time
 	ok := false
-	if p := n.rlist.Back(); p != nil {
+	if pend != nil {
+		t, ok = pend.tts, true
+	}
+	if p := n.rlist.Back(); p != nil && (!ok || p.TimeToSend > t) {
 		t, ok = p.TimeToSend, true
 	}
 	if p := n.tf.last(); p != nil && (!ok || p.TimeToSend > t) {
@@ -391,19 +558,19 @@ func packetTime(cfg *NetemConfig, length int) uint64 {
 // into it, in time-to-send order). Otherwise it returns nil and the
 // earliest time anything could leave: the tfifo head's time (or the slot's
 // opening, if later), or the child's own next time if that is sooner.
-func (n *Netem) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
-	p := n.peeked
+func (n *Netem) Dequeue(now clock.Time) (*packet.Packet, clock.Time) { return n.dequeueRun(now, nil) }
+
+func (n *Netem) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
+	p, ok := n.peeked.serve(now, g, n.u, n.env)
 	next := now
-	if p != nil {
-		n.peeked = nil
-	} else {
-		p, next = n.dequeue(now)
+	if !ok {
+		p, next = n.take(now, g)
 	}
-	if p != nil {
-		n.stats.Packets++
-		n.stats.Bytes += uint64(p.Len() + n.hdr)
+	if p == nil {
+		return nil, next
 	}
-	return p, next
+	n.u.sent(&n.stats, p)
+	return p, now
 }
 
 // Peek returns the packet Dequeue(now) would return, without removing it.
@@ -411,18 +578,24 @@ func (n *Netem) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 // packets into the child, using up slot budget) and holds the result for
 // the next Dequeue.
 func (n *Netem) Peek(now clock.Time) (*packet.Packet, clock.Time) {
-	if n.peeked != nil {
-		return n.peeked, now
+	if n.peeked.p != nil {
+		return n.peeked.p, now
 	}
-	p, next := n.dequeue(now)
-	n.peeked = p
+	p, next := n.take(now, nil)
+	n.peeked.p = p
 	return p, next
 }
 
-func (n *Netem) dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+// take is netem_dequeue under g. The units of a packet due now leave (or
+// move into the child) together, as far as the slot's budget and g let
+// them.
+func (n *Netem) take(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 	for {
-		if p := n.rlist.Pop(); p != nil {
-			return p, now
+		if p := n.rlist.Front(); p != nil {
+			if admitted(g, now, n.u, p, 0) == 0 {
+				return nil, now
+			}
+			return n.rlist.Pop(), now
 		}
 		h := n.tf.peek()
 		if h == nil {
@@ -434,20 +607,22 @@ func (n *Netem) dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 			n.nextSlot(now)
 		}
 		if tts <= now && (!n.slotOn || n.slotNext <= now) {
-			n.tf.pop()
-			if n.slotOn {
-				n.slotPackets--
-				n.slotBytes -= int64(h.Len() + n.hdr)
-				if n.slotPackets <= 0 || n.slotBytes <= 0 {
-					n.nextSlot(now)
-				}
+			hg := g
+			if n.child != nil {
+				hg = nil // g applies to what the child lets go
+			}
+			k, held := n.due(now, h, hg)
+			var p *packet.Packet
+			if k > 0 {
+				p = n.takeDue(h, k)
+			}
+			if held {
+				n.peeked.p = n.takeDue(n.tf.peek(), 1)
 			}
 			if n.child == nil {
-				return h, now
+				return p, now
 			}
-			if n.child.Enqueue(now, h) != Queued {
-				n.stats.Drops++
-			}
+			n.stats.Drops += uint64(offer(n.child, n.u, now, p))
 			continue
 		}
 		wake := tts
@@ -457,8 +632,8 @@ func (n *Netem) dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 		if n.child == nil {
 			return nil, wake
 		}
-		p, cnext := n.child.Dequeue(now)
-		if p != nil {
+		p, cnext := pull(n.child, n.u, now, g)
+		if p != nil || cnext == now {
 			return p, now
 		}
 		return nil, clock.Min(wake, cnext)
@@ -466,7 +641,46 @@ func (n *Netem) dequeue(now clock.Time) (*packet.Packet, clock.Time) {
 	if n.child == nil {
 		return nil, clock.Never
 	}
-	return n.child.Dequeue(now)
+	return pull(n.child, n.u, now, g)
+}
+
+// due charges the slot for the units of h, the tfifo's head, due now, one
+// by one, and asks g about each; it returns how many may go now: until g
+// refuses one (held reports that the slot was charged for it already, so
+// that it waits, decided, for the next dequeue) or the slot's budget runs
+// out with the next slot in the future.
+func (n *Netem) due(now clock.Time, h *packet.Packet, g gate) (k int, held bool) {
+	k = n.u.count(h)
+	if !n.slotOn && g == nil {
+		return k, false
+	}
+	for i := range k {
+		size := n.u.size(h, i)
+		spent := false
+		if n.slotOn {
+			n.slotPackets--
+			n.slotBytes -= int64(size)
+			if n.slotPackets <= 0 || n.slotBytes <= 0 {
+				n.nextSlot(now)
+				spent = true
+			}
+		}
+		if g != nil && !g.admit(now, size) {
+			return i, n.slotOn
+		}
+		if spent && n.slotNext > now {
+			return i + 1, false
+		}
+	}
+	return k, false
+}
+
+// takeDue takes the first k units of h, the tfifo's head, off the tfifo.
+func (n *Netem) takeDue(h *packet.Packet, k int) *packet.Packet {
+	if k == n.u.count(h) {
+		return n.tf.pop()
+	}
+	return n.tf.cutFront(k, n.env)
 }
 
 // nextSlot opens the next slot (get_slot_next): after a uniform length in

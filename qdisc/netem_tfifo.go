@@ -24,7 +24,8 @@ import (
 type tfifo struct {
 	list ring
 	heap []tfEntry
-	hb   int // bytes in the heap
+	hb   int // wire bytes in the heap
+	hs   int // wire segments in the heap
 }
 
 type tfEntry struct {
@@ -38,7 +39,16 @@ func (a *tfEntry) less(b *tfEntry) bool {
 }
 
 func (t *tfifo) Len() int   { return t.list.Len() + len(t.heap) }
+func (t *tfifo) Segs() int  { return t.list.Segs() + t.hs }
 func (t *tfifo) Bytes() int { return t.list.Bytes() + t.hb }
+
+// units returns the units the tfifo holds, as u counts them.
+func (t *tfifo) units(u units) int {
+	if u.gso {
+		return t.Len()
+	}
+	return t.Segs()
+}
 
 // push inserts p, whose TimeToSend and Order are set.
 func (t *tfifo) push(p *packet.Packet) {
@@ -46,7 +56,8 @@ func (t *tfifo) push(p *packet.Packet) {
 		t.list.Push(p)
 		return
 	}
-	t.hb += p.Len()
+	t.hb += p.WireLen()
+	t.hs += p.Segments()
 	t.heap = append(t.heap, tfEntry{tts: p.TimeToSend, order: p.Order, p: p})
 	h := t.heap
 	i := len(h) - 1
@@ -85,7 +96,8 @@ func (t *tfifo) pop() *packet.Packet {
 	}
 	h := t.heap
 	p := h[0].p
-	t.hb -= p.Len()
+	t.hb -= p.WireLen()
+	t.hs -= p.Segments()
 	n := len(h) - 1
 	e := h[n]
 	h[n] = tfEntry{}
@@ -111,4 +123,22 @@ func (t *tfifo) pop() *packet.Packet {
 	}
 	h[i] = e
 	return p
+}
+
+// cutFront takes the first k units of the packet peek returns off the
+// tfifo and returns them as one packet; the rest stays first in line, with
+// the same time to send and order.
+func (t *tfifo) cutFront(k int, env *Env) *packet.Packet {
+	l := t.list.Front()
+	if len(t.heap) == 0 || (l != nil && t.heap[0].tts >= l.TimeToSend) {
+		return env.cutFront(&t.list, k)
+	}
+	p := t.heap[0].p
+	t.hb -= p.WireLen()
+	t.hs -= p.Segments()
+	head, tail := env.cut(p, k)
+	t.heap[0].p = tail
+	t.hb += tail.WireLen()
+	t.hs += tail.Segments()
+	return head
 }

@@ -36,7 +36,7 @@ var ipTOS2Prio = [16]uint8{0, 0, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4}
 type PfifoFast struct {
 	env   *Env
 	limit int
-	hdr   int // the framing's header, counted in every packet's length
+	u     units
 	bands [pfifoFastBands]ring
 	stats Stats
 }
@@ -48,7 +48,7 @@ func NewPfifoFast(_ PfifoFastConfig, env *Env) (*PfifoFast, error) {
 	if err := env.Check(); err != nil {
 		return nil, fmt.Errorf("pfifo_fast: %w", err)
 	}
-	return &PfifoFast{env: env, limit: env.QueueLen(), hdr: env.headerLen()}, nil
+	return &PfifoFast{env: env, limit: env.QueueLen(), u: unitsOf(env)}, nil
 }
 
 // pfifoFastBand returns the band of an IP packet starting at b.
@@ -59,27 +59,43 @@ func pfifoFastBand(b []byte) int {
 	return int(prio2band[ipTOS2Prio[(b[1]&0x1E)>>1]])
 }
 
-// Enqueue appends p to its band, or drops it if the band is full.
+// Enqueue appends p to its band, or drops it if the band is full (the
+// segments of a super-packet beyond the room left, under
+// GranularitySegment).
 func (q *PfifoFast) Enqueue(now clock.Time, p *packet.Packet) Verdict {
+	_, v := q.enqueueUnits(now, p)
+	return v
+}
+
+func (q *PfifoFast) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	b := &q.bands[pfifoFastBand(p.Bytes())]
-	if b.Len() >= q.limit {
-		q.stats.Drops++
-		q.stats.DropsByReason[ReasonLimit]++
-		q.env.Drop(now, p, q, ReasonLimit)
-		return Dropped
-	}
-	b.Push(p)
-	return Queued
+	return admitCount(now, p, b, q.limit-q.u.inRing(b), q, q.env, q.u, &q.stats)
 }
 
 // Dequeue returns the head of the first non-empty band.
 func (q *PfifoFast) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+	return q.dequeueRun(now, nil)
+}
+
+func (q *PfifoFast) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 	for i := range q.bands {
-		if p := q.bands[i].Pop(); p != nil {
-			q.stats.Packets++
-			q.stats.Bytes += uint64(p.Len() + q.hdr)
-			return p, now
+		b := &q.bands[i]
+		h := b.Front()
+		if h == nil {
+			continue
 		}
+		k := admitted(g, now, q.u, h, 0)
+		var p *packet.Packet
+		switch {
+		case k == 0:
+			return nil, now
+		case k == q.u.count(h):
+			p = b.Pop()
+		default:
+			p = q.env.cutFront(b, k)
+		}
+		q.u.sent(&q.stats, p)
+		return p, now
 	}
 	return nil, clock.Never
 }
@@ -96,13 +112,13 @@ func (q *PfifoFast) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 
 // Len returns the number of packets in all bands.
 func (q *PfifoFast) Len() int {
-	return q.bands[0].Len() + q.bands[1].Len() + q.bands[2].Len()
+	return q.u.inRing(&q.bands[0]) + q.u.inRing(&q.bands[1]) + q.u.inRing(&q.bands[2])
 }
 
 // Backlog returns the number of bytes in all bands, as the device counts
 // them.
 func (q *PfifoFast) Backlog() int {
-	return framedBytes(&q.bands[0], q.hdr) + framedBytes(&q.bands[1], q.hdr) + framedBytes(&q.bands[2], q.hdr)
+	return q.u.backlog(&q.bands[0]) + q.u.backlog(&q.bands[1]) + q.u.backlog(&q.bands[2])
 }
 
 // BandLen returns the number of packets in band i (0, 1 or 2).
@@ -131,7 +147,7 @@ func (q *PfifoFast) Change(_ clock.Time, spec Spec) error {
 // Flush drops the packets of every band with ReasonFlushed.
 func (q *PfifoFast) Flush(now clock.Time) {
 	for i := range q.bands {
-		flushRing(now, &q.bands[i], q, q.env, &q.stats)
+		flushRing(now, &q.bands[i], q, q.env, q.u, &q.stats)
 	}
 }
 

@@ -48,13 +48,14 @@ type PIE struct {
 	vars     pieVars
 	limit    int
 	mtu      uint32
-	hdr      int // the framing's header, counted in every packet's length
+	u        units
 	ecn      bool
 	bytemode bool
 	rng      *rand.PCG
 
-	q    ring
-	held *packet.Packet // peeked: already dequeued and measured
+	q      ring
+	cur    cursor   // a unit measured but not handed out, see cursor
+	peeked peekHold // already dequeued and measured by Peek
 
 	// The update timer, in jiffies counted from start.
 	started bool
@@ -120,7 +121,7 @@ func (q *PIE) configure(cfg PIEConfig) error {
 	q.cfg = cfg
 	q.limit = cfg.Limit
 	q.mtu = uint32(env.PschedMTU())
-	q.hdr = env.headerLen()
+	q.u = unitsOf(env)
 	q.ecn = cfg.ECN
 	q.bytemode = cfg.Bytemode
 	q.hz = hz
@@ -147,17 +148,18 @@ func (q *PIE) Change(now clock.Time, spec Spec) error {
 	}
 	q.tick(now) // the updates due so far ran with the old parameters
 	q.configure(c)
-	trimHead(now, &q.q, q.Len()-q.limit, q, q.env, &q.stats)
+	trimHead(now, &q.q, &q.cur, q.Len()-q.limit, q, q.env, q.u, &q.stats)
 	return nil
 }
 
 // Flush drops every packet held, a peeked one included, with ReasonFlushed.
 func (q *PIE) Flush(now clock.Time) {
-	if p := q.held; p != nil {
-		q.held = nil
-		dropAs(now, p, q, q.env, &q.stats, ReasonFlushed)
+	if p := q.peeked.p; p != nil {
+		q.peeked.p = nil
+		dropUnits(now, p, q, q.env, q.u, &q.stats, ReasonFlushed)
 	}
-	flushRing(now, &q.q, q, q.env, &q.stats)
+	flushRing(now, &q.q, q, q.env, q.u, &q.stats)
+	q.cur.reset()
 }
 
 func validatePIE(cfg PIEConfig) error {
@@ -212,31 +214,90 @@ func (q *PIE) tick(now clock.Time) {
 	q.params.advance(&q.vars, uint32(q.Backlog()), n)
 }
 
-// Enqueue admits, marks or drops p.
+// Enqueue admits, marks or drops p: each of its packets as Env.Granularity
+// counts them, one after the other.
 func (q *PIE) Enqueue(now clock.Time, p *packet.Packet) Verdict {
-	q.tick(now)
-	if q.Len() >= q.limit {
-		q.stats.Overlimits++
-		return q.drop(now, p, ReasonLimit)
-	}
-	if q.dropEarly(uint32(q.Backlog()), uint32(p.Len()+q.hdr)) {
-		if !q.ecn || q.vars.prob > pieMaxProb/10 || !packet.SetCE(p.Bytes()) {
-			return q.drop(now, p, ReasonPIE)
-		}
-		q.stats.Marks++
-		q.env.Mark(now, p, q, ReasonPIE)
-	}
-	p.Enqueued = now
-	q.q.Push(p)
-	return Queued
+	_, v := q.enqueueUnits(now, p)
+	return v
 }
 
-func (q *PIE) drop(now clock.Time, p *packet.Packet, why Reason) Verdict {
-	q.vars.accuProb = 0
-	q.stats.Drops++
-	q.stats.DropsByReason[why]++
-	q.env.Drop(now, p, q, why)
-	return Dropped
+// pieFate is what PIE's enqueue does with one unit.
+type pieFate uint8
+
+const (
+	pieQueue pieFate = iota
+	pieMark
+	pieDropLimit
+	pieDropEarly
+)
+
+func (q *PIE) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
+	q.tick(now)
+	p.Enqueued = now
+	n := q.u.count(p)
+	ect := q.ecn && packet.ECNOf(p.Bytes()) != packet.NotECT
+	// Units decided to stay count in the length and backlog the next
+	// unit sees; consecutive units of one fate leave p together.
+	qlen, backlog := q.Len(), q.Backlog()
+	rest, run, refused := p, 0, 0
+	var runFate pieFate
+	for i := range n {
+		size := q.u.size(p, i)
+		fate := q.decide(qlen, backlog, size, ect)
+		if fate <= pieMark {
+			qlen++
+			backlog += size
+		}
+		if run > 0 && fate != runFate {
+			var head *packet.Packet
+			head, rest = q.env.cut(rest, run)
+			refused += q.place(now, head, runFate)
+			run = 0
+		}
+		runFate = fate
+		run++
+	}
+	refused += q.place(now, rest, runFate)
+	return refused, verdict(n, refused, false)
+}
+
+// decide is pie_qdisc_enqueue's decision on a unit of size bytes arriving
+// at a queue of qlen units and backlog bytes, with its side effects on the
+// controller and the counters.
+func (q *PIE) decide(qlen, backlog, size int, ect bool) pieFate {
+	if qlen >= q.limit {
+		q.stats.Overlimits++
+		q.vars.accuProb = 0
+		return pieDropLimit
+	}
+	if !q.dropEarly(uint32(backlog), uint32(size)) {
+		return pieQueue
+	}
+	if !ect || q.vars.prob > pieMaxProb/10 {
+		q.vars.accuProb = 0
+		return pieDropEarly
+	}
+	q.stats.Marks++
+	return pieMark
+}
+
+// place carries out fate on p, a run of units, and returns how many it
+// dropped.
+func (q *PIE) place(now clock.Time, p *packet.Packet, fate pieFate) int {
+	switch fate {
+	case pieDropLimit, pieDropEarly:
+		why := ReasonLimit
+		if fate == pieDropEarly {
+			why = ReasonPIE
+		}
+		n := q.u.count(p)
+		dropUnits(now, p, q, q.env, q.u, &q.stats, why)
+		return n
+	case pieMark:
+		markSet(0).with(ReasonPIE).apply(now, p, q, q.env)
+	}
+	q.q.Push(p)
+	return 0
 }
 
 // dropEarly is pie_drop_early for a packet of size bytes arriving at a
@@ -275,47 +336,64 @@ func (q *PIE) dropEarly(backlog, size uint32) bool {
 }
 
 // Dequeue returns the head packet, having measured its queue delay.
-func (q *PIE) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+func (q *PIE) Dequeue(now clock.Time) (*packet.Packet, clock.Time) { return q.dequeueRun(now, nil) }
+
+func (q *PIE) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 	q.tick(now)
-	p := q.held
-	if p != nil {
-		q.held = nil
-	} else if p = q.take(now); p == nil {
+	p, ok := q.peeked.serve(now, g, q.u, q.env)
+	if !ok {
+		p = q.take(now, g)
+	}
+	if p == nil {
+		if ok || q.cur.held {
+			return nil, now
+		}
 		return nil, clock.Never
 	}
-	q.stats.Packets++
-	q.stats.Bytes += uint64(p.Len() + q.hdr)
+	q.u.sent(&q.stats, p)
 	return p, now
 }
 
 // Peek returns the packet Dequeue would return; as the kernel's
-// qdisc_peek_dequeued, it measures the packet's delay now.
+// qdisc_peek_dequeued, it measures the packets' delay now.
 func (q *PIE) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 	q.tick(now)
-	if q.held == nil {
-		if q.held = q.take(now); q.held == nil {
+	if q.peeked.p == nil {
+		if q.peeked.p = q.take(now, nil); q.peeked.p == nil {
 			return nil, clock.Never
 		}
 	}
-	return q.held, now
+	return q.peeked.p, now
 }
 
-// take pops the head and runs pie_process_dequeue on it.
-func (q *PIE) take(now clock.Time) *packet.Packet {
-	p := q.q.Pop()
-	if p != nil {
-		q.processDequeue(p, psTicks(int64(now)), uint32(framedBytes(&q.q, q.hdr)))
+// take takes units off the head packet, running pie_process_dequeue on
+// each, while g admits them, and returns them as one run.
+func (q *PIE) take(now clock.Time, g gate) *packet.Packet {
+	c := &q.cur
+	if admitted, ok := c.resume(now, g); ok && !admitted {
+		return nil
 	}
-	return p
+	nowT := psTicks(int64(now))
+	for !c.full(&q.q, q.u) {
+		enq, size, ok := c.pop(&q.q, q.u)
+		if !ok {
+			break
+		}
+		q.processDequeue(enq, size, nowT, uint32(q.u.backlog(&q.q)-c.takenLen))
+		if !c.admit(now, g) {
+			break
+		}
+	}
+	return c.finish(now, &q.q, q.u, q.env, q)
 }
 
-// processDequeue is pie_process_dequeue: p has just left, backlog bytes
-// remain, nowT is the time in ticks.
-func (q *PIE) processDequeue(p *packet.Packet, nowT uint64, backlog uint32) {
+// processDequeue is pie_process_dequeue: a unit enqueued at enq, of size
+// bytes, has just left, backlog bytes remain, nowT is the time in ticks.
+func (q *PIE) processDequeue(enq clock.Time, size int, nowT uint64, backlog uint32) {
 	v := &q.vars
 	var dtime uint32
 	if !q.params.estimator {
-		v.qdelay = nowT - psTicks(int64(p.Enqueued))
+		v.qdelay = nowT - psTicks(int64(enq))
 		if v.dqTstamp != pieInvalid {
 			dtime = uint32(nowT - v.dqTstamp)
 		}
@@ -334,7 +412,7 @@ func (q *PIE) processDequeue(p *packet.Packet, nowT uint64, backlog uint32) {
 		if v.dqCount == pieInvalid {
 			return
 		}
-		v.dqCount += uint64(p.Len() + q.hdr)
+		v.dqCount += uint64(size)
 		if v.dqCount < pieQueueThreshold {
 			return
 		}
@@ -362,20 +440,16 @@ func (q *PIE) processDequeue(p *packet.Packet, nowT uint64, backlog uint32) {
 	}
 }
 
-// Len returns the number of packets held.
+// Len returns the number of packets held, peeked ones included.
 func (q *PIE) Len() int {
-	if q.held != nil {
-		return q.q.Len() + 1
-	}
-	return q.q.Len()
+	n, _ := q.cur.heldUnits()
+	return q.u.inRing(&q.q) - q.cur.taken + n + q.peeked.units(q.u)
 }
 
 // Backlog returns the number of bytes held, as the device counts them.
 func (q *PIE) Backlog() int {
-	if q.held != nil {
-		return framedBytes(&q.q, q.hdr) + q.held.Len() + q.hdr
-	}
-	return framedBytes(&q.q, q.hdr)
+	_, l := q.cur.heldUnits()
+	return q.u.backlog(&q.q) - q.cur.takenLen + l + q.peeked.size(q.u)
 }
 
 // Stats returns the counters: drops by ReasonLimit (also counted as

@@ -126,6 +126,10 @@ type Env struct {
 	// Ethernet header too (the zero value) or the IP packet alone, as on a
 	// TUN device. See PktLen.
 	Framing Framing
+	// Granularity says whether a GSO super-packet is as many packets as
+	// its wire segments (GranularitySegment, the zero value) or one
+	// (GranularityGSO).
+	Granularity Granularity
 	// TxQueueLen is the device's txqueuelen, the default limit of the fifos
 	// and of pfifo_fast's bands. Zero means 1000.
 	TxQueueLen int
@@ -147,8 +151,8 @@ const (
 
 // Check refuses device properties no Linux device has: an MTU outside
 // [MinMTU, MaxMTU], a negative or 32-bit-overflowing txqueuelen, an HZ
-// outside [MinHZ, MaxHZ] or an unknown framing (zero values mean the
-// defaults). The constructors call it; a caller may call it first to
+// outside [MinHZ, MaxHZ], an unknown framing or an unknown granularity
+// (zero values mean the defaults). The constructors call it; a caller may call it first to
 // refuse bad input before building anything.
 func (e *Env) Check() error {
 	if e == nil {
@@ -163,6 +167,8 @@ func (e *Env) Check() error {
 		return fmt.Errorf("HZ %d is outside %d..%d, the tick rates Linux offers; give e.g. 250", e.HZ, MinHZ, MaxHZ)
 	case e.Framing != FramingEthernet && e.Framing != FramingIP:
 		return fmt.Errorf("framing %d is unknown; use ethernet or ip", e.Framing)
+	case e.Granularity != GranularitySegment && e.Granularity != GranularityGSO:
+		return fmt.Errorf("granularity %d is unknown; use segment or gso", e.Granularity)
 	}
 	return nil
 }
@@ -180,11 +186,11 @@ func (e *Env) PschedMTU() int {
 	return mtu + e.Framing.HeaderLen()
 }
 
-// PktLen returns p's length as the device's qdiscs count it
-// (qdisc_pkt_len): its IP length plus the framing's header. A GSO
-// super-packet counts one header, where the kernel's qdisc_pkt_len_init
-// also counts the headers of its further segments.
-func (e *Env) PktLen(p *packet.Packet) int { return p.Len() + e.headerLen() }
+// PktLen returns p's length as the device's qdiscs count it: its IP length
+// plus the framing's header, for a GSO super-packet those of all its wire
+// segments (packet.WireLen plus a header per segment), as the kernel's
+// qdisc_pkt_len_init counts a GSO skb.
+func (e *Env) PktLen(p *packet.Packet) int { return p.WireLen() + p.Segments()*e.headerLen() }
 
 // headerLen is the framing's header length, which the disciplines cache at
 // construction so that framing a packet costs one addition.
@@ -194,10 +200,6 @@ func (e *Env) headerLen() int {
 	}
 	return e.Framing.HeaderLen()
 }
-
-// framedBytes is the backlog of q as the device counts it: every packet's
-// IP length plus hdr.
-func framedBytes(q *ring, hdr int) int { return q.Bytes() + hdr*q.Len() }
 
 // QueueLen returns Env.TxQueueLen or its default.
 func (e *Env) QueueLen() int {
@@ -252,7 +254,8 @@ type Qdisc interface {
 	Enqueue(now clock.Time, p *packet.Packet) Verdict
 	Dequeue(now clock.Time) (p *packet.Packet, next clock.Time)
 	Peek(now clock.Time) (p *packet.Packet, next clock.Time)
-	// Len is the number of packets held, children included.
+	// Len is the number of packets held, children included: wire
+	// segments under GranularitySegment, buffers under GranularityGSO.
 	Len() int
 	// Backlog is the number of bytes held, children included, each
 	// packet counted as the device counts it (Env.PktLen).
@@ -287,6 +290,9 @@ type Qdisc interface {
 // them (Sent bytes/pkt, dropped, overlimits, requeues, backlog) plus ECN
 // marks. Bytes and Backlog count packets as the device does (Env.PktLen),
 // as tc -s does: on Ethernet each packet's 14-byte header is included.
+// Packets and Bytes count the wire segments of a super-packet, as the
+// kernel's byte counters count a GSO skb's; Drops, Marks and Qlen count
+// packets as the discipline takes them (see Granularity).
 type Stats struct {
 	Bytes      uint64 // bytes dequeued
 	Packets    uint64 // packets dequeued

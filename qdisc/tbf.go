@@ -30,14 +30,13 @@ import (
 //
 // A packet longer than max_size (burst, or min(burst, mtu) with a peakrate)
 // could never earn its tokens and is dropped at Enqueue with
-// ReasonOversize. A GSO super-packet (Segs > 1) longer than max_size is
-// segmented by the kernel (tbf_segment) and each segment queued on its
-// own; wanlab cannot split the buffer, so it drops the packet only if one
-// segment (Len/Segs, rounded up) exceeds max_size, and otherwise charges
-// the buckets segment by segment, exactly as the kernel would send them
-// back to back, and releases the whole packet when its last segment would
-// have left. Other packets wait behind it, as they would behind the
-// segments.
+// ReasonOversize. Packets are what Env.Granularity makes them: under
+// GranularitySegment tbf charges a super-packet segment by segment, each
+// as a packet of its own, and hands on the segments its tokens let go at
+// once (cutting the super-packet where they run out); under
+// GranularityGSO it charges a super-packet whole, and one longer than
+// max_size whose segments fit is segmented and each segment queued on its
+// own, as the kernel's tbf_segment does.
 //
 // Peek behaves as the kernel's qdisc_peek_dequeued: a packet that Peek
 // reports has already been charged and taken from the child; the next
@@ -52,14 +51,25 @@ type TBF struct {
 	buffer  int64 // rate bucket depth, ns
 	mtu     int64 // peak bucket depth, ns
 	maxSize int
-	hdr     int  // the framing's header, counted in every packet's length
+	u       units
 	dflt    bool // child is the default bfifo, which is no chain position
 	st      tbfState
-	// held is a packet already charged and taken from the child: by Peek,
-	// or a GSO packet whose last segment leaves at heldAt.
-	held   *packet.Packet
-	heldAt clock.Time
-	stats  Stats
+	peeked  peekHold
+	// During a dequeue: the gate of tbf's own parent, whether tbf's own
+	// tokens refused a unit and how long it must wait for them.
+	up      gate
+	refused bool
+	wait    int64
+	// charged records that tbf charged a unit its parent then refused:
+	// the unit its child asks about next, which it must not charge again.
+	charged bool
+	// refusedAt is when tbf last refused a unit of refusedLen bytes for
+	// its own tokens; asked again at that time about that unit (a run
+	// ended there, and its parent asks for more) it refuses again without
+	// counting a second overlimit, as the kernel's one dequeue would.
+	refusedAt  clock.Time
+	refusedLen int
+	stats      Stats
 }
 
 // tbfState is what a send changes.
@@ -84,7 +94,7 @@ func NewTBF(cfg TBFConfig, env *Env, child Qdisc) (*TBF, error) {
 	if err := validateTBF(cfg, child != nil); err != nil {
 		return nil, err
 	}
-	q := &TBF{env: env, child: child, hdr: env.headerLen()}
+	q := &TBF{env: env, child: child, u: unitsOf(env)}
 	if q.child == nil {
 		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: cfg.Limit}, env)
 		if err != nil {
@@ -111,6 +121,7 @@ func (q *TBF) apply(cfg TBFConfig) {
 		q.maxSize = min(q.maxSize, cfg.MTU)
 	}
 	q.st.tokens, q.st.ptokens = q.buffer, q.mtu
+	q.charged, q.refusedLen = false, -1
 }
 
 // Change applies spec as the kernel's tbf_change does: the queue stays
@@ -137,11 +148,12 @@ func (q *TBF) Change(_ clock.Time, spec Spec) error {
 
 // Flush drops every packet held, the child's included, with ReasonFlushed.
 func (q *TBF) Flush(now clock.Time) {
-	if p := q.held; p != nil {
-		q.held = nil
-		dropAs(now, p, q, q.env, &q.stats, ReasonFlushed)
+	if p := q.peeked.p; p != nil {
+		q.peeked.p = nil
+		dropUnits(now, p, q, q.env, q.u, &q.stats, ReasonFlushed)
 	}
 	q.child.Flush(now)
+	q.charged = false
 }
 
 // graft attaches child in place of the current child and returns the old
@@ -244,140 +256,127 @@ func (q *TBF) credit(s *tbfState, t clock.Time, n int) (tok, ptok int64) {
 }
 
 // Enqueue drops p if it can never be sent, and otherwise hands it to the
-// child. Drops by the child (and Congested verdicts) also count in tbf's
-// Stats.Drops, as tc -s shows them.
+// child. Drops by the child (but not its Congested verdicts) also count in
+// tbf's Stats.Drops, as tc -s shows them.
 func (q *TBF) Enqueue(now clock.Time, p *packet.Packet) Verdict {
-	if p.Len()+q.hdr > q.maxSize && (p.Segs <= 1 || largestSegment(p)+q.hdr > q.maxSize) {
-		q.stats.Drops++
-		q.stats.DropsByReason[ReasonOversize]++
-		q.env.Drop(now, p, q, ReasonOversize)
-		return Dropped
-	}
-	v := q.child.Enqueue(now, p)
-	if v != Queued {
-		q.stats.Drops++
-	}
+	_, v := q.enqueueUnits(now, p)
 	return v
 }
 
-// largestSegment is the IP length of the longest segment of a GSO packet.
-func largestSegment(p *packet.Packet) int {
-	s := int(p.Segs)
-	return (p.Len() + s - 1) / s
+func (q *TBF) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
+	n := q.u.count(p)
+	if q.u.size(p, 0) <= q.maxSize {
+		// The last unit is no longer than the first.
+		refused := offer(q.child, q.u, now, p)
+		q.stats.Drops += uint64(refused)
+		return refused, verdict(n, refused, false)
+	}
+	if q.u.gso && p.Segs > 1 && p.SegmentLen(0)+q.u.hdr <= q.maxSize {
+		return q.segment(now, p)
+	}
+	last := q.u.size(p, n-1)
+	if n == 1 || last > q.maxSize {
+		dropUnits(now, p, q, q.env, q.u, &q.stats, ReasonOversize)
+		return n, Dropped
+	}
+	// Every segment but the last is too long.
+	drop, rest := q.env.cut(p, n-1)
+	dropUnits(now, drop, q, q.env, q.u, &q.stats, ReasonOversize)
+	refused := offer(q.child, q.u, now, rest)
+	q.stats.Drops += uint64(refused)
+	return n - 1 + refused, verdict(n, n-1+refused, false)
 }
 
-// take charges and removes the child's head if it may start now. It
-// returns the packet and the time it is complete (now, or later for a
-// segmented GSO packet), or nil and when to try again.
-func (q *TBF) take(now clock.Time) (p *packet.Packet, at, next clock.Time) {
-	h, next := q.child.Peek(now)
-	if h == nil {
-		return nil, 0, next
-	}
-	s := q.st
-	var tok, ptok int64
-	if n := h.Len() + q.hdr; h.Segs > 1 && n > q.maxSize {
-		var ok bool
-		if at, ok = q.chargeSegments(&s, now, h); !ok {
-			return nil, 0, at
+// segment is tbf_segment: a GSO packet longer than max_size is cut into
+// its segments, each handed to the child on its own.
+func (q *TBF) segment(now clock.Time, p *packet.Packet) (int, Verdict) {
+	refused, segs := 0, p.Segments()
+	for p != nil {
+		seg := p
+		if p.Segs > 1 {
+			seg, p = q.env.cut(p, 1)
+		} else {
+			p = nil
 		}
-	} else {
-		if tok, ptok = q.credit(&s, now, n); tok < 0 || ptok < 0 {
-			q.stats.Overlimits++
-			return nil, 0, now.Add(time.Duration(max(-tok, -ptok)))
+		if offer(q.child, q.u, now, seg) > 0 {
+			refused++
 		}
-		s, at = tbfState{tokens: tok, ptokens: ptok, tc: now}, now
 	}
-	if p, _ = q.child.Dequeue(now); p == nil {
-		return nil, 0, clock.Never
-	}
-	q.st = s
-	return p, at, now
+	q.stats.Drops += uint64(refused)
+	return refused, verdict(segs, refused, false)
 }
 
-// chargeSegments sends the segments of GSO packet h back to back from
-// state s, starting at now, as the kernel would send the skbs that
-// tbf_segment made. If the first segment cannot leave now it returns
-// false and the time it could; otherwise it updates s and returns the time
-// the last segment leaves.
-func (q *TBF) chargeSegments(s *tbfState, now clock.Time, h *packet.Packet) (clock.Time, bool) {
-	segs, n := int(h.Segs), h.Len()
-	base, extra := n/segs, n%segs
-	t := now
-	for i := 0; i < segs; {
-		size := base + q.hdr
-		if i < extra {
-			size++
-		}
-		tok, ptok := q.credit(s, t, size)
+// admit implements gate for the child: tbf charges the unit if its
+// buckets allow it now, and asks its own parent.
+func (q *TBF) admit(now clock.Time, size int) bool {
+	if !q.charged {
+		tok, ptok := q.credit(&q.st, now, size)
 		if tok < 0 || ptok < 0 {
-			q.stats.Overlimits++
-			wait := time.Duration(max(-tok, -ptok))
-			if i == 0 {
-				return now.Add(wait), false
+			if now != q.refusedAt || size != q.refusedLen {
+				q.stats.Overlimits++
+				q.refusedAt, q.refusedLen = now, size
 			}
-			t = t.Add(wait)
-			continue
+			q.refused, q.wait = true, max(-tok, -ptok)
+			return false
 		}
-		*s = tbfState{tokens: tok, ptokens: ptok, tc: t}
-		i++
+		q.st = tbfState{tokens: tok, ptokens: ptok, tc: now}
+		q.refusedLen = -1
 	}
-	return t, true
+	if q.up != nil && !q.up.admit(now, size) {
+		q.charged = true
+		return false
+	}
+	q.charged = false
+	return true
 }
 
-// Dequeue returns the head packet if the buckets allow it now.
-func (q *TBF) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
-	p := q.held
+// Dequeue returns the units at the child's head that the buckets allow
+// now, charged one by one; nil and when to try again otherwise.
+func (q *TBF) Dequeue(now clock.Time) (*packet.Packet, clock.Time) { return q.dequeueRun(now, nil) }
+
+func (q *TBF) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
+	p, ok := q.peeked.serve(now, g, q.u, q.env)
+	next := now
+	if !ok {
+		p, next = q.take(now, g)
+	}
 	if p == nil {
-		var at, next clock.Time
-		if p, at, next = q.take(now); p == nil {
-			return nil, next
-		}
-		q.held, q.heldAt = p, at
+		return nil, next
 	}
-	if now < q.heldAt {
-		return nil, q.heldAt
-	}
-	q.held = nil
-	q.stats.Packets++
-	q.stats.Bytes += uint64(p.Len() + q.hdr)
+	q.u.sent(&q.stats, p)
 	return p, now
+}
+
+// take pulls from the child what the buckets (and g) admit now.
+func (q *TBF) take(now clock.Time, g gate) (*packet.Packet, clock.Time) {
+	q.up, q.refused = g, false
+	p, next := pull(q.child, q.u, now, q)
+	q.up = nil
+	if p == nil && q.refused {
+		return nil, now.Add(time.Duration(q.wait))
+	}
+	return p, next
 }
 
 // Peek returns the packet Dequeue(now) would return. As the kernel's
 // qdisc_peek_dequeued, it charges the tokens and takes the packet from the
 // child; the next Dequeue hands it over.
 func (q *TBF) Peek(now clock.Time) (*packet.Packet, clock.Time) {
-	if q.held == nil {
-		p, at, next := q.take(now)
+	if q.peeked.p == nil {
+		p, next := q.take(now, nil)
 		if p == nil {
 			return nil, next
 		}
-		q.held, q.heldAt = p, at
+		q.peeked.p = p
 	}
-	if now < q.heldAt {
-		return nil, q.heldAt
-	}
-	return q.held, now
+	return q.peeked.p, now
 }
 
 // Len returns the number of packets held, the child's included.
-func (q *TBF) Len() int {
-	n := q.child.Len()
-	if q.held != nil {
-		n++
-	}
-	return n
-}
+func (q *TBF) Len() int { return q.child.Len() + q.peeked.units(q.u) }
 
 // Backlog returns the number of bytes held, the child's included.
-func (q *TBF) Backlog() int {
-	n := q.child.Backlog()
-	if q.held != nil {
-		n += q.held.Len() + q.hdr
-	}
-	return n
-}
+func (q *TBF) Backlog() int { return q.child.Backlog() + q.peeked.size(q.u) }
 
 // Stats returns tbf's counters. Drops includes the packets its child
 // refused, as tc -s shows them; DropsByReason counts only tbf's own drops

@@ -324,42 +324,6 @@ func TestTBFPeek(t *testing.T) {
 	coretest.CheckLive(t, pool, 0)
 }
 
-// A GSO packet longer than max_size is charged segment by segment, as the
-// kernel's tbf_segment would queue and send its segments, and leaves when
-// its last segment would; a segment longer than max_size is a drop.
-func TestTBFGSO(t *testing.T) {
-	pool := packet.NewPool(1<<16, packet.DefaultHeadroom)
-	rec := &recorder{}
-	q := newTestTBF(t, TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 100000}, &Env{Observer: rec, Framing: FramingIP})
-	gso := coretest.UDP(pool, 6000, 1000, 0, 0)
-	gso.Segs = 4
-	if v := q.Enqueue(0, gso); v != Queued {
-		t.Fatalf("GSO packet of 4x1500 B: %v, want Queued", v)
-	}
-	big := coretest.UDP(pool, 10000, 1000, 0, 9)
-	big.Segs = 2
-	if v := q.Enqueue(0, big); v != Dropped || rec.count(ReasonOversize) != 1 {
-		t.Errorf("GSO packet of 2x5000 B: %v, drops %+v; want an oversize drop", v, rec.drops)
-	}
-	q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, 1))
-	// Segments as test 1's packets: 0, 0, 3.232, 15.232 ms; the next
-	// packet follows 12 ms later.
-	p, next := q.Dequeue(0)
-	if p != nil || next != 15232*us || q.Len() != 2 {
-		t.Fatalf("Dequeue(0) = %v, %v, Len %d; want nil until 15.232ms with both packets held", p, next, q.Len())
-	}
-	deps := tqDrain(t, q, 0, clock.Never-1)
-	want := []tqDeparture{{15232 * us, 0, 6000}, {27232 * us, 1, 1500}}
-	if len(deps) != 2 || deps[0] != want[0] || deps[1] != want[1] {
-		t.Errorf("departures %+v, want %+v", deps, want)
-	}
-	// Two of the four segments had to wait, then the 1500 B packet once.
-	if s := q.Stats(); s.Overlimits != 3 {
-		t.Errorf("Overlimits %d, want 3", s.Overlimits)
-	}
-	coretest.CheckLive(t, pool, 0)
-}
-
 func TestTBFValidation(t *testing.T) {
 	ok := TBFConfig{Rate: oneMbit, Burst: 4096, Limit: 54096}
 	cases := []struct {

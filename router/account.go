@@ -10,16 +10,14 @@ import (
 )
 
 // dirStats is one direction's accounting, the last step of a packet's
-// path: what the router adds to the link's own counters (the segments and
-// framed bytes a whole super-packet stands for, per direction and per
-// discipline), the per-flow figures, release lateness, the estimate of
-// the ring in front of the ingress, refused writes, and what the loop did.
-// It belongs to the direction's loop thread.
+// path: what the router adds to the link's own counters (the segments
+// each discipline dropped itself), the per-flow figures, release lateness,
+// the estimate of the ring in front of the ingress, refused writes, and
+// what the loop did. It belongs to the direction's loop thread.
 type dirStats struct {
 	framing qdisc.Framing
 	hdr     int // bytes the framing adds to each wire segment
 
-	xs    extras
 	qx    []qextra // per discipline of the current chain, root first
 	flows flowTable
 	late  stats.Hist
@@ -29,30 +27,28 @@ type dirStats struct {
 	malformed  uint64
 	split      uint64
 	uso        usoCounts
+	gro        groCounts
 	maxLen     int
 	sleeps     uint64 // timed or untimed waits
 	spins      uint64 // passes that polled instead of sleeping
+	busy       int64  // ns the loop spent in passes that read or released packets
 }
 
-// extras are what whole super-packets add to the link's counters, which
-// count buffers: the segments beyond the first, and their bytes beyond the
-// buffer's (the repeated headers and framing).
-type extras struct {
-	sent, bytesIn, delivered, bytesOut, dropped uint64
-	droppedBy                                   [qdisc.NumReasons]uint64
-}
-
-// qextra is what the router counts for one discipline: what whole
-// super-packets add to the packets and bytes it dequeued, and every
-// segment it dropped itself (the link's events name the instance).
+// qextra is every segment one discipline dropped itself (the link's
+// events name the instance), which its Stats do not tell apart from what
+// its child refused.
 type qextra struct {
-	pkts, bytes, drops uint64
-	droppedBy          [qdisc.NumReasons]uint64
+	drops     uint64
+	droppedBy [qdisc.NumReasons]uint64
 }
 
 // usoCounts counts the USO super-packets the egress wrote and the
 // datagrams inside them.
 type usoCounts struct{ writes, datagrams uint64 }
+
+// groCounts counts the TCP super-packets the egress coalesced from
+// packets that left the link apart, and the packets they took in.
+type groCounts struct{ writes, packets uint64 }
 
 // Write-drop reasons.
 const (
@@ -72,51 +68,14 @@ func newDirStats(f qdisc.Framing) dirStats {
 // disciplines.
 func (s *dirStats) resetChain(n int) { s.qx = make([]qextra, n) }
 
-// framed returns the bytes the device counts for segs wire segments of
-// wire IP bytes in all.
-func (s *dirStats) framed(wire, segs int) uint64 { return uint64(wire + segs*s.hdr) }
-
-// extraBytes returns what a buffer of p's segments adds beyond the framed
-// length the link counts for it (Env.PktLen: its Len and one header).
-func (s *dirStats) extraBytes(p *packet.Packet) uint64 {
-	return s.framed(tagWire(p), segsOf(p)) - s.framed(p.Len(), 1)
-}
-
-// entering accounts q, described by g, as it enters the link.
-func (s *dirStats) entering(q *packet.Packet, g gsoInfo) {
-	if g.segs > 1 {
-		s.xs.sent += uint64(g.segs - 1)
-		s.xs.bytesIn += s.extraBytes(q)
-	}
-}
-
-// leaving accounts p as it leaves the link, through every discipline.
-func (s *dirStats) leaving(p *packet.Packet) {
-	segs := segsOf(p)
-	if segs <= 1 {
-		return
-	}
-	extra, bytes := uint64(segs-1), s.extraBytes(p)
-	s.xs.delivered += extra
-	s.xs.bytesOut += bytes
-	for i := range s.qx {
-		s.qx[i].pkts += extra
-		s.qx[i].bytes += bytes
-	}
-}
-
 // dropped accounts p as dropped for why by the discipline at index qi of
 // the chain (-1 for one of a replaced chain).
 func (s *dirStats) dropped(p *packet.Packet, qi int, why qdisc.Reason) {
 	s.flows.dropped(p, why)
-	segs := uint64(segsOf(p))
+	segs := uint64(p.Segments())
 	if qi >= 0 && qi < len(s.qx) {
 		s.qx[qi].drops += segs
 		s.qx[qi].droppedBy[why] += segs
-	}
-	if segs > 1 {
-		s.xs.dropped += segs - 1
-		s.xs.droppedBy[why] += segs - 1
 	}
 }
 
@@ -137,7 +96,7 @@ func (s *dirStats) wrote(p *packet.Packet, t clock.Time, errno syscall.Errno) {
 	case syscall.ENOBUFS:
 		why = writeNoBufs
 	}
-	s.writeDrops[why] += uint64(segsOf(p))
+	s.writeDrops[why] += uint64(p.Segments())
 	s.flows.dropped(p, qdisc.ReasonNone)
 }
 

@@ -80,10 +80,15 @@ func (f *fakeVNet) Write(bufs [][]byte, offset int) (int, error) {
 	return len(bufs), nil
 }
 
-// keepSegments appends to f.got the packets p stands for.
+// keepSegments appends to f.got the packets p stands for, their checksums
+// complete, as the receiving kernel sees them.
 func (f *fakeVNet) keepSegments(p []byte, h packet.VirtioNetHdr, segs int) {
 	if h.GSOType == packet.GSONone {
-		f.got = append(f.got, append([]byte(nil), p...))
+		b := append([]byte(nil), p...)
+		if err := packet.CompleteChecksum(b, h); err != nil {
+			panic(err)
+		}
+		f.got = append(f.got, b)
 		return
 	}
 	out, sizes := make([][]byte, segs), make([]int, segs)
@@ -141,15 +146,16 @@ func superPkts(v6 bool, payload, mss int) [][]byte {
 	return [][]byte{append(h, p...)}
 }
 
-// TestFakeWholeAndSplit pushes super-packets through a direct path (whole)
-// and through a jittered netem (split), and checks what the server side
-// gets and what the counters say.
+// TestFakeWholeAndSplit pushes super-packets through a direct path (they
+// leave whole) and through a jittered netem (which cuts them, each segment
+// with a delay of its own), and checks what the server side gets and what
+// the counters say.
 func TestFakeWholeAndSplit(t *testing.T) {
 	const payload, mss = 60000, 1448
 	segs := (payload + mss - 1) / mss
 	for _, tc := range []struct {
 		chain string
-		whole bool
+		whole bool // every super-packet leaves as it came
 	}{{"", true}, {"netem limit 100000 delay 1us 1us", false}} {
 		r, c, s := fakeRouter(t, mustChain(t, tc.chain), superPkts(false, payload, mss))
 		c.budget = 100
@@ -158,18 +164,14 @@ func TestFakeWholeAndSplit(t *testing.T) {
 			step(r.up)
 		}
 		snap := r.Snapshot().Up
-		if snap.GSO.Whole != tc.whole {
-			t.Errorf("%q: whole %v", tc.chain, snap.GSO.Whole)
+		if !snap.GSO.Whole {
+			t.Errorf("%q: super-packets do not enter the link whole", tc.chain)
 		}
-		if s.segs != 100*segs {
-			t.Fatalf("%q: server got %d segments, want %d", tc.chain, s.segs, 100*segs)
+		if s.segs != 100*segs || s.badCsum != 0 {
+			t.Fatalf("%q: server got %d segments (%d bad checksums), want %d", tc.chain, s.segs, s.badCsum, 100*segs)
 		}
-		wantWrites := 100
-		if !tc.whole {
-			wantWrites = 100 * segs
-		}
-		if s.written != wantWrites {
-			t.Errorf("%q: %d writes, want %d", tc.chain, s.written, wantWrites)
+		if tc.whole && s.written != 100 || !tc.whole && s.written <= 100 {
+			t.Errorf("%q: %d writes of %d super-packets", tc.chain, s.written, 100)
 		}
 		cn := snap.Counters
 		// 52 bytes of IPv4 and TCP headers and 14 of Ethernet framing
@@ -192,19 +194,26 @@ func TestFakeWholeAndSplit(t *testing.T) {
 }
 
 // BenchmarkLoop measures one packet through read, link and write over
-// fake devices: MTU-sized packets and 64 KiB super-packets, kept whole
-// (direct path, constant delay) or split (jittered netem).
+// fake devices: MTU-sized packets and 64 KiB super-packets, which the
+// disciplines decide on segment by segment and keep whole where the
+// segments' fates agree (a direct path, a constant delay, rare loss, a
+// shaper that does not limit and fq_codel), cut where every segment gets a
+// delay of its own (jitter), or take whole (jitter, gso granularity).
 func BenchmarkLoop(b *testing.B) {
 	for _, bc := range []struct {
 		name    string
 		chain   string
 		payload int
+		gso     bool
 	}{
-		{"mtu/direct", "", 1448},
-		{"mtu/delay", "netem delay 200us", 1448},
-		{"gso/direct", "", 65000},
-		{"gso/delay", "netem delay 200us", 65000},
-		{"gso/split", "netem delay 200us 1us", 65000},
+		{"mtu/direct", "", 1448, false},
+		{"mtu/delay", "netem delay 200us", 1448, false},
+		{"gso/direct", "", 65000, false},
+		{"gso/delay", "netem limit 100000 delay 200us", 65000, false},
+		{"gso/loss", "netem limit 100000 delay 200us loss 0.01%", 65000, false},
+		{"gso/tbf_fq_codel", "netem limit 100000 delay 200us; tbf rate 100gbit burst 4mb latency 50ms; fq_codel", 65000, false},
+		{"gso/jitter", "netem limit 100000 delay 200us 1us", 65000, false},
+		{"gso/jitter_whole", "netem limit 100000 delay 200us 1us", 65000, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			pkts := superPkts(false, bc.payload, 1448)
@@ -213,7 +222,11 @@ func BenchmarkLoop(b *testing.B) {
 				h[1] = packet.GSONone
 				pkts = [][]byte{append(h, p...)}
 			}
-			r, c, s := fakeRouter(b, mustChain(b, bc.chain), pkts)
+			gran := qdisc.GranularitySegment
+			if bc.gso {
+				gran = qdisc.GranularityGSO
+			}
+			r, c, s := fakeRouterGranular(b, mustChain(b, bc.chain), pkts, gran)
 			c.perRead = 8
 			l := r.up
 			// Warm up: fill the pools and the delay line.
@@ -288,17 +301,17 @@ func TestFakeMixedKinds(t *testing.T) {
 }
 
 // TestFakeOneSegmentSuperPacket sends super-packets with less than one
-// segment of payload through a splitting chain: they leave as plain
-// packets with complete checksums.
+// segment of payload through a jittered chain: each leaves as the one
+// segment it is, its header telling the receiving kernel so.
 func TestFakeOneSegmentSuperPacket(t *testing.T) {
 	r, c, s := fakeRouter(t, mustChain(t, "netem limit 10000 delay 1us 1us"), superPkts(false, 1000, 1448))
 	c.budget = 20
-	for end := time.Now().Add(time.Second); s.written < 20 && time.Now().Before(end); {
+	for end := time.Now().Add(time.Second); s.segs < 20 && time.Now().Before(end); {
 		step(r.up)
 	}
 	snap := r.Snapshot().Up
-	if s.written != 20 || snap.Malformed != 0 || s.segs != 20 || s.zeroHdr != 20 || s.badCsum != 0 {
-		t.Errorf("server got %d writes (%d segments, %d with a zero header, %d bad checksums), router malformed %d; want 20, 20, 20, 0, 0",
-			s.written, s.segs, s.zeroHdr, s.badCsum, snap.Malformed)
+	if snap.Malformed != 0 || s.segs != 20 || s.badCsum != 0 || snap.Counters.Delivered != 20 {
+		t.Errorf("server got %d writes (%d segments, %d bad checksums), router malformed %d, delivered %d; want 20 segments, none bad or malformed",
+			s.written, s.segs, s.badCsum, snap.Malformed, snap.Counters.Delivered)
 	}
 }

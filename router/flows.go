@@ -77,7 +77,7 @@ func (ft *flowTable) lookup(t packet.Tuple) int32 {
 // and leaving it out makes the count measure the emulator's reordering
 // only.
 func (ft *flowTable) arrivalSeq(id int32, pkt []byte, g gsoInfo) int64 {
-	if g.proto != packet.ProtoTCP || g.l4 < 0 || len(pkt) <= g.hdrLen {
+	if g.proto != packet.ProtoTCP || g.l4 < 0 || len(pkt) <= g.hdrLen || len(pkt) < g.l4+8 {
 		return -1
 	}
 	f := &ft.flows[id]
@@ -106,11 +106,11 @@ func (ft *flowTable) delivered(p *packet.Packet, hdr int, delay int64) {
 		return
 	}
 	f := &ft.flows[id]
-	segs := uint64(segsOf(p))
+	segs := uint64(p.Segments())
 	f.packets += segs
-	f.bytes += uint64(tagWire(p) + int(segs)*hdr)
+	f.bytes += uint64(p.WireLen() + int(segs)*hdr)
 	f.payload += uint64(payloadOf(p))
-	if p.Seq >= 0 && f.out.Arrive(p.Seq) {
+	if s := seqOf(p); s >= 0 && f.out.Arrive(s) {
 		f.reordered += segs
 	}
 	delay = max(delay, 0)
@@ -123,7 +123,7 @@ func (ft *flowTable) delivered(p *packet.Packet, hdr int, delay int64) {
 // refused by the egress device (why is ReasonNone).
 func (ft *flowTable) dropped(p *packet.Packet, why qdisc.Reason) {
 	if id := tagFlow(p); id >= 0 && int(id) < len(ft.flows) {
-		segs := uint64(segsOf(p))
+		segs := uint64(p.Segments())
 		f := &ft.flows[id]
 		f.dropped += segs
 		if why != qdisc.ReasonNone {
@@ -135,7 +135,7 @@ func (ft *flowTable) dropped(p *packet.Packet, why qdisc.Reason) {
 // marked counts p's CE mark in its flow.
 func (ft *flowTable) marked(p *packet.Packet) {
 	if id := tagFlow(p); id >= 0 && int(id) < len(ft.flows) {
-		ft.flows[id].marked += uint64(segsOf(p))
+		ft.flows[id].marked += uint64(p.Segments())
 	}
 }
 

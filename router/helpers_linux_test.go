@@ -67,7 +67,8 @@ type bedOptions struct {
 	up, down string // chains in tc syntax
 	seed     uint64
 	pcap     bool
-	rtPrio   int // Config.RealTimePriority
+	rtPrio   int       // Config.RealTimePriority
+	upHook   link.Hook // Config.Up.Hook
 }
 
 // newBed builds namespaces wl-tNNNNNN-c and -s with a TUN each, addressed
@@ -85,7 +86,7 @@ func newBed(t *testing.T, o bedOptions) *bed {
 	b.c = newHost(t, tb, "c", o.kind, a4, b4, a6, b6)
 	b.s = newHost(t, tb, "s", o.kind, b4, a4, b6, a6)
 	cfg := Config{
-		Up:               link.Config{Name: "up", Chain: mustChain(t, o.up), Env: qdisc.Env{Seed: o.seed}},
+		Up:               link.Config{Name: "up", Chain: mustChain(t, o.up), Env: qdisc.Env{Seed: o.seed}, Hook: o.upHook},
 		Down:             link.Config{Name: "down", Chain: mustChain(t, o.down), Env: qdisc.Env{Seed: o.seed + 1}},
 		Client:           b.c.dev,
 		Server:           b.s.dev,

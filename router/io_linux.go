@@ -41,19 +41,30 @@ func newVNetIngress(dev tun.VNetDevice, pool *packet.Pool, clk *clock.Real) *vne
 	return v
 }
 
+// read reads and classifies one packet at a time, so that each packet's
+// arrival is when it was read: a burst the kernel queued at once becomes
+// due again spread as the router took it in, not all at the time its last
+// packet was read.
 func (v *vnetIngress) read(k int, to arriver) (int, bool, error) {
 	k = min(k, len(v.bufs))
-	n, err := v.dev.TryRead(v.bufs[:k], v.sizes, headroom)
-	now := v.clk.Now()
-	for i := range n {
-		p := v.ring[i]
-		p.SetData(headroom, v.sizes[i])
-		if to.arrive(now, p, true) {
-			v.ring[i] = v.pool.Get()
-			v.bufs[i], _ = v.ring[i].Buffer()
+	n := 0
+	for n < k {
+		got, err := v.dev.TryRead(v.bufs[n:n+1], v.sizes[n:n+1], headroom)
+		if got == 0 {
+			return n, false, err
+		}
+		p := v.ring[n]
+		p.SetData(headroom, v.sizes[n])
+		if to.arrive(v.clk.Now(), p, true) {
+			v.ring[n] = v.pool.Get()
+			v.bufs[n], _ = v.ring[n].Buffer()
+		}
+		n++
+		if err != nil {
+			return n, false, err
 		}
 	}
-	return n, n == k, err
+	return n, true, nil
 }
 
 func (v *vnetIngress) wait(wake int, timeout time.Duration) (event, woken bool, err error) {
@@ -63,15 +74,19 @@ func (v *vnetIngress) wait(wake int, timeout time.Duration) (event, woken bool, 
 
 func (v *vnetIngress) close() {}
 
-// vnetEgress writes to a VNet device with the virtio-net header the kernel
-// gave each packet, or zeros for a packet the router split or completed.
-// Where the device takes USO, consecutive UDP datagrams of one flow that
-// leave in the same release pass go in one super-packet (see usoBatch);
+// vnetEgress writes to a VNet device with the virtio-net header that
+// describes each packet (the kernel's, or the one Cut gave a part of a
+// super-packet), or zeros for a packet the router split or completed.
+// Packets of one TCP flow that leave in the same release pass and continue
+// each other go in one GSO super-packet (see groTable); where the device
+// takes USO, so do consecutive UDP datagrams of one flow (see usoBatch);
 // every other packet gets a system call of its own.
 type vnetEgress struct {
 	dev        tun.VNetDevice
 	uso4, uso6 bool
 	batch      *usoBatch
+	gro        *groTable
+	groOff     bool // the device refused a coalesced super-packet
 }
 
 // TUNSETOFFLOAD flags for USO (TUN_F_USO4, TUN_F_USO6 in
@@ -83,14 +98,20 @@ const (
 
 func newVNetEgress(dev tun.VNetDevice) *vnetEgress {
 	off := dev.Offloads()
-	return &vnetEgress{dev: dev, uso4: off&tunUSO4 != 0, uso6: off&tunUSO6 != 0, batch: newUSOBatch()}
+	return &vnetEgress{dev: dev, uso4: off&tunUSO4 != 0, uso6: off&tunUSO6 != 0, batch: newUSOBatch(), gro: newGROTable()}
 }
 
 func (e *vnetEgress) write(p *packet.Packet, deadline clock.Time, to departures) {
+	if !e.groOff {
+		if s, ok := tcpCandidate(p); ok {
+			e.coalesce(p, s, deadline, to)
+			return
+		}
+	}
 	if e.uso4 || e.uso6 {
 		if d, ok := usoCandidate(p); ok && (d.v6 && e.uso6 || !d.v6 && e.uso4) {
 			if !e.batch.add(p, d, deadline) {
-				e.flush(to)
+				e.flushUSO(to)
 				e.batch.add(p, d, deadline)
 			}
 			return
@@ -100,10 +121,56 @@ func (e *vnetEgress) write(p *packet.Packet, deadline clock.Time, to departures)
 	e.writeOne(p, deadline, to)
 }
 
+// coalesce adds p, a TCP packet described by s, to its flow's batch, or
+// writes that batch and starts another with p.
+func (e *vnetEgress) coalesce(p *packet.Packet, s tcpSeg, deadline clock.Time, to departures) {
+	flow := tagFlow(p)
+	if b := e.gro.batch(flow); b != nil {
+		if b.add(p, s, deadline) {
+			return
+		}
+		e.writeBatch(b, to)
+	}
+	if len(e.gro.open) == groFlows {
+		e.writeBatch(e.gro.open[0], to)
+	}
+	e.gro.start(flow, p, s, deadline)
+}
+
+// writeBatch writes b's packets, as one super-packet if there are several.
+func (e *vnetEgress) writeBatch(b *groBatch, to departures) {
+	if len(b.pkts) == 1 {
+		e.writeOne(b.pkts[0], b.dls[0], to)
+		e.gro.close(b)
+		return
+	}
+	buf := e.gro.build(b)
+	t := to.now()
+	errno := e.dev.WriteOne(buf, headroom)
+	if errno == syscall.EINVAL {
+		// A kernel that refuses the super-packet gets no more of them.
+		e.groOff = true
+		for i, p := range b.pkts {
+			e.writeOne(p, b.dls[i], to)
+		}
+		e.gro.close(b)
+		return
+	}
+	for i, p := range b.pkts {
+		if errno == 0 {
+			to.capture(p, t)
+		}
+		to.departed(p, b.dls[i], t, errno)
+		p.Free()
+	}
+	to.merged(len(b.pkts))
+	e.gro.close(b)
+}
+
 // writeOne writes p with a system call of its own.
 func (e *vnetEgress) writeOne(p *packet.Packet, deadline clock.Time, to departures) {
 	buf, off := p.Buffer()
-	if !tagHasVNet(p) {
+	if !p.VNet {
 		clear(buf[off-tun.VNetHdrLen : off])
 	}
 	t := to.now()
@@ -115,8 +182,16 @@ func (e *vnetEgress) writeOne(p *packet.Packet, deadline clock.Time, to departur
 	p.Free()
 }
 
-// flush writes the batch gathered so far.
+// flush writes every batch gathered so far.
 func (e *vnetEgress) flush(to departures) {
+	for len(e.gro.open) > 0 {
+		e.writeBatch(e.gro.open[0], to)
+	}
+	e.flushUSO(to)
+}
+
+// flushUSO writes the USO batch gathered so far.
+func (e *vnetEgress) flushUSO(to departures) {
 	u := e.batch
 	switch len(u.pkts) {
 	case 0:

@@ -42,9 +42,9 @@ const (
 	// instead of running into the kernel's real-time throttling.
 	maxBusy   = 4 * time.Millisecond
 	maxBusyRT = 300 * time.Microsecond
-	// closeDeadline is how near the next deadline must be for the loop to
-	// read one packet per pass instead of a batch.
-	closeDeadline = 20 * time.Microsecond
+	// initialReadCost is what the loop takes reading and classifying one
+	// packet until it has measured it (l.readCost).
+	initialReadCost = 5 * time.Microsecond
 )
 
 // adaptSpin takes the delay of one timed wake-up: the spin grows at once to
@@ -107,6 +107,8 @@ type departures interface {
 	departed(p *packet.Packet, deadline, t clock.Time, errno syscall.Errno)
 	// coalesced records one USO super-packet of n datagrams.
 	coalesced(n int)
+	// merged records one TCP super-packet coalesced from n packets.
+	merged(n int)
 }
 
 // loop is one direction: it reads from in, runs the link and writes to
@@ -132,7 +134,7 @@ type loop struct {
 	qdiscs []qdisc.Qdisc // the chain's discipline instances, root first
 	trace  bool
 	vnet   bool // ingress and egress are both VNet devices
-	whole  bool // super-packets cross the current chain whole
+	whole  bool // super-packets enter the link whole
 
 	st       dirStats
 	userHook link.Hook
@@ -141,6 +143,9 @@ type loop struct {
 
 	// When to look at the link again.
 	lastNext clock.Time // when the link said, at its last empty Dequeue, it next has a packet
+	// readCost is what reading and classifying one packet has cost
+	// lately (a moving average), for readAllowance.
+	readCost time.Duration
 	// arrived records an Enqueue since the last release. Only after one, or
 	// once lastNext has come, can a packet be due; asking the link at other
 	// times (the loop polls often near deadlines) would only make a
@@ -157,6 +162,8 @@ type loop struct {
 	onThread  bool          // run is running on the loop's thread
 	cpu       time.Duration // the thread's CPU time when last measured
 	tid       atomic.Int32  // the thread's id while run runs, 0 otherwise
+	began     clock.Time    // when run began; ended when it ended (0 while it runs)
+	ended     clock.Time
 
 	// Control from other goroutines.
 	wake     int         // eventfd: stop, requests, reader batches
@@ -182,6 +189,7 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, ring func() (RingCo
 		userHook: cfg.Hook,
 		ring:     ring,
 		spin:     initialSpin,
+		readCost: initialReadCost,
 		maxSpin:  maxSpin,
 		maxBusy:  maxBusy,
 		wake:     -1,
@@ -222,9 +230,10 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, ring func() (RingCo
 	return l, nil
 }
 
-func (l *loop) wholeAllowed() bool {
-	return l.vnet && !l.trace && keepsWhole(l.chain)
-}
+// wholeAllowed reports whether super-packets may enter the link whole:
+// both devices take them, and no trace counts its opportunities' bytes per
+// buffer.
+func (l *loop) wholeAllowed() bool { return l.vnet && !l.trace }
 
 // resetChainState records the disciplines of the current tree, whose own
 // counters start from zero.
@@ -241,19 +250,38 @@ func (l *loop) resetChainState() {
 // due. It returns how many packets it read and whether more may be
 // waiting.
 func (l *loop) pass() (int, bool, error) {
-	l.release(l.clk.Now())
-	k := readBatch
+	start := l.clk.Now()
+	out := l.release(start)
 	at := l.clk.Now()
-	if l.lastNext != clock.Never && time.Duration(l.lastNext-at) < closeDeadline {
-		k = 1 // a release is due soon: do not let a batch of reads delay it
-	}
+	k := l.readAllowance(at)
 	n, more, err := l.in.read(k, l)
+	if n > 0 {
+		l.readCost += (time.Duration(l.clk.Now()-at)/time.Duration(n) - l.readCost) / 8
+	}
 	l.st.ring.read(at, n, more, more && n >= readBatch)
 	if n > 0 {
 		l.st.maxLen = max(l.st.maxLen, l.dir.Len())
-		l.release(l.clk.Now())
+		out += l.release(l.clk.Now())
+	}
+	if n > 0 || out > 0 {
+		l.st.busy += int64(l.clk.Now() - start)
 	}
 	return n, more, err
+}
+
+// readAllowance returns how many packets a pass may read at now: a batch,
+// or as many as fit before the link's next deadline at what a read has
+// been costing (at least one), so that reading never holds a due release
+// back by more than about one packet's read.
+func (l *loop) readAllowance(now clock.Time) int {
+	if l.lastNext == clock.Never {
+		return readBatch
+	}
+	left := time.Duration(l.lastNext - now)
+	if left >= readBatch*l.readCost {
+		return readBatch
+	}
+	return max(1, int(left/max(l.readCost, 1)))
 }
 
 // get returns a packet whose buffer holds n bytes of data.
@@ -265,7 +293,8 @@ func (l *loop) get(n int) *packet.Packet {
 }
 
 // arrive implements arriver: the classify step. It takes p into the link
-// whole, split into segments, or copied into a small buffer.
+// whole (copied into a small buffer if it is small), or split into
+// segments where the egress takes no super-packets.
 func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 	pkt := p.Bytes()
 	var h packet.VirtioNetHdr
@@ -283,12 +312,10 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 	}
 	g, err := inspect(pkt, h)
 	if err != nil {
-		if !l.whole {
-			l.st.malformed++
-			return false
-		}
-		// Whole, it crosses as the kernel gave it; count it as one.
-		g = gsoInfo{segs: 1, wire: len(pkt), hdrLen: g.hdrLen, l4: g.l4, proto: g.proto}
+		// A super-packet whose header does not fit it can be neither
+		// cut nor segmented.
+		l.st.malformed++
+		return false
 	}
 	flow := int32(-1)
 	if t, err := packet.ParseTuple(pkt); err == nil {
@@ -307,7 +334,7 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 		seg.segs = 1
 		for _, q := range segs {
 			seg.wire = q.Len()
-			l.enqueue(now, q, seg, false, flow)
+			l.enqueue(now, q, seg, 0, false, flow)
 		}
 		return false
 	}
@@ -323,46 +350,50 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 		qb, qoff := q.Buffer()
 		copy(qb[qoff-tun.VNetHdrLen:], buf[off-tun.VNetHdrLen:off+len(pkt)])
 		q.SetLen(len(pkt))
-		l.enqueue(now, q, g, keep, flow)
+		l.enqueue(now, q, g, int(h.GSOSize), keep, flow)
 		return false
 	}
-	l.enqueue(now, p, g, keep, flow)
+	l.enqueue(now, p, g, int(h.GSOSize), keep, flow)
 	return true
 }
 
 // malformedRead implements arriver.
 func (l *loop) malformedRead(n uint64) { l.st.malformed += n }
 
-// enqueue is the link step: it offers q, described by g, to the link.
-func (l *loop) enqueue(now clock.Time, q *packet.Packet, g gsoInfo, keepHdr bool, flow int32) {
-	q.Segs = int32(g.segs)
+// enqueue is the link step: it offers q, described by g (and its GSO
+// size), to the link; vnet says whether the virtio-net header in front of
+// it describes it.
+func (l *loop) enqueue(now clock.Time, q *packet.Packet, g gsoInfo, gsoSize int, vnet bool, flow int32) {
+	q.Segs, q.SegSize, q.SegHdr, q.VNet = int32(g.segs), int32(gsoSize), int32(g.hdrLen), vnet
 	q.Flow = -1
 	q.Seq = -1
 	if flow >= 0 {
 		q.Seq = l.st.flows.arrivalSeq(flow, q.Bytes(), g)
 	}
-	q.Tag = makeTag(g.wire, g.hdrLen, keepHdr, flow)
-	l.st.entering(q, g)
+	q.Tag = makeTag(g.l4, flow)
 	l.dir.Enqueue(now, q)
 	l.arrived = true
 }
 
-// release hands every packet that is due at now to the egress device.
-func (l *loop) release(now clock.Time) {
+// release hands every packet that is due at now to the egress device, and
+// returns how many it handed over.
+func (l *loop) release(now clock.Time) int {
 	if !l.arrived && now < l.lastNext {
-		return
+		return 0
 	}
 	l.arrived = false
+	n := 0
 	for {
 		p, next := l.dir.Dequeue(now)
 		if p == nil {
 			l.lastNext = next
 			break
 		}
-		l.st.leaving(p)
 		l.out.write(p, l.deadline(p, now), l)
+		n++
 	}
 	l.out.flush(l)
+	return n
 }
 
 // deadline returns when p, released at now, could have left: the time the
@@ -410,6 +441,12 @@ func (l *loop) coalesced(n int) {
 	l.st.uso.datagrams += uint64(n)
 }
 
+// merged implements departures.
+func (l *loop) merged(n int) {
+	l.st.gro.writes++
+	l.st.gro.packets += uint64(n)
+}
+
 // Event implements link.Hook: it keeps the segment accounting of drops,
 // counts marks per flow, and passes every event on to the configured hook.
 func (l *loop) Event(e *link.Event) {
@@ -454,6 +491,7 @@ func (l *loop) stop() {
 // exit ends the loop's run: from now on requests run on their caller.
 func (l *loop) exit() {
 	l.cpu, l.onThread = threadCPU(), false
+	l.ended = l.clk.Now()
 	l.r.mu.Lock()
 	l.running = false
 	l.r.mu.Unlock()

@@ -19,6 +19,7 @@ import (
 func (l *loop) run() error {
 	runtime.LockOSThread()
 	l.onThread = true
+	l.began = l.clk.Now()
 	l.tid.Store(int32(unix.Gettid()))
 	defer l.tid.Store(0)
 	defer l.exit()

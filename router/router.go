@@ -8,19 +8,21 @@
 //	read      ingress.read takes what the TUN holds, up to a batch, without
 //	          waiting (vnetIngress on the loop's thread; chanIngress from a
 //	          reader goroutine for other devices)
-//	classify  loop.arrive: virtio-net header, 5-tuple and flow, and whether
-//	          a GSO super-packet crosses whole or is split into wire
-//	          segments (splitter) with their checksums completed; what
-//	          is not an IP packet that fits its own length fields, or
-//	          cannot be split, is counted as malformed and dropped here
+//	classify  loop.arrive: virtio-net header, 5-tuple and flow, and
+//	          whether a GSO super-packet enters whole (packet.DescribeGSO's
+//	          segments) or is split into wire segments (splitter) with their
+//	          checksums completed; what is not an IP packet that fits its
+//	          own length fields, or cannot be split, is counted as
+//	          malformed and dropped here
 //	link      loop.enqueue: link.Direction.Enqueue, into the qdisc tree
 //	release   loop.release: link.Direction.Dequeue of everything due now,
 //	          each packet with the deadline it could have left at
 //	write     egress.write: to the other TUN (vnetEgress, which coalesces
-//	          UDP datagrams into USO writes; batchEgress for other devices)
-//	account   dirStats: what the link does not count itself (segments and
-//	          framed bytes of whole super-packets, flows, lateness, the
-//	          ring in front of the ingress, refused writes)
+//	          TCP segments due together into GSO writes and UDP datagrams
+//	          into USO ones; batchEgress for other devices)
+//	account   dirStats: what the link does not count itself (each
+//	          discipline's own drops, flows, lateness, the ring in front of
+//	          the ingress, refused writes, the loop's busy time)
 //
 // Each direction runs on its own OS thread, locked and with a timer slack of
 // 1 ns. It waits in ppoll(2) on the ingress device with a nanosecond timeout
@@ -30,12 +32,20 @@
 // (its release lateness) is kept in a histogram: it is the emulator's own
 // timing error.
 //
-// With devices of kind tun.VNet, GSO super-packets of up to 64 KiB cross
-// whole where the direction's chain makes no per-packet decision (an empty
-// chain, netem with a constant delay and at most a limit, plain fifos), and
-// are split into wire segments with correct headers and checksums
-// otherwise. All counters count wire segments and their framed bytes, so a
-// whole super-packet counts as the segments it stands for; see DirSnapshot.
+// With devices of kind tun.VNet, GSO super-packets of up to 64 KiB enter
+// the link whole. Its disciplines decide per wire segment, in segment
+// order, as they would for the segments one by one (see
+// qdisc.GranularitySegment), and cut a super-packet, headers and
+// checksums right, only where its segments' fates differ; on the way out
+// the egress coalesces the segments of one TCP flow that are due together
+// back into one super-packet (as the kernel's GRO does; groTable), and UDP
+// datagrams into USO ones (usoBatch). With Config.Granularity
+// qdisc.GranularityGSO the disciplines take a super-packet as one packet
+// instead, as tc on the sending host's own egress does. Without VNet
+// devices, or with a trace, super-packets are split into wire segments
+// before the link. All counters count wire segments and their framed
+// bytes, so a whole super-packet counts as the segments it stands for; see
+// DirSnapshot.
 package router
 
 import (
@@ -47,6 +57,7 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/fidelity"
 	"wanlab/link"
 	"wanlab/qdisc"
 	"wanlab/tun"
@@ -57,7 +68,7 @@ type Config struct {
 	// Up carries client→server traffic (read from Client, written to
 	// Server); Down the reverse. Each is a link.Config (Name "up"/"down",
 	// Chain in qdisc.Spec form, optional Trace, Env.Seed/MTU/TxQueueLen;
-	// Env.Framing is set from Framing).
+	// Env.Framing and Env.Granularity are set from Framing and Granularity).
 	// The router sets Env.Pool, PerFlow and the Hook itself; a Hook given
 	// here is called after the router's own, on the direction's loop
 	// thread, with event times on the router's clock (see Router.Wall);
@@ -74,6 +85,14 @@ type Config struct {
 	// (qdisc.FramingEthernet, the zero value, or FramingIP): both
 	// directions' disciplines and the router's byte counters use it.
 	Framing qdisc.Framing
+	// Granularity is what both directions' disciplines take as one packet
+	// when a GSO super-packet reaches them: each of its wire segments
+	// (qdisc.GranularitySegment, the zero value) or the whole
+	// (GranularityGSO, as tc on the sending host's egress). Where the
+	// router splits super-packets before the link (a trace, or a device
+	// of another kind than tun.VNet), the disciplines see segments
+	// either way.
+	Granularity qdisc.Granularity
 	// UpRing and DownRing, when set, read the kernel's figures for the
 	// ring in front of a direction's ingress TUN (lab passes closures over
 	// tun.ReadStats); the router reports them in the Snapshot, reading
@@ -134,6 +153,7 @@ func New(cfg Config) (*Router, error) {
 		cfg.Down.Name = "down"
 	}
 	cfg.Up.Env.Framing, cfg.Down.Env.Framing = cfg.Framing, cfg.Framing
+	cfg.Up.Env.Granularity, cfg.Down.Env.Granularity = cfg.Granularity, cfg.Granularity
 	var err error
 	r.up, err = newLoop(r, cfg.Up, cfg.Client, cfg.Server, cfg.UpRing, cfg.RealTimePriority)
 	if err != nil {
@@ -220,9 +240,17 @@ var errStopped = errors.New("router: stopped")
 // its counters between two iterations (a few microseconds, which the
 // packets due then wait), so poll it every few milliseconds at most; the
 // ring counters are read on the caller's goroutine.
+//
+// Each direction carries the fidelity verdict on the router's whole run
+// so far (fidelity.Judge), against the smallest one-way delay the current
+// chains configure.
 func (r *Router) Snapshot() Snapshot {
 	now := r.clk.Now()
-	return Snapshot{ClockNs: int64(now), Wall: r.clk.Wall(now), Up: r.up.snapshot(), Down: r.down.snapshot()}
+	s := Snapshot{ClockNs: int64(now), Wall: r.clk.Wall(now), Up: r.up.snapshot(), Down: r.down.snapshot()}
+	minDelay := fidelity.MinDelay(s.Up.chain, s.Down.chain)
+	up, down := fidelity.Judge(s.Up.Fidelity(), minDelay), fidelity.Judge(s.Down.Fidelity(), minDelay)
+	s.Up.Verdict, s.Down.Verdict = &up, &down
+	return s
 }
 
 // SetChain changes a direction's qdisc chain ("up" or "down") while

@@ -2,9 +2,11 @@ package router
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"wanlab/fidelity"
 	"wanlab/link"
 	"wanlab/qdisc"
 	"wanlab/stats"
@@ -31,13 +33,17 @@ type Snapshot struct {
 // framed bytes as the emulated device counts them, per segment (the IP
 // length plus Framing's header: 14 bytes on Ethernet, none on ip);
 // payload bytes are transport payload. Counters.Delay and Lateness have
-// one sample per buffer (a whole super-packet is one sample). Each
-// discipline's packets, bytes and drops count segments and framed bytes
-// too; its qlen and backlog count buffers and their length, as the
-// kernel's qlen counts skbs.
+// one sample per buffer (a super-packet that leaves whole is one sample).
+// Each discipline's packets, bytes and drops count segments and framed
+// bytes too; its qlen counts packets as it takes them (segments, or
+// super-packets whole under GranularityGSO) and its backlog their framed
+// bytes.
 type DirSnapshot struct {
 	Name    string        `json:"name"`    // "up" / "down"
 	Framing qdisc.Framing `json:"framing"` // "ethernet" or "ip"
+	// Granularity is what the disciplines take as one packet: "segment"
+	// or "gso" (see Config.Granularity).
+	Granularity qdisc.Granularity `json:"granularity"`
 	// ClockNs and Wall are when the direction's loop copied these
 	// counters (see Snapshot).
 	ClockNs int64     `json:"clock_ns"`
@@ -80,6 +86,26 @@ type DirSnapshot struct {
 	// some of them; FlowsTotal is how many there are in all.
 	Flows      []FlowSnapshot `json:"flows"`
 	FlowsTotal int            `json:"flows_total"`
+	// Verdict is fidelity.Judge's on the direction's whole run so far
+	// (Fidelity): whether it did what its chain said, and if not why.
+	// Router.Snapshot sets it.
+	Verdict *fidelity.Verdict `json:"verdict,omitempty"`
+
+	chain []qdisc.Spec // the chain when the counters were copied
+}
+
+// Fidelity returns what fidelity.Judge needs to know of the direction:
+// its release lateness, the drops in the ring in front of it and how busy
+// its loop was.
+func (d DirSnapshot) Fidelity() fidelity.Direction {
+	return fidelity.Direction{
+		Name:        d.Name,
+		Releases:    d.Lateness.N,
+		LatenessP99: time.Duration(d.Lateness.P99Ns),
+		RingDrops:   d.Ring.Drops,
+		Running:     time.Duration(d.Loop.RunNs),
+		Busy:        time.Duration(d.Loop.BusyNs),
+	}
 }
 
 // QdiscSnapshot is one discipline instance, as `tc -s qdisc show` lists
@@ -155,26 +181,35 @@ type RingCounters struct {
 }
 
 // GSOSnapshot describes how super-packets crossed. Whole tells whether
-// the current chain lets them cross whole (see the package
-// documentation); Split counts super-packets split before the link;
-// USOWrites counts the USO super-packets the direction wrote, each holding
-// several consecutive UDP datagrams of one flow that were due together,
-// and USODatagrams the datagrams they held (also counted, one by one,
-// everywhere else).
+// they enter the link whole (both devices take them and no trace is set;
+// see the package documentation); Split counts super-packets split before
+// the link otherwise; GROWrites counts the TCP super-packets the direction
+// coalesced from packets that left the link apart, and GROPackets the
+// packets they held; USOWrites counts the USO super-packets the direction
+// wrote, each holding several consecutive UDP datagrams of one flow that
+// were due together, and USODatagrams the datagrams they held (all also
+// counted, segment by segment, everywhere else).
 type GSOSnapshot struct {
 	Whole        bool   `json:"whole"`
 	Split        uint64 `json:"split"`
+	GROWrites    uint64 `json:"gro_writes"`
+	GROPackets   uint64 `json:"gro_packets"`
 	USOWrites    uint64 `json:"uso_writes"`
 	USODatagrams uint64 `json:"uso_datagrams"`
 }
 
 // LoopSnapshot describes the direction's loop thread: its thread id while
 // it runs (for taskset or chrt; 0 otherwise), the CPU time it has used,
-// the times it waited in the kernel (Sleeps) and the passes in which it
-// polled instead, a deadline being near (Spins).
+// how long it has run (RunNs) and how much of that it spent in passes
+// that read or released packets (BusyNs: a loop that keeps up has time
+// left over; one busy all the time is saturated), the times it waited in
+// the kernel (Sleeps) and the passes in which it polled instead, a
+// deadline being near (Spins).
 type LoopSnapshot struct {
 	TID    int    `json:"tid"`
 	CPUNs  int64  `json:"cpu_ns"`
+	RunNs  int64  `json:"run_ns"`
+	BusyNs int64  `json:"busy_ns"`
 	Sleeps uint64 `json:"sleeps"`
 	Spins  uint64 `json:"spins"`
 }
@@ -231,28 +266,27 @@ func (l *loop) snap() DirSnapshot {
 	st := &l.st
 	now := l.clk.Now()
 	c := l.dir.Counters()
-	x := &st.xs
-	c.Sent += x.sent
-	c.BytesIn += x.bytesIn
-	c.Delivered += x.delivered
-	c.BytesOut += x.bytesOut
-	c.Dropped += x.dropped
-	for i := range c.DroppedByReason {
-		c.DroppedByReason[i] += x.droppedBy[i]
-	}
-	c.Queued = c.Sent + c.Duplicated - c.Delivered - c.Dropped
 	c.Reordered = st.flows.reordered()
 	if l.onThread {
 		l.cpu = threadCPU()
 	}
+	run := time.Duration(0)
+	switch {
+	case l.began != 0 && l.ended == 0:
+		run = time.Duration(now - l.began)
+	case l.began != 0:
+		run = time.Duration(l.ended - l.began)
+	}
 	s := DirSnapshot{
-		Name:     l.name,
-		Framing:  st.framing,
-		ClockNs:  int64(now),
-		Wall:     l.clk.Wall(now),
-		Chain:    tcspec.FormatChain(l.chain),
-		Counters: c,
-		Lateness: latenessOf(&st.late),
+		Name:        l.name,
+		Framing:     st.framing,
+		Granularity: l.env.Granularity,
+		chain:       slices.Clone(l.chain),
+		ClockNs:     int64(now),
+		Wall:        l.clk.Wall(now),
+		Chain:       tcspec.FormatChain(l.chain),
+		Counters:    c,
+		Lateness:    latenessOf(&st.late),
 		Ring: RingSnapshot{
 			Reads:     st.ring.reads,
 			FullReads: st.ring.full,
@@ -263,20 +297,21 @@ func (l *loop) snap() DirSnapshot {
 		GSO: GSOSnapshot{
 			Whole:        l.whole,
 			Split:        st.split,
+			GROWrites:    st.gro.writes,
+			GROPackets:   st.gro.packets,
 			USOWrites:    st.uso.writes,
 			USODatagrams: st.uso.datagrams,
 		},
 		MaxInFlight: st.maxLen,
-		Loop:        LoopSnapshot{TID: int(l.tid.Load()), CPUNs: int64(l.cpu), Sleeps: st.sleeps, Spins: st.spins},
-		Flows:       st.flows.snapshot(),
+		Loop: LoopSnapshot{TID: int(l.tid.Load()), CPUNs: int64(l.cpu), RunNs: int64(run), BusyNs: st.busy,
+			Sleeps: st.sleeps, Spins: st.spins},
+		Flows: st.flows.snapshot(),
 	}
 	s.FlowsTotal = len(s.Flows)
 	for i, q := range l.qdiscs {
 		qc := link.QdiscCountersOf(q.Stats())
 		if i < len(st.qx) {
 			e := &st.qx[i]
-			qc.Packets += e.pkts
-			qc.Bytes += e.bytes
 			// The instance's own drops, from the link's events: a
 			// discipline's Stats may also count packets its child
 			// refused.

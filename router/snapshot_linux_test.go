@@ -65,7 +65,7 @@ func TestDropsByInstance(t *testing.T) {
 // (no Go field names), all documented, drops by reason as named keys, a
 // readable flow key and the time of the snapshot.
 func TestSnapshotJSON(t *testing.T) {
-	r, c, _ := fakeRouter(t, mustChain(t, "netem delay 1s limit 2"), superPkts(false, 14480, 1448))
+	r, c, _ := fakeRouter(t, mustChain(t, "netem delay 1s limit 20"), superPkts(false, 14480, 1448))
 	c.budget = 3
 	for range 5 {
 		r.up.pass()
@@ -75,8 +75,8 @@ func TestSnapshotJSON(t *testing.T) {
 	if up["framing"] != "ethernet" || m["clock_ns"].(float64) <= 0 || m["wall"] == "" || up["clock_ns"].(float64) < m["clock_ns"].(float64) {
 		t.Errorf("framing or times missing: %v", m)
 	}
-	// Three whole super-packets offered to a netem that holds two: the
-	// third is dropped by the limit, and counts as its ten segments.
+	// Three super-packets of ten segments offered to a netem that holds
+	// twenty: the third is dropped by the limit, as its ten segments.
 	drops := up["counters"].(map[string]any)["dropped_by_reason"].(map[string]any)
 	q := up["qdiscs"].([]any)[0].(map[string]any)
 	if drops["limit"] != 10.0 || q["counters"].(map[string]any)["dropped_by_reason"].(map[string]any)["limit"] != 10.0 {

@@ -41,7 +41,7 @@ type usoDatagram struct {
 func usoCandidate(p *packet.Packet) (usoDatagram, bool) {
 	b := p.Bytes()
 	d := usoDatagram{total: len(b)}
-	if len(b) < 1 || segsOf(p) != 1 {
+	if len(b) < 1 || p.Segments() != 1 {
 		return d, false
 	}
 	switch b[0] >> 4 {
@@ -65,7 +65,7 @@ func usoCandidate(p *packet.Packet) (usoDatagram, bool) {
 	if len(b) <= d.l4+8 || int(binary.BigEndian.Uint16(b[d.l4+4:])) != len(b)-d.l4 {
 		return d, false
 	}
-	if tagHasVNet(p) {
+	if p.VNet {
 		buf, off := p.Buffer()
 		h, _ := packet.DecodeVirtioNetHdr(buf[off-tun.VNetHdrLen : off])
 		if h.GSOType != packet.GSONone {

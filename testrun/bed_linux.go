@@ -73,7 +73,7 @@ func newOwnBed(ctx context.Context, s *Setup) (*ownBed, error) {
 	}
 	o := lab.Options{
 		Name: s.Lab, Up: s.Up, Down: s.Down, UpTrace: s.TraceUp, DownTrace: s.TraceDown,
-		Seed: s.Opts.Seed, DeviceKind: tun.VNet, Pcap: s.Opts.Pcap, Framing: s.Framing,
+		Seed: s.Opts.Seed, DeviceKind: tun.VNet, Pcap: s.Opts.Pcap, Framing: s.Framing, Granularity: s.Granularity,
 	}
 	// The router stops when Close is called, not when the run's context
 	// ends: the run reads it once more after its traffic has stopped. Only

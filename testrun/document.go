@@ -152,6 +152,7 @@ func (s *Setup) recordedOptions() map[string]string {
 		}
 	}
 	set("cc", o.CC)
+	set("granularity", o.Granularity)
 	set("tos", o.TOS)
 	if o.ECN {
 		m["ecn"] = "true"

@@ -78,6 +78,11 @@ type Options struct {
 	// "ethernet" (the default: the IP length plus 14, as an Ethernet
 	// interface's qdiscs count) or "ip" (the IP length, as on a TUN).
 	Framing string `yaml:"framing"`
+	// Granularity is what the path's qdiscs take as one packet when the
+	// kernel hands the router a GSO super-packet: "segment" (the default:
+	// each wire segment, as on the link) or "gso" (the super-packet whole,
+	// as tc on the sending host's egress).
+	Granularity string `yaml:"granularity"`
 	// Up, Down and Both are the path's chains in tc syntax (Both: the same
 	// chain each way). With none of them and no Profile, the path is the
 	// default profile's.
@@ -200,6 +205,7 @@ var Table = []Option{
 	{"`--seed`", "seed", "`run.seed`", "seed of every random choice of the path (default 1)"},
 	{"`--title`", "title", "`run.title`", "label of the run in tables and plots"},
 	{"`--framing`", "framing", "`run.framing`", "what the path's qdiscs count in a packet's length: ethernet (default; the IP length plus 14) or ip"},
+	{"`--granularity`", "granularity", "`run.options.granularity`", "what the path's qdiscs take as one packet of a GSO super-packet: segment (default; each wire segment, as on the link) or gso (the whole, as tc on the sender's egress)"},
 	{"`--up`", "up", "`run.path.up`", "chain client→server in tc syntax, root first"},
 	{"`--down`", "down", "`run.path.down`", "chain server→client"},
 	{"`--both`", "both", "`run.path`", "the same chain in each direction"},

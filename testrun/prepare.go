@@ -97,6 +97,9 @@ type Setup struct {
 	// Framing is what a testbed of the run's own counts in a packet's
 	// length.
 	Framing qdisc.Framing
+	// Granularity is what a testbed of the run's own takes as one packet
+	// of a GSO super-packet.
+	Granularity qdisc.Granularity
 }
 
 // TimedChange is a checked Change.
@@ -226,6 +229,10 @@ func (s *Setup) resolveMode(o Options) error {
 		return badf("--lab %s: the testbed records packets itself: start it with `wanlab up --pcap FILE`, and drop --pcap here", o.Lab)
 	case (o.Lab != "" || o.Direct) && o.Framing != "":
 		return badf("--framing is how a testbed the run builds counts bytes; with --lab or --direct there is none: drop --framing")
+	case o.Lab != "" && o.Granularity != "":
+		return badf("--granularity is how a testbed the run builds takes GSO super-packets; --lab %s runs on one that has its own (wanlab up --granularity): drop --granularity", o.Lab)
+	case o.Direct && o.Granularity != "":
+		return badf("--granularity is how the router's qdiscs take GSO super-packets, and --direct has no router: drop --granularity")
 	}
 	if o.Framing != "" {
 		f, err := qdisc.ParseFraming(o.Framing)
@@ -233,6 +240,13 @@ func (s *Setup) resolveMode(o Options) error {
 			return badf("--framing: %v", err)
 		}
 		s.Framing = f
+	}
+	if o.Granularity != "" {
+		g, err := qdisc.ParseGranularity(o.Granularity)
+		if err != nil {
+			return badf("--granularity: %v", err)
+		}
+		s.Granularity = g
 	}
 	switch {
 	case o.Direct:

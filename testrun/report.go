@@ -83,6 +83,9 @@ type DirectionReport struct {
 	// front of the router; WriteDrops packets the egress device refused.
 	RingDrops  uint64 `json:"ring_drops"`
 	WriteDrops uint64 `json:"write_drops"`
+	// LoopBusy is the share of the run the direction's loop spent working
+	// on packets (0 to 1): near 1, it was saturated.
+	LoopBusy float64 `json:"loop_busy"`
 	// Verdict is fidelity.Judge's.
 	Verdict fidelity.Verdict `json:"verdict"`
 }
@@ -243,8 +246,13 @@ func (rec *routerRecord) report(s *Setup) *RouterReport {
 		if n > 0 {
 			dr.Delay.MeanMs = (d.end.DelaySum - d.base.DelaySum) / float64(n) / 1e6
 		}
+		running, busy := time.Duration(d.end.LoopRunNs-d.base.LoopRunNs), time.Duration(d.end.LoopBusyNs-d.base.LoopBusyNs)
+		if running > 0 {
+			dr.LoopBusy = float64(busy) / float64(running)
+		}
 		dr.Verdict = fidelity.Judge(fidelity.Direction{
 			Name: d.name, Releases: dr.Lateness.N, LatenessP99: time.Duration(dr.Lateness.P99Ns), RingDrops: dr.RingDrops,
+			Running: running, Busy: busy,
 		}, minDelay)
 		faithful = faithful && dr.Verdict.Faithful
 		rep.Directions = append(rep.Directions, dr)
@@ -351,7 +359,7 @@ func PrintRouter(w io.Writer, raw json.RawMessage) error {
 		ew.printf("Router: no readings (%s)\n", rep.Note)
 		return ew.err
 	case *rep.Faithful:
-		ew.printf("Verdict: faithful: the router released every packet on time and lost none in front of the chains\n")
+		ew.printf("Verdict: faithful: the router released every packet on time, lost none in front of the chains and kept up\n")
 	default:
 		ew.printf("Verdict: NOT FAITHFUL\n")
 		for _, d := range rep.Directions {
@@ -379,9 +387,9 @@ func PrintRouter(w io.Writer, raw json.RawMessage) error {
 			d.LoadRateBps/1e6, d.Delay.MeanMs, d.Delay.P50Ms, d.Delay.P99Ms, d.Delay.MaxMs)
 		ew.printf("      packets:    %d in, %d delivered, %d dropped%s, %d marked, %d duplicated, %d reordered\n",
 			d.Sent, d.Delivered, d.Dropped, reasons(d.DroppedByReason), d.Marked, d.Duplicated, d.Reordered)
-		ew.printf("      router:     lateness median %s, 99th %% %s, max %s (tolerance %s); ring drops %d, write drops %d\n",
+		ew.printf("      router:     lateness median %s, 99th %% %s, max %s (tolerance %s); ring drops %d, write drops %d; loop busy %.0f%%\n",
 			time.Duration(d.Lateness.P50Ns), time.Duration(d.Lateness.P99Ns), time.Duration(d.Lateness.MaxNs),
-			time.Duration(d.Verdict.ToleranceNs), d.RingDrops, d.WriteDrops)
+			time.Duration(d.Verdict.ToleranceNs), d.RingDrops, d.WriteDrops, 100*d.LoopBusy)
 	}
 	for _, c := range rep.Changes {
 		if c.Error != "" {

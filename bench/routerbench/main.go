@@ -3,7 +3,7 @@
 // lateness under UDP load. bench/router.sh runs it; it needs root.
 //
 //	routerbench veth [-t SECONDS]
-//	routerbench router [-chain TC] [-t SECONDS] [-udp RATE | -b RATE] [-kind vnet|offload|raw] [-rt PRIO] [-P STREAMS] [-probe]
+//	routerbench router [-chain TC] [-granularity segment|gso] [-t SECONDS] [-udp RATE | -b RATE] [-kind vnet|offload|raw] [-rt PRIO] [-P STREAMS] [-probe]
 //	routerbench probe [-t SECONDS] [-rt PRIO]
 //
 // -probe runs, beside the router, a thread that measures its own wake-up
@@ -49,6 +49,7 @@ func main() {
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	secs := fs.Int("t", 5, "seconds per iperf3 run")
 	chain := fs.String("chain", "", "qdisc chain of both directions, tc syntax")
+	gran := fs.String("granularity", "segment", "what the qdiscs take as one packet of a GSO super-packet: segment or gso")
 	udp := fs.String("udp", "", "send UDP at this rate (iperf3 -b) instead of TCP")
 	rate := fs.String("b", "", "limit TCP to this rate (iperf3 -b)")
 	kind := fs.String("kind", "vnet", "TUN kind: vnet, offload or raw")
@@ -73,6 +74,12 @@ func main() {
 	if *udp == "" && *rate != "" {
 		tcpRate = *rate
 	}
+	g, err := qdisc.ParseGranularity(*gran)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "routerbench:", err)
+		os.Exit(2)
+	}
+	granularity = g
 	if err := run(os.Args[1], *secs, *chain, *udp, *kind, *streams, *rt); err != nil {
 		fmt.Fprintln(os.Stderr, "routerbench:", err)
 		os.Exit(1)
@@ -143,6 +150,7 @@ func run(mode string, secs int, chain, udp, kind string, streams, rt int) error 
 			UpRing:           router.TUNRing(c, "wl-tun"),
 			DownRing:         router.TUNRing(s, "wl-tun"),
 			RealTimePriority: rt,
+			Granularity:      granularity,
 		})
 		if err != nil {
 			return err
@@ -185,8 +193,32 @@ func run(mode string, secs int, chain, udp, kind string, streams, rt int) error 
 			float64(up.Lateness.P50Ns)/1e3, float64(up.Lateness.P99Ns)/1e3, float64(up.Lateness.MaxNs)/1e3, up.Lateness.N,
 			float64(sn.Down.Lateness.P99Ns)/1e3, up.GSO.Whole, up.GSO.Split, up.Counters.Dropped, up.WriteDrops, up.Ring.Size,
 			up.Ring.Drops, sn.Down.Ring.Drops, up.Ring.Waiting.P99, sn.Down.Ring.Waiting.P99, up.Ring.Waiting.Max, sn.Down.Ring.Waiting.Max)
-		line += fmt.Sprintf(" uso_writes=%d uso_dgrams=%d up_cpu_s=%.2f down_cpu_s=%.2f up_sleeps=%d up_spins=%d down_sleeps=%d down_spins=%d",
-			up.GSO.USOWrites, up.GSO.USODatagrams, float64(up.Loop.CPUNs)/1e9, float64(sn.Down.Loop.CPUNs)/1e9, up.Loop.Sleeps, up.Loop.Spins, sn.Down.Loop.Sleeps, sn.Down.Loop.Spins)
+		line += fmt.Sprintf(" uso_writes=%d uso_dgrams=%d gro_writes=%d gro_pkts=%d up_cpu_s=%.2f down_cpu_s=%.2f up_sleeps=%d up_spins=%d down_sleeps=%d down_spins=%d",
+			up.GSO.USOWrites, up.GSO.USODatagrams, up.GSO.GROWrites, up.GSO.GROPackets, float64(up.Loop.CPUNs)/1e9, float64(sn.Down.Loop.CPUNs)/1e9, up.Loop.Sleeps, up.Loop.Spins, sn.Down.Loop.Sleeps, sn.Down.Loop.Spins)
+		busy := 0.0
+		if up.Loop.RunNs > 0 {
+			busy = 100 * float64(up.Loop.BusyNs) / float64(up.Loop.RunNs)
+		}
+		causes := "none"
+		if len(up.Verdict.Causes) > 0 {
+			causes = ""
+			for i, c := range up.Verdict.Causes {
+				if i > 0 {
+					causes += ","
+				}
+				causes += c.Code
+			}
+		}
+		line += fmt.Sprintf(" granularity=%s up_busy_pct=%.0f up_faithful=%v up_causes=%s", up.Granularity, busy, up.Verdict.Faithful, causes)
+		for _, q := range up.Qdiscs {
+			if q.Counters.Dropped > 0 {
+				for why, n := range q.Counters.DroppedByReason {
+					if n > 0 {
+						line += fmt.Sprintf(" drops_%s_%s=%d", q.Kind, qdisc.Reason(why), n)
+					}
+				}
+			}
+		}
 		for _, f := range up.Flows {
 			if f.Payload > 1<<20 {
 				line += fmt.Sprintf(" flow_payload_mb=%.1f", float64(f.Payload)/1e6)
@@ -247,6 +279,10 @@ func openTUN(tb *netns.Testbed, h *netns.Handle, k tun.Kind, self, peer netip.Ad
 	}
 	return d, nil
 }
+
+// granularity is what the router's qdiscs take as one packet of a GSO
+// super-packet.
+var granularity qdisc.Granularity
 
 // txQueueLen is the TUNs' txqueuelen, the ring in front of the router (0:
 // tun.DefaultTxQueueLen).

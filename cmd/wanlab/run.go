@@ -208,6 +208,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of every random choice of the path")
 	fs.StringVar(&o.Title, "title", "", "label of the run in tables and plots")
 	fs.StringVar(&o.Framing, "framing", "", "what the path's qdiscs count in a packet's length: ethernet (the default: the IP length plus 14, as on an Ethernet interface) or ip (as on a TUN)")
+	fs.StringVar(&o.Granularity, "granularity", "", "what the path's qdiscs take as one packet when the kernel hands the router a GSO super-packet: segment (the default: each wire segment, as a link carrying them sees it) or gso (the super-packet whole, as tc on the sending host's own egress sees it)")
 	st := &pathState{o: o}
 	fs.Var(chainFlag{st, "up"}, "up", `qdisc chain client→server in tc syntax, root first: "netem delay 20ms; tbf rate 10mbit burst 32k latency 50ms"`)
 	fs.Var(chainFlag{st, "down"}, "down", "qdisc chain server→client, as --up")

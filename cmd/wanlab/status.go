@@ -31,7 +31,9 @@ func newStatusCommand(s *streams) *cobra.Command {
 qdisc's counters as 'tc -s qdisc show' prints them (Sent bytes and packets,
 dropped, overlimits, requeues, backlog), then what the direction delivered
 and dropped (by reason), marked, duplicated and reordered, the delay
-percentiles, how late the router released packets against their deadlines,
+percentiles, how late the router released packets against their deadlines and the
+fidelity verdict (whether the router did what the chain said, and if not
+why: late releases, drops in the ring in front of it, a saturated loop),
 the kernel's ring in front of the router (its drops, and how many packets
 waited there), and the busiest flows. Packets are wire segments; bytes are
 framed as the emulated interface counts them (see the framing).
@@ -93,8 +95,8 @@ func testbedArg(args []string) (string, error) {
 }
 
 func printStatus(w io.Writer, st lab.Status) {
-	fmt.Fprintf(w, "testbed %s: owner pid %d, up %s, cc %s, seed %d, device %s, framing %s\n",
-		st.Name, st.Owner, time.Since(st.Created).Round(time.Second), st.CC, st.Seed, st.Device, st.Framing)
+	fmt.Fprintf(w, "testbed %s: owner pid %d, up %s, cc %s, seed %d, device %s, framing %s, granularity %s\n",
+		st.Name, st.Owner, time.Since(st.Created).Round(time.Second), st.CC, st.Seed, st.Device, st.Framing, st.Up.Granularity)
 	for _, h := range []struct {
 		role string
 		h    lab.HostInfo
@@ -149,6 +151,14 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, f
 		us := func(ns int64) float64 { return float64(ns) / 1e3 }
 		fmt.Fprintf(w, " release lateness µs: p50 %.1f p99 %.1f max %.1f (%d releases)\n", us(l.P50Ns), us(l.P99Ns), us(l.MaxNs), l.N)
 	}
+	if v := d.Verdict; v != nil {
+		if v.Faithful {
+			fmt.Fprintf(w, " faithful: lateness p99 within %v, no ring drops, loop busy %.0f%%\n", time.Duration(v.ToleranceNs), busyPct(d.Loop))
+		}
+		for _, c := range v.Causes {
+			fmt.Fprintf(w, " NOT FAITHFUL (%s): %s\n", c.Code, c.Text)
+		}
+	}
 	r := d.Ring
 	fmt.Fprintf(w, " ring at %s: dropped %d", ingress, r.Drops)
 	if r.Size > 0 {
@@ -165,9 +175,9 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, f
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, " refused writes %d%s, malformed %d\n", d.WriteDrops, byErrno(d.WriteDropsByReason), d.Malformed)
-	gso := fmt.Sprintf("split into segments (%d so far)", d.GSO.Split)
+	gso := fmt.Sprintf("split into segments before the link (%d so far)", d.GSO.Split)
 	if d.GSO.Whole {
-		gso = "cross whole"
+		gso = fmt.Sprintf("enter the link whole, decided per %s; %d TCP writes coalesced %d packets", d.Granularity, d.GSO.GROWrites, d.GSO.GROPackets)
 	}
 	fmt.Fprintf(w, " GSO super-packets %s; at most %d packets held\n", gso, d.MaxInFlight)
 	if len(d.Flows) > 0 {
@@ -180,6 +190,14 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, f
 			fmt.Fprintf(w, "  ... %d more (see --flows 0)\n", more)
 		}
 	}
+}
+
+// busyPct returns the share of its running time a loop spent on packets.
+func busyPct(l router.LoopSnapshot) float64 {
+	if l.RunNs == 0 {
+		return 0
+	}
+	return 100 * float64(l.BusyNs) / float64(l.RunNs)
 }
 
 // printTCShow prints a qdisc's line and its two statistics lines exactly as

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"wanlab/fidelity"
 	"wanlab/internal/schematest"
 	"wanlab/lab"
 	"wanlab/link"
@@ -108,16 +109,19 @@ func TestPrintStatus(t *testing.T) {
 	st.Up.Counters.Dropped = 3
 	st.Up.Counters.DroppedByReason[qdisc.ReasonLimit] = 3
 	st.Up.Lateness = router.Lateness{N: 5, P50Ns: 1000, P99Ns: 5000, MaxNs: 9000}
+	v := fidelity.Judge(st.Up.Fidelity(), 25*time.Millisecond)
+	st.Up.Verdict = &v
 	var b strings.Builder
 	printStatus(&b, st)
 	out := b.String()
 	for _, want := range []string{
-		"testbed lab: owner pid 42, up 1m0s, cc cubic, seed 0, device offload, framing ethernet",
+		"testbed lab: owner pid 42, up 1m0s, cc cubic, seed 0, device offload, framing ethernet, granularity segment",
 		"up (client → server): netem limit 1000 delay 25ms; tbf rate 100Mbit burst 32Kb lat 50ms",
 		"\nqdisc netem 1: root refcnt 2 limit 1000 delay 25ms\n Sent 3000 bytes 2 pkt (dropped 5, overlimits 0 requeues 0) \n backlog 1500b 1p requeues 0\n",
 		"\nqdisc tbf 2: parent 1:1 rate 100Mbit burst 32Kb lat 50ms \n Sent 1500 bytes 1 pkt (dropped 5, overlimits 7 requeues 0) \n",
 		"dropped 3 (limit 3)",
-		"GSO super-packets split into segments (0 so far)",
+		"GSO super-packets split into segments before the link (0 so far)",
+		" NOT FAITHFUL (ring_drops): the kernel dropped 4 packets",
 		"release lateness µs: p50 1.0 p99 5.0 max 9.0 (5 releases)",
 		"tcp  10.0.0.1:1 > 10.0.0.2:2  9 pkt 900 bytes (payload 432), dropped 0, reordered 0\n  ... 2 more (see --flows 0)",
 		"ring at wl-lab-c0: dropped 4 (holds 500); waiting at a wake-up p50 1 p99 8 max 12 packets; stalls µs p50 4.0 p99 2500.0 max 3000.0\n",

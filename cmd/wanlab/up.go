@@ -47,6 +47,7 @@ type upOptions struct {
 	rtPriority int
 	seed       uint64
 	framing    qdisc.Framing
+	gran       qdisc.Granularity
 	detach     bool
 	json       bool
 	changed    []*pflag.Flag // the flags given, for the detached copy
@@ -88,9 +89,10 @@ router with 'wanlab status'; change a chain with 'wanlab set'.`,
 	fs.StringVar(&o.rmem, "tcp-rmem", "", `net.ipv4.tcp_rmem of both hosts, e.g. "4096 131072 33554432"`)
 	fs.StringVar(&o.wmem, "tcp-wmem", "", `net.ipv4.tcp_wmem of both hosts, e.g. "4096 16384 33554432"`)
 	fs.StringVar(&o.ecn, "ecn", "", "net.ipv4.tcp_ecn of both hosts: off, 1 (request ECN) or 2 (accept it; the kernel's default)")
-	fs.StringVar(&o.device, "device", "vnet", "TUN device kind: vnet (GSO super-packets cross whole where the chain allows), offload (split on read, coalesced on write) or raw (one packet per system call)")
+	fs.StringVar(&o.device, "device", "vnet", "TUN device kind: vnet (GSO super-packets enter the router's link whole), offload (split on read, coalesced on write) or raw (one packet per system call)")
 	fs.IntVar(&o.rtPriority, "rt-priority", 0, "run the router's loops with SCHED_FIFO at this priority (1-99): less timing error where the loops have CPUs to themselves; on a machine whose CPUs the hosts' programs share, the kernel's real-time throttling can stall a loop for up to a second (see docs/benchmarks.md)")
 	registerFraming(fs, &o.framing)
+	registerGranularity(fs, &o.gran)
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the qdiscs' random choices: each direction derives its own stream from it, as in 'wanlab sim'")
 	fs.BoolVar(&o.detach, "detach", false, "run in the background and return once the testbed is ready")
 	fs.BoolVar(&o.json, "json", false, `print {"name", "client": {"ns", "ifname", "addr4", "addr6"}, "server": {...}} on one line once ready`)
@@ -99,7 +101,7 @@ router with 'wanlab status'; change a chain with 'wanlab set'.`,
 
 // options turns the flags into lab.Options; its errors are usage errors.
 func (o *upOptions) options() (lab.Options, error) {
-	lo := lab.Options{Name: o.name, CC: o.cc, TCPRmem: o.rmem, TCPWmem: o.wmem, Seed: o.seed, Framing: o.framing}
+	lo := lab.Options{Name: o.name, CC: o.cc, TCPRmem: o.rmem, TCPWmem: o.wmem, Seed: o.seed, Framing: o.framing, Granularity: o.gran}
 	if err := lab.CheckName(o.name); err != nil {
 		return lo, usagef("--name: %v", err)
 	}

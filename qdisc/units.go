@@ -1,0 +1,280 @@
+package qdisc
+
+import (
+	"fmt"
+
+	"wanlab/clock"
+	"wanlab/packet"
+)
+
+// Granularity says what the disciplines of a tree take as one packet when
+// a GSO super-packet (a packet.Packet of several Segs) reaches them.
+type Granularity uint8
+
+const (
+	// GranularitySegment, the zero value and wanlab's default, makes every
+	// wire segment of a super-packet a packet, as a link that carries the
+	// segments sees them: each discipline decides per segment, in segment
+	// order, when the super-packet reaches it (netem's draws at enqueue,
+	// tbf's tokens, CoDel's and PIE's decisions at dequeue), limits count
+	// segments and every length is a segment's, so every random stream
+	// and every figure is what the same segments one by one would give.
+	// A super-packet stays one buffer through the tree where its segments
+	// share a fate and a release time; the disciplines cut it
+	// (packet.Pool.Cut, from Env.Pool) only where they differ.
+	GranularitySegment Granularity = iota
+	// GranularityGSO makes a super-packet one packet, as tc on the sending
+	// host's own egress sees the skb that GSO made: one packet in a limit,
+	// delayed, lost, duplicated or marked whole, its length what the
+	// kernel's qdisc_pkt_len_init counts (the headers and framing of every
+	// segment, see Env.PktLen). tbf segments one longer than its max_size
+	// (tbf_segment) and netem one it corrupts (netem_segment), as the
+	// kernel does.
+	GranularityGSO
+)
+
+// String returns the granularity's name as the command line takes it.
+func (g Granularity) String() string {
+	if g == GranularityGSO {
+		return "gso"
+	}
+	return "segment"
+}
+
+// MarshalText implements encoding.TextMarshaler ("segment" or "gso").
+func (g Granularity) MarshalText() ([]byte, error) { return []byte(g.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (g *Granularity) UnmarshalText(b []byte) error {
+	v, err := ParseGranularity(string(b))
+	if err == nil {
+		*g = v
+	}
+	return err
+}
+
+// ParseGranularity reads "segment" or "gso".
+func ParseGranularity(s string) (Granularity, error) {
+	switch s {
+	case "segment", "segments":
+		return GranularitySegment, nil
+	case "gso":
+		return GranularityGSO, nil
+	}
+	return 0, fmt.Errorf("granularity %q is unknown: use segment (every wire segment is a packet, as on the link; the default) or gso (a GSO super-packet is one packet, as tc on the sending host's egress sees it)", s)
+}
+
+// units is how a discipline counts what it holds: the framing's header,
+// which every segment carries, and whether a super-packet is one packet
+// (GranularityGSO) or as many as its segments. A discipline's "unit" is
+// what it takes as one packet.
+type units struct {
+	hdr int
+	gso bool
+}
+
+func unitsOf(e *Env) units {
+	return units{hdr: e.headerLen(), gso: e != nil && e.Granularity == GranularityGSO}
+}
+
+// count returns the units p stands for.
+func (u units) count(p *packet.Packet) int {
+	if u.gso {
+		return 1
+	}
+	return p.Segments()
+}
+
+// size returns the length of unit i of p as the device counts it.
+func (u units) size(p *packet.Packet, i int) int {
+	if u.gso || p.Segs <= 1 {
+		return u.whole(p)
+	}
+	return p.SegmentLen(i) + u.hdr
+}
+
+// whole returns the length of all of p as the device counts it (Env.PktLen).
+func (u units) whole(p *packet.Packet) int { return p.WireLen() + p.Segments()*u.hdr }
+
+// inRing returns the units r holds.
+func (u units) inRing(r *ring) int {
+	if u.gso {
+		return r.Len()
+	}
+	return r.Segs()
+}
+
+// backlog returns the bytes r holds as the device counts them.
+func (u units) backlog(r *ring) int { return r.Bytes() + u.hdr*r.Segs() }
+
+// cut divides p after its first k units into two packets (one of which is
+// p), as packet.Pool.Cut does with Env.Pool. The router, the only source
+// of super-packets, validates them when they arrive, so a cut that fails
+// is a bug.
+func (e *Env) cut(p *packet.Packet, k int) (head, tail *packet.Packet) {
+	if e == nil || e.Pool == nil {
+		panic("qdisc: a super-packet must be cut, but the Env has no Pool")
+	}
+	head, tail, err := e.Pool.Cut(p, k)
+	if err != nil {
+		panic(fmt.Sprintf("qdisc: cutting a super-packet of %d segments after %d: %v", p.Segs, k, err))
+	}
+	return head, tail
+}
+
+// cutFront takes the first k units of r's head packet off r and returns
+// them as one packet, leaving the rest at the head.
+func (e *Env) cutFront(r *ring, k int) *packet.Packet {
+	h := r.Pop()
+	head, tail := e.cut(h, k)
+	r.PushFront(tail)
+	return head
+}
+
+// A gate is a parent's say, unit by unit, over what a child discipline
+// hands it: tbf's tokens. Before each unit a child would hand over it asks
+// admit, with the unit's length; a gate that admits it has charged it.
+// The gate a parent passes stands for its own parents too.
+type gate interface {
+	admit(now clock.Time, size int) bool
+}
+
+// runner is a discipline that hands out runs of units under a gate: every
+// discipline of this package.
+type runner interface {
+	// dequeueRun is Dequeue under g (nil: a parent that takes whatever
+	// is due, as the root's caller does): the run it returns is units
+	// that g admitted one by one, consecutive units of one packet with
+	// one fate, as many as the same units one by one would have left
+	// in a row. It returns nil and now when g refused the first unit,
+	// which the discipline then holds, decided, for its next dequeue
+	// (as the kernel's qdisc_peek_dequeued holds a peeked skb), and nil
+	// and its next time, as Dequeue, when nothing is due.
+	dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time)
+}
+
+// unitEnqueuer is a discipline whose Enqueue also says how many units it
+// refused.
+type unitEnqueuer interface {
+	// enqueueUnits is Enqueue, and the number of p's units that the
+	// discipline dropped on arrival: what a parent counts as its own
+	// drops, as the kernel's parents count each NET_XMIT_DROP of their
+	// child (net_xmit_drop_count).
+	enqueueUnits(now clock.Time, p *packet.Packet) (refused int, v Verdict)
+}
+
+// offer enqueues p into child and returns how many of its units the child
+// refused.
+func offer(child Qdisc, u units, now clock.Time, p *packet.Packet) int {
+	if c, ok := child.(unitEnqueuer); ok {
+		n, _ := c.enqueueUnits(now, p)
+		return n
+	}
+	n := u.count(p)
+	if child.Enqueue(now, p) == Dropped {
+		return n
+	}
+	return 0
+}
+
+// pull dequeues from child under g: a run from a discipline of this
+// package, a whole packet (admitted whole) from any other.
+func pull(child Qdisc, u units, now clock.Time, g gate) (*packet.Packet, clock.Time) {
+	if r, ok := child.(runner); ok {
+		return r.dequeueRun(now, g)
+	}
+	if g == nil {
+		return child.Dequeue(now)
+	}
+	h, next := child.Peek(now)
+	if h == nil {
+		return nil, next
+	}
+	if !g.admit(now, u.whole(h)) {
+		return nil, now
+	}
+	p, _ := child.Dequeue(now)
+	return p, now
+}
+
+// admitted returns how many of p's units, from unit from on, g admits in a
+// row (all of them without a gate).
+func admitted(g gate, now clock.Time, u units, p *packet.Packet, from int) int {
+	n := u.count(p)
+	if g == nil {
+		return n - from
+	}
+	for i := from; i < n; i++ {
+		if !g.admit(now, u.size(p, i)) {
+			return i - from
+		}
+	}
+	return n - from
+}
+
+// verdict is the Verdict of a packet of n units of which refused were
+// dropped on arrival: Dropped when all were, Congested when some were (or
+// the discipline was congested), Queued otherwise.
+func verdict(n, refused int, congested bool) Verdict {
+	switch {
+	case refused >= n:
+		return Dropped
+	case refused > 0 || congested:
+		return Congested
+	}
+	return Queued
+}
+
+// peekHold is the run a discipline decided on for Peek, which its next
+// dequeue hands out first, as the kernel's qdisc_peek_dequeued holds a
+// peeked skb.
+type peekHold struct{ p *packet.Packet }
+
+// serve hands out what is held under g, or the part of it g admits; ok is
+// false when nothing is held.
+func (h *peekHold) serve(now clock.Time, g gate, u units, env *Env) (p *packet.Packet, ok bool) {
+	if h.p == nil {
+		return nil, false
+	}
+	k := admitted(g, now, u, h.p, 0)
+	switch {
+	case k == 0:
+		return nil, true
+	case k == u.count(h.p):
+		p, h.p = h.p, nil
+		return p, true
+	}
+	p, h.p = env.cut(h.p, k)
+	return p, true
+}
+
+// units returns the units held; size their length.
+func (h *peekHold) units(u units) int {
+	if h.p == nil {
+		return 0
+	}
+	return u.count(h.p)
+}
+
+func (h *peekHold) size(u units) int {
+	if h.p == nil {
+		return 0
+	}
+	return u.whole(h.p)
+}
+
+// sent counts p, handed out, in st: its wire segments and their bytes, as
+// the kernel's byte counters count a GSO skb's segments.
+func (u units) sent(st *Stats, p *packet.Packet) {
+	st.Packets += uint64(p.Segments())
+	st.Bytes += uint64(u.whole(p))
+}
+
+// dropUnits counts the units of p as dropped by from for why in st and
+// reports p to env's Observer.
+func dropUnits(now clock.Time, p *packet.Packet, from Qdisc, env *Env, u units, st *Stats, why Reason) {
+	n := uint64(u.count(p))
+	st.Drops += n
+	st.DropsByReason[why] += n
+	env.Drop(now, p, from, why)
+}
