@@ -158,16 +158,34 @@ func CompleteChecksum(b []byte, h VirtioNetHdr) error {
 	if h.GSOType != GSONone {
 		return ErrCsumGSO
 	}
+	if err := CheckCsumRange(b, h); err != nil {
+		return err
+	}
 	start := int(h.CsumStart)
 	at := start + int(h.CsumOffset)
-	if start >= len(b) || at+2 > len(b) || start < ipHeaderLen(b) {
-		return ErrCsumRange
-	}
 	sum := ^ChecksumFold(ChecksumAdd(b[start:], 0))
 	if sum == 0 {
 		sum = 0xffff
 	}
 	binary.BigEndian.PutUint16(b[at:], sum)
+	return nil
+}
+
+// CheckCsumRange reports ErrCsumRange when h asks for a checksum to be
+// completed (VirtioNetHdrNeedsCsum) whose range does not lie in b's
+// transport part: csum_start inside the IP header, or the checksum field
+// beyond b's end. Such a packet cannot be completed, by the router or by
+// a receiving host that trusts the header, so the router refuses it where
+// it reads it.
+func CheckCsumRange(b []byte, h VirtioNetHdr) error {
+	if h.Flags&VirtioNetHdrNeedsCsum == 0 {
+		return nil
+	}
+	start := int(h.CsumStart)
+	at := start + int(h.CsumOffset)
+	if start >= len(b) || at+2 > len(b) || start < ipHeaderLen(b) {
+		return ErrCsumRange
+	}
 	return nil
 }
 

@@ -20,7 +20,9 @@ func (g gsoInfo) payload() int { return g.wire - g.segs*g.hdrLen }
 // (packet.GSOSegments) and where its headers end. For a packet that is no
 // super-packet, hdrLen is where the transport payload starts (the IP
 // header's end for protocols without ports), for payload accounting. An
-// error means a super-packet that cannot be split.
+// error means a super-packet that cannot be split, or a checksum to
+// complete whose field lies outside the transport part
+// (packet.CheckCsumRange).
 func inspect(pkt []byte, h packet.VirtioNetHdr) (gsoInfo, error) {
 	g := gsoInfo{segs: 1, wire: len(pkt), l4: -1}
 	if proto, l4, err := packet.Transport(pkt); err == nil {
@@ -37,7 +39,7 @@ func inspect(pkt []byte, h packet.VirtioNetHdr) (gsoInfo, error) {
 		g.hdrLen = min(g.hdrLen, len(pkt))
 	}
 	if h.GSOType == packet.GSONone {
-		return g, nil
+		return g, packet.CheckCsumRange(pkt, h)
 	}
 	segs, wire, err := packet.GSOSegments(pkt, h)
 	if err != nil {
