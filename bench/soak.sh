@@ -6,8 +6,8 @@
 # Two fresh wl- namespaces joined by the router over vnet TUNs, the chain
 # "netem delay 20ms limit 20000; tbf rate 100mbit burst 64k latency 50ms;
 # fq_codel" in both directions, and 1,000 concurrent flows from the client
-# to the server: 100 bulk TCP connections (GSO super-packets, split at the
-# router since the chain decides per packet) and 900 UDP flows sending
+# to the server: 100 bulk TCP connections (GSO super-packets, which cross
+# the chain whole, decided segment by segment) and 900 UDP flows sending
 # 20,000 datagrams/s together. Every 10 s (2 s for runs under 5 minutes)
 # it records the router process's resident memory, live heap, goroutines,
 # open files and threads, and the router's counters, as CSV on stderr and
