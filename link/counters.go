@@ -228,6 +228,21 @@ func (a *acc) snapshot() Counters {
 	return c
 }
 
+// stopKeeping moves the kept delays into the histogram and keeps no more.
+func (a *acc) stopKeeping() {
+	if !a.keep {
+		return
+	}
+	a.keep = false
+	if a.h == nil {
+		a.h = new(stats.Hist)
+	}
+	for _, d := range a.samples {
+		a.h.Add(d)
+	}
+	a.samples = nil
+}
+
 // reserve makes room for n more exact delays, so that recording them does
 // not grow the slice (and copy it) along the way.
 func (a *acc) reserve(n int) {

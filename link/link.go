@@ -45,9 +45,20 @@ type Config struct {
 	PerFlow bool
 	// KeepDelays keeps every delivered packet's delay so that delay
 	// percentiles are exact; otherwise they come from a histogram within
-	// 1%. Keeping delays costs 8 bytes per delivered packet.
+	// 1%. Keeping delays costs 8 bytes per delivered packet (16 with
+	// PerFlow), so it is bounded: once the direction holds
+	// MaxKeptDelays delays, it moves them all into histograms and keeps
+	// none from then on (Delay.Exact tells which a figure is).
 	KeepDelays bool
+	// MaxKeptDelays bounds the delays KeepDelays keeps, per flow and in
+	// the direction's total together; 0 means DefaultMaxKeptDelays.
+	MaxKeptDelays int
 }
+
+// DefaultMaxKeptDelays is the default bound on the exact delays a
+// direction keeps: 8 Mi of them, 64 MiB. A simulation's figures are exact
+// up to that many packets and within the histogram's 1% beyond.
+const DefaultMaxKeptDelays = 1 << 23
 
 // Direction is one direction of a path. It implements qdisc.Observer for
 // the tree it holds. It is not safe for concurrent use.
@@ -74,6 +85,8 @@ type Direction struct {
 	total   acc
 	perFlow bool
 	keep    bool
+	kept    int // delays kept, while keep
+	maxKept int
 	flows   []*acc
 	flowMap map[int32]*acc
 	reorder []stats.Reorder // per flow, for the reordering count
@@ -93,7 +106,11 @@ func New(cfg Config) (*Direction, error) {
 		trace:   cfg.Trace,
 		perFlow: cfg.PerFlow,
 		keep:    cfg.KeepDelays,
+		maxKept: cfg.MaxKeptDelays,
 		env:     new(qdisc.Env),
+	}
+	if d.maxKept <= 0 {
+		d.maxKept = DefaultMaxKeptDelays
 	}
 	*d.env = cfg.Env
 	d.env.Observer, d.env.Root = d, nil
@@ -278,8 +295,32 @@ func (d *Direction) deliver(now clock.Time, p *packet.Packet) {
 			a.c.Reordered++
 		}
 	}
+	if d.keep {
+		d.kept++
+		if d.perFlow {
+			d.kept++
+		}
+		if d.kept >= d.maxKept {
+			d.stopKeeping()
+		}
+	}
 	if d.hook != nil {
 		d.emit(now, Dequeue, qdisc.ReasonNone, nil, p)
+	}
+}
+
+// stopKeeping moves every kept delay into its accumulator's histogram and
+// keeps none from now on: the bound of Config.MaxKeptDelays.
+func (d *Direction) stopKeeping() {
+	d.keep = false
+	d.total.stopKeeping()
+	for _, a := range d.flows {
+		if a != nil {
+			a.stopKeeping()
+		}
+	}
+	for _, a := range d.flowMap {
+		a.stopKeeping()
 	}
 }
 
@@ -386,12 +427,16 @@ var _ qdisc.Observer = (*Direction)(nil)
 // ReserveDelays prepares the exact delay records (Config.KeepDelays) for n
 // more delivered packets in all, and, with PerFlow, perFlow[f] more in flow
 // f, so that a long run does not repeatedly grow and copy them. It is only
-// an optimisation; it does nothing without KeepDelays.
+// an optimisation; it does nothing without KeepDelays, and reserves no
+// more than Config.MaxKeptDelays allows.
 func (d *Direction) ReserveDelays(n int, perFlow map[int32]int) {
-	d.total.reserve(n)
+	if !d.keep {
+		return
+	}
+	d.total.reserve(min(n, d.maxKept-d.kept))
 	if d.perFlow {
 		for f, k := range perFlow {
-			d.flow(f).reserve(k)
+			d.flow(f).reserve(min(k, d.maxKept-d.kept))
 		}
 	}
 }

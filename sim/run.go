@@ -139,6 +139,31 @@ func newRunner(cfg Config) (*runner, error) {
 	return r, nil
 }
 
+// Packets returns how many packets cfg's flows are expected to send in
+// all: the work a simulation has, for a caller to judge before Run how
+// long it will take.
+func Packets(cfg Config) float64 {
+	var n float64
+	for _, f := range cfg.Flows {
+		n += expected(f, cfg.Duration)
+	}
+	return n
+}
+
+// expected returns the packets f is expected to send before duration.
+func expected(f Flow, duration time.Duration) float64 {
+	c := f.base()
+	span := duration - c.Start
+	if span <= 0 {
+		return 0
+	}
+	n := span.Seconds()*float64(c.Rate)/float64(c.Size) + 1
+	if c.Count > 0 {
+		n = min(n, float64(c.Count))
+	}
+	return n
+}
+
 // reserve sizes the directions' delay records for the packets the flows
 // are expected to send (a Poisson flow's count varies, so it gets a margin
 // of a few standard deviations), so that the loop does not spend its time
@@ -148,16 +173,12 @@ func (r *runner) reserve() {
 	var per [2]map[int32]int
 	for i, f := range r.cfg.Flows {
 		c := f.base()
-		span := r.cfg.Duration - c.Start
-		if span <= 0 {
+		n := expected(f, r.cfg.Duration)
+		if n == 0 {
 			continue
 		}
-		n := span.Seconds()*float64(c.Rate)/float64(c.Size) + 1
 		if f.poisson() {
 			n += 4*math.Sqrt(n) + 16
-		}
-		if c.Count > 0 {
-			n = min(n, float64(c.Count))
 		}
 		// Duplicates and the exact count are not known in advance; a
 		// too-small reservation only costs one more growth.

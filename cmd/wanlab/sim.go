@@ -69,6 +69,10 @@ RATE uses tc's units (10mbit, 1gbit, 100kbps = 800 kbit/s).`,
 	return c
 }
 
+// longSimPackets is the work (packets) beyond which sim warns that it
+// will take a while: about 5 s.
+const longSimPackets = 5e7
+
 func runSim(s *streams, o *simOptions) error {
 	up, down, err := o.path.chains()
 	if err != nil {
@@ -140,6 +144,12 @@ func runSim(s *streams, o *simOptions) error {
 		}
 	}
 
+	// A simulation runs at some 10 million packets a second; one that
+	// will take long says so before it starts rather than look hung.
+	if n := sim.Packets(cfg); n > longSimPackets {
+		fmt.Fprintf(s.err, "wanlab: sim: %.3g packets to simulate, at least %v at 100 ns a packet; Ctrl-C stops it\n",
+			n, (time.Duration(n) * 100 * time.Nanosecond).Round(time.Second))
+	}
 	res, err := sim.Run(cfg)
 	if err != nil {
 		return usagef("%v", err)
@@ -203,6 +213,9 @@ func printSim(w io.Writer, r *sim.Result, up, down []qdisc.Spec) {
 		row(fmt.Sprintf("flow %d %s", f.Flow, f.Dir), f.DirResult)
 	}
 	tw.Flush()
+	if m := r.Up.Delay; m.N > 0 && !m.Exact || r.Down.Delay.N > 0 && !r.Down.Delay.Exact {
+		fmt.Fprintf(w, "delay percentiles within 1%% (histograms): more packets than the %d exact delays kept per direction\n", link.DefaultMaxKeptDelays)
+	}
 	for _, d := range []struct {
 		name string
 		r    sim.DirResult
