@@ -17,6 +17,7 @@ import (
 	"wanlab/profile"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
+	"wanlab/tracefile"
 	"wanlab/traffic/tfrcflow"
 )
 
@@ -331,27 +332,13 @@ func parseChain(flag, text string, tc tcspec.Options) ([]qdisc.Spec, error) {
 	return specs, nil
 }
 
-// maxTraceBytes bounds a trace file: a day of a 1 Gbit/s trace is far less.
-const maxTraceBytes = 1 << 30
-
 func readTrace(flag, path string) (*link.Trace, error) {
 	if path == "" {
 		return nil, nil
 	}
-	st, err := os.Stat(path)
+	t, err := tracefile.Load(path)
 	if err != nil {
 		return nil, badf("%s: %v", flag, err)
-	}
-	if !st.Mode().IsRegular() || st.Size() > maxTraceBytes {
-		return nil, badf("%s %s: give a regular mahimahi trace file of at most 1 GiB", flag, path)
-	}
-	text, err := os.ReadFile(path)
-	if err != nil {
-		return nil, badf("%s: %v", flag, err)
-	}
-	t, err := link.ParseTrace(text)
-	if err != nil {
-		return nil, badf("%s %s: %v", flag, path, err)
 	}
 	return t, nil
 }

@@ -48,7 +48,7 @@ func TestPrepareBadInput(t *testing.T) {
 		{"aqm without tbf", func(o *Options) { o.Both = "netem delay 10ms"; o.AQM = "fq_codel" }, "needs a tbf in the chain"},
 		{"bad chain", func(o *Options) { o.Up = "netem delay tenms" }, "--up:"},
 		{"both and up", func(o *Options) { o.Both = "netem delay 1ms"; o.Up = "netem delay 2ms" }, "give either --both"},
-		{"bad trace", func(o *Options) { o.TraceUp = trace }, "--trace-up " + trace + ":"},
+		{"bad trace", func(o *Options) { o.TraceUp = trace }, "--trace-up: " + trace + ":"},
 		{"missing trace", func(o *Options) { o.TraceDown = filepath.Join(dir, "none") }, "--trace-down:"},
 		{"change at 0", func(o *Options) { o.At = []Change{{At: 0, Up: "netem delay 1ms"}} }, "the time must lie inside the run"},
 		{"change after the end", func(o *Options) { o.At = []Change{{At: time.Hour, Up: "netem delay 1ms"}} }, "before its end at 40s"},

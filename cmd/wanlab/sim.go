@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"wanlab/outfile"
 	"wanlab/qdisc"
 	"wanlab/sim"
+	"wanlab/tracefile"
 )
 
 func init() { addCommand(newSimCommand) }
@@ -179,13 +179,9 @@ func readTrace(flag, path string) (*link.Trace, error) {
 	if path == "" {
 		return nil, nil
 	}
-	text, err := os.ReadFile(path)
+	t, err := tracefile.Load(path)
 	if err != nil {
 		return nil, usagef("%s: %v", flag, err)
-	}
-	t, err := link.ParseTrace(text)
-	if err != nil {
-		return nil, usagef("%s %s: %v", flag, path, err)
 	}
 	return t, nil
 }

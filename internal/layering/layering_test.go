@@ -42,6 +42,7 @@ var forbidden = map[string]string{
 	"wanlab/lab":               "edge package",
 	"wanlab/distfile":          "reading files belongs to the edge",
 	"wanlab/outfile":           "file output belongs to the edge",
+	"wanlab/tracefile":         "reading files belongs to the edge",
 	"wanlab/traffic":           "edge package",
 	"wanlab/cmd/":              "edge package",
 	"wanlab/internal/coretest": "test helpers: only the core's _test.go files may use them",
