@@ -12,11 +12,11 @@ package distfile
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"wanlab/infile"
 	"wanlab/qdisc"
 )
 
@@ -55,23 +55,12 @@ func Load(name string) ([]int16, error) {
 	return nil, fmt.Errorf("distribution %q not found (looked for %s); built in are uniform, normal, pareto, paretonormal, or give a path to a .dist file", name, strings.Join(candidates, ", "))
 }
 
-// read returns the contents of path, refusing a directory and anything
-// longer than MaxSize.
+// read returns the contents of path, refusing what is not a regular file
+// and anything longer than MaxSize; a missing file is os.ErrNotExist.
 func read(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	b, err := infile.Read(path, MaxSize)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("distribution %v; give a .dist file made by tc's maketable (at most %d values)", err, qdisc.MaxDistTable)
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("distribution %s is a directory; give a .dist file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("distribution %s: %w", path, err)
-	}
-	if len(b) > MaxSize {
-		return nil, fmt.Errorf("distribution %s is larger than %d KiB, which no table of at most %d values is; give a .dist file made by tc's maketable", path, MaxSize>>10, qdisc.MaxDistTable)
-	}
-	return b, nil
+	return b, err
 }

@@ -36,8 +36,8 @@ func TestLoadRefusesWhatIsNoTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, want string }{
-		{"/dev/zero", "larger than 1024 KiB"},
-		{big, "larger than 1024 KiB"},
+		{"/dev/zero", "character device"},
+		{big, "larger than 1 MiB"},
 		{dir, "is a directory"},
 		{filepath.Join(dir, "none.dist"), "not found"},
 	} {

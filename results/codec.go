@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"strconv"
 	"strings"
+	"wanlab/infile"
 	"wanlab/outfile"
 )
 
@@ -111,9 +111,10 @@ func WriteFile(ctx context.Context, path string, d *Document, o outfile.Options)
 	})
 }
 
-// ReadFile reads a document from path, compressed or not.
+// ReadFile reads a document from path, compressed or not; path must be a
+// regular file (infile.Open).
 func ReadFile(path string) (*Document, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,16 +1,15 @@
 // Package tracefile reads the mahimahi trace files a user names on the
 // command line (--trace-up, --trace-down), in link.ParseTrace's format.
-// It refuses what is no trace file, a directory, a device, a FIFO or a
-// file beyond MaxSize, before reading it, so that a path such as
-// /dev/zero is never read forever.
+// It refuses what is not a regular file and a file beyond MaxSize before
+// reading it (package infile).
 package tracefile
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"os"
-	"syscall"
 
+	"wanlab/infile"
 	"wanlab/link"
 )
 
@@ -21,26 +20,12 @@ const MaxSize = 1 << 30
 // Load reads and parses the trace file at path. Its errors name the path
 // and what to give instead.
 func Load(path string) (*link.Trace, error) {
-	// O_NONBLOCK: opening a FIFO would otherwise wait for a writer.
-	// Reads of a regular file ignore it.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	text, err := infile.Read(path, MaxSize)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() || st.Size() > MaxSize {
-		return nil, fmt.Errorf("%s: give a regular mahimahi trace file of at most %d GiB", path, MaxSize>>30)
-	}
-	text, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(text) > MaxSize {
-		return nil, fmt.Errorf("%s: give a regular mahimahi trace file of at most %d GiB", path, MaxSize>>30)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%v; give a mahimahi trace file of at most %s", err, infile.Size(MaxSize))
 	}
 	t, err := link.ParseTrace(text)
 	if err != nil {

@@ -29,11 +29,11 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]string{
-		"/dev/zero":                   "regular mahimahi trace file",
-		dir:                           "regular mahimahi trace file",
+		"/dev/zero":                   "character device",
+		dir:                           "is a directory",
 		bad:                           bad + ":",
 		filepath.Join(dir, "missing"): "no such file",
-		fifo:                          "regular mahimahi trace file",
+		fifo:                          "FIFO",
 	} {
 		_, err := Load(path)
 		if err == nil || !strings.Contains(err.Error(), want) {

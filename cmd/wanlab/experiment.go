@@ -17,6 +17,7 @@ import (
 
 	"wanlab/catalog"
 	"wanlab/experiment"
+	"wanlab/infile"
 	"wanlab/outfile"
 	"wanlab/results"
 	"wanlab/testrun"
@@ -76,8 +77,12 @@ table DIR'.`,
 	return c
 }
 
+// maxExperimentFile bounds an experiment file: a YAML grid of a few
+// hundred lines is a few KiB.
+const maxExperimentFile = 16 << 20
+
 func runExperiment(s *streams, file string, f *experimentRunFlags) error {
-	content, err := os.ReadFile(file)
+	content, err := infile.Read(file, maxExperimentFile)
 	if err != nil {
 		return usagef("cannot read the experiment file: %v", err)
 	}

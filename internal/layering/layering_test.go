@@ -43,6 +43,7 @@ var forbidden = map[string]string{
 	"wanlab/distfile":          "reading files belongs to the edge",
 	"wanlab/outfile":           "file output belongs to the edge",
 	"wanlab/tracefile":         "reading files belongs to the edge",
+	"wanlab/infile":            "reading files belongs to the edge",
 	"wanlab/traffic":           "edge package",
 	"wanlab/cmd/":              "edge package",
 	"wanlab/internal/coretest": "test helpers: only the core's _test.go files may use them",
