@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -59,7 +60,20 @@ func main() {
 	withProbe := fs.Bool("probe", false, "measure a probe thread's wake-up delays beside the router")
 	pacing := fs.Int("pacing-us", 0, "iperf3 --pacing-timer in µs (0: iperf3's default of 1000 µs, which sends bursts every millisecond)")
 	fs.IntVar(&txQueueLen, "txqlen", 0, "the TUNs' txqueuelen: the ring in front of the router (0: tun.DefaultTxQueueLen)")
+	cpuProfile := fs.String("cpuprofile", "", "write the router process's CPU profile (go tool pprof) to this file")
 	fs.Parse(os.Args[2:])
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "routerbench:", err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "routerbench:", err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *cpus != "" {
 		iperfCmd = []string{"taskset", "-c", *cpus, "iperf3"}
 	}
