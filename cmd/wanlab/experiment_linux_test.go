@@ -43,7 +43,7 @@ func cliFor(t *testing.T, limit time.Duration, args ...string) (stdout, stderr s
 
 // TestExperimentE1Quick runs the shipped E1 with --quick (25 short runs:
 // five delays × UDP, Reno, CUBIC, TFRC, QUIC at a fixed delay) and lays it
-// out as the seed's table: a row per delay, a column per transport.
+// out as the 2008 measurement's table: a row per delay, a column per transport.
 func TestExperimentE1Quick(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "e1")
 	_, errOut, code := cliFor(t, 5*time.Minute, "experiment", "run", "../../examples/e1.yaml", "--quick", "-o", dir)
