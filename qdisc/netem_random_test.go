@@ -75,6 +75,9 @@ func meanBurst(lost []bool) float64 {
 }
 
 func TestNetemKernelCorrelatedLoss(t *testing.T) {
+	if testing.Short() {
+		t.Skip("millions of draws: run without -short")
+	}
 	for _, tc := range []struct {
 		p, c      float64
 		want, tol float64
@@ -109,6 +112,9 @@ func TestNetemKernelCorrelatedReorder(t *testing.T) {
 }
 
 func TestNetemCorrectLoss(t *testing.T) {
+	if testing.Short() {
+		t.Skip("millions of draws: run without -short")
+	}
 	for _, tc := range []struct{ p, c float64 }{
 		{0.01, 0}, {0.01, 0.25}, {0.10, 0.25}, {0.10, 0.50}, {0.30, 0.80},
 	} {
@@ -285,6 +291,9 @@ func TestNetemJitterReordering(t *testing.T) {
 }
 
 func TestNetemMarkovModels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("millions of draws: run without -short")
+	}
 	ge := Loss{Kind: LossGEModel, GEP: 0.01, GER: 0.10, OneMinusH: 1, OneMinusK: 0}
 	state := StateLoss(0.01)
 	state.P31 = 0.10

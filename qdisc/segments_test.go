@@ -239,6 +239,9 @@ func compareSegRuns(t *testing.T, whole, split segResult) {
 // trees, that drop, mark, duplicate, delay, reorder and shape, over the
 // same traffic whole and split, and checks that every segment fares alike.
 func TestSegmentsDecideAsSplit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("millions of draws: run without -short")
+	}
 	ms := clock.Time(1e6)
 	for _, c := range []struct {
 		chain   string
