@@ -73,10 +73,18 @@ partial, and everything the run built is removed.`,
   wanlab run tcp_upload --direct --duration 10s
   wanlab run tfrc_upload --both "netem delay 20ms; tbf rate 2mbit buffer 10000 limit 30000" --tx-qlen 0
   wanlab run custom --server 'iperf3 -s -1 -p @port' --client 'iperf3 -c @peer -p @port -t @duration' --up "netem delay 10ms; tbf rate 20mbit burst 32k latency 50ms"`,
-		Args: cobra.MaximumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("run takes one test, and got %d (%s): run them one at a time", len(args), strings.Join(args, " "))
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				f.o.Test = args[0]
+			}
+			if err := checkGivenValues(c.Flags(), &f.o); err != nil {
+				return err
 			}
 			if len(sweeps) > 0 {
 				return runSweep(s, c.Flags(), f, sweeps)
@@ -87,6 +95,24 @@ partial, and everything the run built is removed.`,
 	f.register(c.Flags())
 	registerSweep(c.Flags(), &sweeps)
 	return c
+}
+
+// checkGivenValues refuses flags given with the value that, in
+// testrun.Options, stands for "not given": a user who types --streams 0 or
+// -o "" asked for something, and must not silently get the default.
+func checkGivenValues(fs *pflag.FlagSet, o *testrun.Options) error {
+	switch {
+	case fs.Changed("streams") && o.Streams == 0:
+		return usagef("--streams 0: give 1 to 256 flows, or leave it out for 4")
+	case fs.Changed("udp-size") && o.UDPSize == 0:
+		return usagef("--udp-size 0: give a UDP payload from 24 to 65507 bytes, or leave it out for 1470")
+	}
+	for _, name := range []string{"output", "flent", "pcap"} {
+		if fs.Changed(name) && fs.Lookup(name).Value.String() == "" {
+			return usagef("--%s is empty: give a file name (- for stdout), or leave --%s out", name, name)
+		}
+	}
+	return nil
 }
 
 // durationPtr is a flag that sets a *time.Duration, leaving it nil (the

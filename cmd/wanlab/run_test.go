@@ -23,7 +23,12 @@ func TestRunBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "rrul_cs8"}, `test "rrul_cs8" is unknown: use one of ping, tcp_upload`},
-		{[]string{"run", "ping", "rrul"}, "accepts at most 1 arg"},
+		{[]string{"run", "ping", "rrul"}, "run takes one test, and got 2 (ping rrul): run them one at a time"},
+		{[]string{"run", "tcp_nup", "--streams", "0"}, "--streams 0: give 1 to 256 flows"},
+		{[]string{"run", "udp_flood", "--udp-size", "0"}, "--udp-size 0: give a UDP payload from 24 to 65507 bytes"},
+		{[]string{"run", "-o", ""}, "--output is empty: give a file name"},
+		{[]string{"run", "--flent", ""}, "--flent is empty: give a file name"},
+		{[]string{"run", "--pcap", ""}, "--pcap is empty: give a file name"},
 		{[]string{"run", "--duration", "0"}, "--duration 0s: give a positive length"},
 		{[]string{"run", "--duration", "ten"}, `"ten" is not a duration`},
 		{[]string{"run", "--duration", "-5s"}, "--duration -5s"},
