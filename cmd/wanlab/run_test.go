@@ -87,6 +87,28 @@ func TestRunBadInput(t *testing.T) {
 	}
 }
 
+// export refuses to write the Flent file over the results file it reads,
+// which would lose the run, and leaves that file as it was.
+func TestExportKeepsItsInput(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "run.json.gz")
+	if err := os.WriteFile(in, []byte("the run"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alias := filepath.Join(filepath.Dir(in), "alias")
+	if err := os.Symlink(in, alias); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{in, alias} {
+		_, errOut, code := runWanlab(t, "export", "--flent", out, in)
+		if code != exitUsage || !strings.Contains(errOut, "which would be lost: give another name") {
+			t.Errorf("export --flent %s %s: exit %d, stderr %q; want exit 2 refusing to lose the input", out, in, code, errOut)
+		}
+	}
+	if b, err := os.ReadFile(in); err != nil || string(b) != "the run" {
+		t.Errorf("the input became %q (%v)", b, err)
+	}
+}
+
 // Every flag of run is in testrun.Table, and so in docs/options.md.
 func TestRunFlagsInOptionsTable(t *testing.T) {
 	var flags []string
