@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -307,6 +308,7 @@ func runRun(s *streams, f *runFlags, argv []string) error {
 		}
 		fmt.Fprintln(s.err, line)
 	}
+	noteFIFO(s.err, "--pcap", o.Pcap, "tshark -i")
 	start := time.Now()
 	doc, err := testrun.Run(ctx, setup, testrun.Info{Argv: argv, Version: wanlabVersion()}, hooks)
 	if hooks.Progress != nil {
@@ -386,6 +388,7 @@ const progressMin = 3 * time.Second
 // same second took it, a free name with -2, -3, ... is chosen.
 func writeResults(ctx context.Context, s *streams, o *testrun.Options, setup *testrun.Setup, doc *results.Document, start time.Time) (string, error) {
 	if o.Output != "" {
+		noteFIFO(s.err, "--output", o.Output, "cat")
 		opts := outfile.Options{Label: "--output", Suggest: "results.json.gz", Stdout: s.out}
 		return o.Output, results.WriteFile(ctx, o.Output, doc, opts)
 	}
@@ -413,5 +416,18 @@ const maxDefaultNames = 100
 // writeFlent writes Flent's data file, gzip-compressed when the name ends
 // in .gz.
 func writeFlent(ctx context.Context, s *streams, path string, doc *results.Document) error {
+	noteFIFO(s.err, "--flent", path, "cat")
 	return results.WriteFlentFile(ctx, path, doc, outfile.Options{Label: "--flent", Suggest: "run.flent.gz", Stdout: s.out})
+}
+
+// noteFIFO says, when path is a FIFO, that wanlab is about to wait for its
+// reader: opening a FIFO for writing blocks until one comes, and without a
+// word the wait looks like a hang.
+func noteFIFO(w io.Writer, label, path, reader string) {
+	if path == "" || path == "-" {
+		return
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+		fmt.Fprintf(w, "wanlab: %s %s is a FIFO: writing starts once a reader opens it (e.g. %s %s; Ctrl-C gives up)\n", label, path, reader, path)
+	}
 }
