@@ -61,11 +61,17 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 				return usagef("--runs %d: give at least one run", cfg.Runs)
 			case cfg.Flows < 1:
 				return usagef("--flows %d: give at least one flow", cfg.Flows)
+			case cfg.Flows > maxCalibrateFlows:
+				return usagef("--flows %d: give at most %d flows, as wanlab run --streams takes", cfg.Flows, maxCalibrateFlows)
 			case cfg.Duration <= 0 || cfg.Warmup <= 0:
 				return usagef("--duration %v --warmup %v: give positive times, the duration longer", cfg.Duration, cfg.Warmup)
 			}
 			for _, t := range strings.Split(tests, ",") {
 				cfg.Tests = append(cfg.Tests, calib.Test(strings.TrimSpace(t)))
+			}
+			// Each run of each test runs once on each engine.
+			if total := float64(cfg.Runs) * float64(len(cfg.Tests)) * 2 * cfg.Duration.Seconds(); total > maxCalibrateTime.Seconds() {
+				return usagef("--runs %d of %d tests on 2 engines for --duration %v would take over %v: lower --runs or --duration", cfg.Runs, len(cfg.Tests), cfg.Duration, maxCalibrateTime)
 			}
 			if _, err := cfg.Check(); err != nil {
 				return usagef("%v", err)
@@ -111,3 +117,11 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 	f.BoolVar(&asJSON, "json", false, "print the measurements and the comparison as JSON")
 	return c
 }
+
+// The bounds of calibrate's flags: as many TCP flows as wanlab run's
+// --streams takes, and a day of measuring, as wanlab run's longest run;
+// more is a typo that would exhaust file descriptors or look like a hang.
+const (
+	maxCalibrateFlows = 256
+	maxCalibrateTime  = 24 * time.Hour
+)

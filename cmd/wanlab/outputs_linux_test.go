@@ -147,8 +147,9 @@ func checkPcap(t *testing.T, b []byte, icmp int) {
 	}
 }
 
-// TestUpPcapFIFOWaitInterrupted: `up --pcap FIFO` waits for the FIFO's
-// reader before it builds anything, and Ctrl-C ends the wait.
+// TestUpPcapFIFOWaitInterrupted: `up --pcap FIFO` says that it waits for
+// the FIFO's reader, waits before it builds anything, and Ctrl-C ends the
+// wait.
 func TestUpPcapFIFOWaitInterrupted(t *testing.T) {
 	bin := wanlabBin(t)
 	fifo := filepath.Join(t.TempDir(), "fifo")
@@ -177,6 +178,10 @@ func TestUpPcapFIFOWaitInterrupted(t *testing.T) {
 	want := "interrupted while waiting for a reader of the FIFO"
 	if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || !strings.Contains(stderr.String(), want) {
 		t.Errorf("up after Ctrl-C: %v, %q; want exit %d and %q", err, stderr.String(), exitFailure, want)
+	}
+	// The wait was announced, so that it did not look like a hang.
+	if note := "--pcap " + fifo + " is a FIFO: writing starts once a reader opens it"; !strings.Contains(stderr.String(), note) {
+		t.Errorf("up's stderr %q does not say %q", stderr.String(), note)
 	}
 	noTestbed(t, name)
 	if st := statOf(t, fifo); st.Mode&unix.S_IFMT != unix.S_IFIFO {

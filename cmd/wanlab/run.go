@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -73,10 +74,18 @@ partial, and everything the run built is removed.`,
   wanlab run tcp_upload --direct --duration 10s
   wanlab run tfrc_upload --both "netem delay 20ms; tbf rate 2mbit buffer 10000 limit 30000" --tx-qlen 0
   wanlab run custom --server 'iperf3 -s -1 -p @port' --client 'iperf3 -c @peer -p @port -t @duration' --up "netem delay 10ms; tbf rate 20mbit burst 32k latency 50ms"`,
-		Args: cobra.MaximumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("run takes one test, and got %d (%s): run them one at a time", len(args), strings.Join(args, " "))
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				f.o.Test = args[0]
+			}
+			if err := checkGivenValues(c.Flags(), &f.o); err != nil {
+				return err
 			}
 			if len(sweeps) > 0 {
 				return runSweep(s, c.Flags(), f, sweeps)
@@ -87,6 +96,24 @@ partial, and everything the run built is removed.`,
 	f.register(c.Flags())
 	registerSweep(c.Flags(), &sweeps)
 	return c
+}
+
+// checkGivenValues refuses flags given with the value that, in
+// testrun.Options, stands for "not given": a user who types --streams 0 or
+// -o "" asked for something, and must not silently get the default.
+func checkGivenValues(fs *pflag.FlagSet, o *testrun.Options) error {
+	switch {
+	case fs.Changed("streams") && o.Streams == 0:
+		return usagef("--streams 0: give 1 to 256 flows, or leave it out for 4")
+	case fs.Changed("udp-size") && o.UDPSize == 0:
+		return usagef("--udp-size 0: give a UDP payload from 24 to 65507 bytes, or leave it out for 1470")
+	}
+	for _, name := range []string{"output", "flent", "pcap"} {
+		if fs.Changed(name) && fs.Lookup(name).Value.String() == "" {
+			return usagef("--%s is empty: give a file name (- for stdout), or leave --%s out", name, name)
+		}
+	}
+	return nil
 }
 
 // durationPtr is a flag that sets a *time.Duration, leaving it nil (the
@@ -281,6 +308,7 @@ func runRun(s *streams, f *runFlags, argv []string) error {
 		}
 		fmt.Fprintln(s.err, line)
 	}
+	noteFIFO(s.err, "--pcap", o.Pcap, "tshark -i")
 	start := time.Now()
 	doc, err := testrun.Run(ctx, setup, testrun.Info{Argv: argv, Version: wanlabVersion()}, hooks)
 	if hooks.Progress != nil {
@@ -360,6 +388,7 @@ const progressMin = 3 * time.Second
 // same second took it, a free name with -2, -3, ... is chosen.
 func writeResults(ctx context.Context, s *streams, o *testrun.Options, setup *testrun.Setup, doc *results.Document, start time.Time) (string, error) {
 	if o.Output != "" {
+		noteFIFO(s.err, "--output", o.Output, "cat")
 		opts := outfile.Options{Label: "--output", Suggest: "results.json.gz", Stdout: s.out}
 		return o.Output, results.WriteFile(ctx, o.Output, doc, opts)
 	}
@@ -387,5 +416,18 @@ const maxDefaultNames = 100
 // writeFlent writes Flent's data file, gzip-compressed when the name ends
 // in .gz.
 func writeFlent(ctx context.Context, s *streams, path string, doc *results.Document) error {
+	noteFIFO(s.err, "--flent", path, "cat")
 	return results.WriteFlentFile(ctx, path, doc, outfile.Options{Label: "--flent", Suggest: "run.flent.gz", Stdout: s.out})
+}
+
+// noteFIFO says, when path is a FIFO, that wanlab is about to wait for its
+// reader: opening a FIFO for writing blocks until one comes, and without a
+// word the wait looks like a hang.
+func noteFIFO(w io.Writer, label, path, reader string) {
+	if path == "" || path == "-" {
+		return
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+		fmt.Fprintf(w, "wanlab: %s %s is a FIFO: writing starts once a reader opens it (e.g. %s %s; Ctrl-C gives up)\n", label, path, reader, path)
+	}
 }

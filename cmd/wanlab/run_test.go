@@ -23,7 +23,12 @@ func TestRunBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "rrul_cs8"}, `test "rrul_cs8" is unknown: use one of ping, tcp_upload`},
-		{[]string{"run", "ping", "rrul"}, "accepts at most 1 arg"},
+		{[]string{"run", "ping", "rrul"}, "run takes one test, and got 2 (ping rrul): run them one at a time"},
+		{[]string{"run", "tcp_nup", "--streams", "0"}, "--streams 0: give 1 to 256 flows"},
+		{[]string{"run", "udp_flood", "--udp-size", "0"}, "--udp-size 0: give a UDP payload from 24 to 65507 bytes"},
+		{[]string{"run", "-o", ""}, "--output is empty: give a file name"},
+		{[]string{"run", "--flent", ""}, "--flent is empty: give a file name"},
+		{[]string{"run", "--pcap", ""}, "--pcap is empty: give a file name"},
 		{[]string{"run", "--duration", "0"}, "--duration 0s: give a positive length"},
 		{[]string{"run", "--duration", "ten"}, `"ten" is not a duration`},
 		{[]string{"run", "--duration", "-5s"}, "--duration -5s"},
@@ -79,6 +84,28 @@ func TestRunBadInput(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("bad input wrote files: %v", ents)
+	}
+}
+
+// export refuses to write the Flent file over the results file it reads,
+// which would lose the run, and leaves that file as it was.
+func TestExportKeepsItsInput(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "run.json.gz")
+	if err := os.WriteFile(in, []byte("the run"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alias := filepath.Join(filepath.Dir(in), "alias")
+	if err := os.Symlink(in, alias); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{in, alias} {
+		_, errOut, code := runWanlab(t, "export", "--flent", out, in)
+		if code != exitUsage || !strings.Contains(errOut, "which would be lost: give another name") {
+			t.Errorf("export --flent %s %s: exit %d, stderr %q; want exit 2 refusing to lose the input", out, in, code, errOut)
+		}
+	}
+	if b, err := os.ReadFile(in); err != nil || string(b) != "the run" {
+		t.Errorf("the input became %q (%v)", b, err)
 	}
 }
 

@@ -44,6 +44,10 @@ func TestTestbedCommandUsageErrors(t *testing.T) {
 		{[]string{"calibrate", "--chain", "netem delay 1ms 1ms correlation kernel"}, "wanlab's own word"},
 		{[]string{"calibrate", "--flows", "0"}, "at least one flow"},
 		{[]string{"calibrate", "--runs", "0"}, "at least one run"},
+		{[]string{"calibrate", "--flows", "100000"}, "give at most 256 flows"},
+		{[]string{"calibrate", "--duration", "100000h"}, "would take over 24h0m0s: lower --runs or --duration"},
+		{[]string{"calibrate", "--runs", "1000000", "--duration", "1m"}, "would take over 24h0m0s"},
+		{[]string{"calibrate", "--runs", "9223372036854775807"}, "would take over 24h0m0s"},
 		{[]string{"calibrate", "--duration", "1s"}, "warm-up"},
 		// A name that commands would read as an option is refused
 		// where it is made, not only where it is used.

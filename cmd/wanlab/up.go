@@ -193,6 +193,9 @@ func runUp(s *streams, o *upOptions) error {
 			fmt.Fprintf(s.err, "wanlab: warning: removing leftovers of earlier runs: %v\n", err)
 		}
 	}
+	if ready == "" {
+		noteFIFO(s.err, "--pcap", o.pcap, "tshark -i")
+	}
 	if o.detach && ready == "" {
 		return detach(ctx, s, o)
 	}
