@@ -91,9 +91,6 @@ func runSim(s *streams, o *simOptions) error {
 			return usagef("--flow %q: %v", spec, err)
 		}
 	}
-	if n := expectedPackets(flows, o.duration); n > maxSimPackets {
-		return usagef("the flows would send about %.3g packets in %v, and sim keeps every packet's delay (some 35 bytes each): keep it under %.0e: shorten --duration, lower the rates, or give count=N", n, o.duration, float64(maxSimPackets))
-	}
 	if o.events != "" {
 		if err := outfile.Check(o.events, eventsOutput(s)); err != nil {
 			return usagef("%v", err)
@@ -227,38 +224,4 @@ func printSim(w io.Writer, r *sim.Result, up, down []qdisc.Spec) {
 	for _, f := range r.Flows {
 		fmt.Fprintf(w, "flow %d: %s\n", f.Flow, f.Spec)
 	}
-}
-
-// maxSimPackets bounds the packets one simulation may send: the simulator
-// keeps every packet's delay for the percentiles, so 10^8 packets take some
-// 3.5 GB and a minute or two; more is a typo in a rate or a duration, which
-// would otherwise look like a hang and end in the OOM killer.
-const maxSimPackets = 1e8
-
-// expectedPackets is how many packets the flows send in the duration: a
-// flow's rate over its size from its start, or its count if that is fewer.
-// A Poisson flow sends the same number on average.
-func expectedPackets(flows []sim.Flow, duration time.Duration) float64 {
-	var total float64
-	for _, f := range flows {
-		var c sim.CBR
-		switch f := f.(type) {
-		case sim.CBR:
-			c = f
-		case sim.Poisson:
-			c = sim.CBR(f)
-		default:
-			continue
-		}
-		span := duration - c.Start
-		if span <= 0 || c.Size <= 0 {
-			continue
-		}
-		n := span.Seconds() * float64(c.Rate) / float64(c.Size)
-		if c.Count > 0 {
-			n = min(n, float64(c.Count))
-		}
-		total += n
-	}
-	return total
 }

@@ -143,9 +143,6 @@ func TestSimBadInput(t *testing.T) {
 		{[]string{"--up", "fq_codel; netem delay 1ms"}, "child"},
 		{[]string{"--duration", "0s"}, "positive"},
 		{[]string{"--nonsense"}, "nonsense"},
-		{[]string{"--flow", "cbr rate=1000gbit size=100"}, "shorten --duration, lower the rates"},
-		{[]string{"--duration", "100000h"}, "shorten --duration, lower the rates"},
-		{[]string{"--flow", "poisson rate=10gbit size=100"}, "about 1.25e+08 packets"},
 	} {
 		_, errOut, code := runWanlab(t, append([]string{"sim"}, tc.args...)...)
 		if code != 2 {
