@@ -79,9 +79,13 @@ func testDelayRTT(t *testing.T, kind tun.Kind) {
 		t.Errorf("status says device %q, want %q", st.Device, kind)
 	}
 	i := tb.Info()
+	tol := 1.0 // ms
+	if raceEnabled {
+		tol = 5
+	}
 	roottest.Twice(t, "ping", func(r roottest.Reporter) {
-		roottest.JudgeRTT(r, "ping", ping(t, tb, Client, i.Server.Addr4.String(), "-c", "20", "-i", "0.05", "-W", "2"), 50, 1)
-		roottest.JudgeRTT(r, "ping6", ping(t, tb, Client, i.Server.Addr6.String(), "-c", "10", "-i", "0.05", "-W", "2"), 50, 1)
+		roottest.JudgeRTT(r, "ping", ping(t, tb, Client, i.Server.Addr4.String(), "-c", "20", "-i", "0.05", "-W", "2"), 50, tol)
+		roottest.JudgeRTT(r, "ping6", ping(t, tb, Client, i.Server.Addr6.String(), "-c", "10", "-i", "0.05", "-W", "2"), 50, tol)
 	})
 
 	srv := netip.AddrPortFrom(i.Server.Addr4, 5001).String()
@@ -108,7 +112,7 @@ func testDelayRTT(t *testing.T, kind tun.Kind) {
 			c, took = dialIn(t, tb, Client, "tcp", srv)
 			connects = append(connects, float64(took)/1e6)
 		}
-		roottest.JudgeRTT(r, "TCP connect", slices.Sorted(slices.Values(connects)), 50, 1)
+		roottest.JudgeRTT(r, "TCP connect", slices.Sorted(slices.Values(connects)), 50, tol)
 		// A few round trips on the last connection give the kernel's
 		// smoothed RTT samples.
 		buf := make([]byte, 100)
@@ -122,8 +126,8 @@ func testDelayRTT(t *testing.T, kind tun.Kind) {
 		}
 		srtt := float64(tcpInfo(t, c).Rtt) / 1000
 		r.Logf("TCP_INFO rtt %.3f ms", srtt)
-		if srtt < 49 || srtt > 51 {
-			r.Errorf("TCP_INFO rtt %.3f ms, want 50±1 ms", srtt)
+		if srtt < 50-tol || srtt > 50+tol {
+			r.Errorf("TCP_INFO rtt %.3f ms, want 50±%g ms", srtt, tol)
 		}
 	})
 }
@@ -215,8 +219,12 @@ func TestTCPUploadThroughTBF(t *testing.T) {
 				cc, r.n, r.dur.Round(time.Millisecond), mbps, st.Up.Counters.Delivered, st.Up.Counters.Dropped, st.Up.Ring.Drops)
 			// tbf lets the bucket's 32 KiB through on top of the rate.
 			ceiling := (100e6*1448/1500 + 32*1024*8/r.dur.Seconds()) / 1e6
-			if mbps < 90 || mbps > ceiling*1.002 {
-				t.Errorf("%s upload: %.2f Mbit/s, want 90 to the goodput ceiling %.2f", cc, mbps, ceiling)
+			floor := 90.0
+			if raceEnabled {
+				floor = 50
+			}
+			if mbps < floor || mbps > ceiling*1.002 {
+				t.Errorf("%s upload: %.2f Mbit/s, want %g to the goodput ceiling %.2f", cc, mbps, floor, ceiling)
 			}
 			if st.Up.Ring.Drops != 0 || st.Down.Ring.Drops != 0 {
 				t.Errorf("the kernel dropped %d/%d packets in the TUNs' rings; the router fell behind", st.Up.Ring.Drops, st.Down.Ring.Drops)
