@@ -5,9 +5,7 @@
 package tracefile
 
 import (
-	"errors"
 	"fmt"
-	"os"
 
 	"wanlab/infile"
 	"wanlab/link"
@@ -22,10 +20,7 @@ const MaxSize = 1 << 30
 func Load(path string) (*link.Trace, error) {
 	text, err := infile.Read(path, MaxSize)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%v; give a mahimahi trace file of at most %s", err, infile.Size(MaxSize))
+		return nil, fmt.Errorf("%w; give a mahimahi trace file of at most %s", err, infile.Size(MaxSize))
 	}
 	t, err := link.ParseTrace(text)
 	if err != nil {
