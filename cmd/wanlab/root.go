@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -67,7 +68,7 @@ func newRoot(s *streams) *cobra.Command {
 	root.SetOut(s.out)
 	root.SetErr(s.err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usagef("%v (see 'wanlab %s --help')", err, c.Name())
+		return usagef("%s (see 'wanlab %s --help')", flagError(err), c.Name())
 	})
 	for _, f := range commands {
 		root.AddCommand(f(s))
@@ -110,4 +111,38 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// flagValueError matches pflag's message for a value its type cannot take:
+// invalid argument "V" for "--flag" flag: REASON.
+var flagValueError = regexp.MustCompile(`^invalid argument "(.*)" for "(-[^"]*)" flag: (.*)$`)
+
+// flagError rewrites pflag's message for a value of the wrong type into
+// the flag, the value and what to give instead (strconv's and time's
+// reasons name the parser, not the fix); other errors pass unchanged.
+func flagError(err error) string {
+	m := flagValueError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	flag, value, reason := m[2], m[1], m[3]
+	var want string
+	switch {
+	case strings.Contains(reason, "ParseUint"):
+		want = "a whole number from 0 up"
+	case strings.Contains(reason, "ParseInt"):
+		want = "a whole number"
+	case strings.Contains(reason, "ParseFloat"):
+		want = "a number"
+	case strings.Contains(reason, "ParseBool"):
+		want = "true or false"
+	case strings.Contains(reason, "time: "):
+		want = "a duration with its unit, such as 500ms, 10s or 2m"
+	default:
+		return err.Error()
+	}
+	if strings.Contains(reason, "value out of range") {
+		return fmt.Sprintf("%s %q is out of range: give %s that fits", flag, value, want)
+	}
+	return fmt.Sprintf("%s %q: give %s", flag, value, want)
 }

@@ -47,7 +47,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "--at", "2s", "--up", "netem delay 1ms", "--up", "netem delay 2ms"}, "--at 2s takes one --up"},
 		{[]string{"run", "--at", "50s", "--up", "netem delay 1ms"}, "the time must lie inside the run"},
 		{[]string{"run", "--streams", "3"}, "--streams is for tcp_nup and tcp_ndown"},
-		{[]string{"run", "tcp_nup", "--streams", "0x"}, "invalid argument"},
+		{[]string{"run", "tcp_nup", "--streams", "0x"}, `--streams "0x": give a whole number`},
 		{[]string{"run", "--tos", "CS9"}, "neither a DSCP name"},
 		{[]string{"run", "--sysctl", "kernel.panic=1"}, "only keys under net. are per host"},
 		{[]string{"run", "--direct", "--profile", "lte"}, "--direct joins the hosts with a plain veth pair"},

@@ -177,3 +177,23 @@ func TestSimUserDistributionFile(t *testing.T) {
 		t.Fatalf("missing table: exit %d, %q", code, errOut)
 	}
 }
+
+// TestFlagValueErrorsNameTheFix: a value a flag's type cannot take is
+// reported with the flag, the value and what to give, not pflag's parser
+// message.
+func TestFlagValueErrorsNameTheFix(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sim", "--seed", "-1"}, `--seed "-1": give a whole number from 0 up`},
+		{[]string{"sim", "--duration", "x"}, `--duration "x": give a duration with its unit`},
+		{[]string{"sim", "--json=maybe"}, `--json "maybe": give true or false`},
+		{[]string{"run", "--streams", "x"}, `--streams "x": give a whole number`},
+	} {
+		_, errOut, code := runWanlab(t, c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "strconv") {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
