@@ -16,26 +16,6 @@ import (
 	"wanlab/netns"
 )
 
-// nsNet makes its sockets inside a network namespace, as the lab does for
-// its hosts: each call runs on a thread in the namespace, and the socket
-// stays there.
-type nsNet struct{ h *netns.Handle }
-
-func (n nsNet) Dial(ctx context.Context, network, laddr, raddr string, control Control) (c net.Conn, err error) {
-	err = netns.Do(n.h, func() (e error) { c, e = Local{}.Dial(ctx, network, laddr, raddr, control); return e })
-	return c, err
-}
-
-func (n nsNet) Listen(ctx context.Context, network, address string, control Control) (l net.Listener, err error) {
-	err = netns.Do(n.h, func() (e error) { l, e = Local{}.Listen(ctx, network, address, control); return e })
-	return l, err
-}
-
-func (n nsNet) ListenPacket(ctx context.Context, network, address string, control Control) (c net.PacketConn, err error) {
-	err = netns.Do(n.h, func() (e error) { c, e = Local{}.ListenPacket(ctx, network, address, control); return e })
-	return c, err
-}
-
 // sniffer records the TOS byte of every TCP and UDP packet crossing the
 // loopback device of a namespace, by the packet's two ports.
 type sniffer struct {
@@ -152,7 +132,7 @@ func TestTOSOnTheWireInNamespace(t *testing.T) {
 	sn := sniff(t, h)
 	var flows []Flow
 	for _, addr := range []netip.Addr{lo4, lo6} {
-		host := Host{Net: nsNet{h}, Addr: addr}
+		host := Host{Net: InNamespace(h), Addr: addr}
 		flows = append(flows,
 			mustTCP(t, TCPConfig{Label: "tcp " + addr.String(), Client: host, Server: host, CC: "reno", TOS: 0xb8, Bytes: 1 << 20, Stop: 500 * time.Millisecond}),
 			mustUDPProbe(t, UDPProbeConfig{Label: "udp " + addr.String(), Client: host, Server: host, TOS: 0x20, Interval: 50 * time.Millisecond, Stop: 500 * time.Millisecond}))

@@ -1,8 +1,6 @@
 package quicflow
 
 import (
-	"context"
-	"net"
 	"net/netip"
 	"os"
 	"runtime"
@@ -12,7 +10,6 @@ import (
 
 	"wanlab/internal/roottest"
 	"wanlab/lab"
-	"wanlab/netns"
 	"wanlab/traffic"
 )
 
@@ -27,26 +24,6 @@ var (
 // address of the family of addr.
 func loopback(addr netip.Addr) (client, server traffic.Host) {
 	return traffic.Host{Net: traffic.Local{}, Addr: addr}, traffic.Host{Net: traffic.Local{}, Addr: addr}
-}
-
-// nsNet makes its sockets inside a network namespace, as the lab does for
-// its hosts: each call runs on a thread in the namespace, and the socket
-// stays there.
-type nsNet struct{ h *netns.Handle }
-
-func (n nsNet) Dial(ctx context.Context, network, laddr, raddr string, control traffic.Control) (c net.Conn, err error) {
-	err = netns.Do(n.h, func() (e error) { c, e = traffic.Local{}.Dial(ctx, network, laddr, raddr, control); return e })
-	return c, err
-}
-
-func (n nsNet) Listen(ctx context.Context, network, address string, control traffic.Control) (l net.Listener, err error) {
-	err = netns.Do(n.h, func() (e error) { l, e = traffic.Local{}.Listen(ctx, network, address, control); return e })
-	return l, err
-}
-
-func (n nsNet) ListenPacket(ctx context.Context, network, address string, control traffic.Control) (c net.PacketConn, err error) {
-	err = netns.Do(n.h, func() (e error) { c, e = traffic.Local{}.ListenPacket(ctx, network, address, control); return e })
-	return c, err
 }
 
 // openFDs counts this process's open file descriptors.

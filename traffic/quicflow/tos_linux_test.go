@@ -137,7 +137,7 @@ func TestDSCPOnTheWire(t *testing.T) {
 		tos  int
 		dir  traffic.Direction
 	}{{"127.0.0.1", 0xb8, traffic.Up}, {"::1", 0x20, traffic.Down}, {"127.0.0.1", 0, traffic.Up}} {
-		host := traffic.Host{Net: nsNet{h}, Addr: lo4}
+		host := traffic.Host{Net: traffic.InNamespace(h), Addr: lo4}
 		if c.addr == "::1" {
 			host.Addr = lo6
 		}
