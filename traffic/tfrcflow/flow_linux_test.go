@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/netip"
-	"os"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"wanlab/internal/traffictest"
 	"wanlab/tfrc/tfrcudp"
 	"wanlab/traffic"
 )
@@ -22,36 +21,10 @@ func hosts(addr netip.Addr) (client, server traffic.Host) {
 	return traffic.Host{Net: traffic.Local{}, Addr: addr}, traffic.Host{Net: traffic.Local{}, Addr: addr}
 }
 
-func openFDs(t testing.TB) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ents)
-}
-
 // noLeaks checks, when the test ends, that every goroutine and file
 // descriptor the test started is gone (the sender's pacing thread and its
 // eventfd among them).
-func noLeaks(t *testing.T) {
-	g0, fd0 := runtime.NumGoroutine(), openFDs(t)
-	t.Cleanup(func() {
-		deadline := time.Now().Add(2 * time.Second)
-		g, fd := runtime.NumGoroutine(), openFDs(t)
-		for (g > g0 || fd > fd0) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-			g, fd = runtime.NumGoroutine(), openFDs(t)
-		}
-		if g > g0 {
-			buf := make([]byte, 1<<20)
-			t.Errorf("%d goroutines after the test, %d before:\n%s", g, g0, buf[:runtime.Stack(buf, true)])
-		}
-		if fd > fd0 {
-			t.Errorf("%d open file descriptors after the test, %d before", fd, fd0)
-		}
-	})
-}
+func noLeaks(t *testing.T) { traffictest.NoLeaks(t) }
 
 func mustNew(t *testing.T, cfg Config) *Flow {
 	t.Helper()
