@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/netip"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"wanlab/internal/schematest"
 	"wanlab/internal/traffictest"
 	"wanlab/tfrc/tfrcudp"
 	"wanlab/traffic"
@@ -163,17 +163,10 @@ func TestConfigErrors(t *testing.T) {
 func TestResultJSONIsSnakeCase(t *testing.T) {
 	r := &Result{FlowInfo: traffic.FlowInfo{Label: "TFRC upload", Kind: Kind}, Dir: traffic.Down,
 		Sender: netip.MustParseAddrPort("10.0.0.1:5000"), Samples: []Sample{{K: 3, X: 1e5, RTT: 40 * time.Millisecond}}}
+	_, keys := schematest.CheckSnakeCase(t, r)
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
-	}
-	snake := regexp.MustCompile(`"([^"]+)":`)
-	keys := 0
-	for _, m := range snake.FindAllStringSubmatch(string(b), -1) {
-		keys++
-		if !regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`).MatchString(m[1]) {
-			t.Errorf("key %q is not snake_case", m[1])
-		}
 	}
 	if keys < 35 {
 		t.Errorf("only %d keys in %s", keys, b)
