@@ -89,7 +89,7 @@ func NewICMPProbe(cfg ICMPProbeConfig) (*ICMPProbe, error) {
 	if cfg.Client.Addr.IsValid() && cfg.Client.Addr.Is4() != cfg.Target.Is4() {
 		return nil, fmt.Errorf("traffic: ICMP probes %q: source %v and target %v are of different IP versions", cfg.Label, cfg.Client.Addr, cfg.Target)
 	}
-	if err := checkTOS(cfg.Label, cfg.TOS); err != nil {
+	if err := CheckTOS(cfg.Label, cfg.TOS); err != nil {
 		return nil, err
 	}
 	if cfg.Interval < 0 {

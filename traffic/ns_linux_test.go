@@ -51,7 +51,7 @@ func TestTOSOnTheWireInNamespace(t *testing.T) {
 		case *ProbeResult:
 			checkAnswered(t, r, 10, 0x20)
 			srv := flows[i].(*UDPProbe).server.LocalAddr().(*net.UDPAddr).AddrPort()
-			cl := addrPort(flows[i].(*UDPProbe).client.LocalAddr())
+			cl := AddrPort(flows[i].(*UDPProbe).client.LocalAddr())
 			seen := sn.SeenDSCP(cl.Port(), srv.Port())
 			if len(seen) != 1 || seen[0x20] < 20 {
 				t.Errorf("%s: TOS on the wire (TOS: packets) %v, want 20 or more of 0x20 only", r.Label, seen)

@@ -67,10 +67,10 @@ type udpMsgConn interface {
 
 // NewUDPProbe checks cfg and returns the stream.
 func NewUDPProbe(cfg UDPProbeConfig) (*UDPProbe, error) {
-	if err := checkHosts(cfg.Label, cfg.Client, cfg.Server); err != nil {
+	if err := CheckHosts(cfg.Label, cfg.Client, cfg.Server); err != nil {
 		return nil, err
 	}
-	if err := checkTOS(cfg.Label, cfg.TOS); err != nil {
+	if err := CheckTOS(cfg.Label, cfg.TOS); err != nil {
 		return nil, err
 	}
 	if cfg.Interval < 0 {
