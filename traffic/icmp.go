@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -49,17 +48,12 @@ type ICMPProbe struct {
 	cfg    ICMPProbeConfig
 	cookie uint32
 	id     uint16
-	book   probeBook
+	probeStream
 
 	conn   net.PacketConn
 	dst    *net.IPAddr
 	env    Env
-	wg     sync.WaitGroup
 	opened bool
-
-	mu     sync.Mutex // guards what follows
-	closed bool
-	err    string
 }
 
 // ipMsgConn is the part of *net.IPConn the ICMP probes read with: the
@@ -243,28 +237,17 @@ func (p *ICMPProbe) parseReply(m []byte) (uint32, bool) {
 	return seq, true
 }
 
-func (p *ICMPProbe) fail(err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.err == "" && !p.closed {
-		p.err = err.Error()
-	}
-}
-
 // Sample declares lost the requests whose time is up.
 func (p *ICMPProbe) Sample(k int, t clock.Time) { p.book.expire(t) }
 
 // Close stops the stream, closes its socket and declares lost every
 // request still unanswered.
 func (p *ICMPProbe) Close() {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
-	if p.conn != nil {
-		p.conn.Close()
-	}
-	p.wg.Wait()
-	p.book.end()
+	p.close(func() {
+		if p.conn != nil {
+			p.conn.Close()
+		}
+	})
 }
 
 // Result returns the probes.
@@ -273,9 +256,5 @@ func (p *ICMPProbe) Result() FlowResult {
 		FlowInfo: FlowInfo{Label: p.cfg.Label, Kind: "icmp_probe", Start: p.cfg.Start, Stop: p.cfg.Stop},
 		Interval: p.cfg.Interval, Size: p.cfg.Size, TOS: p.cfg.TOS,
 	}
-	p.mu.Lock()
-	r.Error = p.err
-	p.mu.Unlock()
-	p.book.fill(r)
-	return r
+	return p.result(r)
 }

@@ -97,6 +97,50 @@ type ProbeResult struct {
 	Late        int `json:"late"`
 }
 
+// probeStream is what the UDP and ICMP probe streams share besides their
+// sockets: the book of their probes, their goroutines, and the first
+// error those met.
+type probeStream struct {
+	book probeBook
+	wg   sync.WaitGroup
+
+	mu     sync.Mutex // guards what follows
+	closed bool
+	err    string
+}
+
+// fail records the first error of the stream's goroutines; errors once
+// the stream is closing are the closing's doing, and are not recorded.
+func (s *probeStream) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == "" && !s.closed {
+		s.err = err.Error()
+	}
+}
+
+// close marks the stream closed, closes its sockets with closeSockets,
+// waits for its goroutines and declares lost every probe still
+// unanswered.
+func (s *probeStream) close(closeSockets func()) {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	closeSockets()
+	s.wg.Wait()
+	s.book.end()
+}
+
+// result completes r, which describes the stream, with its error and its
+// probes.
+func (s *probeStream) result(r *ProbeResult) *ProbeResult {
+	s.mu.Lock()
+	r.Error = s.err
+	s.mu.Unlock()
+	s.book.fill(r)
+	return r
+}
+
 // probeBook records a probe stream: the client's sends and replies, and
 // (UDP) which probes the server received, so that a loss has a direction.
 // All methods are safe for concurrent use.

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -44,18 +43,13 @@ type UDPProbeConfig struct {
 type UDPProbe struct {
 	cfg    UDPProbeConfig
 	cookie uint32
-	book   probeBook
+	probeStream
 
 	// Set by Open and Start, read only afterwards.
 	client net.Conn
 	server net.PacketConn
 	env    Env
-	wg     sync.WaitGroup
 	opened bool
-
-	mu     sync.Mutex // guards what follows
-	closed bool
-	err    string
 }
 
 // udpMsgConn is the part of *net.UDPConn the probes use: reading a
@@ -247,29 +241,18 @@ func (p *UDPProbe) receive() {
 	}
 }
 
-func (p *UDPProbe) fail(err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.err == "" && !p.closed {
-		p.err = err.Error()
-	}
-}
-
 // Sample declares lost the probes whose time is up.
 func (p *UDPProbe) Sample(k int, t clock.Time) { p.book.expire(t) }
 
 // Close stops the stream, closes its sockets and declares lost every probe
 // still unanswered.
 func (p *UDPProbe) Close() {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
-	if p.client != nil {
-		p.client.Close()
-		p.server.Close()
-	}
-	p.wg.Wait()
-	p.book.end()
+	p.close(func() {
+		if p.client != nil {
+			p.client.Close()
+			p.server.Close()
+		}
+	})
 }
 
 // Result returns the probes.
@@ -278,9 +261,5 @@ func (p *UDPProbe) Result() FlowResult {
 		FlowInfo: FlowInfo{Label: p.cfg.Label, Kind: "udp_probe", Start: p.cfg.Start, Stop: p.cfg.Stop},
 		Interval: p.cfg.Interval, Size: p.cfg.Size, TOS: p.cfg.TOS, OneWay: true,
 	}
-	p.mu.Lock()
-	r.Error = p.err
-	p.mu.Unlock()
-	p.book.fill(r)
-	return r
+	return p.result(r)
 }
