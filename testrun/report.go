@@ -318,17 +318,8 @@ func configuredRate(chain []qdisc.Spec, trace *link.Trace) uint64 {
 	if trace != nil && trace.Period() > 0 {
 		r = uint64(float64(trace.Len()) * link.OpportunityBytes * 8 / time.Duration(trace.Period()).Seconds())
 	}
-	for _, sp := range chain {
-		var v qdisc.Rate
-		switch c := sp.(type) {
-		case qdisc.TBFConfig:
-			v = c.Rate
-		case qdisc.NetemConfig:
-			v = c.Rate
-		}
-		if b := v.BitsPerSecond(); b > 0 && (r == 0 || b < r) {
-			r = b
-		}
+	if b := fidelity.BottleneckRate(chain).BitsPerSecond(); b > 0 && (r == 0 || b < r) {
+		r = b
 	}
 	return r
 }
