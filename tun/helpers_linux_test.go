@@ -51,19 +51,7 @@ func newHost(t *testing.T, tb *netns.Testbed, role string, kind Kind, self, peer
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dev.Close() })
-	if err := tb.AddDevice(h, tunName); err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range []error{
-		h.LoopbackUp(),
-		h.SetLinkUp(tunName),
-		h.AddPeerAddr(tunName, self, netip.PrefixFrom(peer, 32)),
-		h.AddPeerAddr(tunName, self6, netip.PrefixFrom(peer6, 128)),
-	} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	roottest.PointToPoint(t, tb, h, tunName, self, peer, self6, peer6)
 	return &host{ns: h, dev: dev, v4: self, v6: self6}
 }
 
