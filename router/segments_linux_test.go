@@ -18,19 +18,7 @@ import (
 // fakeRouterGranular is fakeRouter with the given granularity.
 func fakeRouterGranular(t testing.TB, upChain []qdisc.Spec, pkts [][]byte, g qdisc.Granularity) (*Router, *fakeVNet, *fakeVNet) {
 	t.Helper()
-	c := &fakeVNet{pkts: pkts, perRead: readBatch, budget: -1}
-	s := &fakeVNet{perRead: readBatch}
-	r, err := New(Config{
-		Up:          link.Config{Chain: upChain, Env: qdisc.Env{Seed: 1}},
-		Client:      c,
-		Server:      s,
-		Granularity: g,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.up.close(); r.down.close() })
-	return r, c, s
+	return fakeRouterWith(t, Config{Up: link.Config{Chain: upChain}, Granularity: g}, pkts)
 }
 
 // vnetPacket returns the virtio-net header and packet BuildTCP makes of s,
