@@ -5,7 +5,31 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+
+	"wanlab/clock"
 )
+
+// BulkOutcome is what became of a bulk flow's one stream, the part of the
+// results of TCP and of other transports' bulk flows (QUIC) that says it
+// the same way. They embed it.
+type BulkOutcome struct {
+	// Connected says whether the connection was made (its handshake
+	// completed), and ConnectedAt when the client's connect or dial
+	// returned.
+	Connected   bool       `json:"connected"`
+	ConnectedAt clock.Time `json:"connected_ns"`
+	// StoppedAt is when the sender stopped writing (0 if it never
+	// started).
+	StoppedAt clock.Time `json:"stopped_ns"`
+	// Complete says whether the receiver read the whole stream, up to the
+	// sender's FIN, before the run ended; CompletedAt is when.
+	Complete    bool       `json:"complete"`
+	CompletedAt clock.Time `json:"completed_ns"`
+	// SentBytes is what the sender's application wrote, ReceivedBytes
+	// what the receiver's application read, at the end of the run.
+	SentBytes     int64 `json:"sent_bytes"`
+	ReceivedBytes int64 `json:"received_bytes"`
+}
 
 // WriteBulk is a bulk sender's loop, for the flows of this package and
 // others: it writes buf to w again and again until w's write deadline

@@ -125,22 +125,9 @@ type Result struct {
 	// connected; zero if the flow never connected.
 	Sender   EndInfo `json:"sender"`
 	Receiver EndInfo `json:"receiver"`
-	// Connected says whether the handshake completed, and ConnectedAt
-	// when the client's dial returned (one round trip after it began,
-	// QUIC's handshake being 1-RTT).
-	Connected   bool       `json:"connected"`
-	ConnectedAt clock.Time `json:"connected_ns"`
-	// StoppedAt is when the sender stopped writing (0 if it never
-	// started).
-	StoppedAt clock.Time `json:"stopped_ns"`
-	// Complete says whether the receiver read the whole stream, up to the
-	// sender's FIN, before the run ended; CompletedAt is when.
-	Complete    bool       `json:"complete"`
-	CompletedAt clock.Time `json:"completed_ns"`
-	// SentBytes is what the sender's application wrote, ReceivedBytes
-	// what the receiver's application read, at the end of the run.
-	SentBytes     int64 `json:"sent_bytes"`
-	ReceivedBytes int64 `json:"received_bytes"`
+	// BulkOutcome says what became of the stream; ConnectedAt is one
+	// round trip after the dial began, QUIC's handshake being 1-RTT.
+	traffic.BulkOutcome
 	// Samples are the readings at the grid points from the first one at
 	// or after Start to the first one after the receiver read the end of
 	// the stream (or the end of the run). The byte counts are 0 at
