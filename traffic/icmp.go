@@ -174,14 +174,8 @@ func (p *ICMPProbe) send(buf []byte) bool {
 		// not ICMPv4's.
 		binary.BigEndian.PutUint16(buf[2:], packet.Checksum(buf))
 	}
-	if _, err := p.conn.WriteTo(buf, p.dst); err != nil {
-		if errClosed(err) {
-			return false
-		}
-		p.book.notSent(seq)
-		p.fail(fmt.Errorf("send echo request %d: %w", seq, err))
-	}
-	return true
+	_, err := p.conn.WriteTo(buf, p.dst)
+	return p.settleSend(seq, "echo request", err)
 }
 
 // receive takes the echo replies.

@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -117,6 +118,22 @@ func (s *probeStream) fail(err error) {
 	if s.err == "" && !s.closed {
 		s.err = err.Error()
 	}
+}
+
+// settleSend settles the send of probe seq, which err ended (nil if it went):
+// a refused probe is recorded as not sent and its error as the stream's,
+// what names the probe in that error ("echo request"). It returns false
+// when the socket is closed, and the stream must stop sending.
+func (s *probeStream) settleSend(seq uint32, what string, err error) bool {
+	if err == nil {
+		return true
+	}
+	if errClosed(err) {
+		return false
+	}
+	s.book.notSent(seq)
+	s.fail(fmt.Errorf("send %s %d: %w", what, seq, err))
+	return true
 }
 
 // close marks the stream closed, closes its sockets with closeSockets,

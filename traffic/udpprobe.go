@@ -167,14 +167,8 @@ func (p *UDPProbe) send(buf []byte) bool {
 	seq := p.book.sent(now)
 	h := probeHeader{cookie: p.cookie, seq: seq, kind: probeRequest, tos: -1, clientSend: now}
 	h.encode(buf)
-	if _, err := p.client.Write(buf); err != nil {
-		if errClosed(err) {
-			return false
-		}
-		p.book.notSent(seq)
-		p.fail(fmt.Errorf("send probe %d: %w", seq, err))
-	}
-	return true
+	_, err := p.client.Write(buf)
+	return p.settleSend(seq, "probe", err)
 }
 
 // serve echoes probes: it is the server.
