@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"wanlab/internal/roottest"
 	"wanlab/internal/traffictest"
 )
 
@@ -15,16 +14,8 @@ import (
 // and IPv6 carry their TOS on the wire, on every packet both ways, as a
 // packet socket on the namespace's loopback device sees them.
 func TestTOSOnTheWireInNamespace(t *testing.T) {
-	tb := roottest.NewTestbed(t)
-	h, err := tb.Namespace("c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.LoopbackUp(); err != nil {
-		t.Fatal(err)
-	}
+	h, sn := traffictest.SniffedNamespace(t)
 	noLeaks(t)
-	sn := traffictest.Sniff(t, h)
 	var flows []Flow
 	for _, addr := range []netip.Addr{lo4, lo6} {
 		host := Host{Net: InNamespace(h), Addr: addr}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wanlab/internal/roottest"
 	"wanlab/netns"
 )
 
@@ -25,12 +26,22 @@ type Sniffer struct {
 
 type portPair = [2]uint16
 
-// Sniff starts a Sniffer on the loopback device of namespace h, with a
-// packet socket; it stops at Close or when the test ends.
-func Sniff(t testing.TB, h *netns.Handle) *Sniffer {
+// SniffedNamespace makes a testbed of one namespace with its loopback
+// device up, and starts a Sniffer on that device with a packet socket; the
+// sniffer stops at Close or when the test ends, and the testbed goes
+// after it.
+func SniffedNamespace(t testing.TB) (*netns.Handle, *Sniffer) {
 	t.Helper()
+	tb := roottest.NewTestbed(t)
+	h, err := tb.Namespace("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.LoopbackUp(); err != nil {
+		t.Fatal(err)
+	}
 	s := &Sniffer{tos: map[portPair]map[int]int{}}
-	err := netns.Do(h, func() error {
+	err = netns.Do(h, func() error {
 		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
 		if err != nil {
 			return err
@@ -61,7 +72,7 @@ func Sniff(t testing.TB, h *netns.Handle) *Sniffer {
 		}
 	}()
 	t.Cleanup(s.Close)
-	return s
+	return h, s
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }

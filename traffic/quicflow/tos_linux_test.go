@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"wanlab/internal/roottest"
 	"wanlab/internal/traffictest"
 	"wanlab/traffic"
 )
@@ -16,16 +15,8 @@ import (
 // sets: the DSCP survives quic-go's per-packet ECN control messages. A
 // flow without a TOS is the control: DSCP 0.
 func TestDSCPOnTheWire(t *testing.T) {
-	tb := roottest.NewTestbed(t)
-	h, err := tb.Namespace("c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.LoopbackUp(); err != nil {
-		t.Fatal(err)
-	}
+	h, sn := traffictest.SniffedNamespace(t)
 	noLeaks(t)
-	sn := traffictest.Sniff(t, h)
 	var flows []traffic.Flow
 	for _, c := range []struct {
 		addr string
