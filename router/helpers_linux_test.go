@@ -22,8 +22,6 @@ import (
 
 func TestMain(m *testing.M) { roottest.Main(m, netns.CleanStale) }
 
-func needRoot(t testing.TB) { roottest.NeedRoot(t) }
-
 const tunName = "wl-tun"
 
 // host is one side of the testbed.

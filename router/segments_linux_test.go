@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/roottest"
 	"wanlab/link"
 	"wanlab/packet"
 	"wanlab/qdisc"
@@ -381,7 +382,7 @@ func (w *wireEvents) Event(e *link.Event) {
 // identification tells a retransmission apart) is captured or dropped,
 // never both.
 func TestKernelTCPLossyPcap(t *testing.T) {
-	needRoot(t)
+	roottest.NeedRoot(t)
 	w := &wireEvents{sent: map[wireKey]bool{}, dropped: map[wireKey]bool{}}
 	b := newBed(t, bedOptions{kind: tun.VNet, up: "netem loss 1%", seed: 3, pcap: true, upHook: w})
 	w.src = b.c.v4.As4()

@@ -33,10 +33,6 @@ func mustTCP(t *testing.T, cfg TCPConfig) *TCP {
 	return f
 }
 
-// needRoot skips a test that needs root (raw sockets, namespaces) and
-// otherwise holds the machine-wide lock of root tests while it runs.
-func needRoot(t *testing.T) { roottest.NeedRoot(t) }
-
 func isRoot() bool { return os.Geteuid() == 0 }
 
 // quiet makes a test that judges timing the only root test running on the
