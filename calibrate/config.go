@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"wanlab/fidelity"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
 )
@@ -145,19 +146,7 @@ func Elements(chain string) []string {
 // rate of its tbf and netem disciplines, in bit/s of UDP payload, or
 // 20 Mbit/s.
 func floodRate(specs []qdisc.Spec) int64 {
-	var smallest qdisc.Rate
-	for _, s := range specs {
-		var r qdisc.Rate
-		switch c := s.(type) {
-		case qdisc.TBFConfig:
-			r = c.Rate
-		case qdisc.NetemConfig:
-			r = c.Rate
-		}
-		if r != 0 && (smallest == 0 || r < smallest) {
-			smallest = r
-		}
-	}
+	smallest := fidelity.BottleneckRate(specs)
 	if smallest == 0 {
 		return 20e6
 	}

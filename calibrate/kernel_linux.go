@@ -149,11 +149,11 @@ func (p *kernelPath) veth(h *netns.Handle, end, peer string) error {
 }
 
 func (p *kernelPath) Client() traffic.Host {
-	return traffic.Host{Net: nsNet{p.client}, Addr: netip.MustParsePrefix(clientPrefix).Addr()}
+	return traffic.Host{Net: traffic.InNamespace(p.client), Addr: netip.MustParsePrefix(clientPrefix).Addr()}
 }
 
 func (p *kernelPath) Server() traffic.Host {
-	return traffic.Host{Net: nsNet{p.server}, Addr: netip.MustParsePrefix(serverPrefix).Addr()}
+	return traffic.Host{Net: traffic.InNamespace(p.server), Addr: netip.MustParsePrefix(serverPrefix).Addr()}
 }
 
 // Counters returns the root qdisc's drops (its children's included: the

@@ -2,10 +2,8 @@ package calibrate
 
 import (
 	"context"
-	"net"
 
 	"wanlab/lab"
-	"wanlab/netns"
 	"wanlab/qdisc"
 	"wanlab/traffic"
 	"wanlab/tun"
@@ -24,11 +22,11 @@ func newWanlabPath(ctx context.Context, name string, chain []qdisc.Spec) (*wanla
 }
 
 func (p *wanlabPath) Client() traffic.Host {
-	return traffic.Host{Net: nsNet{p.t.Namespace(lab.Client)}, Addr: p.t.Info().Client.Addr4}
+	return traffic.Host{Net: traffic.InNamespace(p.t.Namespace(lab.Client)), Addr: p.t.Info().Client.Addr4}
 }
 
 func (p *wanlabPath) Server() traffic.Host {
-	return traffic.Host{Net: nsNet{p.t.Namespace(lab.Server)}, Addr: p.t.Info().Server.Addr4}
+	return traffic.Host{Net: traffic.InNamespace(p.t.Namespace(lab.Server)), Addr: p.t.Info().Server.Addr4}
 }
 
 // Counters returns the direction's drops (every discipline's, in wire
@@ -49,22 +47,3 @@ func (p *wanlabPath) Router() *RouterDelay {
 }
 
 func (p *wanlabPath) Close() error { return p.t.Close() }
-
-// nsNet makes a host's sockets inside its namespace: each call runs on a
-// thread in the namespace, and the socket stays there.
-type nsNet struct{ h *netns.Handle }
-
-func (n nsNet) Dial(ctx context.Context, network, laddr, raddr string, control traffic.Control) (c net.Conn, err error) {
-	err = netns.Do(n.h, func() (e error) { c, e = traffic.Local{}.Dial(ctx, network, laddr, raddr, control); return e })
-	return c, err
-}
-
-func (n nsNet) Listen(ctx context.Context, network, address string, control traffic.Control) (l net.Listener, err error) {
-	err = netns.Do(n.h, func() (e error) { l, e = traffic.Local{}.Listen(ctx, network, address, control); return e })
-	return l, err
-}
-
-func (n nsNet) ListenPacket(ctx context.Context, network, address string, control traffic.Control) (c net.PacketConn, err error) {
-	err = netns.Do(n.h, func() (e error) { c, e = traffic.Local{}.ListenPacket(ctx, network, address, control); return e })
-	return c, err
-}

@@ -113,6 +113,25 @@ func OneWayDelay(chain []qdisc.Spec) time.Duration {
 	return d
 }
 
+// BottleneckRate returns the rate a chain configures: the smallest
+// non-zero rate of its tbfs and netems, 0 if none sets one.
+func BottleneckRate(chain []qdisc.Spec) qdisc.Rate {
+	var smallest qdisc.Rate
+	for _, s := range chain {
+		var r qdisc.Rate
+		switch c := s.(type) {
+		case qdisc.TBFConfig:
+			r = c.Rate
+		case qdisc.NetemConfig:
+			r = c.Rate
+		}
+		if r != 0 && (smallest == 0 || r < smallest) {
+			smallest = r
+		}
+	}
+	return smallest
+}
+
 // MinDelay returns the smallest non-zero one-way delay among the chains
 // (0 if none configures a delay).
 func MinDelay(chains ...[]qdisc.Spec) time.Duration {

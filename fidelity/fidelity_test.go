@@ -54,6 +54,28 @@ func TestMinDelay(t *testing.T) {
 	}
 }
 
+// The bottleneck is the smallest rate of a chain's tbfs and netems; a
+// netem without a rate sets none.
+func TestBottleneckRate(t *testing.T) {
+	for _, c := range []struct {
+		chain string
+		want  uint64 // bit/s
+	}{
+		{"netem delay 30ms rate 20mbit; tbf rate 5mbit burst 10k latency 50ms", 5e6},
+		{"tbf rate 8mbit burst 10k latency 50ms; netem delay 5ms rate 2mbit", 2e6},
+		{"netem delay 10ms; pfifo limit 100", 0},
+		{"", 0},
+	} {
+		chain, err := tcspec.ParseChain(c.chain, tcspec.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := BottleneckRate(chain).BitsPerSecond(); got != c.want {
+			t.Errorf("BottleneckRate(%q) = %d bit/s, want %d", c.chain, got, c.want)
+		}
+	}
+}
+
 // TestCPUSaturated checks the cpu_saturated cause: a loop busy at least
 // MaxBusy of its time is saturated, one below is not, one whose time is
 // unknown is not judged on it.

@@ -25,8 +25,6 @@ import (
 
 func TestMain(m *testing.M) { roottest.Main(m, CleanStale) }
 
-func needRoot(t testing.TB) { roottest.NeedRoot(t) }
-
 // uniqueName returns a testbed name no other test run uses.
 func uniqueName() string { return fmt.Sprintf("tl%06x", rand.Uint32()&0xffffff) }
 
@@ -44,7 +42,7 @@ func chain(t *testing.T, s string) []qdisc.Spec {
 // that Close leaves nothing behind.
 func up(t *testing.T, o Options) *Testbed {
 	t.Helper()
-	needRoot(t)
+	roottest.NeedRoot(t)
 	if o.Name == "" {
 		o.Name = uniqueName()
 	}

@@ -111,7 +111,7 @@ func boxSeries(docs []*results.Document, o Options) string {
 		return o.Series
 	}
 	for _, d := range docs {
-		if findSeries(d, "Ping (ms) ICMP") != nil {
+		if d.FindSeries("Ping (ms) ICMP") != nil {
 			return "Ping (ms) ICMP"
 		}
 	}
@@ -138,7 +138,7 @@ func boxPlot(docs []*results.Document, labels []string, o Options, t theme) (*fi
 	units := map[string]string{}
 	var missing []string
 	for i, d := range docs {
-		s := findSeries(d, name)
+		s := d.FindSeries(name)
 		var vals []float64
 		if s != nil {
 			vals = windowValues(s)

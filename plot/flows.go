@@ -51,7 +51,7 @@ func flowGraph(kind Kind, d *results.Document, label string, panels []flowPanel,
 		for fi := range d.Flows {
 			f := &d.Flows[fi]
 			for mi, m := range fp.metrics {
-				s := findSeries(d, f.Label+"::"+m.key)
+				s := d.FindSeries(f.Label + "::" + m.key)
 				if !hasValue(s) {
 					continue
 				}

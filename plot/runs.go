@@ -93,24 +93,6 @@ func manyRunsTitle(docs []*results.Document, what string) string {
 	return fmt.Sprintf("%s, %d runs", what, len(docs))
 }
 
-// findSeries returns the document's series of that name, among its
-// top-level series and its flows' own series, or nil.
-func findSeries(d *results.Document, name string) *results.Series {
-	for i := range d.Series {
-		if d.Series[i].Name == name {
-			return &d.Series[i]
-		}
-	}
-	for i := range d.Flows {
-		for j := range d.Flows[i].Series {
-			if d.Flows[i].Series[j].Name == name {
-				return &d.Flows[i].Series[j]
-			}
-		}
-	}
-	return nil
-}
-
 // seriesNames lists the names of the document's top-level series, for
 // error messages.
 func seriesNames(d *results.Document) string {

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -156,7 +155,7 @@ var checkRows = []struct {
 		if c.fig.Dropped == nil {
 			return checkCell{}
 		}
-		return checkCell{Text: count(*c.fig.Dropped) + reasons(c.fig.DroppedByReason)}
+		return checkCell{Text: count(*c.fig.Dropped) + results.DropReasons(c.fig.DroppedByReason)}
 	}},
 	{"Release lateness: median / 99th % / max", func(c column) checkCell {
 		cell := joined(duration, c.fig.LatenessP50Ns, c.fig.LatenessP99Ns, c.fig.LatenessMaxNs)
@@ -225,20 +224,3 @@ func ms(ns float64) string { return strconv.FormatFloat(ns/1e6, 'f', 3, 64) + " 
 func percent(p float64) string { return strconv.FormatFloat(p*100, 'f', 3, 64) + " %" }
 
 func count(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
-
-// reasons lists drops by reason, " (limit 3, loss 12)", by name.
-func reasons(m map[string]float64) string {
-	if len(m) == 0 {
-		return ""
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + " " + count(m[k])
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
-}

@@ -329,25 +329,20 @@ func readConfigured(chain string) (c configured, ok bool) {
 		return configured{}, false
 	}
 	c.Delay = fidelity.OneWayDelay(specs)
+	c.RateBps = fidelity.BottleneckRate(specs).BitsPerSecond()
 	pass := 1.0
 	for _, s := range specs {
-		var r qdisc.Rate
-		switch q := s.(type) {
-		case qdisc.TBFConfig:
-			r = q.Rate
-		case qdisc.NetemConfig:
-			r = q.Rate
-			switch q.Loss.Kind {
-			case qdisc.LossRandom:
-				pass *= 1 - q.Loss.P
-			case qdisc.LossState:
-				c.LossModel = "state"
-			case qdisc.LossGEModel:
-				c.LossModel = "gemodel"
-			}
+		q, ok := s.(qdisc.NetemConfig)
+		if !ok {
+			continue
 		}
-		if b := r.BitsPerSecond(); b > 0 && (c.RateBps == 0 || b < c.RateBps) {
-			c.RateBps = b
+		switch q.Loss.Kind {
+		case qdisc.LossRandom:
+			pass *= 1 - q.Loss.P
+		case qdisc.LossState:
+			c.LossModel = "state"
+		case qdisc.LossGEModel:
+			c.LossModel = "gemodel"
 		}
 	}
 	c.Loss = 1 - pass

@@ -71,6 +71,22 @@ func (d *Document) AddComputed() error {
 	return nil
 }
 
+// FindSeries returns the document's series of that name, among its
+// top-level series and its flows' own series, or nil.
+func (d *Document) FindSeries(name string) *Series {
+	if s := d.series(name); s != nil {
+		return s
+	}
+	for i := range d.Flows {
+		for j := range d.Flows[i].Series {
+			if d.Flows[i].Series[j].Name == name {
+				return &d.Flows[i].Series[j]
+			}
+		}
+	}
+	return nil
+}
+
 // series returns the document's top-level series of that name, or nil.
 func (d *Document) series(name string) *Series {
 	for i := range d.Series {

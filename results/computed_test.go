@@ -188,3 +188,19 @@ func TestGlob(t *testing.T) {
 		t.Error("exclude patterns: fnmatch semantics")
 	}
 }
+
+// FindSeries looks among the top-level series first, then among the
+// flows' own series.
+func TestFindSeries(t *testing.T) {
+	d := gapDoc()
+	d.Flows = []Flow{{Label: "TCP upload::1", Series: []Series{{Name: "TCP upload::1::cwnd"}}}}
+	if s := d.FindSeries("Ping (ms) ICMP"); s != &d.Series[3] {
+		t.Errorf("top-level series: %p, want %p", s, &d.Series[3])
+	}
+	if s := d.FindSeries("TCP upload::1::cwnd"); s != &d.Flows[0].Series[0] {
+		t.Errorf("a flow's series: %p, want %p", s, &d.Flows[0].Series[0])
+	}
+	if s := d.FindSeries("TCP download"); s != nil {
+		t.Errorf("a series that is not there: %+v", s)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -157,6 +158,28 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// DropReasons formats the router's drops by reason as they print after
+// the drop count, in the summary and in the report alike:
+// " (limit 3, loss 12)", by name; "" when there are none. The counts come
+// as the router counts them or as JSON decodes them.
+func DropReasons[N uint64 | float64](m map[string]N) string {
+	if len(m) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		var n string
+		switch v := any(m[k]).(type) {
+		case uint64:
+			n = strconv.FormatUint(v, 10)
+		case float64:
+			n = strconv.FormatFloat(v, 'f', 0, 64)
+		}
+		parts = append(parts, k+" "+n)
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -130,3 +130,17 @@ func TestWriteSummaryWithoutFlowSeries(t *testing.T) {
 		t.Errorf("summary without flow series:\n%s", out)
 	}
 }
+
+// Drops by reason print by name, the same from the router's counts and
+// from decoded JSON, and not at all when there are none.
+func TestDropReasons(t *testing.T) {
+	if got := DropReasons(map[string]uint64{"loss": 12, "limit": 3}); got != " (limit 3, loss 12)" {
+		t.Errorf("from counts: %q", got)
+	}
+	if got := DropReasons(map[string]float64{"loss": 12, "limit": 3}); got != " (limit 3, loss 12)" {
+		t.Errorf("from JSON: %q", got)
+	}
+	if got := DropReasons(map[string]uint64(nil)); got != "" {
+		t.Errorf("none: %q", got)
+	}
+}

@@ -114,20 +114,25 @@ var _ tun.VNetDevice = (*fakeVNet)(nil)
 // fakeRouter builds a router between two fake devices; client hands out
 // pkts. The loops are stepped by the caller, not run.
 func fakeRouter(t testing.TB, upChain []qdisc.Spec, pkts [][]byte) (*Router, *fakeVNet, *fakeVNet) {
-	return fakeRouterFramed(t, upChain, pkts, qdisc.FramingEthernet)
+	t.Helper()
+	return fakeRouterWith(t, Config{Up: link.Config{Chain: upChain}}, pkts)
 }
 
 // fakeRouterFramed is fakeRouter with the given framing.
 func fakeRouterFramed(t testing.TB, upChain []qdisc.Spec, pkts [][]byte, f qdisc.Framing) (*Router, *fakeVNet, *fakeVNet) {
 	t.Helper()
+	return fakeRouterWith(t, Config{Up: link.Config{Chain: upChain}, Framing: f}, pkts)
+}
+
+// fakeRouterWith is fakeRouter with the chain and the options cfg gives;
+// it sets the up link's seed and the two devices.
+func fakeRouterWith(t testing.TB, cfg Config, pkts [][]byte) (*Router, *fakeVNet, *fakeVNet) {
+	t.Helper()
 	c := &fakeVNet{pkts: pkts, perRead: readBatch, budget: -1}
 	s := &fakeVNet{perRead: readBatch}
-	r, err := New(Config{
-		Up:      link.Config{Chain: upChain, Env: qdisc.Env{Seed: 1}},
-		Client:  c,
-		Server:  s,
-		Framing: f,
-	})
+	cfg.Up.Env = qdisc.Env{Seed: 1}
+	cfg.Client, cfg.Server = c, s
+	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,6 @@ import (
 
 func TestMain(m *testing.M) { roottest.Main(m, netns.CleanStale) }
 
-func needRoot(t testing.TB) { roottest.NeedRoot(t) }
-
 const tunName = "wl-tun"
 
 // host is one side of the testbed.
@@ -141,6 +139,8 @@ func mustChain(t testing.TB, s string) []qdisc.Spec {
 	return c
 }
 
+// newHost creates namespace role with a TUN device of the given kind,
+// addressed as a point-to-point link from (self) to peer.
 func newHost(t *testing.T, tb *netns.Testbed, role string, kind tun.Kind, self, peer, self6, peer6 netip.Addr) *host {
 	t.Helper()
 	h, err := tb.Namespace(role)
@@ -152,19 +152,7 @@ func newHost(t *testing.T, tb *netns.Testbed, role string, kind tun.Kind, self, 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dev.Close() })
-	if err := tb.AddDevice(h, tunName); err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range []error{
-		h.LoopbackUp(),
-		h.SetLinkUp(tunName),
-		h.AddPeerAddr(tunName, self, netip.PrefixFrom(peer, 32)),
-		h.AddPeerAddr(tunName, self6, netip.PrefixFrom(peer6, 128)),
-	} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	roottest.PointToPoint(t, tb, h, tunName, self, peer, self6, peer6)
 	return &host{ns: h, dev: dev, v4: self, v6: self6}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/roottest"
 	"wanlab/link"
 	"wanlab/packet"
 	"wanlab/qdisc"
@@ -18,19 +19,7 @@ import (
 // fakeRouterGranular is fakeRouter with the given granularity.
 func fakeRouterGranular(t testing.TB, upChain []qdisc.Spec, pkts [][]byte, g qdisc.Granularity) (*Router, *fakeVNet, *fakeVNet) {
 	t.Helper()
-	c := &fakeVNet{pkts: pkts, perRead: readBatch, budget: -1}
-	s := &fakeVNet{perRead: readBatch}
-	r, err := New(Config{
-		Up:          link.Config{Chain: upChain, Env: qdisc.Env{Seed: 1}},
-		Client:      c,
-		Server:      s,
-		Granularity: g,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.up.close(); r.down.close() })
-	return r, c, s
+	return fakeRouterWith(t, Config{Up: link.Config{Chain: upChain}, Granularity: g}, pkts)
 }
 
 // vnetPacket returns the virtio-net header and packet BuildTCP makes of s,
@@ -393,7 +382,7 @@ func (w *wireEvents) Event(e *link.Event) {
 // identification tells a retransmission apart) is captured or dropped,
 // never both.
 func TestKernelTCPLossyPcap(t *testing.T) {
-	needRoot(t)
+	roottest.NeedRoot(t)
 	w := &wireEvents{sent: map[wireKey]bool{}, dropped: map[wireKey]bool{}}
 	b := newBed(t, bedOptions{kind: tun.VNet, up: "netem loss 1%", seed: 3, pcap: true, upHook: w})
 	w.src = b.c.v4.As4()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"strings"
 
@@ -14,7 +13,6 @@ import (
 	"wanlab/lab"
 	"wanlab/netns"
 	"wanlab/qdisc"
-	"wanlab/traffic"
 	"wanlab/tun"
 )
 
@@ -37,27 +35,6 @@ type bed interface {
 	command(r lab.Role, name string, args ...string) *netns.Cmd
 	// close removes what the run built (or releases what it borrowed).
 	close() error
-}
-
-// nsNet makes a host's sockets inside its namespace: each call runs on a
-// thread in the namespace (netns.Do), and the socket stays there.
-type nsNet struct{ h *netns.Handle }
-
-var _ traffic.Net = nsNet{}
-
-func (n nsNet) Dial(ctx context.Context, network, laddr, raddr string, control traffic.Control) (c net.Conn, err error) {
-	err = netns.Do(n.h, func() (e error) { c, e = traffic.Local{}.Dial(ctx, network, laddr, raddr, control); return e })
-	return c, err
-}
-
-func (n nsNet) Listen(ctx context.Context, network, address string, control traffic.Control) (l net.Listener, err error) {
-	err = netns.Do(n.h, func() (e error) { l, e = traffic.Local{}.Listen(ctx, network, address, control); return e })
-	return l, err
-}
-
-func (n nsNet) ListenPacket(ctx context.Context, network, address string, control traffic.Control) (c net.PacketConn, err error) {
-	err = netns.Do(n.h, func() (e error) { c, e = traffic.Local{}.ListenPacket(ctx, network, address, control); return e })
-	return c, err
 }
 
 // ownBed is a testbed the run built.

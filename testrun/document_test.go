@@ -72,10 +72,10 @@ func TestDocumentTCP(t *testing.T) {
 	s := handSetup(t, "tcp_upload")
 	step := s.Step
 	tcp := &traffic.TCPResult{
-		FlowInfo:  traffic.FlowInfo{Label: "TCP upload", Kind: "tcp", Start: time.Second, Stop: 2 * time.Second},
-		Dir:       traffic.Up,
-		Sender:    traffic.SocketInfo{Local: cliAddr, Remote: srvAddr, CC: "cubic"},
-		Connected: true,
+		FlowInfo:    traffic.FlowInfo{Label: "TCP upload", Kind: "tcp", Start: time.Second, Stop: 2 * time.Second},
+		Dir:         traffic.Up,
+		Sender:      traffic.SocketInfo{Local: cliAddr, Remote: srvAddr, CC: "cubic"},
+		BulkOutcome: traffic.BulkOutcome{Connected: true},
 	}
 	// Grid points 5 (the start: 0 bytes) to 11; point 7 was skipped.
 	bytes := map[int]int64{5: 0, 6: 25_000, 8: 75_000, 9: 100_000, 10: 125_000, 11: 130_000}

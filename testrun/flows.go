@@ -165,7 +165,7 @@ type recNet struct {
 func (r *recNet) wrap(n traffic.Net) traffic.Net { return recordingNet{n, r} }
 
 func (r *recNet) record(c net.Conn) {
-	local, remote := addrPortOf(c.LocalAddr()), addrPortOf(c.RemoteAddr())
+	local, remote := traffic.AddrPort(c.LocalAddr()), traffic.AddrPort(c.RemoteAddr())
 	r.mu.Lock()
 	r.conns = append(r.conns, [2]netip.AddrPort{local, remote})
 	r.mu.Unlock()
@@ -189,20 +189,4 @@ func (n recordingNet) Dial(ctx context.Context, network, laddr, raddr string, co
 		n.rec.record(c)
 	}
 	return c, err
-}
-
-// addrPortOf returns a socket address as an unmapped netip.AddrPort.
-func addrPortOf(a net.Addr) netip.AddrPort {
-	var ap netip.AddrPort
-	switch a := a.(type) {
-	case *net.TCPAddr:
-		ap = a.AddrPort()
-	case *net.UDPAddr:
-		ap = a.AddrPort()
-	default:
-		if a != nil {
-			ap, _ = netip.ParseAddrPort(a.String())
-		}
-	}
-	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 }

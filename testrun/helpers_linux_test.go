@@ -82,17 +82,8 @@ func nothingLeft(t *testing.T, name string) {
 // series included.
 func series(t testing.TB, d *results.Document, name string) *results.Series {
 	t.Helper()
-	for i := range d.Series {
-		if d.Series[i].Name == name {
-			return &d.Series[i]
-		}
-	}
-	for i := range d.Flows {
-		for j := range d.Flows[i].Series {
-			if d.Flows[i].Series[j].Name == name {
-				return &d.Flows[i].Series[j]
-			}
-		}
+	if s := d.FindSeries(name); s != nil {
+		return s
 	}
 	var names []string
 	for _, s := range d.Series {

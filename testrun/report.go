@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"wanlab/fidelity"
 	"wanlab/link"
 	"wanlab/qdisc"
+	"wanlab/results"
 	"wanlab/tcspec"
 )
 
@@ -318,17 +317,8 @@ func configuredRate(chain []qdisc.Spec, trace *link.Trace) uint64 {
 	if trace != nil && trace.Period() > 0 {
 		r = uint64(float64(trace.Len()) * link.OpportunityBytes * 8 / time.Duration(trace.Period()).Seconds())
 	}
-	for _, sp := range chain {
-		var v qdisc.Rate
-		switch c := sp.(type) {
-		case qdisc.TBFConfig:
-			v = c.Rate
-		case qdisc.NetemConfig:
-			v = c.Rate
-		}
-		if b := v.BitsPerSecond(); b > 0 && (r == 0 || b < r) {
-			r = b
-		}
+	if b := fidelity.BottleneckRate(chain).BitsPerSecond(); b > 0 && (r == 0 || b < r) {
+		r = b
 	}
 	return r
 }
@@ -386,7 +376,7 @@ func PrintRouter(w io.Writer, raw json.RawMessage) error {
 		ew.printf("      achieved:   %.3f Mbit/s during the load, delay mean %.3f ms, median %.3f, 99th %% %.3f, max %.3f ms\n",
 			d.LoadRateBps/1e6, d.Delay.MeanMs, d.Delay.P50Ms, d.Delay.P99Ms, d.Delay.MaxMs)
 		ew.printf("      packets:    %d in, %d delivered, %d dropped%s, %d marked, %d duplicated, %d reordered\n",
-			d.Sent, d.Delivered, d.Dropped, reasons(d.DroppedByReason), d.Marked, d.Duplicated, d.Reordered)
+			d.Sent, d.Delivered, d.Dropped, results.DropReasons(d.DroppedByReason), d.Marked, d.Duplicated, d.Reordered)
 		ew.printf("      router:     lateness median %s, 99th %% %s, max %s (tolerance %s); ring drops %d, write drops %d; loop busy %.0f%%\n",
 			time.Duration(d.Lateness.P50Ns), time.Duration(d.Lateness.P99Ns), time.Duration(d.Lateness.MaxNs),
 			time.Duration(d.Verdict.ToleranceNs), d.RingDrops, d.WriteDrops, 100*d.LoopBusy)
@@ -412,22 +402,6 @@ func orNone(chain string) string {
 		return "(no qdisc)"
 	}
 	return chain
-}
-
-func reasons(m map[string]uint64) string {
-	if len(m) == 0 {
-		return ""
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // errWriter keeps the first write error, so that printing can go on and

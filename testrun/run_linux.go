@@ -106,8 +106,8 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	clientNS, clientAddr := b.host(lab.Client, s.Opts.IPv6)
 	serverNS, serverAddr := b.host(lab.Server, s.Opts.IPv6)
 	flows, specs, err := s.flows(
-		traffic.Host{Net: nsNet{clientNS}, Addr: clientAddr},
-		traffic.Host{Net: nsNet{serverNS}, Addr: serverAddr})
+		traffic.Host{Net: traffic.InNamespace(clientNS), Addr: clientAddr},
+		traffic.Host{Net: traffic.InNamespace(serverNS), Addr: serverAddr})
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ func TestDocumentQUIC(t *testing.T) {
 	s := handSetup(t, "quic_download")
 	r := &quicflow.Result{
 		FlowInfo: traffic.FlowInfo{Label: "QUIC download", Kind: quicflow.Kind, Start: time.Second, Stop: 2 * time.Second},
-		Dir:      traffic.Down, CC: quicflow.CongestionControl, Connected: true,
+		Dir:      traffic.Down, CC: quicflow.CongestionControl, BulkOutcome: traffic.BulkOutcome{Connected: true},
 		Sender: quicflow.EndInfo{Local: srvAddr, Remote: cliAddr},
 	}
 	for k := 5; k <= 10; k++ {

@@ -6,9 +6,10 @@ import (
 	"net/netip"
 )
 
-// checkHosts checks the two ends of a flow: both have a Net, the server
-// has an address, and a client address, if given, is of the same family.
-func checkHosts(label string, client, server Host) error {
+// CheckHosts checks the two ends of a flow labelled label, for the flows
+// of this package and others: both have a Net, the server has an address,
+// and a client address, if given, is of the same family.
+func CheckHosts(label string, client, server Host) error {
 	if client.Net == nil || server.Net == nil {
 		return fmt.Errorf("traffic: flow %q: both hosts need a Net (traffic.Local{} for this process's namespace)", label)
 	}
@@ -21,18 +22,19 @@ func checkHosts(label string, client, server Host) error {
 	return nil
 }
 
-// checkTOS checks a TOS byte.
-func checkTOS(label string, tos int) error {
+// CheckTOS checks that tos, the TOS byte of the flow labelled label, is a
+// byte.
+func CheckTOS(label string, tos int) error {
 	if tos < 0 || tos > 255 {
 		return fmt.Errorf("traffic: flow %q: TOS %d is not a byte: give the DSCP shifted left by two (EF is 0xb8)", label, tos)
 	}
 	return nil
 }
 
-// addrPort returns a socket address as a netip.AddrPort (an IPv4 address
+// AddrPort returns a socket address as a netip.AddrPort (an IPv4 address
 // as such, not mapped into IPv6), or the zero value if it is not an IP
 // address.
-func addrPort(a net.Addr) netip.AddrPort {
+func AddrPort(a net.Addr) netip.AddrPort {
 	var ap netip.AddrPort
 	switch a := a.(type) {
 	case *net.TCPAddr:

@@ -219,7 +219,7 @@ type FloodTotal struct {
 
 // NewFlood checks cfg and returns the flow.
 func NewFlood(cfg FloodConfig) (*Flood, error) {
-	if err := checkHosts(cfg.Label, cfg.Client, cfg.Server); err != nil {
+	if err := CheckHosts(cfg.Label, cfg.Client, cfg.Server); err != nil {
 		return nil, err
 	}
 	if cfg.Dir != Up && cfg.Dir != Down {
@@ -228,7 +228,7 @@ func NewFlood(cfg FloodConfig) (*Flood, error) {
 	if cfg.Dir == Down && !cfg.Client.Addr.IsValid() {
 		return nil, fmt.Errorf("traffic: UDP flood %q: a flood down needs the client's address to send to: set Client.Addr", cfg.Label)
 	}
-	if err := checkTOS(cfg.Label, cfg.TOS); err != nil {
+	if err := CheckTOS(cfg.Label, cfg.TOS); err != nil {
 		return nil, err
 	}
 	if cfg.Size == 0 {

@@ -3,11 +3,10 @@ package traffic
 import (
 	"net/netip"
 	"os"
-	"runtime"
 	"testing"
-	"time"
 
 	"wanlab/internal/roottest"
+	"wanlab/internal/traffictest"
 )
 
 var (
@@ -21,41 +20,9 @@ func loopback(addr netip.Addr) (client, server Host) {
 	return Host{Net: Local{}, Addr: addr}, Host{Net: Local{}, Addr: addr}
 }
 
-// openFDs counts this process's open file descriptors.
-func openFDs(t testing.TB) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ents)
-}
-
 // noLeaks checks, when the test ends, that no goroutine and no file
-// descriptor it started is left (goroutines get a short while to finish
-// exiting, which they do after Run has waited for them).
-func noLeaks(t *testing.T) {
-	t.Helper()
-	g0, fd0 := runtime.NumGoroutine(), openFDs(t)
-	t.Cleanup(func() {
-		deadline := time.Now().Add(2 * time.Second)
-		var g, fd int
-		for {
-			g, fd = runtime.NumGoroutine(), openFDs(t)
-			if (g <= g0 && fd <= fd0) || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		if g > g0 {
-			buf := make([]byte, 1<<20)
-			t.Errorf("%d goroutines after the test, %d before:\n%s", g, g0, buf[:runtime.Stack(buf, true)])
-		}
-		if fd > fd0 {
-			t.Errorf("%d open file descriptors after the test, %d before", fd, fd0)
-		}
-	})
-}
+// descriptor it started is left.
+func noLeaks(t *testing.T) { traffictest.NoLeaks(t) }
 
 func mustTCP(t *testing.T, cfg TCPConfig) *TCP {
 	t.Helper()
@@ -65,10 +32,6 @@ func mustTCP(t *testing.T, cfg TCPConfig) *TCP {
 	}
 	return f
 }
-
-// needRoot skips a test that needs root (raw sockets, namespaces) and
-// otherwise holds the machine-wide lock of root tests while it runs.
-func needRoot(t *testing.T) { roottest.NeedRoot(t) }
 
 func isRoot() bool { return os.Geteuid() == 0 }
 

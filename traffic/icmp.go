@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -49,17 +48,12 @@ type ICMPProbe struct {
 	cfg    ICMPProbeConfig
 	cookie uint32
 	id     uint16
-	book   probeBook
+	probeStream
 
 	conn   net.PacketConn
 	dst    *net.IPAddr
 	env    Env
-	wg     sync.WaitGroup
 	opened bool
-
-	mu     sync.Mutex // guards what follows
-	closed bool
-	err    string
 }
 
 // ipMsgConn is the part of *net.IPConn the ICMP probes read with: the
@@ -89,7 +83,7 @@ func NewICMPProbe(cfg ICMPProbeConfig) (*ICMPProbe, error) {
 	if cfg.Client.Addr.IsValid() && cfg.Client.Addr.Is4() != cfg.Target.Is4() {
 		return nil, fmt.Errorf("traffic: ICMP probes %q: source %v and target %v are of different IP versions", cfg.Label, cfg.Client.Addr, cfg.Target)
 	}
-	if err := checkTOS(cfg.Label, cfg.TOS); err != nil {
+	if err := CheckTOS(cfg.Label, cfg.TOS); err != nil {
 		return nil, err
 	}
 	if cfg.Interval < 0 {
@@ -180,14 +174,8 @@ func (p *ICMPProbe) send(buf []byte) bool {
 		// not ICMPv4's.
 		binary.BigEndian.PutUint16(buf[2:], packet.Checksum(buf))
 	}
-	if _, err := p.conn.WriteTo(buf, p.dst); err != nil {
-		if errClosed(err) {
-			return false
-		}
-		p.book.notSent(seq)
-		p.fail(fmt.Errorf("send echo request %d: %w", seq, err))
-	}
-	return true
+	_, err := p.conn.WriteTo(buf, p.dst)
+	return p.settleSend(seq, "echo request", err)
 }
 
 // receive takes the echo replies.
@@ -243,28 +231,17 @@ func (p *ICMPProbe) parseReply(m []byte) (uint32, bool) {
 	return seq, true
 }
 
-func (p *ICMPProbe) fail(err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.err == "" && !p.closed {
-		p.err = err.Error()
-	}
-}
-
 // Sample declares lost the requests whose time is up.
 func (p *ICMPProbe) Sample(k int, t clock.Time) { p.book.expire(t) }
 
 // Close stops the stream, closes its socket and declares lost every
 // request still unanswered.
 func (p *ICMPProbe) Close() {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
-	if p.conn != nil {
-		p.conn.Close()
-	}
-	p.wg.Wait()
-	p.book.end()
+	p.close(func() {
+		if p.conn != nil {
+			p.conn.Close()
+		}
+	})
 }
 
 // Result returns the probes.
@@ -273,9 +250,5 @@ func (p *ICMPProbe) Result() FlowResult {
 		FlowInfo: FlowInfo{Label: p.cfg.Label, Kind: "icmp_probe", Start: p.cfg.Start, Stop: p.cfg.Stop},
 		Interval: p.cfg.Interval, Size: p.cfg.Size, TOS: p.cfg.TOS,
 	}
-	p.mu.Lock()
-	r.Error = p.err
-	p.mu.Unlock()
-	p.book.fill(r)
-	return r
+	return p.result(r)
 }

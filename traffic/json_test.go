@@ -3,9 +3,10 @@ package traffic
 import (
 	"encoding/json"
 	"net/netip"
-	"regexp"
 	"strings"
 	"testing"
+
+	"wanlab/internal/schematest"
 )
 
 // Every key of a result's JSON is snake_case, down to the TCP_INFO and
@@ -22,34 +23,11 @@ func TestResultJSONIsSnakeCase(t *testing.T) {
 			&FloodResult{FlowInfo: FlowInfo{Kind: "udp_flood"}, Steps: []FloodStep{{}}},
 		},
 	}
+	_, keys := schematest.CheckSnakeCase(t, res)
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
-	keys := 0
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				keys++
-				if !snake.MatchString(k) {
-					t.Errorf("%s: key %q is not snake_case", path, k)
-				}
-				walk(path+"."+k, x)
-			}
-		case []any:
-			for _, x := range v {
-				walk(path+"[]", x)
-			}
-		}
-	}
-	walk("result", v)
 	if keys < 100 {
 		t.Errorf("only %d keys: the walk missed the flows", keys)
 	}

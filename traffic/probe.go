@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -95,6 +96,66 @@ type ProbeResult struct {
 	NotSent     int `json:"not_sent"`
 	Duplicates  int `json:"duplicates"`
 	Late        int `json:"late"`
+}
+
+// probeStream is what the UDP and ICMP probe streams share besides their
+// sockets: the book of their probes, their goroutines, and the first
+// error those met.
+type probeStream struct {
+	book probeBook
+	wg   sync.WaitGroup
+
+	mu     sync.Mutex // guards what follows
+	closed bool
+	err    string
+}
+
+// fail records the first error of the stream's goroutines; errors once
+// the stream is closing are the closing's doing, and are not recorded.
+func (s *probeStream) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == "" && !s.closed {
+		s.err = err.Error()
+	}
+}
+
+// settleSend settles the send of probe seq, which err ended (nil if it went):
+// a refused probe is recorded as not sent and its error as the stream's,
+// what names the probe in that error ("echo request"). It returns false
+// when the socket is closed, and the stream must stop sending.
+func (s *probeStream) settleSend(seq uint32, what string, err error) bool {
+	if err == nil {
+		return true
+	}
+	if errClosed(err) {
+		return false
+	}
+	s.book.notSent(seq)
+	s.fail(fmt.Errorf("send %s %d: %w", what, seq, err))
+	return true
+}
+
+// close marks the stream closed, closes its sockets with closeSockets,
+// waits for its goroutines and declares lost every probe still
+// unanswered.
+func (s *probeStream) close(closeSockets func()) {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	closeSockets()
+	s.wg.Wait()
+	s.book.end()
+}
+
+// result completes r, which describes the stream, with its error and its
+// probes.
+func (s *probeStream) result(r *ProbeResult) *ProbeResult {
+	s.mu.Lock()
+	r.Error = s.err
+	s.mu.Unlock()
+	s.book.fill(r)
+	return r
 }
 
 // probeBook records a probe stream: the client's sends and replies, and

@@ -212,7 +212,7 @@ func TestUDPProbeLossDirection(t *testing.T) {
 }
 
 func TestICMPProbes(t *testing.T) {
-	needRoot(t)
+	roottest.NeedRoot(t)
 	noLeaks(t)
 	roottest.Twice(t, "ICMP probes on loopback", func(rep roottest.Reporter) {
 		c4, _ := loopback(lo4)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,13 +79,13 @@ type TCP struct {
 
 // NewTCP checks cfg and returns the flow.
 func NewTCP(cfg TCPConfig) (*TCP, error) {
-	if err := checkHosts(cfg.Label, cfg.Client, cfg.Server); err != nil {
+	if err := CheckHosts(cfg.Label, cfg.Client, cfg.Server); err != nil {
 		return nil, err
 	}
 	if cfg.Dir != Up && cfg.Dir != Down {
 		return nil, fmt.Errorf("traffic: TCP flow %q: direction %d: use traffic.Up or traffic.Down", cfg.Label, int(cfg.Dir))
 	}
-	if err := checkTOS(cfg.Label, cfg.TOS); err != nil {
+	if err := CheckTOS(cfg.Label, cfg.TOS); err != nil {
 		return nil, err
 	}
 	if cfg.SendBuffer < 0 || cfg.ReceiveBuffer < 0 {
@@ -120,21 +119,7 @@ type TCPResult struct {
 	// read back once connected; zero if the flow never connected.
 	Sender   SocketInfo `json:"sender"`
 	Receiver SocketInfo `json:"receiver"`
-	// Connected says whether the connection was made, and ConnectedAt
-	// when the client's connect returned.
-	Connected   bool       `json:"connected"`
-	ConnectedAt clock.Time `json:"connected_ns"`
-	// StoppedAt is when the sender stopped writing (0 if it never
-	// started).
-	StoppedAt clock.Time `json:"stopped_ns"`
-	// Complete says whether the receiver read the whole stream, up to the
-	// sender's FIN, before the run ended; CompletedAt is when.
-	Complete    bool       `json:"complete"`
-	CompletedAt clock.Time `json:"completed_ns"`
-	// SentBytes is what the sender's application wrote, ReceivedBytes
-	// what the receiver's application read, at the end of the run.
-	SentBytes     int64 `json:"sent_bytes"`
-	ReceivedBytes int64 `json:"received_bytes"`
+	BulkOutcome
 	// Samples are the readings at the grid points from the first one at
 	// or after Start to the first one after the receiver read the end of
 	// the stream (or the end of the run). The byte counts are 0 at
@@ -340,29 +325,7 @@ func (f *TCP) write(c net.Conn) error {
 		f.mu.Unlock()
 	}()
 	c.SetWriteDeadline(f.env.Clock.Wall(f.env.At(f.cfg.Stop)))
-	buf := make([]byte, 128<<10)
-	for {
-		n := len(buf)
-		if f.cfg.Bytes > 0 {
-			left := f.cfg.Bytes - f.sent.Load()
-			if left <= 0 {
-				return nil
-			}
-			n = int(min(left, int64(n)))
-		}
-		// Count before writing, and take back what was not written: the
-		// count never lags what the kernel has, so the receiver's count
-		// never exceeds it.
-		f.sent.Add(int64(n))
-		m, err := c.Write(buf[:n])
-		f.sent.Add(int64(m - n))
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
+	return WriteBulk(c, make([]byte, 128<<10), f.cfg.Bytes, &f.sent)
 }
 
 // receive reads and discards until the end of the stream.
@@ -463,8 +426,8 @@ func (f *TCP) Result() FlowResult {
 // socketInfo describes one end of a connection from what was read back.
 func socketInfo(c net.Conn, st sockState) SocketInfo {
 	return SocketInfo{
-		Local:         addrPort(c.LocalAddr()),
-		Remote:        addrPort(c.RemoteAddr()),
+		Local:         AddrPort(c.LocalAddr()),
+		Remote:        AddrPort(c.RemoteAddr()),
 		CC:            st.cc,
 		TOS:           st.tos,
 		SendBuffer:    st.sndbuf,

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -44,18 +43,13 @@ type UDPProbeConfig struct {
 type UDPProbe struct {
 	cfg    UDPProbeConfig
 	cookie uint32
-	book   probeBook
+	probeStream
 
 	// Set by Open and Start, read only afterwards.
 	client net.Conn
 	server net.PacketConn
 	env    Env
-	wg     sync.WaitGroup
 	opened bool
-
-	mu     sync.Mutex // guards what follows
-	closed bool
-	err    string
 }
 
 // udpMsgConn is the part of *net.UDPConn the probes use: reading a
@@ -67,10 +61,10 @@ type udpMsgConn interface {
 
 // NewUDPProbe checks cfg and returns the stream.
 func NewUDPProbe(cfg UDPProbeConfig) (*UDPProbe, error) {
-	if err := checkHosts(cfg.Label, cfg.Client, cfg.Server); err != nil {
+	if err := CheckHosts(cfg.Label, cfg.Client, cfg.Server); err != nil {
 		return nil, err
 	}
-	if err := checkTOS(cfg.Label, cfg.TOS); err != nil {
+	if err := CheckTOS(cfg.Label, cfg.TOS); err != nil {
 		return nil, err
 	}
 	if cfg.Interval < 0 {
@@ -173,14 +167,8 @@ func (p *UDPProbe) send(buf []byte) bool {
 	seq := p.book.sent(now)
 	h := probeHeader{cookie: p.cookie, seq: seq, kind: probeRequest, tos: -1, clientSend: now}
 	h.encode(buf)
-	if _, err := p.client.Write(buf); err != nil {
-		if errClosed(err) {
-			return false
-		}
-		p.book.notSent(seq)
-		p.fail(fmt.Errorf("send probe %d: %w", seq, err))
-	}
-	return true
+	_, err := p.client.Write(buf)
+	return p.settleSend(seq, "probe", err)
 }
 
 // serve echoes probes: it is the server.
@@ -247,29 +235,18 @@ func (p *UDPProbe) receive() {
 	}
 }
 
-func (p *UDPProbe) fail(err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.err == "" && !p.closed {
-		p.err = err.Error()
-	}
-}
-
 // Sample declares lost the probes whose time is up.
 func (p *UDPProbe) Sample(k int, t clock.Time) { p.book.expire(t) }
 
 // Close stops the stream, closes its sockets and declares lost every probe
 // still unanswered.
 func (p *UDPProbe) Close() {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
-	if p.client != nil {
-		p.client.Close()
-		p.server.Close()
-	}
-	p.wg.Wait()
-	p.book.end()
+	p.close(func() {
+		if p.client != nil {
+			p.client.Close()
+			p.server.Close()
+		}
+	})
 }
 
 // Result returns the probes.
@@ -278,9 +255,5 @@ func (p *UDPProbe) Result() FlowResult {
 		FlowInfo: FlowInfo{Label: p.cfg.Label, Kind: "udp_probe", Start: p.cfg.Start, Stop: p.cfg.Stop},
 		Interval: p.cfg.Interval, Size: p.cfg.Size, TOS: p.cfg.TOS, OneWay: true,
 	}
-	p.mu.Lock()
-	r.Error = p.err
-	p.mu.Unlock()
-	p.book.fill(r)
-	return r
+	return p.result(r)
 }

@@ -16,10 +16,6 @@ import (
 
 func TestMain(m *testing.M) { roottest.Main(m, netns.CleanStale) }
 
-func needRoot(t testing.TB) { roottest.NeedRoot(t) }
-
-func newTestbed(t *testing.T) *netns.Testbed { return roottest.NewTestbed(t) }
-
 const tunName = "wl-tun"
 
 // host is one side of a two-namespace testbed.
@@ -51,26 +47,14 @@ func newHost(t *testing.T, tb *netns.Testbed, role string, kind Kind, self, peer
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dev.Close() })
-	if err := tb.AddDevice(h, tunName); err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range []error{
-		h.LoopbackUp(),
-		h.SetLinkUp(tunName),
-		h.AddPeerAddr(tunName, self, netip.PrefixFrom(peer, 32)),
-		h.AddPeerAddr(tunName, self6, netip.PrefixFrom(peer6, 128)),
-	} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	roottest.PointToPoint(t, tb, h, tunName, self, peer, self6, peer6)
 	return &host{ns: h, dev: dev, v4: self, v6: self6}
 }
 
 // newPair builds client namespace wl-NAME-c and server wl-NAME-s, each with
 // a TUN: 10.250.X.1 <-> 10.250.X.2 and fd77:X::1 <-> fd77:X::2.
 func newPair(t *testing.T, kind Kind) (tb *netns.Testbed, c, s *host) {
-	tb = newTestbed(t)
+	tb = roottest.NewTestbed(t)
 	x := rand.IntN(256)
 	a4 := netip.MustParseAddr(fmt.Sprintf("10.250.%d.1", x))
 	b4 := netip.MustParseAddr(fmt.Sprintf("10.250.%d.2", x))

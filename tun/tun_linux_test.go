@@ -14,7 +14,7 @@ import (
 )
 
 func TestOpenRejectsBadOptions(t *testing.T) {
-	tb := newTestbed(t)
+	tb := roottest.NewTestbed(t)
 	h, err := tb.Namespace("a")
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 func TestOpenSetsUpTheQueue(t *testing.T) {
 	for _, kind := range []Kind{Offload, Raw} {
 		t.Run(kind.String(), func(t *testing.T) {
-			tb := newTestbed(t)
+			tb := roottest.NewTestbed(t)
 			h, err := tb.Namespace("a")
 			if err != nil {
 				t.Fatal(err)
@@ -94,7 +94,7 @@ func TestQueueDropsCountsRingOverflow(t *testing.T) {
 	const ring, sent = 16, 100
 	for _, kind := range []Kind{Offload, Raw} {
 		t.Run(kind.String(), func(t *testing.T) {
-			tb := newTestbed(t)
+			tb := roottest.NewTestbed(t)
 			h, err := tb.Namespace("a")
 			if err != nil {
 				t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 )
 
 func TestVNetOpens(t *testing.T) {
-	tb := newTestbed(t)
+	tb := roottest.NewTestbed(t)
 	h, err := tb.Namespace("a")
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,24 +66,11 @@ func wanlabBin(t *testing.T) string {
 	return binPath
 }
 
-// cli runs the binary and returns its output and exit status.
+// cli runs the binary, for at most a minute, and returns its output and
+// exit status.
 func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, wanlabBin(t), args...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	default:
-		t.Fatalf("wanlab %q: %v", args, err)
-	}
-	return out.String(), errOut.String(), code
+	return cliFor(t, 60*time.Second, args...)
 }
 
 // mustCLI runs the binary and fails the test unless it exits 0.

@@ -86,6 +86,29 @@ func NewTestbed(t testing.TB) *netns.Testbed {
 	return tb
 }
 
+// PointToPoint readies the device ifname, which the test made in the
+// namespace h of tb, as one end of a point-to-point link: it records the
+// device with the testbed, so that removing the testbed removes it, brings
+// up h's loopback and the device, and gives the device the addresses self
+// and self6 with peer and peer6 at the other end. A failure fails the
+// test.
+func PointToPoint(t testing.TB, tb *netns.Testbed, h *netns.Handle, ifname string, self, peer, self6, peer6 netip.Addr) {
+	t.Helper()
+	if err := tb.AddDevice(h, ifname); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{
+		h.LoopbackUp(),
+		h.SetLinkUp(ifname),
+		h.AddPeerAddr(ifname, self, netip.PrefixFrom(peer, 32)),
+		h.AddPeerAddr(ifname, self6, netip.PrefixFrom(peer6, 128)),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // RTTWithin judges round-trip times (ms, sorted ascending) measured across
 // an emulated path whose configured RTT is want: none may be shorter than
 // want (the emulator never delivers early; ping prints 0.1 ms, so a 0.05 ms

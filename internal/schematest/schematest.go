@@ -1,5 +1,6 @@
 // Package schematest checks wanlab's JSON output against its documented
-// schema: every key snake_case and described in docs/results-format.md. It
+// schema: every key snake_case and described in docs/results-format.md
+// (or, for JSON that document does not list key by key, snake_case). It
 // is for tests only.
 package schematest
 
@@ -23,6 +24,39 @@ var snake = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 // further checks.
 func CheckKeys(t testing.TB, v any) map[string]any {
 	t.Helper()
+	m := decode(t, v)
+	doc := readDoc(t)
+	walkKeys("", m, func(path, k string) {
+		if !snake.MatchString(k) {
+			t.Errorf("%s: key %q is not snake_case", path, k)
+		}
+		if !strings.Contains(doc, "`"+k+"`") {
+			t.Errorf("%s: key %q is not described in %s", path, k, DocPath)
+		}
+	})
+	return m
+}
+
+// CheckSnakeCase marshals v and reports, as test errors, every object key
+// in it that is not snake_case, for JSON that DocPath does not describe
+// key by key. It returns the decoded JSON and how many keys it holds at
+// every depth, by which a test that filled v to cover the schema sees
+// that the nested objects were not left out.
+func CheckSnakeCase(t testing.TB, v any) (m map[string]any, keys int) {
+	t.Helper()
+	m = decode(t, v)
+	walkKeys("", m, func(path, k string) {
+		keys++
+		if !snake.MatchString(k) {
+			t.Errorf("%s: key %q is not snake_case", path, k)
+		}
+	})
+	return m, keys
+}
+
+// decode marshals v and decodes it again as a JSON object.
+func decode(t testing.TB, v any) map[string]any {
+	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
@@ -31,28 +65,23 @@ func CheckKeys(t testing.TB, v any) map[string]any {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	doc := readDoc(t)
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, e := range v {
-				if !snake.MatchString(k) {
-					t.Errorf("%s: key %q is not snake_case", path, k)
-				}
-				if !strings.Contains(doc, "`"+k+"`") {
-					t.Errorf("%s: key %q is not described in %s", path, k, DocPath)
-				}
-				walk(path+"."+k, e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(path+"[]", e)
-			}
+	return m
+}
+
+// walkKeys calls visit with every object key in the decoded JSON v, at
+// every depth, and the path of the object that holds it.
+func walkKeys(path string, v any, visit func(path, key string)) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			visit(path, k)
+			walkKeys(path+"."+k, e, visit)
+		}
+	case []any:
+		for _, e := range v {
+			walkKeys(path+"[]", e, visit)
 		}
 	}
-	walk("", m)
-	return m
 }
 
 // readDoc reads DocPath from the module root above the working directory.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -126,22 +125,9 @@ type Result struct {
 	// connected; zero if the flow never connected.
 	Sender   EndInfo `json:"sender"`
 	Receiver EndInfo `json:"receiver"`
-	// Connected says whether the handshake completed, and ConnectedAt
-	// when the client's dial returned (one round trip after it began,
-	// QUIC's handshake being 1-RTT).
-	Connected   bool       `json:"connected"`
-	ConnectedAt clock.Time `json:"connected_ns"`
-	// StoppedAt is when the sender stopped writing (0 if it never
-	// started).
-	StoppedAt clock.Time `json:"stopped_ns"`
-	// Complete says whether the receiver read the whole stream, up to the
-	// sender's FIN, before the run ended; CompletedAt is when.
-	Complete    bool       `json:"complete"`
-	CompletedAt clock.Time `json:"completed_ns"`
-	// SentBytes is what the sender's application wrote, ReceivedBytes
-	// what the receiver's application read, at the end of the run.
-	SentBytes     int64 `json:"sent_bytes"`
-	ReceivedBytes int64 `json:"received_bytes"`
+	// BulkOutcome says what became of the stream; ConnectedAt is one
+	// round trip after the dial began, QUIC's handshake being 1-RTT.
+	traffic.BulkOutcome
 	// Samples are the readings at the grid points from the first one at
 	// or after Start to the first one after the receiver read the end of
 	// the stream (or the end of the run). The byte counts are 0 at
@@ -246,14 +232,14 @@ type EndStats struct {
 
 // New checks cfg and returns the flow.
 func New(cfg Config) (*Flow, error) {
-	if err := checkHosts(cfg.Label, cfg.Client, cfg.Server); err != nil {
+	if err := traffic.CheckHosts(cfg.Label, cfg.Client, cfg.Server); err != nil {
 		return nil, err
 	}
 	if cfg.Dir != traffic.Up && cfg.Dir != traffic.Down {
 		return nil, fmt.Errorf("quicflow: flow %q: direction %d: use traffic.Up or traffic.Down", cfg.Label, int(cfg.Dir))
 	}
-	if cfg.TOS < 0 || cfg.TOS > 255 {
-		return nil, fmt.Errorf("quicflow: flow %q: TOS %d is not a byte: give the DSCP shifted left by two (EF is 0xb8)", cfg.Label, cfg.TOS)
+	if err := traffic.CheckTOS(cfg.Label, cfg.TOS); err != nil {
+		return nil, err
 	}
 	if cfg.TOS&3 != 0 {
 		return nil, fmt.Errorf("quicflow: flow %q: TOS %#x has ECN bits set, and quic-go sets the ECN field itself: use %#x", cfg.Label, cfg.TOS, cfg.TOS&^3)
@@ -288,21 +274,6 @@ func New(cfg Config) (*Flow, error) {
 		CC:               CongestionControl,
 	}
 	return f, nil
-}
-
-// checkHosts checks the two ends of a flow: both have a Net, the server
-// has an address, and a client address, if given, is of the same family.
-func checkHosts(label string, client, server traffic.Host) error {
-	if client.Net == nil || server.Net == nil {
-		return fmt.Errorf("quicflow: flow %q: both hosts need a Net (traffic.Local{} for this process's namespace)", label)
-	}
-	if !server.Addr.IsValid() {
-		return fmt.Errorf("quicflow: flow %q: the server has no address: set Server.Addr", label)
-	}
-	if client.Addr.IsValid() && client.Addr.Is4() != server.Addr.Is4() {
-		return fmt.Errorf("quicflow: flow %q: client address %v and server address %v are of different IP versions: use two IPv4 or two IPv6 addresses", label, client.Addr, server.Addr)
-	}
-	return nil
 }
 
 // Label returns the flow's label.
@@ -350,7 +321,7 @@ func (f *Flow) Open(ctx context.Context) (err error) {
 		return err
 	}
 	f.clientTLS = clientTLS
-	ctl := tosControl(f.cfg.TOS)
+	ctl := traffic.TOSControl(f.cfg.TOS)
 	f.serverPC, err = f.cfg.Server.Net.ListenPacket(ctx, f.network, netip.AddrPortFrom(f.cfg.Server.Addr, 0).String(), ctl)
 	if err != nil {
 		return fmt.Errorf("quicflow: server socket: %w", err)
@@ -376,11 +347,11 @@ func (f *Flow) Open(ctx context.Context) (err error) {
 	f.clientConf = f.quicConfig(&f.clientRec)
 	serverConf := f.quicConfig(&f.serverRec)
 	listenConf := serverConf.Clone()
-	from := addrPort(f.clientPC.LocalAddr())
+	from := traffic.AddrPort(f.clientPC.LocalAddr())
 	listenConf.GetConfigForClient = func(info *quic.ClientInfo) (*quic.Config, error) {
 		// One connection per flow: one from anywhere but the client's
 		// socket is refused before it begins.
-		if !f.fromClient(from, addrPort(info.RemoteAddr)) {
+		if !f.fromClient(from, traffic.AddrPort(info.RemoteAddr)) {
 			return nil, fmt.Errorf("quicflow: connection from %v refused: expecting the flow's client", info.RemoteAddr)
 		}
 		return serverConf, nil
@@ -537,8 +508,8 @@ func endInfo(c *quic.Conn, pc net.PacketConn) (EndInfo, error) {
 	}
 	cs := c.ConnectionState()
 	return EndInfo{
-		Local:         addrPort(c.LocalAddr()),
-		Remote:        addrPort(c.RemoteAddr()),
+		Local:         traffic.AddrPort(c.LocalAddr()),
+		Remote:        traffic.AddrPort(c.RemoteAddr()),
 		TOS:           st.tos,
 		SendBuffer:    st.sndbuf,
 		ReceiveBuffer: st.rcvbuf,
@@ -576,29 +547,7 @@ func (f *Flow) write(st *quic.SendStream) error {
 		f.mu.Unlock()
 	}()
 	st.SetWriteDeadline(f.env.Clock.Wall(f.env.At(f.cfg.Stop)))
-	buf := make([]byte, writeChunk)
-	for {
-		n := len(buf)
-		if f.cfg.Bytes > 0 {
-			left := f.cfg.Bytes - f.sent.Load()
-			if left <= 0 {
-				return nil
-			}
-			n = int(min(left, int64(n)))
-		}
-		// Count before writing, and take back what was not written: the
-		// count never lags what quic-go has, so the receiver's count
-		// never exceeds it.
-		f.sent.Add(int64(n))
-		m, err := st.Write(buf[:n])
-		f.sent.Add(int64(m - n))
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
+	return traffic.WriteBulk(st, make([]byte, writeChunk), f.cfg.Bytes, &f.sent)
 }
 
 // receive accepts the sender's stream and reads and discards it until its
@@ -735,16 +684,4 @@ func (f *Flow) Result() traffic.FlowResult {
 	defer f.mu.Unlock()
 	r := f.res
 	return &r
-}
-
-// addrPort returns a socket address as a netip.AddrPort (an IPv4 address
-// as such, not mapped into IPv6), or the zero value if it is not a UDP
-// address.
-func addrPort(a net.Addr) netip.AddrPort {
-	u, ok := a.(*net.UDPAddr)
-	if !ok {
-		return netip.AddrPort{}
-	}
-	ap := u.AddrPort()
-	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 }

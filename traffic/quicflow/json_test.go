@@ -3,11 +3,11 @@ package quicflow
 import (
 	"encoding/json"
 	"net/netip"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"wanlab/internal/schematest"
 	"wanlab/traffic"
 )
 
@@ -22,34 +22,11 @@ func TestResultJSONIsSnakeCase(t *testing.T) {
 		Sender:   EndInfo{Local: netip.MustParseAddrPort("10.0.0.1:5000"), Version: "v1", ALPN: ALPN},
 		Samples:  []Sample{{K: 3, Sender: EndStats{SRTT: 40 * time.Millisecond, Cwnd: 12345, CongestionState: "slow_start"}}},
 	}
+	_, keys := schematest.CheckSnakeCase(t, r)
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
-	keys := 0
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				keys++
-				if !snake.MatchString(k) {
-					t.Errorf("%s: key %q is not snake_case", path, k)
-				}
-				walk(path+"."+k, x)
-			}
-		case []any:
-			for _, x := range v {
-				walk(path+"[]", x)
-			}
-		}
-	}
-	walk("result", v)
 	if keys < 70 {
 		t.Errorf("only %d keys: the walk missed the samples", keys)
 	}

@@ -57,8 +57,8 @@ func TestUploadThroughTestbed(t *testing.T) {
 	tb := upTestbed(t, "netem delay 20ms; tbf rate 20mbit burst 32k latency 50ms", "netem delay 20ms")
 	noFlowLeaks(t)
 	i := tb.Info()
-	client := traffic.Host{Net: nsNet{tb.Namespace(lab.Client)}, Addr: i.Client.Addr4}
-	server := traffic.Host{Net: nsNet{tb.Namespace(lab.Server)}, Addr: i.Server.Addr4}
+	client := traffic.Host{Net: traffic.InNamespace(tb.Namespace(lab.Client)), Addr: i.Client.Addr4}
+	server := traffic.Host{Net: traffic.InNamespace(tb.Namespace(lab.Server)), Addr: i.Server.Addr4}
 	roottest.Twice(t, "QUIC upload", func(rep roottest.Reporter) {
 		before := tb.Snapshot().Up.Counters
 		f := mustNew(t, Config{Label: "QUIC upload", Client: client, Server: server, Dir: traffic.Up, Stop: length})

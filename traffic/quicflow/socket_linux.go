@@ -8,36 +8,7 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"wanlab/traffic"
 )
-
-// tosControl returns the traffic.Control that sets the TOS byte (IP_TOS,
-// or IPV6_TCLASS on an IPv6 socket) of a new UDP socket: the packets that
-// quic-go sends without an ECN control message carry it as it is.
-func tosControl(tos int) traffic.Control {
-	return func(network, address string, c syscall.RawConn) error {
-		if tos == 0 {
-			return nil
-		}
-		var serr error
-		err := c.Control(func(fd uintptr) {
-			level, opt, err := tosOption(int(fd))
-			if err != nil {
-				serr = err
-				return
-			}
-			serr = unix.SetsockoptInt(int(fd), level, opt, tos)
-		})
-		if err == nil {
-			err = serr
-		}
-		if err != nil {
-			return fmt.Errorf("quicflow: set TOS %#x: %w", tos, err)
-		}
-		return nil
-	}
-}
 
 // tosOption returns the socket option of fd's TOS byte, which depends on
 // the socket's family.

@@ -175,8 +175,8 @@ func New(cfg Config) (*Flow, error) {
 	if a := f.sndHost.Addr; a.IsValid() && a.Is4() != f.rcvHost.Addr.Is4() {
 		return nil, fmt.Errorf("tfrcflow: flow %q: sender address %v and receiver address %v are of different IP versions: use two IPv4 or two IPv6 addresses", cfg.Label, a, f.rcvHost.Addr)
 	}
-	if cfg.TOS < 0 || cfg.TOS > 255 {
-		return nil, fmt.Errorf("tfrcflow: flow %q: TOS %d is not a byte: give the DSCP shifted left by two (EF is 0xb8)", cfg.Label, cfg.TOS)
+	if err := traffic.CheckTOS(cfg.Label, cfg.TOS); err != nil {
+		return nil, err
 	}
 	if cfg.TxQueueLen < 0 || cfg.TxQueueLen > MaxTxQueueLen {
 		return nil, fmt.Errorf("tfrcflow: flow %q: transmit buffer of %d packets: give 0 (unbounded: the socket's send buffer bounds it) to %d (Linux DCCP's default was %d)",
@@ -237,8 +237,8 @@ func (f *Flow) Open(ctx context.Context) (err error) {
 	f.rcv = tfrcudp.NewReceiver(f.rcvConn)
 	f.res.Payload = f.snd.PayloadSize()
 	f.res.PacketSize = f.res.Payload + tfrc.DataHeaderLen
-	f.res.Sender = addrPort(f.sndConn.LocalAddr())
-	f.res.Receiver = addrPort(f.rcvConn.LocalAddr())
+	f.res.Sender = traffic.AddrPort(f.sndConn.LocalAddr())
+	f.res.Receiver = traffic.AddrPort(f.rcvConn.LocalAddr())
 	return nil
 }
 
@@ -360,16 +360,4 @@ func (f *Flow) Result() traffic.FlowResult {
 	r := f.res
 	r.Samples = append([]Sample(nil), f.res.Samples...)
 	return &r
-}
-
-// addrPort returns a UDP socket address as a netip.AddrPort, an IPv4
-// address as such.
-func addrPort(a net.Addr) netip.AddrPort {
-	u, ok := a.(*net.UDPAddr)
-	if !ok {
-		ap, _ := netip.ParseAddrPort(a.String())
-		return ap
-	}
-	ap := u.AddrPort()
-	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 }

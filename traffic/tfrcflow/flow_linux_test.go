@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/netip"
-	"os"
-	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"wanlab/internal/schematest"
+	"wanlab/internal/traffictest"
 	"wanlab/tfrc/tfrcudp"
 	"wanlab/traffic"
 )
@@ -22,36 +21,10 @@ func hosts(addr netip.Addr) (client, server traffic.Host) {
 	return traffic.Host{Net: traffic.Local{}, Addr: addr}, traffic.Host{Net: traffic.Local{}, Addr: addr}
 }
 
-func openFDs(t testing.TB) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ents)
-}
-
 // noLeaks checks, when the test ends, that every goroutine and file
 // descriptor the test started is gone (the sender's pacing thread and its
 // eventfd among them).
-func noLeaks(t *testing.T) {
-	g0, fd0 := runtime.NumGoroutine(), openFDs(t)
-	t.Cleanup(func() {
-		deadline := time.Now().Add(2 * time.Second)
-		g, fd := runtime.NumGoroutine(), openFDs(t)
-		for (g > g0 || fd > fd0) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-			g, fd = runtime.NumGoroutine(), openFDs(t)
-		}
-		if g > g0 {
-			buf := make([]byte, 1<<20)
-			t.Errorf("%d goroutines after the test, %d before:\n%s", g, g0, buf[:runtime.Stack(buf, true)])
-		}
-		if fd > fd0 {
-			t.Errorf("%d open file descriptors after the test, %d before", fd, fd0)
-		}
-	})
-}
+func noLeaks(t *testing.T) { traffictest.NoLeaks(t) }
 
 func mustNew(t *testing.T, cfg Config) *Flow {
 	t.Helper()
@@ -190,17 +163,10 @@ func TestConfigErrors(t *testing.T) {
 func TestResultJSONIsSnakeCase(t *testing.T) {
 	r := &Result{FlowInfo: traffic.FlowInfo{Label: "TFRC upload", Kind: Kind}, Dir: traffic.Down,
 		Sender: netip.MustParseAddrPort("10.0.0.1:5000"), Samples: []Sample{{K: 3, X: 1e5, RTT: 40 * time.Millisecond}}}
+	_, keys := schematest.CheckSnakeCase(t, r)
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
-	}
-	snake := regexp.MustCompile(`"([^"]+)":`)
-	keys := 0
-	for _, m := range snake.FindAllStringSubmatch(string(b), -1) {
-		keys++
-		if !regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`).MatchString(m[1]) {
-			t.Errorf("key %q is not snake_case", m[1])
-		}
 	}
 	if keys < 35 {
 		t.Errorf("only %d keys in %s", keys, b)
