@@ -113,7 +113,10 @@ func checkEndStats(t *testing.T, i int, end string, s EndStats) {
 	if s.Cwnd < 2*1200 || s.Cwnd > 10000*1452 {
 		t.Errorf("sample %d: %s: cwnd %d bytes, outside 2 and 10000 datagrams", i, end, s.Cwnd)
 	}
-	if s.PacketsSent == 0 || s.PacketsReceived == 0 || s.BytesInFlight < 0 || uint64(s.BytesInFlight) > s.Cwnd+1452 {
+	// A loss shrinks the window at once (quic-go's NewReno to 0.7 of it)
+	// while what was sent under the old one is still in flight, so the
+	// bound is the window before that: at most twice this one.
+	if s.PacketsSent == 0 || s.PacketsReceived == 0 || s.BytesInFlight < 0 || uint64(s.BytesInFlight) > 2*s.Cwnd+1452 {
 		t.Errorf("sample %d: %s: %d packets sent, %d received, %d bytes in flight with cwnd %d", i, end, s.PacketsSent, s.PacketsReceived, s.BytesInFlight, s.Cwnd)
 	}
 }
