@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"wanlab/netns"
 )
 
 // serveExec starts spec inside its host as a recorded process of the
@@ -59,9 +60,13 @@ func (t *Testbed) serveExec(c *net.UnixConn, spec ExecSpec, files []*os.File) {
 	// terminal it was handed is not stopped for reading from the
 	// background.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: spec.TTY}
-	if err := cmd.Start(); err != nil {
+	if err := t.start(cmd); err != nil {
 		if master != nil {
 			master.Close()
+		}
+		if errors.Is(err, errClosing) {
+			send(c, response{Error: err.Error()})
+			return
 		}
 		code, msg := startFailure(spec.Path, err)
 		send(c, response{Error: msg, Exit: &code})
@@ -176,4 +181,20 @@ func startFailure(path string, err error) (code int, msg string) {
 		reason = strings.ToUpper(reason[:1]) + reason[1:]
 	}
 	return code, what + ": " + reason
+}
+
+// errClosing is start's error once Close has begun.
+var errClosing = errors.New("exec: the testbed is going down")
+
+// start starts cmd in its host unless Close has begun. It holds t.mu while
+// the program is started, because starting enters the host's namespace
+// through a handle that Close releases: Close waits for a start under way,
+// and no start begins after it.
+func (t *Testbed) start(cmd *netns.Cmd) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return errClosing
+	}
+	return cmd.Start()
 }

@@ -39,7 +39,7 @@ type Testbed struct {
 	stop    chan struct{} // closed by requestStop
 	stopped sync.Once
 
-	mu     sync.Mutex // serialises SetChain calls and Close
+	mu     sync.Mutex // serialises SetChain calls, starts of programs in the hosts, and Close
 	closed bool
 }
 
