@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 
 	"wanlab/outfile"
 	"wanlab/results"
@@ -207,7 +208,7 @@ var ErrNoIndex = errors.New("no " + IndexName)
 // ReadIndex reads the index of a results directory.
 func ReadIndex(dir string) (*Index, error) {
 	data, err := os.ReadFile(filepath.Join(dir, IndexName))
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, fmt.Errorf("%s: %w: it is not a directory that `wanlab experiment run` made", dir, ErrNoIndex)
 	}
 	if err != nil {

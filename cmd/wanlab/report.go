@@ -155,7 +155,7 @@ func readRunFile(path string) (*results.Document, error) {
 	if err != nil {
 		// ReadFile's errors name the file already; Validate's do not.
 		msg := strings.Replace(unwrapPathError(err).Error(), "results: ", "", 1)
-		if !strings.HasPrefix(msg, path+": ") {
+		if !strings.HasPrefix(msg, path+": ") && !strings.HasPrefix(msg, path+" is ") {
 			msg = path + ": " + msg
 		}
 		return nil, usagef("%s", msg)
