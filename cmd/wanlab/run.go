@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"wanlab/outfile"
+	"wanlab/plot"
 	"wanlab/qdisc"
 	"wanlab/results"
 	"wanlab/testrun"
@@ -350,6 +352,13 @@ func runRun(s *streams, f *runFlags, argv []string) error {
 	}
 	if path != "-" {
 		fmt.Fprintf(note, "\nresults: %s\n", path)
+		graph, err := writeRunGraph(path, setup, doc)
+		switch {
+		case err != nil:
+			fmt.Fprintf(s.err, "wanlab: warning: no graph: %v\n", err)
+		case graph != "":
+			fmt.Fprintf(note, "graph:   %s\n", graph)
+		}
 	}
 	if o.Flent != "" && o.Flent != "-" {
 		fmt.Fprintf(note, "flent:   %s  (flent -i %s -p %s -o plot.png)\n", o.Flent, o.Flent, setup.Test.Plot)
@@ -408,6 +417,32 @@ func writeResults(ctx context.Context, s *streams, o *testrun.Options, setup *te
 		}
 		return path, err
 	}
+}
+
+// writeRunGraph draws the test's Flent graph (all_scaled where the test
+// names none wanlab draws) as a PNG beside the results file at path, as
+// `wanlab plot` would name it, and returns its path. It draws nothing
+// ("", nil) when the results went to something other than a regular file
+// (a device, a FIFO), and never replaces an existing file: the name is
+// wanlab's choice, not the user's.
+func writeRunGraph(path string, setup *testrun.Setup, doc *results.Document) (string, error) {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return "", nil
+	}
+	kind, err := plot.ParseKind(setup.Test.Plot)
+	if err != nil {
+		kind = plot.AllScaled
+	}
+	var img bytes.Buffer
+	if err := plot.Draw(&img, kind, []*results.Document{doc}, plot.Options{Format: plot.PNG}); err != nil {
+		return "", fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "plot: "))
+	}
+	graph := graphPathBeside(path, kind, plot.PNG)
+	o := outfile.Options{Label: "the graph", NoClobber: true, ClobberHint: "draw it with wanlab plot -o FILE"}
+	if err := writeOutput(graph, o, img.Bytes()); err != nil {
+		return "", err
+	}
+	return graph, nil
 }
 
 // maxDefaultNames bounds the search for a free default name.

@@ -74,6 +74,13 @@ func TestRunInterrupted(t *testing.T) {
 	if !strings.Contains(shown, "*** PARTIAL RUN") || !strings.Contains(shown, "Router (testbed "+name+")") {
 		t.Errorf("show:\n%s", shown)
 	}
+	// The run's graph is drawn beside its results, partial or not.
+	if b, err := os.ReadFile(filepath.Join(dir, "x.all_scaled.png")); err != nil || len(b) < 10_000 || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("the graph beside the results: %d bytes, %v; want a PNG", len(b), err)
+	}
+	if !strings.Contains(out.String(), "graph:   x.all_scaled.png") {
+		t.Errorf("the summary does not name the graph:\n%s", out)
+	}
 	mustCLI(t, "export", "--flent", filepath.Join(dir, "y.flent.gz"), filepath.Join(dir, "x.json.gz"))
 	for _, f := range []string{"x.flent.gz", "y.flent.gz"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 1000 {
