@@ -213,31 +213,37 @@ func TestPlotBadInput(t *testing.T) {
 	}
 }
 
-// TestGraphOutputs holds plot and report to the rules every output of
-// wanlab follows (see pathCases).
+// TestGraphOutputs holds plot, report and export to the rules every
+// output of wanlab follows (see pathCases).
 func TestGraphOutputs(t *testing.T) {
 	withUmask022(t)
 	in := synthResults(t, t.TempDir(), "a.json.gz", "a", 1)
 	for _, cmd := range []struct {
-		name, suggest string
-		args          []string
-		check         func(t *testing.T, data []byte)
+		name, flag, label, suggest string
+		args                       []string
+		check                      func(t *testing.T, data []byte)
 	}{
-		{"plot", "all_scaled.png", []string{"plot", in, "--width", "400", "--height", "300"},
+		{"plot", "-o", "--output", "all_scaled.png", []string{"plot", in, "--width", "400", "--height", "300"},
 			func(t *testing.T, data []byte) { checkImage(t, data, plot.PNG, 400, 300) }},
-		{"report", "report.html", []string{"report", in},
+		{"report", "-o", "--output", "report.html", []string{"report", in},
 			func(t *testing.T, data []byte) {
 				if !bytes.HasPrefix(data, []byte("<!DOCTYPE html>")) || !bytes.HasSuffix(bytes.TrimSpace(data), []byte("</html>")) {
 					t.Errorf("not a whole HTML page: %d bytes", len(data))
 				}
 			}},
+		{"export", "--flent", "--flent", "run.flent.gz", []string{"export", in},
+			func(t *testing.T, data []byte) {
+				if !bytes.HasPrefix(data, []byte("\x1f\x8b")) && !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+					t.Errorf("not a Flent data file (gzip or JSON): %d bytes", len(data))
+				}
+			}},
 	} {
-		for _, pc := range pathCases("--output", cmd.suggest) {
+		for _, pc := range pathCases(cmd.label, cmd.suggest) {
 			t.Run(cmd.name+"/"+pc.name, func(t *testing.T) {
 				dir := t.TempDir()
 				path, check := pc.setup(t, dir)
 				before := dirListing(t, dir)
-				stdout, stderr, code := runWanlab(t, append(cmd.args, "-o", path)...)
+				stdout, stderr, code := runWanlab(t, append(cmd.args, cmd.flag, path)...)
 				if pc.refused != "" {
 					want := "wanlab: " + strings.ReplaceAll(pc.refused, "DIR", dir)
 					if code != exitUsage || !strings.HasPrefix(stderr, want) {
