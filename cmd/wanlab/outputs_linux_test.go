@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -199,4 +200,59 @@ func inFIFOOpen(pid int) bool {
 		}
 	}
 	return false
+}
+
+// TestRunOutputs gives `wanlab run`'s -o and --flent each kind of path
+// (pathCases): a short ping over a plain veth pair, whose results or
+// Flent file must reach a device, a FIFO or "-" as written, replace only
+// a regular file, follow a symlink, and be refused, with nothing created,
+// for a directory or a missing one.
+func TestRunOutputs(t *testing.T) {
+	bin := wanlabBin(t)
+	withUmask022(t)
+	isData := func(t *testing.T, data []byte) {
+		if !bytes.HasPrefix(data, []byte("\x1f\x8b")) && !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+			t.Errorf("wrote %d bytes that are neither gzip nor JSON", len(data))
+		}
+	}
+	for _, o := range []struct{ flag, label, suggest string }{
+		{"-o", "--output", "results.json.gz"},
+		{"--flent", "--flent", "results.flent.gz"},
+	} {
+		for _, pc := range pathCases(o.label, o.suggest) {
+			t.Run(o.label+"/"+pc.name, func(t *testing.T) {
+				dir := t.TempDir()
+				path, check := pc.setup(t, dir)
+				before := dirListing(t, dir)
+				args := []string{"run", "ping", "--direct", "--duration", "1s", "--lead", "0s", "--tail", "0s", o.flag, path}
+				if o.flag != "-o" {
+					args = append(args, "-o", filepath.Join(dir, "r.json.gz"))
+				}
+				run := exec.Command(bin, args...)
+				run.Dir = dir
+				var stdout, stderr bytes.Buffer
+				run.Stdout, run.Stderr = &stdout, &stderr
+				err := run.Run()
+				if pc.refused != "" {
+					want := "wanlab: " + strings.ReplaceAll(pc.refused, "DIR", dir)
+					if ee, _ := err.(*exec.ExitError); ee == nil || ee.ExitCode() != exitUsage || !strings.HasPrefix(stderr.String(), want) {
+						t.Errorf("%v, %q; want exit %d and %q", err, stderr.String(), exitUsage, want)
+					}
+					if after := dirListing(t, dir); after != before {
+						t.Errorf("refused, yet the directory changed:\n%s\nwas\n%s", after, before)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("%v: %s", err, stderr.String())
+				}
+				if path == "-" {
+					isData(t, stdout.Bytes())
+					return
+				}
+				check(t, isData)
+				noTemporaries(t, dir)
+			})
+		}
+	}
 }
