@@ -234,13 +234,7 @@ func TestRunOutputs(t *testing.T) {
 				run.Stdout, run.Stderr = &stdout, &stderr
 				err := run.Run()
 				if pc.refused != "" {
-					want := "wanlab: " + strings.ReplaceAll(pc.refused, "DIR", dir)
-					if ee, _ := err.(*exec.ExitError); ee == nil || ee.ExitCode() != exitUsage || !strings.HasPrefix(stderr.String(), want) {
-						t.Errorf("%v, %q; want exit %d and %q", err, stderr.String(), exitUsage, want)
-					}
-					if after := dirListing(t, dir); after != before {
-						t.Errorf("refused, yet the directory changed:\n%s\nwas\n%s", after, before)
-					}
+					checkRefused(t, pc, dir, before, run.ProcessState.ExitCode(), stderr.String())
 					return
 				}
 				if err != nil {

@@ -27,6 +27,20 @@ type pathCase struct {
 	setup   func(t *testing.T, dir string) (path string, check func(t *testing.T, wrote func(t *testing.T, data []byte)))
 }
 
+// checkRefused checks that a command given a path of case pc in dir was
+// refused as bad input with pc's message, and that dir is as it was
+// (listed as before).
+func checkRefused(t *testing.T, pc pathCase, dir, before string, code int, stderr string) {
+	t.Helper()
+	want := "wanlab: " + strings.ReplaceAll(pc.refused, "DIR", dir)
+	if code != exitUsage || !strings.HasPrefix(stderr, want) {
+		t.Errorf("exit %d, %q; want %d and %q", code, stderr, exitUsage, want)
+	}
+	if after := dirListing(t, dir); after != before {
+		t.Errorf("refused, yet the directory changed:\n%s\nwas\n%s", after, before)
+	}
+}
+
 // pathCases returns the kinds of path; suggest is the file name the
 // option's message offers for a directory.
 func pathCases(label, suggest string) []pathCase {
@@ -169,13 +183,7 @@ func TestSimEventsOutputs(t *testing.T) {
 			before := dirListing(t, dir)
 			stdout, stderr, code := runWanlab(t, append(simEventsArgs, "--events", path)...)
 			if pc.refused != "" {
-				want := "wanlab: " + strings.ReplaceAll(pc.refused, "DIR", dir)
-				if code != exitUsage || !strings.HasPrefix(stderr, want) {
-					t.Errorf("exit %d, %q; want %d and %q", code, stderr, exitUsage, want)
-				}
-				if after := dirListing(t, dir); after != before {
-					t.Errorf("refused, yet the directory changed:\n%s\nwas\n%s", after, before)
-				}
+				checkRefused(t, pc, dir, before, code, stderr)
 				return
 			}
 			if code != 0 {

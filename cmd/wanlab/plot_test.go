@@ -245,13 +245,7 @@ func TestGraphOutputs(t *testing.T) {
 				before := dirListing(t, dir)
 				stdout, stderr, code := runWanlab(t, append(cmd.args, cmd.flag, path)...)
 				if pc.refused != "" {
-					want := "wanlab: " + strings.ReplaceAll(pc.refused, "DIR", dir)
-					if code != exitUsage || !strings.HasPrefix(stderr, want) {
-						t.Errorf("exit %d, %q; want %d and %q", code, stderr, exitUsage, want)
-					}
-					if after := dirListing(t, dir); after != before {
-						t.Errorf("refused, yet the directory changed:\n%s\nwas\n%s", after, before)
-					}
+					checkRefused(t, pc, dir, before, code, stderr)
 					return
 				}
 				if code != 0 {
