@@ -1,6 +1,9 @@
 package roottest
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestRTTWithin(t *testing.T) {
 	for _, tc := range []struct {
@@ -38,5 +41,13 @@ func TestTwiceFirstAttemptCleanIsEnough(t *testing.T) {
 	})
 	if calls != 2 {
 		t.Fatalf("%d attempts after a failed first one, want 2", calls)
+	}
+}
+
+func TestIdleWakeup(t *testing.T) {
+	d := IdleWakeup(t)
+	t.Logf("idle wake-up median: %v", d)
+	if d <= 0 || d > time.Second {
+		t.Errorf("IdleWakeup = %v, want a positive duration under a second", d)
 	}
 }
