@@ -84,10 +84,10 @@ type Options struct {
 	// Labels, when given, name the documents in the legend and on the
 	// axes instead of their titles: one label per document, in order.
 	Labels []string
-	// Series names the series a Box graph draws ("Ping (ms) ICMP",
-	// "TCP upload sum", or a flow's "TCP upload::1::tcp_rtt"); empty means
-	// the run's ICMP ping, or else its first ping series. Other kinds
-	// ignore it.
+	// Series names the series a Box or SeriesKind graph draws ("Ping (ms)
+	// ICMP", "TCP upload sum", or a flow's "TFRC upload::tfrc_p"). For Box,
+	// empty means the run's ICMP ping, or else its first ping series;
+	// SeriesKind needs it. Other kinds ignore it.
 	Series string
 }
 

@@ -45,6 +45,10 @@ const (
 	// bytes delivered in each step) and the flow's queueing delay
 	// (router_queue_delay), in two panels over a shared time axis.
 	RouterFlows Kind = "router_flows"
+	// SeriesKind is one series chosen by name (Options.Series, a top-level
+	// series or a flow's LABEL::key such as "TFRC upload::tfrc_p") over
+	// time, one line per run; several runs overlay.
+	SeriesKind Kind = "series"
 )
 
 // kindInfo is one row of the table of kinds.
@@ -65,6 +69,7 @@ var kinds = []kindInfo{
 	{Box, "box plot of a chosen series in the load window, one box per run", true, boxPlot},
 	{TCPCwndRTT, "TCP congestion window and RTT over time at sender and receiver, one run", false, tcpCwndRTT},
 	{RouterFlows, "the router's per-flow delivered rate and queueing delay over time, one run", false, routerFlows},
+	{SeriesKind, "a series chosen with --series (a flow's too, LABEL::key) over time; several runs overlay", true, seriesOverTime},
 }
 
 // Kinds lists the kinds of graph, in the order help texts show them.
@@ -92,7 +97,8 @@ func (k Kind) Description() string {
 }
 
 // ManyRuns reports whether the kind draws several results documents in
-// one graph (AllScaled, PingCDF and Box do; the others draw one run).
+// one graph (AllScaled, PingCDF, Box and SeriesKind do; the others draw
+// one run).
 func (k Kind) ManyRuns() bool {
 	info, _ := lookupKind(k)
 	return info.manyRuns

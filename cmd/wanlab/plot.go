@@ -47,6 +47,7 @@ an existing file.`,
 		Example: `  wanlab plot wanlab-rrul-20260304-050607.json.gz
   wanlab plot fifo.json.gz fq_codel.json.gz --kind ping_cdf -o latency.svg
   wanlab plot results/e3/ --kind box --series "Ping (ms) ICMP" -o e3-box.png
+  wanlab plot e2-tbf-results/c00[5-8]-*-r1.json.gz --kind series --series "TFRC upload::tfrc_p" -o loss.svg
   wanlab plot run.json.gz --kind tcp_cwnd_rtt --width 1600 --height 900 -o - --format svg > cwnd.svg`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return runPlot(s, &o, args) },
@@ -58,7 +59,7 @@ an existing file.`,
 	fs.IntVar(&o.width, "width", plot.DefaultWidth, fmt.Sprintf("the image's width in pixels (%d to %d)", plot.MinWidth, plot.MaxSide))
 	fs.IntVar(&o.height, "height", plot.DefaultHeight, fmt.Sprintf("the image's height in pixels (%d to %d)", plot.MinHeight, plot.MaxSide))
 	fs.StringVar(&o.title, "title", "", "the graph's title (default: made from the runs)")
-	fs.StringVar(&o.series, "series", "", `the series a box plot draws (default "Ping (ms) ICMP")`)
+	fs.StringVar(&o.series, "series", "", `the series a box plot (default "Ping (ms) ICMP") or the series graph draws; a flow's own as LABEL::key, e.g. "TFRC upload::tfrc_p"`)
 	return c
 }
 
