@@ -85,6 +85,9 @@ func TestPlotEveryKind(t *testing.T) {
 			}
 			out := filepath.Join(dir, fmt.Sprintf("%s.%s", kind, f))
 			args := append(append([]string{"plot"}, inputs...), "--kind", string(kind), "-o", out, "--width", "900", "--height", "600")
+			if kind == plot.SeriesKind {
+				args = append(args, "--series", "Ping (ms) ICMP")
+			}
 			stdout, stderr, code := runWanlab(t, args...)
 			if code != 0 {
 				t.Errorf("%s %s: exit %d: %s", kind, f, code, stderr)
