@@ -331,7 +331,7 @@ func (q *FQCoDel) dropFattest(now clock.Time) (int, int32) {
 	f := &q.flows[fat]
 	var keep *packet.Packet
 	if q.c.held && q.curFlow == fat {
-		keep = q.c.isolateHeld(&f.q, q.u, q.env)
+		keep = q.c.isolateHeld(&f.q, q.env)
 	}
 	var bytes uint32
 	n := 0
@@ -394,11 +394,11 @@ func (q *FQCoDel) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 // and g admits them; it returns them as one run.
 func (q *FQCoDel) take(now clock.Time, g gate) *packet.Packet {
 	c := &q.c
-	if admitted, ok := c.resume(now, g); ok && !admitted {
+	if c.held && !c.resume(now, g) {
 		return nil
 	}
 	for {
-		if c.run > 0 && c.full(&q.flows[q.curFlow].q, q.u) {
+		if c.full() {
 			break // the head packet is done: the next dequeue goes on
 		}
 		idx := q.head()
@@ -417,6 +417,12 @@ func (q *FQCoDel) take(now clock.Time, g gate) *packet.Packet {
 			continue
 		}
 		q.curFlow = idx
+		if c.single() {
+			if g == nil && c.marks == 0 {
+				return c.popSingle(&q.flows[idx].q)
+			}
+			return c.handSingle(now, &q.flows[idx].q, g, q.env, q)
+		}
 		if !c.admit(now, g) || !q.bulk(now, idx, g) {
 			break
 		}
@@ -424,7 +430,7 @@ func (q *FQCoDel) take(now clock.Time, g gate) *packet.Packet {
 	if q.curFlow < 0 {
 		return nil
 	}
-	return c.finish(now, &q.flows[q.curFlow].q, q.u, q.env, q)
+	return c.finish(now, &q.flows[q.curFlow].q, q.env, q)
 }
 
 // bulk takes the rest of the units of flow idx's head packet into the run
@@ -442,7 +448,7 @@ func (q *FQCoDel) bulk(now clock.Time, idx int32, g gate) bool {
 		!v.ldelay.before(q.params.target) || v.ldelay.after(q.params.ceThreshold) {
 		return true
 	}
-	for !c.full(&f.q, q.u) {
+	for !c.full() {
 		if f.deficit <= 0 {
 			f.deficit += q.quantum
 			if f.list == fqNewList {

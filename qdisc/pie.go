@@ -234,8 +234,12 @@ const (
 func (q *PIE) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	q.tick(now)
 	p.Enqueued = now
-	n := q.u.count(p)
 	ect := q.ecn && packet.ECNOf(p.Bytes()) != packet.NotECT
+	if q.u.one(p) {
+		refused := q.place(now, p, q.decide(q.Len(), q.Backlog(), q.u.whole(p), ect))
+		return refused, verdict(1, refused, false)
+	}
+	n := q.u.count(p)
 	// Units decided to stay count in the length and backlog the next
 	// unit sees; consecutive units of one fate leave p together.
 	qlen, backlog := q.Len(), q.Backlog()
@@ -370,21 +374,27 @@ func (q *PIE) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 // each, while g admits them, and returns them as one run.
 func (q *PIE) take(now clock.Time, g gate) *packet.Packet {
 	c := &q.cur
-	if admitted, ok := c.resume(now, g); ok && !admitted {
+	if c.held && !c.resume(now, g) {
 		return nil
 	}
 	nowT := psTicks(int64(now))
-	for !c.full(&q.q, q.u) {
+	for !c.full() {
 		enq, size, ok := c.pop(&q.q, q.u)
 		if !ok {
 			break
 		}
 		q.processDequeue(enq, size, nowT, uint32(q.u.backlog(&q.q)-c.takenLen))
+		if c.single() {
+			if g == nil && c.marks == 0 {
+				return c.popSingle(&q.q)
+			}
+			return c.handSingle(now, &q.q, g, q.env, q)
+		}
 		if !c.admit(now, g) {
 			break
 		}
 	}
-	return c.finish(now, &q.q, q.u, q.env, q)
+	return c.finish(now, &q.q, q.env, q)
 }
 
 // processDequeue is pie_process_dequeue: a unit enqueued at enq, of size
