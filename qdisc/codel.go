@@ -184,15 +184,13 @@ func (q *CoDel) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 
 // Len returns the number of packets held, peeked ones included.
 func (q *CoDel) Len() int {
-	n, _ := q.cur.heldUnits()
-	return q.u.inRing(&q.q) - q.cur.taken + n + q.peeked.units(q.u)
+	return q.u.inRing(&q.q) - q.cur.inFlight() + q.peeked.units(q.u)
 }
 
 // Backlog returns the bytes held, peeked ones included, as the device
 // counts them.
 func (q *CoDel) Backlog() int {
-	_, l := q.cur.heldUnits()
-	return q.codelBacklog() + l + q.peeked.size(q.u)
+	return q.u.backlog(&q.q) - q.cur.inFlightLen() + q.peeked.size(q.u)
 }
 
 // Stats returns the tc -s counters.

@@ -207,6 +207,24 @@ func (c *cursor) heldUnits() (int, int) {
 	return 0, 0
 }
 
+// inFlight returns how many units c has taken off its queue, the held one
+// apart: the units of a dequeue under way, which count in no length or
+// backlog until they are handed out or held. Between dequeues it is 0.
+func (c *cursor) inFlight() int {
+	if c.held {
+		return c.taken - 1
+	}
+	return c.taken
+}
+
+// inFlightLen returns the length of the units in flight.
+func (c *cursor) inFlightLen() int {
+	if c.held {
+		return c.takenLen - c.heldLen
+	}
+	return c.takenLen
+}
+
 // reset forgets the held unit, whose packet r's head was, after r was
 // flushed.
 func (c *cursor) reset() { *c = cursor{} }

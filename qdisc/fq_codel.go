@@ -267,23 +267,22 @@ func (q *FQCoDel) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) 
 	idx := q.flowIndex(p)
 	f := &q.flows[idx]
 	p.Enqueued = now
-	n := q.u.count(p)
+	if q.u.one(p) {
+		over, memLimited := q.arrive(f, idx, q.u.whole(p))
+		f.q.Push(p)
+		if over && q.overflow(now, idx, memLimited) {
+			return 0, Congested
+		}
+		return 0, Queued
+	}
+	n := p.Segments()
 	congested := false
 	rest, pend := p, 0
 	for range n {
 		size := q.u.size(rest, pend)
 		pend++
-		q.backlogs[idx] += uint32(size)
-		q.backlog += size
-		q.qlen++
-		if f.list == fqNoList {
-			q.newFlows.pushBack(q.flows, idx)
-			q.newFlowCount++
-			f.deficit = q.quantum
-		}
-		q.memUsage += size + q.memOverhead
-		memLimited := q.memUsage > q.cfg.MemoryLimit
-		if q.Len() <= q.cfg.Limit && !memLimited {
+		over, memLimited := q.arrive(f, idx, size)
+		if !over {
 			continue
 		}
 		// The units so far are in the flow; what follows is not yet.
@@ -296,12 +295,7 @@ func (q *FQCoDel) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) 
 			f.q.Push(head)
 		}
 		pend = 0
-		dropped, fat := q.dropFattest(now)
-		q.dropOverlimit += uint32(dropped)
-		if memLimited {
-			q.dropOvermemory += uint32(dropped)
-		}
-		if fat == idx {
+		if q.overflow(now, idx, memLimited) {
 			congested = true
 		}
 	}
@@ -312,6 +306,35 @@ func (q *FQCoDel) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) 
 		return 0, Congested
 	}
 	return 0, Queued
+}
+
+// arrive counts a unit of size bytes arriving in flow idx (f), which
+// becomes a new flow if it was on no list, and reports whether the
+// discipline is now over its limit or its memory_limit (memLimited).
+func (q *FQCoDel) arrive(f *fqFlow, idx int32, size int) (over, memLimited bool) {
+	q.backlogs[idx] += uint32(size)
+	q.backlog += size
+	q.qlen++
+	if f.list == fqNoList {
+		q.newFlows.pushBack(q.flows, idx)
+		q.newFlowCount++
+		f.deficit = q.quantum
+	}
+	q.memUsage += size + q.memOverhead
+	memLimited = q.memUsage > q.cfg.MemoryLimit
+	return memLimited || q.Len() > q.cfg.Limit, memLimited
+}
+
+// overflow drops from the fattest flow after a unit of flow idx put the
+// discipline over a limit (memLimited: its memory_limit), counts the drops,
+// and reports whether the fattest flow was idx.
+func (q *FQCoDel) overflow(now clock.Time, idx int32, memLimited bool) bool {
+	dropped, fat := q.dropFattest(now)
+	q.dropOverlimit += uint32(dropped)
+	if memLimited {
+		q.dropOvermemory += uint32(dropped)
+	}
+	return fat == idx
 }
 
 // dropFattest is fq_codel_drop: it finds the flow with the largest backlog

@@ -197,13 +197,18 @@ func (q *PIE) jiffyTime(j int64) clock.Time {
 
 // tick runs the controller updates due by now.
 func (q *PIE) tick(now clock.Time) {
+	if q.started && now < q.nextAt {
+		return // the common case, kept small enough to inline
+	}
+	q.update(now)
+}
+
+// update is tick when the discipline starts or an update is due.
+func (q *PIE) update(now clock.Time) {
 	if !q.started {
 		q.started, q.start = true, now
 		q.nextJ = int64(q.hz / 2)
 		q.nextAt = q.jiffyTime(q.nextJ)
-		return
-	}
-	if now < q.nextAt {
 		return
 	}
 	hi, lo := bits.Mul64(uint64(now-q.start), q.hz)
@@ -452,14 +457,12 @@ func (q *PIE) processDequeue(enq clock.Time, size int, nowT uint64, backlog uint
 
 // Len returns the number of packets held, peeked ones included.
 func (q *PIE) Len() int {
-	n, _ := q.cur.heldUnits()
-	return q.u.inRing(&q.q) - q.cur.taken + n + q.peeked.units(q.u)
+	return q.u.inRing(&q.q) - q.cur.inFlight() + q.peeked.units(q.u)
 }
 
 // Backlog returns the number of bytes held, as the device counts them.
 func (q *PIE) Backlog() int {
-	_, l := q.cur.heldUnits()
-	return q.u.backlog(&q.q) - q.cur.takenLen + l + q.peeked.size(q.u)
+	return q.u.backlog(&q.q) - q.cur.inFlightLen() + q.peeked.size(q.u)
 }
 
 // Stats returns the counters: drops by ReasonLimit (also counted as

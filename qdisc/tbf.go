@@ -265,7 +265,11 @@ func (q *TBF) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 
 func (q *TBF) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	n := q.u.count(p)
-	if q.u.size(p, 0) <= q.maxSize {
+	first := q.u.whole(p) // the length of p's first unit
+	if n > 1 {
+		first = q.u.size(p, 0)
+	}
+	if first <= q.maxSize {
 		// The last unit is no longer than the first.
 		refused := q.child.offer(q.u, now, p)
 		q.stats.Drops += uint64(refused)
