@@ -212,7 +212,13 @@ func (f *Fifo) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 	if h == nil {
 		return nil, clock.Never
 	}
-	p := popAdmitted(&f.q, h, g, now, f.u, f.env)
+	var p *packet.Packet
+	switch {
+	case !f.u.one(h):
+		p = popAdmitted(&f.q, h, g, now, f.u, f.env)
+	case g == nil || g.admit(now, f.u.whole(h)):
+		p = f.q.Pop()
+	}
 	if p == nil {
 		return nil, now
 	}

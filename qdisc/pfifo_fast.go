@@ -89,7 +89,13 @@ func (q *PfifoFast) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Ti
 		if h == nil {
 			continue
 		}
-		p := popAdmitted(b, h, g, now, q.u, q.env)
+		var p *packet.Packet
+		switch {
+		case !q.u.one(h):
+			p = popAdmitted(b, h, g, now, q.u, q.env)
+		case g == nil || g.admit(now, q.u.whole(h)):
+			p = b.Pop()
+		}
 		if p == nil {
 			return nil, now
 		}

@@ -241,7 +241,12 @@ func (q *PIE) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	p.Enqueued = now
 	ect := q.ecn && packet.ECNOf(p.Bytes()) != packet.NotECT
 	if q.u.one(p) {
-		refused := q.place(now, p, q.decide(q.Len(), q.Backlog(), q.u.whole(p), ect))
+		fate := q.decide(q.Len(), q.Backlog(), q.u.whole(p), ect)
+		if fate == pieQueue {
+			q.q.Push(p)
+			return 0, Queued
+		}
+		refused := q.place(now, p, fate)
 		return refused, verdict(1, refused, false)
 	}
 	n := q.u.count(p)

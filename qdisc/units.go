@@ -311,14 +311,9 @@ func (u units) sent(st *Stats, p *packet.Packet) {
 
 // popAdmitted takes off r the units of its head packet h that g admits in a
 // row, as one packet (h itself when g admits all of them), or returns nil
-// when g admits none.
+// when g admits none. The fifos take a packet of one unit off r
+// themselves, in one step.
 func popAdmitted(r *ring, h *packet.Packet, g gate, now clock.Time, u units, env *Env) *packet.Packet {
-	if u.one(h) {
-		if g != nil && !g.admit(now, u.whole(h)) {
-			return nil
-		}
-		return r.Pop()
-	}
 	switch k := admitted(g, now, u, h); {
 	case k == 0:
 		return nil
