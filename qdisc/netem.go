@@ -90,7 +90,8 @@ func newNetem(cfg NetemConfig, env *Env, child Qdisc, seed uint64) (*Netem, erro
 	if err != nil {
 		return nil, err
 	}
-	n := &Netem{env: env, child: childOf(child), u: unitsOf(env), seed: seed}
+	n := &Netem{env: env, u: unitsOf(env), seed: seed}
+	n.child = childOf(child, n.u)
 	n.apply(cfg, seed)
 	return n, nil
 }
@@ -180,7 +181,7 @@ func (n *Netem) Flush(now clock.Time) {
 // returns the old one, which keeps its packets.
 func (n *Netem) graft(child Qdisc) Qdisc {
 	old := n.child.Qdisc
-	n.child = childOf(child)
+	n.child = childOf(child, n.u)
 	return old
 }
 
@@ -622,7 +623,7 @@ func (n *Netem) take(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 			if n.child.Qdisc == nil {
 				return p, now
 			}
-			n.stats.Drops += uint64(n.child.offer(n.u, now, p))
+			n.stats.Drops += uint64(n.child.offer(now, p))
 			continue
 		}
 		wake := tts
@@ -632,7 +633,7 @@ func (n *Netem) take(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 		if n.child.Qdisc == nil {
 			return nil, wake
 		}
-		p, cnext := n.child.pull(n.u, now, g)
+		p, cnext := n.child.pull(now, g)
 		if p != nil || cnext == now {
 			return p, now
 		}
@@ -641,7 +642,7 @@ func (n *Netem) take(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 	if n.child.Qdisc == nil {
 		return nil, clock.Never
 	}
-	return n.child.pull(n.u, now, g)
+	return n.child.pull(now, g)
 }
 
 // due charges the slot for the units of h, the tfifo's head, due now, one

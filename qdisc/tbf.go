@@ -94,13 +94,14 @@ func NewTBF(cfg TBFConfig, env *Env, child Qdisc) (*TBF, error) {
 	if err := validateTBF(cfg, child != nil); err != nil {
 		return nil, err
 	}
-	q := &TBF{env: env, child: childOf(child), u: unitsOf(env)}
+	q := &TBF{env: env, u: unitsOf(env)}
+	q.child = childOf(child, q.u)
 	if child == nil {
 		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: cfg.Limit}, env)
 		if err != nil {
 			return nil, fmt.Errorf("tbf: default child: %w", err)
 		}
-		q.child, q.dflt = childOf(f), true
+		q.child, q.dflt = childOf(f, q.u), true
 	}
 	q.apply(cfg)
 	return q, nil
@@ -173,7 +174,7 @@ func (q *TBF) graft(child Qdisc) (Qdisc, error) {
 		child = f
 	}
 	old := q.child.Qdisc
-	q.child, q.dflt = childOf(child), dflt
+	q.child, q.dflt = childOf(child, q.u), dflt
 	return old, nil
 }
 
@@ -271,7 +272,7 @@ func (q *TBF) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	}
 	if first <= q.maxSize {
 		// The last unit is no longer than the first.
-		refused := q.child.offer(q.u, now, p)
+		refused := q.child.offer(now, p)
 		q.stats.Drops += uint64(refused)
 		return refused, verdict(n, refused, false)
 	}
@@ -286,7 +287,7 @@ func (q *TBF) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	// Every segment but the last is too long.
 	drop, rest := q.env.cut(p, n-1)
 	dropUnits(now, drop, q, q.env, q.u, &q.stats, ReasonOversize)
-	refused := q.child.offer(q.u, now, rest)
+	refused := q.child.offer(now, rest)
 	q.stats.Drops += uint64(refused)
 	return n - 1 + refused, verdict(n, n-1+refused, false)
 }
@@ -302,7 +303,7 @@ func (q *TBF) segment(now clock.Time, p *packet.Packet) (int, Verdict) {
 		} else {
 			p = nil
 		}
-		if q.child.offer(q.u, now, seg) > 0 {
+		if q.child.offer(now, seg) > 0 {
 			refused++
 		}
 	}
@@ -354,7 +355,7 @@ func (q *TBF) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 // take pulls from the child what the buckets (and g) admit now.
 func (q *TBF) take(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 	q.up, q.refused = g, false
-	p, next := q.child.pull(q.u, now, q)
+	p, next := q.child.pull(now, q)
 	q.up = nil
 	if p == nil && q.refused {
 		return nil, now.Add(time.Duration(q.wait))

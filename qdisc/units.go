@@ -176,52 +176,71 @@ type unitEnqueuer interface {
 // childQdisc is the child discipline of a classful one (netem, tbf), with
 // the ways in and out of it that the disciplines of this package offer
 // (unitEnqueuer, runner) looked up once, when it is attached, rather than
-// for every packet.
+// for every packet. A child of another package is taken packet by packet
+// (foreignChild).
 type childQdisc struct {
 	Qdisc              // nil: no child
-	enq   unitEnqueuer // Qdisc's, if it is one
+	enq   unitEnqueuer // set when Qdisc is
 	run   runner       // likewise
 }
 
-// childOf returns q (nil for none) as a child.
-func childOf(q Qdisc) childQdisc {
+// childOf returns q (nil for none), whose units are u's, as a child.
+func childOf(q Qdisc, u units) childQdisc {
 	c := childQdisc{Qdisc: q}
-	c.enq, _ = q.(unitEnqueuer)
-	c.run, _ = q.(runner)
+	if q == nil {
+		return c
+	}
+	enq, ok := q.(unitEnqueuer)
+	run, ok2 := q.(runner)
+	if !ok || !ok2 {
+		f := &foreignChild{q: q, u: u}
+		enq, run = f, f
+	}
+	c.enq, c.run = enq, run
 	return c
 }
 
 // offer enqueues p into the child and returns how many of its units the
 // child refused.
-func (c *childQdisc) offer(u units, now clock.Time, p *packet.Packet) int {
-	if c.enq != nil {
-		n, _ := c.enq.enqueueUnits(now, p)
-		return n
-	}
-	n := u.count(p)
-	if c.Enqueue(now, p) == Dropped {
-		return n
-	}
-	return 0
+func (c *childQdisc) offer(now clock.Time, p *packet.Packet) int {
+	n, _ := c.enq.enqueueUnits(now, p)
+	return n
 }
 
-// pull dequeues from the child under g: a run from a discipline of this
-// package, a whole packet (admitted whole) from any other.
-func (c *childQdisc) pull(u units, now clock.Time, g gate) (*packet.Packet, clock.Time) {
-	if c.run != nil {
-		return c.run.dequeueRun(now, g)
+// pull dequeues from the child under g.
+func (c *childQdisc) pull(now clock.Time, g gate) (*packet.Packet, clock.Time) {
+	return c.run.dequeueRun(now, g)
+}
+
+// foreignChild is a child discipline that is not of this package, taken
+// packet by packet: a packet it drops is all of its units refused, and a
+// gate admits the packet at its head whole.
+type foreignChild struct {
+	q Qdisc
+	u units
+}
+
+func (f *foreignChild) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
+	n := f.u.count(p)
+	v := f.q.Enqueue(now, p)
+	if v == Dropped {
+		return n, v
 	}
+	return 0, v
+}
+
+func (f *foreignChild) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 	if g == nil {
-		return c.Dequeue(now)
+		return f.q.Dequeue(now)
 	}
-	h, next := c.Peek(now)
+	h, next := f.q.Peek(now)
 	if h == nil {
 		return nil, next
 	}
-	if !g.admit(now, u.whole(h)) {
+	if !g.admit(now, f.u.whole(h)) {
 		return nil, now
 	}
-	p, _ := c.Dequeue(now)
+	p, _ := f.q.Dequeue(now)
 	return p, now
 }
 
