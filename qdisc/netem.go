@@ -280,7 +280,11 @@ func (n *Netem) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	ect := n.cfg.ECN && packet.ECNOf(p.Bytes()) != packet.NotECT
 	dup := p.Dup
 	// Every unit is as long as the first but the last; cuts change p.
-	size, lastSize := n.u.size(p, 0), n.u.size(p, total-1)
+	size := n.u.whole(p)
+	lastSize := size
+	if total > 1 {
+		size, lastSize = n.u.size(p, 0), n.u.size(p, total-1)
+	}
 	segLen, lastSegLen := p.SegmentLen(0), p.SegmentLen(total-1)
 	if n.u.gso {
 		lastSegLen = segLen // the kernel corrupts the first segment
