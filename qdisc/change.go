@@ -39,7 +39,7 @@ func trimHead(now clock.Time, r *ring, c *cursor, excess int, from Qdisc, env *E
 		dropFront(now, r, excess, from, env, u, st, ReasonLimit)
 		return
 	}
-	keep := c.isolateHeld(r, u, env)
+	keep := c.isolateHeld(r, env)
 	dropFront(now, r, excess, from, env, u, st, ReasonLimit)
 	r.PushFront(keep)
 }

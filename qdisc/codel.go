@@ -119,7 +119,12 @@ func (q *CoDel) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 
 func (q *CoDel) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	p.Enqueued = now
-	n, v := admitCount(now, p, &q.q, q.cfg.Limit-q.Len(), q, q.env, q.u, &q.stats)
+	room := q.cfg.Limit - q.Len()
+	if q.u.count(p) <= room {
+		q.q.Push(p)
+		return 0, Queued
+	}
+	n, v := admitCount(now, p, &q.q, room, q, q.env, q.u, &q.stats)
 	q.dropOverlimit += uint32(n)
 	return n, v
 }
@@ -148,15 +153,21 @@ func (q *CoDel) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) 
 // run, and returns the run.
 func (q *CoDel) take(now clock.Time, g gate) *packet.Packet {
 	c := &q.cur
-	if admitted, ok := c.resume(now, g); ok && !admitted {
+	if c.held && !c.resume(now, g) {
 		return nil
 	}
-	for !c.full(&q.q, q.u) && q.vars.dequeue(now, q, &q.params, &q.cstats) {
+	for !c.full() && q.vars.dequeue(now, q, &q.params, &q.cstats) {
+		if c.single() {
+			if g == nil && c.marks == 0 {
+				return c.popSingle(&q.q)
+			}
+			return c.handSingle(now, &q.q, g, q.env, q)
+		}
 		if !c.admit(now, g) {
 			break
 		}
 	}
-	return c.finish(now, &q.q, q.u, q.env, q)
+	return c.finish(now, &q.q, q.env, q)
 }
 
 // Peek returns the packet the next Dequeue will return. The CoDel decision
@@ -173,15 +184,13 @@ func (q *CoDel) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 
 // Len returns the number of packets held, peeked ones included.
 func (q *CoDel) Len() int {
-	n, _ := q.cur.heldUnits()
-	return q.u.inRing(&q.q) - q.cur.taken + n + q.peeked.units(q.u)
+	return q.u.inRing(&q.q) - q.cur.inFlight() + q.peeked.units(q.u)
 }
 
 // Backlog returns the bytes held, peeked ones included, as the device
 // counts them.
 func (q *CoDel) Backlog() int {
-	_, l := q.cur.heldUnits()
-	return q.codelBacklog() + l + q.peeked.size(q.u)
+	return q.u.backlog(&q.q) - q.cur.inFlightLen() + q.peeked.size(q.u)
 }
 
 // Stats returns the tc -s counters.

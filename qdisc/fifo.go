@@ -87,11 +87,16 @@ func (f *Fifo) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 }
 
 func (f *Fifo) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
-	n := f.u.count(p)
 	switch f.variant {
 	case fifoBytes:
-		return admitBytes(now, p, &f.q, f.limit-f.Backlog(), f, f.env, f.u, &f.stats)
+		room := f.limit - f.Backlog()
+		if f.u.whole(p) <= room {
+			f.q.Push(p)
+			return 0, Queued
+		}
+		return admitBytes(now, p, &f.q, room, f, f.env, f.u, &f.stats)
 	case fifoHeadDrop:
+		n := f.u.count(p)
 		excess := f.Len() + n - f.limit
 		if excess <= 0 {
 			f.q.Push(p)
@@ -114,7 +119,12 @@ func (f *Fifo) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 		}
 		return 0, Congested
 	}
-	return admitCount(now, p, &f.q, f.limit-f.Len(), f, f.env, f.u, &f.stats)
+	room := f.limit - f.Len()
+	if f.u.count(p) <= room {
+		f.q.Push(p)
+		return 0, Queued
+	}
+	return admitCount(now, p, &f.q, room, f, f.env, f.u, &f.stats)
 }
 
 // admitCount queues the first room units of p in r and drops the rest
@@ -202,15 +212,15 @@ func (f *Fifo) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 	if h == nil {
 		return nil, clock.Never
 	}
-	k := admitted(g, now, f.u, h, 0)
 	var p *packet.Packet
 	switch {
-	case k == 0:
-		return nil, now
-	case k == f.u.count(h):
+	case !f.u.one(h):
+		p = popAdmitted(&f.q, h, g, now, f.u, f.env)
+	case g == nil || g.admit(now, f.u.whole(h)):
 		p = f.q.Pop()
-	default:
-		p = f.env.cutFront(&f.q, k)
+	}
+	if p == nil {
+		return nil, now
 	}
 	f.u.sent(&f.stats, p)
 	return p, now

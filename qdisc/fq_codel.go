@@ -267,23 +267,22 @@ func (q *FQCoDel) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) 
 	idx := q.flowIndex(p)
 	f := &q.flows[idx]
 	p.Enqueued = now
-	n := q.u.count(p)
+	if q.u.one(p) {
+		over, memLimited := q.arrive(f, idx, q.u.whole(p))
+		f.q.Push(p)
+		if over && q.overflow(now, idx, memLimited) {
+			return 0, Congested
+		}
+		return 0, Queued
+	}
+	n := p.Segments()
 	congested := false
 	rest, pend := p, 0
 	for range n {
 		size := q.u.size(rest, pend)
 		pend++
-		q.backlogs[idx] += uint32(size)
-		q.backlog += size
-		q.qlen++
-		if f.list == fqNoList {
-			q.newFlows.pushBack(q.flows, idx)
-			q.newFlowCount++
-			f.deficit = q.quantum
-		}
-		q.memUsage += size + q.memOverhead
-		memLimited := q.memUsage > q.cfg.MemoryLimit
-		if q.Len() <= q.cfg.Limit && !memLimited {
+		over, memLimited := q.arrive(f, idx, size)
+		if !over {
 			continue
 		}
 		// The units so far are in the flow; what follows is not yet.
@@ -296,12 +295,7 @@ func (q *FQCoDel) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) 
 			f.q.Push(head)
 		}
 		pend = 0
-		dropped, fat := q.dropFattest(now)
-		q.dropOverlimit += uint32(dropped)
-		if memLimited {
-			q.dropOvermemory += uint32(dropped)
-		}
-		if fat == idx {
+		if q.overflow(now, idx, memLimited) {
 			congested = true
 		}
 	}
@@ -312,6 +306,35 @@ func (q *FQCoDel) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) 
 		return 0, Congested
 	}
 	return 0, Queued
+}
+
+// arrive counts a unit of size bytes arriving in flow idx (f), which
+// becomes a new flow if it was on no list, and reports whether the
+// discipline is now over its limit or its memory_limit (memLimited).
+func (q *FQCoDel) arrive(f *fqFlow, idx int32, size int) (over, memLimited bool) {
+	q.backlogs[idx] += uint32(size)
+	q.backlog += size
+	q.qlen++
+	if f.list == fqNoList {
+		q.newFlows.pushBack(q.flows, idx)
+		q.newFlowCount++
+		f.deficit = q.quantum
+	}
+	q.memUsage += size + q.memOverhead
+	memLimited = q.memUsage > q.cfg.MemoryLimit
+	return memLimited || q.Len() > q.cfg.Limit, memLimited
+}
+
+// overflow drops from the fattest flow after a unit of flow idx put the
+// discipline over a limit (memLimited: its memory_limit), counts the drops,
+// and reports whether the fattest flow was idx.
+func (q *FQCoDel) overflow(now clock.Time, idx int32, memLimited bool) bool {
+	dropped, fat := q.dropFattest(now)
+	q.dropOverlimit += uint32(dropped)
+	if memLimited {
+		q.dropOvermemory += uint32(dropped)
+	}
+	return fat == idx
 }
 
 // dropFattest is fq_codel_drop: it finds the flow with the largest backlog
@@ -331,7 +354,7 @@ func (q *FQCoDel) dropFattest(now clock.Time) (int, int32) {
 	f := &q.flows[fat]
 	var keep *packet.Packet
 	if q.c.held && q.curFlow == fat {
-		keep = q.c.isolateHeld(&f.q, q.u, q.env)
+		keep = q.c.isolateHeld(&f.q, q.env)
 	}
 	var bytes uint32
 	n := 0
@@ -394,11 +417,11 @@ func (q *FQCoDel) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 // and g admits them; it returns them as one run.
 func (q *FQCoDel) take(now clock.Time, g gate) *packet.Packet {
 	c := &q.c
-	if admitted, ok := c.resume(now, g); ok && !admitted {
+	if c.held && !c.resume(now, g) {
 		return nil
 	}
 	for {
-		if c.run > 0 && c.full(&q.flows[q.curFlow].q, q.u) {
+		if c.full() {
 			break // the head packet is done: the next dequeue goes on
 		}
 		idx := q.head()
@@ -417,6 +440,12 @@ func (q *FQCoDel) take(now clock.Time, g gate) *packet.Packet {
 			continue
 		}
 		q.curFlow = idx
+		if c.single() {
+			if g == nil && c.marks == 0 {
+				return c.popSingle(&q.flows[idx].q)
+			}
+			return c.handSingle(now, &q.flows[idx].q, g, q.env, q)
+		}
 		if !c.admit(now, g) || !q.bulk(now, idx, g) {
 			break
 		}
@@ -424,7 +453,7 @@ func (q *FQCoDel) take(now clock.Time, g gate) *packet.Packet {
 	if q.curFlow < 0 {
 		return nil
 	}
-	return c.finish(now, &q.flows[q.curFlow].q, q.u, q.env, q)
+	return c.finish(now, &q.flows[q.curFlow].q, q.env, q)
 }
 
 // bulk takes the rest of the units of flow idx's head packet into the run
@@ -442,7 +471,7 @@ func (q *FQCoDel) bulk(now clock.Time, idx int32, g gate) bool {
 		!v.ldelay.before(q.params.target) || v.ldelay.after(q.params.ceThreshold) {
 		return true
 	}
-	for !c.full(&f.q, q.u) {
+	for !c.full() {
 		if f.deficit <= 0 {
 			f.deficit += q.quantum
 			if f.list == fqNewList {

@@ -1,6 +1,10 @@
 package qdisc_test
 
 import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"wanlab/clock"
@@ -163,5 +167,138 @@ func TestGSOCorruptSegments(t *testing.T) {
 	}
 	if n != 5 {
 		t.Errorf("%d packets left, want the 5 segments", n)
+	}
+}
+
+// packetLog is an Observer that logs every drop and mark, with the time and
+// the packet's TCP sequence number; a test logs departures beside them.
+type packetLog struct{ events []string }
+
+// seqOf returns the TCP sequence number of p, an IPv4 packet.
+func seqOf(p *packet.Packet) uint32 { return binary.BigEndian.Uint32(p.Bytes()[24:]) }
+
+func (l *packetLog) Drop(now clock.Time, p *packet.Packet, from qdisc.Qdisc, why qdisc.Reason) {
+	l.events = append(l.events, fmt.Sprintf("%d: %d drop:%s@%s", now, seqOf(p), why, from.Kind()))
+	p.Free()
+}
+
+func (l *packetLog) Mark(now clock.Time, p *packet.Packet, from qdisc.Qdisc, why qdisc.Reason) {
+	l.events = append(l.events, fmt.Sprintf("%d: %d mark:%s@%s", now, seqOf(p), why, from.Kind()))
+}
+
+// TestGSOSuperPacketIsOnePacket checks that under GranularityGSO every
+// discipline that takes a packet whole decides on a super-packet exactly
+// as on a packet of one segment as long as its Env.PktLen: the same drops,
+// marks and departures at the same times, the same lengths and backlogs,
+// and the same counters, but for Packets, which counts the super-packet's
+// wire segments. Both kinds take the disciplines' short way for a packet of
+// one unit: this holds that way to a super-packet's lengths and counts.
+// The queues build up (an arrival every 50 µs, a dequeue
+// every 53 µs, for a second) until each discipline drops, or marks.
+func TestGSOSuperPacketIsOnePacket(t *testing.T) {
+	const segs, mss = 10, 100
+	for _, c := range []struct {
+		chain          string
+		minDrop, minCE int // for the test to bite
+	}{
+		{"codel target 1ms interval 10ms", 100, 0},
+		{"codel target 1ms interval 10ms ecn", 0, 100},
+		{"codel target 1ms interval 10ms ce_threshold 2ms", 100, 100},
+		{"pie target 2ms tupdate 5ms", 100, 0},
+		{"pie target 2ms tupdate 5ms ecn", 100, 20},
+		{"fq_codel target 1ms interval 10ms noecn", 100, 0},
+		{"fq_codel target 1ms interval 10ms ecn", 0, 100},
+		{"fq_codel limit 40", 100, 0},
+		{"pfifo limit 40", 100, 0},
+		{"bfifo limit 75000", 100, 0},
+		{"pfifo_head_drop limit 40", 100, 0},
+		{"pfifo_fast", 100, 0},
+	} {
+		t.Run(c.chain, func(t *testing.T) {
+			specs, err := tcspec.ParseChain(c.chain, tcspec.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			type result struct {
+				log   packetLog
+				trace []string
+				stats qdisc.Stats
+			}
+			run := func(super bool) result {
+				var r result
+				pool := packet.NewPool(packet.DefaultHeadroom+2048, packet.DefaultHeadroom)
+				env := &qdisc.Env{Observer: &r.log, Pool: pool, Seed: 3, Granularity: qdisc.GranularityGSO, TxQueueLen: 100}
+				q, err := qdisc.Build(specs, env)
+				if err != nil {
+					t.Fatal(err)
+				}
+				const us = clock.Time(1000)
+				seq := uint32(0)
+				for now := clock.Time(0); now < 1e6*us; now += us {
+					if now%(50*us) == 0 {
+						p := pool.Get()
+						s := packet.TCP{SrcPort: 1, DstPort: 2, Seq: seq, TOS: 2, Payload: segs * mss, MSS: mss}
+						if !super {
+							// One segment as long as the super-packet counts.
+							s.Payload = segs*(mss+s.TCPHeaderLen()+14) - s.TCPHeaderLen() - 14
+							s.MSS = s.Payload
+						}
+						if err := packet.BuildTCP(p, s); err != nil {
+							t.Fatal(err)
+						}
+						if super != (p.Segs > 1) {
+							t.Fatalf("built %d segments", p.Segs)
+						}
+						q.Enqueue(now, p)
+						seq++
+					}
+					if now%(53*us) == 0 {
+						if p, _ := q.Dequeue(now); p != nil {
+							if super && p.Segments() != segs {
+								t.Fatalf("a super-packet left in %d segments", p.Segments())
+							}
+							r.log.events = append(r.log.events, fmt.Sprintf("%d: %d out", now, seqOf(p)))
+							p.Free()
+						}
+						r.trace = append(r.trace, fmt.Sprintf("%d: len %d backlog %d", now, q.Len(), q.Backlog()))
+					}
+				}
+				r.stats = q.Stats()
+				q.Flush(1e6 * us)
+				if pool.Live() != 0 {
+					t.Errorf("%d packets live", pool.Live())
+				}
+				return r
+			}
+			super, single := run(true), run(false)
+			if !slices.Equal(super.log.events, single.log.events) {
+				for i := range min(len(super.log.events), len(single.log.events)) {
+					if super.log.events[i] != single.log.events[i] {
+						t.Fatalf("event %d: super-packets %q, single packets %q", i, super.log.events[i], single.log.events[i])
+					}
+				}
+				t.Fatalf("%d events with super-packets, %d with single packets", len(super.log.events), len(single.log.events))
+			}
+			if !slices.Equal(super.trace, single.trace) {
+				t.Errorf("lengths and backlogs differ")
+			}
+			if super.stats.Packets != segs*single.stats.Packets {
+				t.Errorf("%d segments sent as super-packets, %d single packets: want %d times as many", super.stats.Packets, single.stats.Packets, segs)
+			}
+			super.stats.Packets = single.stats.Packets
+			if super.stats != single.stats {
+				t.Errorf("counters differ:\nsuper-packets  %+v\nsingle packets %+v", super.stats, single.stats)
+			}
+			ce := 0
+			for _, e := range single.log.events {
+				if strings.Contains(e, "mark:") {
+					ce++
+				}
+			}
+			if int(single.stats.Drops) < c.minDrop || ce < c.minCE {
+				t.Errorf("%d dropped, %d marked: want at least %d and %d for the test to bite", single.stats.Drops, ce, c.minDrop, c.minCE)
+			}
+			t.Logf("%d packets sent, %d dropped, %d marked", single.stats.Packets, single.stats.Drops, ce)
+		})
 	}
 }

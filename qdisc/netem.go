@@ -24,7 +24,7 @@ import (
 type Netem struct {
 	cfg   NetemConfig
 	env   *Env
-	child Qdisc
+	child childQdisc
 
 	limit     int
 	gapThresh uint32 // the counter value from which reorder is drawn
@@ -90,7 +90,8 @@ func newNetem(cfg NetemConfig, env *Env, child Qdisc, seed uint64) (*Netem, erro
 	if err != nil {
 		return nil, err
 	}
-	n := &Netem{env: env, child: child, u: unitsOf(env), seed: seed}
+	n := &Netem{env: env, u: unitsOf(env), seed: seed}
+	n.child = childOf(child, n.u)
 	n.apply(cfg, seed)
 	return n, nil
 }
@@ -171,7 +172,7 @@ func (n *Netem) Flush(now clock.Time) {
 	for p := n.tf.peek(); p != nil; p = n.tf.peek() {
 		n.drop(now, n.tf.pop(), ReasonFlushed)
 	}
-	if n.child != nil {
+	if n.child.Qdisc != nil {
 		n.child.Flush(now)
 	}
 }
@@ -179,8 +180,8 @@ func (n *Netem) Flush(now clock.Time) {
 // graft attaches child (nil for none) in place of the current child and
 // returns the old one, which keeps its packets.
 func (n *Netem) graft(child Qdisc) Qdisc {
-	old := n.child
-	n.child = child
+	old := n.child.Qdisc
+	n.child = childOf(child, n.u)
 	return old
 }
 
@@ -196,7 +197,7 @@ func budget(v int) int64 {
 func (n *Netem) Kind() string { return "netem" }
 
 // Child returns the attached child qdisc, or nil.
-func (n *Netem) Child() Qdisc { return n.child }
+func (n *Netem) Child() Qdisc { return n.child.Qdisc }
 
 // Config returns the configuration with tc's defaults filled in.
 func (n *Netem) Config() Spec { return n.cfg }
@@ -205,7 +206,7 @@ func (n *Netem) Config() Spec { return n.cfg }
 // kernel's sch->q.qlen, which is what limit is compared with.
 func (n *Netem) Len() int {
 	l := n.u.inRing(&n.rlist) + n.tf.units(n.u) + n.peeked.units(n.u)
-	if n.child != nil {
+	if n.child.Qdisc != nil {
 		l += n.child.Len()
 	}
 	return l
@@ -215,7 +216,7 @@ func (n *Netem) Len() int {
 // device counts them.
 func (n *Netem) Backlog() int {
 	b := n.u.backlog(&n.rlist) + n.tf.Bytes() + n.u.hdr*n.tf.Segs() + n.peeked.size(n.u)
-	if n.child != nil {
+	if n.child.Qdisc != nil {
 		b += n.child.Backlog()
 	}
 	return b
@@ -279,7 +280,11 @@ func (n *Netem) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	ect := n.cfg.ECN && packet.ECNOf(p.Bytes()) != packet.NotECT
 	dup := p.Dup
 	// Every unit is as long as the first but the last; cuts change p.
-	size, lastSize := n.u.size(p, 0), n.u.size(p, total-1)
+	size := n.u.whole(p)
+	lastSize := size
+	if total > 1 {
+		size, lastSize = n.u.size(p, 0), n.u.size(p, total-1)
+	}
 	segLen, lastSegLen := p.SegmentLen(0), p.SegmentLen(total-1)
 	if n.u.gso {
 		lastSegLen = segLen // the kernel corrupts the first segment
@@ -592,7 +597,7 @@ func (n *Netem) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 func (n *Netem) take(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 	for {
 		if p := n.rlist.Front(); p != nil {
-			if admitted(g, now, n.u, p, 0) == 0 {
+			if admitted(g, now, n.u, p) == 0 {
 				return nil, now
 			}
 			return n.rlist.Pop(), now
@@ -608,7 +613,7 @@ func (n *Netem) take(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 		}
 		if tts <= now && (!n.slotOn || n.slotNext <= now) {
 			hg := g
-			if n.child != nil {
+			if n.child.Qdisc != nil {
 				hg = nil // g applies to what the child lets go
 			}
 			k, held := n.due(now, h, hg)
@@ -619,29 +624,29 @@ func (n *Netem) take(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 			if held {
 				n.peeked.p = n.takeDue(n.tf.peek(), 1)
 			}
-			if n.child == nil {
+			if n.child.Qdisc == nil {
 				return p, now
 			}
-			n.stats.Drops += uint64(offer(n.child, n.u, now, p))
+			n.stats.Drops += uint64(n.child.offer(now, p))
 			continue
 		}
 		wake := tts
 		if n.slotOn {
 			wake = max(tts, n.slotNext)
 		}
-		if n.child == nil {
+		if n.child.Qdisc == nil {
 			return nil, wake
 		}
-		p, cnext := pull(n.child, n.u, now, g)
+		p, cnext := n.child.pull(now, g)
 		if p != nil || cnext == now {
 			return p, now
 		}
 		return nil, clock.Min(wake, cnext)
 	}
-	if n.child == nil {
+	if n.child.Qdisc == nil {
 		return nil, clock.Never
 	}
-	return pull(n.child, n.u, now, g)
+	return n.child.pull(now, g)
 }
 
 // due charges the slot for the units of h, the tfifo's head, due now, one

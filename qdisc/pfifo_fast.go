@@ -69,7 +69,12 @@ func (q *PfifoFast) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 
 func (q *PfifoFast) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	b := &q.bands[pfifoFastBand(p.Bytes())]
-	return admitCount(now, p, b, q.limit-q.u.inRing(b), q, q.env, q.u, &q.stats)
+	room := q.limit - q.u.inRing(b)
+	if q.u.count(p) <= room {
+		b.Push(p)
+		return 0, Queued
+	}
+	return admitCount(now, p, b, room, q, q.env, q.u, &q.stats)
 }
 
 // Dequeue returns the head of the first non-empty band.
@@ -84,15 +89,15 @@ func (q *PfifoFast) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Ti
 		if h == nil {
 			continue
 		}
-		k := admitted(g, now, q.u, h, 0)
 		var p *packet.Packet
 		switch {
-		case k == 0:
-			return nil, now
-		case k == q.u.count(h):
+		case !q.u.one(h):
+			p = popAdmitted(b, h, g, now, q.u, q.env)
+		case g == nil || g.admit(now, q.u.whole(h)):
 			p = b.Pop()
-		default:
-			p = q.env.cutFront(b, k)
+		}
+		if p == nil {
+			return nil, now
 		}
 		q.u.sent(&q.stats, p)
 		return p, now

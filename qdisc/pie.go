@@ -197,13 +197,18 @@ func (q *PIE) jiffyTime(j int64) clock.Time {
 
 // tick runs the controller updates due by now.
 func (q *PIE) tick(now clock.Time) {
+	if q.started && now < q.nextAt {
+		return // the common case, kept small enough to inline
+	}
+	q.update(now)
+}
+
+// update is tick when the discipline starts or an update is due.
+func (q *PIE) update(now clock.Time) {
 	if !q.started {
 		q.started, q.start = true, now
 		q.nextJ = int64(q.hz / 2)
 		q.nextAt = q.jiffyTime(q.nextJ)
-		return
-	}
-	if now < q.nextAt {
 		return
 	}
 	hi, lo := bits.Mul64(uint64(now-q.start), q.hz)
@@ -234,8 +239,17 @@ const (
 func (q *PIE) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	q.tick(now)
 	p.Enqueued = now
-	n := q.u.count(p)
 	ect := q.ecn && packet.ECNOf(p.Bytes()) != packet.NotECT
+	if q.u.one(p) {
+		fate := q.decide(q.Len(), q.Backlog(), q.u.whole(p), ect)
+		if fate == pieQueue {
+			q.q.Push(p)
+			return 0, Queued
+		}
+		refused := q.place(now, p, fate)
+		return refused, verdict(1, refused, false)
+	}
+	n := q.u.count(p)
 	// Units decided to stay count in the length and backlog the next
 	// unit sees; consecutive units of one fate leave p together.
 	qlen, backlog := q.Len(), q.Backlog()
@@ -370,21 +384,27 @@ func (q *PIE) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 // each, while g admits them, and returns them as one run.
 func (q *PIE) take(now clock.Time, g gate) *packet.Packet {
 	c := &q.cur
-	if admitted, ok := c.resume(now, g); ok && !admitted {
+	if c.held && !c.resume(now, g) {
 		return nil
 	}
 	nowT := psTicks(int64(now))
-	for !c.full(&q.q, q.u) {
+	for !c.full() {
 		enq, size, ok := c.pop(&q.q, q.u)
 		if !ok {
 			break
 		}
 		q.processDequeue(enq, size, nowT, uint32(q.u.backlog(&q.q)-c.takenLen))
+		if c.single() {
+			if g == nil && c.marks == 0 {
+				return c.popSingle(&q.q)
+			}
+			return c.handSingle(now, &q.q, g, q.env, q)
+		}
 		if !c.admit(now, g) {
 			break
 		}
 	}
-	return c.finish(now, &q.q, q.u, q.env, q)
+	return c.finish(now, &q.q, q.env, q)
 }
 
 // processDequeue is pie_process_dequeue: a unit enqueued at enq, of size
@@ -442,14 +462,12 @@ func (q *PIE) processDequeue(enq clock.Time, size int, nowT uint64, backlog uint
 
 // Len returns the number of packets held, peeked ones included.
 func (q *PIE) Len() int {
-	n, _ := q.cur.heldUnits()
-	return q.u.inRing(&q.q) - q.cur.taken + n + q.peeked.units(q.u)
+	return q.u.inRing(&q.q) - q.cur.inFlight() + q.peeked.units(q.u)
 }
 
 // Backlog returns the number of bytes held, as the device counts them.
 func (q *PIE) Backlog() int {
-	_, l := q.cur.heldUnits()
-	return q.u.backlog(&q.q) - q.cur.takenLen + l + q.peeked.size(q.u)
+	return q.u.backlog(&q.q) - q.cur.inFlightLen() + q.peeked.size(q.u)
 }
 
 // Stats returns the counters: drops by ReasonLimit (also counted as

@@ -44,7 +44,7 @@ import (
 type TBF struct {
 	cfg     TBFConfig
 	env     *Env
-	child   Qdisc
+	child   childQdisc
 	rate    tbfRate
 	peak    tbfRate
 	hasPeak bool
@@ -94,13 +94,14 @@ func NewTBF(cfg TBFConfig, env *Env, child Qdisc) (*TBF, error) {
 	if err := validateTBF(cfg, child != nil); err != nil {
 		return nil, err
 	}
-	q := &TBF{env: env, child: child, u: unitsOf(env)}
-	if q.child == nil {
+	q := &TBF{env: env, u: unitsOf(env)}
+	q.child = childOf(child, q.u)
+	if child == nil {
 		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: cfg.Limit}, env)
 		if err != nil {
 			return nil, fmt.Errorf("tbf: default child: %w", err)
 		}
-		q.child, q.dflt = f, true
+		q.child, q.dflt = childOf(f, q.u), true
 	}
 	q.apply(cfg)
 	return q, nil
@@ -141,7 +142,7 @@ func (q *TBF) Change(_ clock.Time, spec Spec) error {
 	}
 	q.apply(c)
 	if q.dflt {
-		q.child.(*Fifo).limit = c.Limit
+		q.child.Qdisc.(*Fifo).limit = c.Limit
 	}
 	return nil
 }
@@ -172,8 +173,8 @@ func (q *TBF) graft(child Qdisc) (Qdisc, error) {
 		}
 		child = f
 	}
-	old := q.child
-	q.child, q.dflt = child, dflt
+	old := q.child.Qdisc
+	q.child, q.dflt = childOf(child, q.u), dflt
 	return old, nil
 }
 
@@ -265,9 +266,13 @@ func (q *TBF) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 
 func (q *TBF) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	n := q.u.count(p)
-	if q.u.size(p, 0) <= q.maxSize {
+	first := q.u.whole(p) // the length of p's first unit
+	if n > 1 {
+		first = q.u.size(p, 0)
+	}
+	if first <= q.maxSize {
 		// The last unit is no longer than the first.
-		refused := offer(q.child, q.u, now, p)
+		refused := q.child.offer(now, p)
 		q.stats.Drops += uint64(refused)
 		return refused, verdict(n, refused, false)
 	}
@@ -282,7 +287,7 @@ func (q *TBF) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	// Every segment but the last is too long.
 	drop, rest := q.env.cut(p, n-1)
 	dropUnits(now, drop, q, q.env, q.u, &q.stats, ReasonOversize)
-	refused := offer(q.child, q.u, now, rest)
+	refused := q.child.offer(now, rest)
 	q.stats.Drops += uint64(refused)
 	return n - 1 + refused, verdict(n, n-1+refused, false)
 }
@@ -298,7 +303,7 @@ func (q *TBF) segment(now clock.Time, p *packet.Packet) (int, Verdict) {
 		} else {
 			p = nil
 		}
-		if offer(q.child, q.u, now, seg) > 0 {
+		if q.child.offer(now, seg) > 0 {
 			refused++
 		}
 	}
@@ -350,7 +355,7 @@ func (q *TBF) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 // take pulls from the child what the buckets (and g) admit now.
 func (q *TBF) take(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 	q.up, q.refused = g, false
-	p, next := pull(q.child, q.u, now, q)
+	p, next := q.child.pull(now, q)
 	q.up = nil
 	if p == nil && q.refused {
 		return nil, now.Add(time.Duration(q.wait))
@@ -392,7 +397,7 @@ func (q *TBF) Stats() Stats {
 func (q *TBF) Kind() string { return "tbf" }
 
 // Child returns the inner discipline (the default bfifo if none was given).
-func (q *TBF) Child() Qdisc { return q.child }
+func (q *TBF) Child() Qdisc { return q.child.Qdisc }
 
 // Config returns the configuration as given (tbf has no defaults).
 func (q *TBF) Config() Spec { return q.cfg }

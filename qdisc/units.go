@@ -77,6 +77,11 @@ func unitsOf(e *Env) units {
 	return units{hdr: e.headerLen(), gso: e != nil && e.Granularity == GranularityGSO}
 }
 
+// one reports whether p is a single unit: a packet of one segment, or any
+// packet under GranularityGSO. The disciplines take such a packet whole,
+// without the per-unit bookkeeping the segments of a super-packet need.
+func (u units) one(p *packet.Packet) bool { return u.gso || p.Segs <= 1 }
+
 // count returns the units p stands for.
 func (u units) count(p *packet.Packet) int {
 	if u.gso {
@@ -94,7 +99,12 @@ func (u units) size(p *packet.Packet, i int) int {
 }
 
 // whole returns the length of all of p as the device counts it (Env.PktLen).
-func (u units) whole(p *packet.Packet) int { return p.WireLen() + p.Segments()*u.hdr }
+func (u units) whole(p *packet.Packet) int {
+	if p.Segs <= 1 {
+		return p.Len() + u.hdr
+	}
+	return p.WireLen() + int(p.Segs)*u.hdr
+}
 
 // inRing returns the units r holds.
 func (u units) inRing(r *ring) int {
@@ -163,53 +173,96 @@ type unitEnqueuer interface {
 	enqueueUnits(now clock.Time, p *packet.Packet) (refused int, v Verdict)
 }
 
-// offer enqueues p into child and returns how many of its units the child
-// refused.
-func offer(child Qdisc, u units, now clock.Time, p *packet.Packet) int {
-	if c, ok := child.(unitEnqueuer); ok {
-		n, _ := c.enqueueUnits(now, p)
-		return n
-	}
-	n := u.count(p)
-	if child.Enqueue(now, p) == Dropped {
-		return n
-	}
-	return 0
+// childQdisc is the child discipline of a classful one (netem, tbf), with
+// the ways in and out of it that the disciplines of this package offer
+// (unitEnqueuer, runner) looked up once, when it is attached, rather than
+// for every packet. A child of another package is taken packet by packet
+// (foreignChild).
+type childQdisc struct {
+	Qdisc              // nil: no child
+	enq   unitEnqueuer // set when Qdisc is
+	run   runner       // likewise
 }
 
-// pull dequeues from child under g: a run from a discipline of this
-// package, a whole packet (admitted whole) from any other.
-func pull(child Qdisc, u units, now clock.Time, g gate) (*packet.Packet, clock.Time) {
-	if r, ok := child.(runner); ok {
-		return r.dequeueRun(now, g)
+// childOf returns q (nil for none), whose units are u's, as a child.
+func childOf(q Qdisc, u units) childQdisc {
+	c := childQdisc{Qdisc: q}
+	if q == nil {
+		return c
 	}
+	enq, ok := q.(unitEnqueuer)
+	run, ok2 := q.(runner)
+	if !ok || !ok2 {
+		f := &foreignChild{q: q, u: u}
+		enq, run = f, f
+	}
+	c.enq, c.run = enq, run
+	return c
+}
+
+// offer enqueues p into the child and returns how many of its units the
+// child refused.
+func (c *childQdisc) offer(now clock.Time, p *packet.Packet) int {
+	n, _ := c.enq.enqueueUnits(now, p)
+	return n
+}
+
+// pull dequeues from the child under g.
+func (c *childQdisc) pull(now clock.Time, g gate) (*packet.Packet, clock.Time) {
+	return c.run.dequeueRun(now, g)
+}
+
+// foreignChild is a child discipline that is not of this package, taken
+// packet by packet: a packet it drops is all of its units refused, and a
+// gate admits the packet at its head whole.
+type foreignChild struct {
+	q Qdisc
+	u units
+}
+
+func (f *foreignChild) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
+	n := f.u.count(p)
+	v := f.q.Enqueue(now, p)
+	if v == Dropped {
+		return n, v
+	}
+	return 0, v
+}
+
+func (f *foreignChild) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 	if g == nil {
-		return child.Dequeue(now)
+		return f.q.Dequeue(now)
 	}
-	h, next := child.Peek(now)
+	h, next := f.q.Peek(now)
 	if h == nil {
 		return nil, next
 	}
-	if !g.admit(now, u.whole(h)) {
+	if !g.admit(now, f.u.whole(h)) {
 		return nil, now
 	}
-	p, _ := child.Dequeue(now)
+	p, _ := f.q.Dequeue(now)
 	return p, now
 }
 
-// admitted returns how many of p's units, from unit from on, g admits in a
-// row (all of them without a gate).
-func admitted(g gate, now clock.Time, u units, p *packet.Packet, from int) int {
-	n := u.count(p)
-	if g == nil {
-		return n - from
+// admitted returns how many of p's units g admits in a row (all of them
+// without a gate).
+func admitted(g gate, now clock.Time, u units, p *packet.Packet) int {
+	if u.one(p) {
+		if g == nil || g.admit(now, u.whole(p)) {
+			return 1
+		}
+		return 0
 	}
-	for i := from; i < n; i++ {
+	n := p.Segments()
+	if g == nil {
+		return n
+	}
+	for i := range n {
 		if !g.admit(now, u.size(p, i)) {
-			return i - from
+			return i
 		}
 	}
-	return n - from
+	return n
 }
 
 // verdict is the Verdict of a packet of n units of which refused were
@@ -236,16 +289,21 @@ func (h *peekHold) serve(now clock.Time, g gate, u units, env *Env) (p *packet.P
 	if h.p == nil {
 		return nil, false
 	}
-	k := admitted(g, now, u, h.p, 0)
+	return h.hand(now, g, u, env), true
+}
+
+// hand is serve when something is held.
+func (h *peekHold) hand(now clock.Time, g gate, u units, env *Env) (p *packet.Packet) {
+	k := admitted(g, now, u, h.p)
 	switch {
 	case k == 0:
-		return nil, true
+		return nil
 	case k == u.count(h.p):
 		p, h.p = h.p, nil
-		return p, true
+		return p
 	}
 	p, h.p = env.cut(h.p, k)
-	return p, true
+	return p
 }
 
 // units returns the units held; size their length.
@@ -268,6 +326,21 @@ func (h *peekHold) size(u units) int {
 func (u units) sent(st *Stats, p *packet.Packet) {
 	st.Packets += uint64(p.Segments())
 	st.Bytes += uint64(u.whole(p))
+}
+
+// popAdmitted takes off r the units of its head packet h that g admits in a
+// row, as one packet (h itself when g admits all of them), or returns nil
+// when g admits none. The fifos take a packet of one unit off r
+// themselves, in one step.
+func popAdmitted(r *ring, h *packet.Packet, g gate, now clock.Time, u units, env *Env) *packet.Packet {
+	switch k := admitted(g, now, u, h); {
+	case k == 0:
+		return nil
+	case k == u.count(h):
+		return r.Pop()
+	default:
+		return env.cutFront(r, k)
+	}
 }
 
 // dropUnits counts the units of p as dropped by from for why in st and
