@@ -69,7 +69,7 @@ func (c *cursor) pop(r *ring, u units) (clock.Time, int, bool) {
 	if c.taken > 0 && c.taken == c.units {
 		// Only a run can have taken all of the head: it ends here.
 		c.out, c.outMarks = r.Pop(), c.runMarks
-		c.taken, c.takenLen, c.run = 0, 0, 0
+		c.taken, c.takenLen, c.run, c.runLen, c.runMarks = 0, 0, 0, 0, 0
 	}
 	h := r.Front()
 	if h == nil {
