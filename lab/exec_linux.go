@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
 	"wanlab/netns"
 )
 
