@@ -63,12 +63,16 @@ func newRoot(s *streams) *cobra.Command {
 		Short:         "A WAN lab on one Linux machine: tc's qdiscs in a userspace router between namespaces",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// The same version every results file records, so that a
+		// figure can be traced to the build that measured it.
+		Version: wanlabVersion(),
 	}
+	root.SetVersionTemplate("wanlab {{.Version}}\n")
 	root.SetIn(s.in)
 	root.SetOut(s.out)
 	root.SetErr(s.err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usagef("%s (see 'wanlab %s --help')", flagError(err), c.Name())
+		return usagef("%s (see '%s --help')", flagError(err), c.CommandPath())
 	})
 	for _, f := range commands {
 		root.AddCommand(f(s))

@@ -55,7 +55,8 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "-o", dir}, "is a directory: give a file name, e.g. " + filepath.Join(dir, "results.json.gz")},
 		{[]string{"run", "-o", filepath.Join(dir, "none", "x.json.gz")}, "--output"},
 		{[]string{"run", "--flent", "-", "-o", "-"}, "only one output can go to stdout"},
-		{[]string{"run", "--frobnicate"}, "unknown flag: --frobnicate"},
+		{[]string{"run", "--frobnicate"}, "unknown flag: --frobnicate (see 'wanlab run --help')"},
+		{[]string{"experiment", "run", "--frobnicate"}, "(see 'wanlab experiment run --help')"},
 		{[]string{"run", "tfrc_upload", "--tx-qlen", "five"}, `"five" is not a whole number`},
 		{[]string{"run", "tfrc_upload", "--tx-qlen", "-3"}, "--tx-qlen -3: give 0 (unbounded"},
 		{[]string{"run", "tcp_upload", "--tx-qlen", "5"}, "tcp_upload has no TFRC flow"},
@@ -84,6 +85,14 @@ func TestRunBadInput(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("bad input wrote files: %v", ents)
+	}
+}
+
+// --version prints the version results files record, and nothing else.
+func TestVersion(t *testing.T) {
+	out, errOut, code := runWanlab(t, "--version")
+	if want := "wanlab " + wanlabVersion() + "\n"; code != exitOK || out != want || errOut != "" {
+		t.Errorf("wanlab --version: exit %d, stdout %q, stderr %q; want exit 0 and %q", code, out, errOut, want)
 	}
 }
 
