@@ -17,7 +17,7 @@ import (
 func seriesOverTime(docs []*results.Document, labels []string, o Options, t theme) (*figure, error) {
 	name := strings.TrimSpace(o.Series)
 	if name == "" {
-		return nil, fmt.Errorf("plot: %s needs --series NAME: a series the runs have, such as %q or a flow's %q; the first run has: %s",
+		return nil, fmt.Errorf("plot: %s needs --series NAME: a series the runs have, such as %q or a flow's %q; the first run has: %s (and its flows' series: wanlab show FILE --flow-series)",
 			SeriesKind, "Ping (ms) ICMP", "TFRC upload::tfrc_p", seriesNames(docs[0]))
 	}
 	keys := make([]lineKey, 0, len(docs))
@@ -30,7 +30,7 @@ func seriesOverTime(docs []*results.Document, labels []string, o Options, t them
 		}
 	}
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("plot: %s: %s: choose a series the runs have; the first run has: %s",
+		return nil, fmt.Errorf("plot: %s: %s: choose a series the runs have; the first run has: %s (and its flows' series: wanlab show FILE --flow-series)",
 			SeriesKind, noneHave(docs, labels, fmt.Sprintf("samples of %q", name)), seriesNames(docs[0]))
 	}
 	slots := assignSlots(keys)
