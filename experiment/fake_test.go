@@ -114,7 +114,13 @@ func fakeDoc(r *Run) *results.Document {
 			s.Samples = append(s.Samples, results.Sample{T: float64(k) * 0.2, V: math.Round((rate+rng.NormFloat64())*1000) / 1000})
 		}
 		doc.Series = append(doc.Series, s)
-		doc.Flows = append(doc.Flows, results.Flow{ID: i + 1, Label: name, Direction: "up", Protocol: "tcp"})
+		// A flow's own series, as TCP_INFO gives them: the reordering
+		// the sender has seen rises by one each step.
+		own := results.Series{Name: name + "::tcp_reordering", Unit: "packets", Window: [2]float64{0, 2}}
+		for k := 1; k <= 10; k++ {
+			own.Samples = append(own.Samples, results.Sample{T: float64(k) * 0.2, V: float64(k)})
+		}
+		doc.Flows = append(doc.Flows, results.Flow{ID: i + 1, Label: name, Direction: "up", Protocol: "tcp", Series: []results.Series{own}})
 	}
 	ping := results.Series{Name: "Ping (ms) ICMP", Unit: "ms", Window: [2]float64{0, 2}}
 	for k := 1; k <= 10; k++ {

@@ -57,7 +57,7 @@ one line per column, error bars for the spread.`,
 	fs.StringVar(&f.rows, "rows", "", "variable down the side (default: the first that varies)")
 	fs.StringVar(&f.cols, "cols", "", "variable across the top (default: the second that varies)")
 	fs.StringArrayVar(&f.where, "where", nil, "VAR=VALUE: only runs with this value (repeatable)")
-	fs.StringVar(&f.series, "series", "", `series of the cells, e.g. "TCP upload" or "Ping (ms) ICMP" (default: each run's main throughput)`)
+	fs.StringVar(&f.series, "series", "", `series of the cells, e.g. "TCP upload", "Ping (ms) ICMP" or a flow's own "TCP upload::tcp_reordering" (default: each run's main throughput)`)
 	fs.StringVar(&f.stat, "stat", "mean", "statistic of each run's series: "+strings.Join(experiment.Stats, ", "))
 	fs.StringVar(&f.spread, "spread", "stddev", "spread across repetitions: "+strings.Join(experiment.Spreads, ", "))
 	fs.StringVar(&f.format, "format", "text", "text (aligned columns), markdown or csv")
