@@ -257,19 +257,16 @@ func soak(o options) (*verdict, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load: %v", err)
 	}
-	// Drain: every packet still in the path leaves or is dropped.
-	drained := false
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		sn := r.Snapshot()
-		if sn.Up.Counters.Queued == 0 && sn.Down.Counters.Queued == 0 {
-			drained = true
-			break
-		}
-	}
+	// Drain: every packet still in the path leaves or is dropped, before
+	// the sink stops and counts what it received.
+	drained := drain(r)
 	sinkOut, err := sink.stop()
 	if err != nil {
 		return nil, fmt.Errorf("sink: %v", err)
 	}
+	// The sink's sockets close as it exits: their FINs, and the load
+	// side's RSTs in reply, cross the path after the first drain.
+	drained = drain(r) && drained
 	final := r.Snapshot()
 	cancel()
 	if err := <-done; err != nil {
@@ -284,6 +281,31 @@ func soak(o options) (*verdict, error) {
 		return nil, fmt.Errorf("sink's result %s: %v", sinkOut, err)
 	}
 	return judge(o, samples, final, drained, ld, sk), nil
+}
+
+// drain waits up to 10 s for the path to be empty in both directions and
+// to stay empty, with nothing new arriving, for quietFor: packets in
+// flight outside the router (a reply on its way back through a host's
+// stack) arrive within a round trip of the chain's delays, which the
+// default chain keeps well under it.
+func drain(r *router.Router) bool {
+	const quietFor = 500 * time.Millisecond
+	var quietSince time.Time
+	var lastIn uint64
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		sn := r.Snapshot()
+		in := sn.Up.Counters.Sent + sn.Down.Counters.Sent
+		if sn.Up.Counters.Queued != 0 || sn.Down.Counters.Queued != 0 || in != lastIn {
+			quietSince, lastIn = time.Time{}, in
+			continue
+		}
+		if quietSince.IsZero() {
+			quietSince = time.Now()
+		} else if time.Since(quietSince) >= quietFor {
+			return true
+		}
+	}
+	return false
 }
 
 func openTUN(tb *netns.Testbed, h *netns.Handle, self, peer netip.Addr) (tun.Device, error) {
