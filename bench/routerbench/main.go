@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
@@ -60,6 +61,7 @@ func main() {
 	withProbe := fs.Bool("probe", false, "measure a probe thread's wake-up delays beside the router")
 	pacing := fs.Int("pacing-us", 0, "iperf3 --pacing-timer in µs (0: iperf3's default of 1000 µs, which sends bursts every millisecond)")
 	fs.IntVar(&txQueueLen, "txqlen", 0, "the TUNs' txqueuelen: the ring in front of the router (0: tun.DefaultTxQueueLen)")
+	fs.StringVar(&rpsCPUs, "rps", "", "RPS CPU mask (hex, as in rps_cpus) of both TUNs' receive queue: the receiving host's IP and TCP input then runs on those CPUs instead of in the router's write")
 	cpuProfile := fs.String("cpuprofile", "", "write the router process's CPU profile (go tool pprof) to this file")
 	fs.Parse(os.Args[2:])
 	if *cpuProfile != "" {
@@ -285,7 +287,7 @@ func openTUN(tb *netns.Testbed, h *netns.Handle, k tun.Kind, self, peer netip.Ad
 	if err != nil {
 		return nil, err
 	}
-	for _, err := range []error{tb.AddDevice(h, "wl-tun"), h.LoopbackUp(), h.SetLinkUp("wl-tun"), h.AddPeerAddr("wl-tun", self, netip.PrefixFrom(peer, 32))} {
+	for _, err := range []error{tb.AddDevice(h, "wl-tun"), h.LoopbackUp(), h.SetLinkUp("wl-tun"), h.AddPeerAddr("wl-tun", self, netip.PrefixFrom(peer, 32)), setRPS(h, "wl-tun")} {
 		if err != nil {
 			d.Close()
 			return nil, err
@@ -293,6 +295,28 @@ func openTUN(tb *netns.Testbed, h *netns.Handle, k tun.Kind, self, peer netip.Ad
 	}
 	return d, nil
 }
+
+// setRPS sets the device's receive packet steering mask to rpsCPUs. A
+// write to a TUN hands the packet to the receiving stack on the writer's
+// thread; with RPS the kernel queues it to the backlog of a CPU in the
+// mask instead (the writer's own CPU, if it is in the mask, still
+// processes it at once).
+func setRPS(h *netns.Handle, dev string) error {
+	if rpsCPUs == "" {
+		return nil
+	}
+	// sysfs shows the devices of the namespace it was mounted in: ip
+	// netns exec mounts a fresh one.
+	out, err := exec.Command("ip", "netns", "exec", h.Name(), "sh", "-c",
+		fmt.Sprintf("echo %s > /sys/class/net/%s/queues/rx-0/rps_cpus", rpsCPUs, dev)).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("rps_cpus %s on %s: %v: %s", rpsCPUs, dev, err, out)
+	}
+	return nil
+}
+
+// rpsCPUs is the TUNs' RPS mask ("": RPS off, the kernel's default).
+var rpsCPUs string
 
 // granularity is what the router's qdiscs take as one packet of a GSO
 // super-packet.
