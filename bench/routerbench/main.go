@@ -3,7 +3,7 @@
 // lateness under UDP load. bench/router.sh runs it; it needs root.
 //
 //	routerbench veth [-t SECONDS]
-//	routerbench router [-chain TC] [-granularity segment|gso] [-t SECONDS] [-udp RATE | -b RATE] [-kind vnet|offload|raw] [-rt PRIO] [-P STREAMS] [-probe]
+//	routerbench router [-chain TC] [-granularity segment|gso] [-t SECONDS] [-udp RATE | -b RATE] [-kind vnet|offload|raw] [-rt PRIO] [-P STREAMS] [-rps MASK] [-probe]
 //	routerbench probe [-t SECONDS] [-rt PRIO]
 //
 // -probe runs, beside the router, a thread that measures its own wake-up
