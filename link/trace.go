@@ -13,9 +13,12 @@ import (
 // mahimahi's PACKET_SIZE: one full-size Ethernet payload.
 const OpportunityBytes = 1500
 
-// maxTraceMs bounds trace timestamps so that opportunity times stay far from
-// int64 overflow (2^40 ms is about 35 years).
-const maxTraceMs = 1 << 40
+// maxTraceMs bounds trace timestamps, and so the repeat period, so that
+// opportunity times stay far from int64 overflow however many periods a
+// queue waits for: 2^32 ms is about 50 days, and the 292 years of a
+// nanosecond clock hold over 2,000 such periods (2^40 ms, 35 years, let a
+// queue of nine packets on a one-opportunity trace overflow).
+const maxTraceMs = 1 << 32
 
 // Trace is a packet-delivery schedule in mahimahi's format: each line holds
 // one integer, a time in milliseconds at which the link can deliver

@@ -1,6 +1,7 @@
 package link
 
 import (
+	"strings"
 	"testing"
 
 	"wanlab/clock"
@@ -17,7 +18,10 @@ import (
 func FuzzTraceDelivery(f *testing.F) {
 	f.Add([]byte("0\n1\n1\n3\n"), []byte{250, 10, 0, 255})
 	f.Add([]byte("5\n5\n5\n10"), []byte{1, 2, 3})
-	f.Add([]byte("1099511627776"), []byte{100})
+	f.Add([]byte("4294967296"), []byte{100})
+	// The longest period with the longest burst of the largest packets:
+	// 128 periods of 50 days, far from the clock's overflow.
+	f.Add([]byte("4294967296"), []byte(strings.Repeat("\xff", maxFuzzBurst)))
 	f.Add([]byte("0\n0\n0\n1\n"), []byte{255, 255, 255, 255, 255, 255})
 	f.Fuzz(func(t *testing.T, text, sizes []byte) {
 		tr, err := ParseTrace(text)

@@ -44,6 +44,7 @@ func TestParseTraceErrors(t *testing.T) {
 		{"-1\n3", "line 1: \"-1\""},
 		{"1.5", "line 1"},
 		{"99999999999999", "line 1: 99999999999999 ms is beyond"},
+		{"0\n4294967297", "line 2: 4294967297 ms is beyond the largest supported timestamp 4294967296 ms"},
 	} {
 		_, err := ParseTrace([]byte(c.text))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
