@@ -7,6 +7,10 @@ import (
 	"wanlab/results"
 )
 
+// flowSeriesHint ends the messages that list a run's series: they list
+// its top-level series only, and a flow's own are many.
+const flowSeriesHint = " (and its flows' series: wanlab show FILE --flow-series)"
+
 // seriesOverTime draws one chosen series (Options.Series: a top-level
 // series or a flow's LABEL::key) of every run over time, one line per
 // run, in one panel: the TFRC loss event rate of several runs, a
@@ -17,8 +21,8 @@ import (
 func seriesOverTime(docs []*results.Document, labels []string, o Options, t theme) (*figure, error) {
 	name := strings.TrimSpace(o.Series)
 	if name == "" {
-		return nil, fmt.Errorf("plot: %s needs --series NAME: a series the runs have, such as %q or a flow's %q; the first run has: %s (and its flows' series: wanlab show FILE --flow-series)",
-			SeriesKind, "Ping (ms) ICMP", "TFRC upload::tfrc_p", seriesNames(docs[0]))
+		return nil, fmt.Errorf("plot: %s needs --series NAME: a series the runs have, such as %q or a flow's %q; the first run has: %s%s",
+			SeriesKind, "Ping (ms) ICMP", "TFRC upload::tfrc_p", seriesNames(docs[0]), flowSeriesHint)
 	}
 	keys := make([]lineKey, 0, len(docs))
 	found := make([]*results.Series, len(docs))
@@ -30,8 +34,8 @@ func seriesOverTime(docs []*results.Document, labels []string, o Options, t them
 		}
 	}
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("plot: %s: %s: choose a series the runs have; the first run has: %s (and its flows' series: wanlab show FILE --flow-series)",
-			SeriesKind, noneHave(docs, labels, fmt.Sprintf("samples of %q", name)), seriesNames(docs[0]))
+		return nil, fmt.Errorf("plot: %s: %s: choose a series the runs have; the first run has: %s%s",
+			SeriesKind, noneHave(docs, labels, fmt.Sprintf("samples of %q", name)), seriesNames(docs[0]), flowSeriesHint)
 	}
 	slots := assignSlots(keys)
 	marks := loadMarks(docs, t)
