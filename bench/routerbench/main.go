@@ -63,6 +63,7 @@ func main() {
 	fs.IntVar(&txQueueLen, "txqlen", 0, "the TUNs' txqueuelen: the ring in front of the router (0: tun.DefaultTxQueueLen)")
 	fs.StringVar(&rpsCPUs, "rps", "", "RPS CPU mask (hex, as in rps_cpus) of both TUNs' receive queue: the receiving host's IP and TCP input then runs on those CPUs instead of in the router's write")
 	cpuProfile := fs.String("cpuprofile", "", "write the router process's CPU profile (go tool pprof) to this file")
+	fs.StringVar(&snapshotFile, "snapshot", "", "write the router's final snapshot (JSON, as status --json shows it) to this file")
 	fs.Parse(os.Args[2:])
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -205,6 +206,15 @@ func run(mode string, secs int, chain, udp, kind string, streams, rt int) error 
 	if r != nil {
 		sn := r.Snapshot()
 		up := sn.Up
+		if snapshotFile != "" {
+			b, err := json.MarshalIndent(sn, "", "  ")
+			if err == nil {
+				err = os.WriteFile(snapshotFile, b, 0o644)
+			}
+			if err != nil {
+				return err
+			}
+		}
 		line += fmt.Sprintf(" up_p50_us=%.1f up_p99_us=%.1f up_max_us=%.1f up_n=%d down_p99_us=%.1f whole=%v split=%d dropped=%d write_drops=%d ring_size=%d ring_drops=%d,%d ring_waiting_p99=%.0f,%.0f ring_waiting_max=%d,%d",
 			float64(up.Lateness.P50Ns)/1e3, float64(up.Lateness.P99Ns)/1e3, float64(up.Lateness.MaxNs)/1e3, up.Lateness.N,
 			float64(sn.Down.Lateness.P99Ns)/1e3, up.GSO.Whole, up.GSO.Split, up.Counters.Dropped, up.WriteDrops, up.Ring.Size,
@@ -331,6 +341,9 @@ var tcpRate string
 
 // pacingUs is iperf3's --pacing-timer for UDP (0: its default).
 var pacingUs int
+
+// snapshotFile receives the router's final snapshot ("": none).
+var snapshotFile string
 
 // probeOn runs the wake-up probes during the iperf3 run.
 var probeOn bool
