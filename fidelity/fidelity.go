@@ -12,9 +12,10 @@
 //   - the TUN ring in front of the router dropped packets: those are drops
 //     the chain did not decide, or
 //   - the router's loop was saturated: it spent at least MaxBusy of its time
-//     working on packets, so that it, not the chain, set the pace (a
+//     working on packets or holding reads back so as to release on time
+//     what it had taken in, so that it, not the chain, set the pace (a
 //     TCP flow through a path without a rate then runs as fast as the
-//     router, and its packets wait in the ring unseen).
+//     router, and its packets wait in the ring in front of it).
 //
 // Later inputs add causes here; they do not add new definitions elsewhere.
 package fidelity
@@ -46,8 +47,10 @@ type Direction struct {
 	RingDrops uint64
 	// Running is how long the direction's loop has run; Busy how much of
 	// that it spent in passes that read or released packets (0 when not
-	// known: no cpu_saturated cause then).
-	Running, Busy time.Duration
+	// known: no cpu_saturated cause then); Held how much it spent holding
+	// reads back while packets waited in front of it, because it could
+	// not have released more on time.
+	Running, Busy, Held time.Duration
 }
 
 // Cause is one reason a direction is not faithful.
@@ -92,10 +95,10 @@ func Judge(d Direction, minDelay time.Duration) Verdict {
 			"the kernel dropped %d packets in the TUN ring in front of the router, which the chain did not decide: the router did not read them in time",
 			d.RingDrops)})
 	}
-	if d.Running > 0 && float64(d.Busy) >= MaxBusy*float64(d.Running) {
+	if d.Running > 0 && d.Busy > 0 && float64(d.Busy+d.Held) >= MaxBusy*float64(d.Running) {
 		v.Causes = append(v.Causes, Cause{Code: "cpu_saturated", Text: fmt.Sprintf(
-			"the router's loop was saturated: it spent %.0f%% of its %v working on packets (%.0f%% at most is kept up with); the router, not the chain, set the pace, and packets waited in front of it unseen: give the router more CPU, or compare with --granularity gso, which takes GSO super-packets whole",
-			100*float64(d.Busy)/float64(d.Running), d.Running.Round(time.Millisecond), 100*MaxBusy)})
+			"the router's loop was saturated: of its %v it spent %.0f%% working on packets and %.0f%% holding reads back so as to release on time what it had taken in (%.0f%% in all at most is kept up with); the router, not the chain, set the pace, and packets waited in front of it: give the router more CPU, or compare with --granularity gso, which takes GSO super-packets whole",
+			d.Running.Round(time.Millisecond), 100*float64(d.Busy)/float64(d.Running), 100*float64(d.Held)/float64(d.Running), 100*MaxBusy)})
 	}
 	v.Faithful = len(v.Causes) == 0
 	return v

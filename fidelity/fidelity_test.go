@@ -76,22 +76,24 @@ func TestBottleneckRate(t *testing.T) {
 	}
 }
 
-// TestCPUSaturated checks the cpu_saturated cause: a loop busy at least
-// MaxBusy of its time is saturated, one below is not, one whose time is
-// unknown is not judged on it.
+// TestCPUSaturated checks the cpu_saturated cause: a loop busy, or busy
+// and holding reads back, at least MaxBusy of its time is saturated, one
+// below is not, one whose time is unknown is not judged on it.
 func TestCPUSaturated(t *testing.T) {
 	for _, c := range []struct {
-		running, busy time.Duration
-		want          bool
+		running, busy, held time.Duration
+		want                bool
 	}{
-		{10 * time.Second, 9600 * time.Millisecond, true},
-		{10 * time.Second, 9400 * time.Millisecond, false},
-		{0, 0, false},
+		{10 * time.Second, 9600 * time.Millisecond, 0, true},
+		{10 * time.Second, 9400 * time.Millisecond, 0, false},
+		{10 * time.Second, 6000 * time.Millisecond, 3600 * time.Millisecond, true},
+		{10 * time.Second, 6000 * time.Millisecond, 3000 * time.Millisecond, false},
+		{0, 0, 0, false},
 	} {
-		v := Judge(Direction{Name: "up", Running: c.running, Busy: c.busy}, 10*time.Millisecond)
+		v := Judge(Direction{Name: "up", Running: c.running, Busy: c.busy, Held: c.held}, 10*time.Millisecond)
 		got := len(v.Causes) == 1 && v.Causes[0].Code == "cpu_saturated"
 		if got != c.want || v.Faithful == c.want {
-			t.Errorf("busy %v of %v: verdict %+v, want saturated %v", c.busy, c.running, v, c.want)
+			t.Errorf("busy %v, held %v of %v: verdict %+v, want saturated %v", c.busy, c.held, c.running, v, c.want)
 		}
 	}
 }

@@ -32,6 +32,7 @@ type dirStats struct {
 	sleeps     uint64 // timed or untimed waits
 	spins      uint64 // passes that polled instead of sleeping
 	busy       int64  // ns the loop spent in passes that read or released packets
+	held       int64  // ns between passes in which the read pacer held packets back
 }
 
 // qextra is every segment one discipline dropped itself (the link's
@@ -107,22 +108,23 @@ func (s *dirStats) wrote(p *packet.Packet, t clock.Time, errno syscall.Errno) {
 // ended by one that takes less, drained what was waiting when the run
 // began (and what arrived while it ran): the runs' lengths estimate the
 // occupancy (a run of one packet found the ring empty behind it). A read
-// that took a whole batch is followed by the next read at once unless the
-// loop is held up (descheduled, or slow to write what it released): the
-// time until the next read that finds packets is the router's own delay
-// on packets that were waiting, its stall.
+// that took all it was allowed is followed by the next read at once unless
+// the loop is held up (descheduled, slow to write what it released, a
+// deadline near, or the read pacer holding reads back): the time until
+// the next read that finds packets is the router's own delay on packets
+// that were waiting, its stall.
 type ringEstimate struct {
 	run    uint64     // packets of the current run
 	runs   stats.Hist // packets per finished run
 	reads  uint64     // reads that took packets
 	full   uint64     // reads that took all they were allowed
-	since  clock.Time // when the last read took a whole batch, 0 if it did not
-	stalls stats.Hist // ns from a whole batch to the next read with packets
+	since  clock.Time // when the last read took all it was allowed, 0 if it did not
+	stalls stats.Hist // ns from such a read to the next read with packets
 }
 
 // read records a read at time at that took n packets; more reports that it
-// took all it was allowed to, batch that this was a whole batch.
-func (r *ringEstimate) read(at clock.Time, n int, more, batch bool) {
+// took all it was allowed to.
+func (r *ringEstimate) read(at clock.Time, n int, more bool) {
 	if n > 0 {
 		r.reads++
 		if r.since != 0 {
@@ -130,7 +132,7 @@ func (r *ringEstimate) read(at clock.Time, n int, more, batch bool) {
 		}
 	}
 	r.since = 0
-	if batch {
+	if more {
 		r.since = at
 	}
 	r.run += uint64(n)

@@ -63,6 +63,9 @@ func (v *vnetIngress) read(k int, to arriver) (int, bool, error) {
 		if err != nil {
 			return n, false, err
 		}
+		if to.enough() {
+			return n, true, nil
+		}
 	}
 	return n, true, nil
 }

@@ -82,6 +82,9 @@ type arriver interface {
 	// front of it when vnet is set), and reports whether it kept p; if
 	// not, p still belongs to the ingress.
 	arrive(now clock.Time, p *packet.Packet, vnet bool) bool
+	// enough reports that the read should end here, packets waiting or
+	// not (the read pacer's limit on super-packets).
+	enough() bool
 	// malformedRead counts n packets the device read but could not hand
 	// over (tun.ErrMalformed).
 	malformedRead(n uint64)
@@ -146,6 +149,16 @@ type loop struct {
 	// readCost is what reading and classifying one packet has cost
 	// lately (a moving average), for readAllowance.
 	readCost time.Duration
+	// pacer keeps the loop from reading faster than it can release; held
+	// records that the last pass read nothing for want of its credit, and
+	// passEnd when the last pass ended.
+	pacer   readPacer
+	held    bool
+	passEnd clock.Time
+	// What the current pass has read: bytes, and of them superBytes in
+	// supers GSO super-packets; it may read superQuota of them (unpaced:
+	// any number).
+	readBytes, supers, superBytes, superQuota int
 	// arrived records an Enqueue since the last release. Only after one, or
 	// once lastNext has come, can a packet be due; asking the link at other
 	// times (the loop polls often near deadlines) would only make a
@@ -251,35 +264,65 @@ func (l *loop) resetChainState() {
 // waiting.
 func (l *loop) pass() (int, bool, error) {
 	start := l.clk.Now()
+	if l.held && l.passEnd != 0 {
+		l.st.held += int64(start - l.passEnd)
+	}
+	l.pacer.refill(start)
 	out := l.release(start)
 	at := l.clk.Now()
+	l.pacer.update()
 	k := l.readAllowance(at)
-	n, more, err := l.in.read(k, l)
-	if n > 0 {
-		l.readCost += (time.Duration(l.clk.Now()-at)/time.Duration(n) - l.readCost) / 8
+	l.held = k == 0
+	n, more := 0, true
+	var err error
+	l.readBytes, l.supers, l.superBytes = 0, 0, 0
+	if k > 0 {
+		n, more, err = l.in.read(k, l)
 	}
-	l.st.ring.read(at, n, more, more && n >= readBatch)
+	t := l.clk.Now()
 	if n > 0 {
+		l.readCost += (time.Duration(t-at)/time.Duration(n) - l.readCost) / 8
+		l.pacer.charge(at, l.readBytes, l.supers, l.superBytes, time.Duration(t-at))
+		// A read that took all it was allowed left packets waiting
+		// whatever limited it: the time until the next read is the
+		// router's own delay on them.
+		l.st.ring.read(at, n, more)
 		l.st.maxLen = max(l.st.maxLen, l.dir.Len())
-		out += l.release(l.clk.Now())
+		out += l.release(t)
+	} else if k > 0 {
+		l.st.ring.read(at, 0, more)
 	}
+	l.passEnd = l.clk.Now()
 	if n > 0 || out > 0 {
-		l.st.busy += int64(l.clk.Now() - start)
+		l.st.busy += int64(l.passEnd - start)
 	}
 	return n, more, err
 }
 
-// readAllowance returns how many packets a pass may read at now: a batch,
-// or as many as fit before the link's next deadline at what a read has
-// been costing (at least one), so that reading never holds a due release
-// back by more than about one packet's read.
+// readAllowance returns how many packets a pass may read at now: none
+// when the read pacer holds reads back (see readPacer), else a batch, or
+// as many as fit before the link's next deadline at what a read has been
+// costing (at least one), so that reading never holds a due release back
+// by more than about one packet's read; and it sets how many super-packets
+// of them the pacer allows (l.superQuota).
 func (l *loop) readAllowance(now clock.Time) int {
+	l.superQuota = unpaced
+	if l.dir.Len() > 0 {
+		// Only a link that holds packets has releases to come that
+		// reads could crowd; one that released all it had keeps its
+		// loop's time for what the next read brings.
+		l.superQuota = l.pacer.allowance(now)
+	}
+	if l.superQuota == 0 {
+		return 0
+	}
+	k := readBatch
 	if l.lastNext == clock.Never {
-		return readBatch
+		return k
 	}
 	left := time.Duration(l.lastNext - now)
-	if left >= readBatch*l.readCost {
-		return readBatch
+	if left >= time.Duration(k)*l.readCost {
+		return k
 	}
 	return max(1, int(left/max(l.readCost, 1)))
 }
@@ -301,6 +344,11 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 	buf, off := p.Buffer()
 	if vnet {
 		h, _ = packet.DecodeVirtioNetHdr(buf[off-tun.VNetHdrLen : off])
+	}
+	l.readBytes += len(pkt)
+	if h.GSOType != packet.GSONone {
+		l.supers++
+		l.superBytes += len(pkt)
 	}
 	// What is not an IP packet of its own length (bytes an AF_PACKET
 	// socket put on the host's device) is no use to the receiving kernel,
@@ -357,6 +405,10 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 	return true
 }
 
+// enough implements arriver: the pass has read the super-packets the read
+// pacer allowed.
+func (l *loop) enough() bool { return l.superQuota != unpaced && l.supers >= l.superQuota }
+
 // malformedRead implements arriver.
 func (l *loop) malformedRead(n uint64) { l.st.malformed += n }
 
@@ -382,17 +434,25 @@ func (l *loop) release(now clock.Time) int {
 		return 0
 	}
 	l.arrived = false
-	n := 0
+	n, bytes := 0, 0
+	var began clock.Time
 	for {
 		p, next := l.dir.Dequeue(now)
 		if p == nil {
 			l.lastNext = next
 			break
 		}
+		if n == 0 {
+			began = l.clk.Now()
+		}
+		bytes += p.Len()
 		l.out.write(p, l.deadline(p, now), l)
 		n++
 	}
 	l.out.flush(l)
+	if n > 0 {
+		l.pacer.releasedFor(bytes, time.Duration(l.clk.Now()-began))
+	}
 	return n
 }
 

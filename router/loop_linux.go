@@ -66,6 +66,9 @@ func (l *loop) run() error {
 func (l *loop) idle() error {
 	timeout := time.Duration(-1)
 	var target clock.Time
+	if l.held {
+		return l.holdReads()
+	}
 	if next := l.lastNext; next != clock.Never {
 		now := l.clk.Now()
 		d := time.Duration(next - now)
@@ -96,6 +99,27 @@ func (l *loop) idle() error {
 	}
 	if !event && err == nil && timeout >= 0 {
 		l.adaptSpin(time.Duration(l.clk.Now() - target))
+	}
+	return err
+}
+
+// holdReads waits, without looking at the ingress (whose packets wait for
+// the read pacer), until a read is allowed again or the link's next
+// deadline, whichever is first; it spins through the last l.spin of it.
+func (l *loop) holdReads() error {
+	now := l.clk.Now()
+	d := l.pacer.wait(now)
+	if next := l.lastNext; next != clock.Never {
+		d = min(d, time.Duration(next-now))
+	}
+	if d <= l.spin {
+		l.st.spins++
+		return nil
+	}
+	l.st.sleeps++
+	woken, err := pollWake(l.wake, d-l.spin)
+	if woken {
+		drainWake(l.wake)
 	}
 	return err
 }

@@ -7,7 +7,10 @@
 //
 //	read      ingress.read takes what the TUN holds, up to a batch, without
 //	          waiting (vnetIngress on the loop's thread; chanIngress from a
-//	          reader goroutine for other devices)
+//	          reader goroutine for other devices), and no more than the
+//	          loop can release on time later (readPacer): a loop that
+//	          cannot keep up leaves packets in the ring in front of it
+//	          rather than releasing them late
 //	classify  loop.arrive: virtio-net header, 5-tuple and flow, and
 //	          whether a GSO super-packet enters whole (packet.DescribeGSO's
 //	          segments) or is split into wire segments (splitter) with their

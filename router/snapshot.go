@@ -105,6 +105,7 @@ func (d DirSnapshot) Fidelity() fidelity.Direction {
 		RingDrops:   d.Ring.Drops,
 		Running:     time.Duration(d.Loop.RunNs),
 		Busy:        time.Duration(d.Loop.BusyNs),
+		Held:        time.Duration(d.Loop.HeldNs),
 	}
 }
 
@@ -156,8 +157,10 @@ type RingSnapshot struct {
 	// waited). Its N counts the runs.
 	Waiting WaitingSummary `json:"waiting"`
 	// Stall is the router's own delay on packets waiting in the ring:
-	// from a read that took a whole batch (so that more were probably
-	// waiting) to the next read that took packets, in ns. A few
+	// from a read that took all it was allowed (so that more were probably
+	// waiting: a whole batch, or fewer when a deadline was near or the
+	// read pacer held reads back) to the next read that took packets, in
+	// ns. A few
 	// microseconds when the loop keeps up (the time to release what it
 	// read); a loop that is descheduled or falls behind shows here, since
 	// packets waiting in the ring have no deadline the release lateness
@@ -202,14 +205,18 @@ type GSOSnapshot struct {
 // it runs (for taskset or chrt; 0 otherwise), the CPU time it has used,
 // how long it has run (RunNs) and how much of that it spent in passes
 // that read or released packets (BusyNs: a loop that keeps up has time
-// left over; one busy all the time is saturated), the times it waited in
-// the kernel (Sleeps) and the passes in which it polled instead, a
-// deadline being near (Spins).
+// left over; one busy all the time is saturated), how much it spent
+// holding reads back while packets waited, so as not to take in more than
+// it could release on time (HeldNs; see readPacer: busy and held together
+// near RunNs, the router set the pace), the times it waited in the kernel
+// (Sleeps) and the passes in which it polled instead, a deadline being
+// near (Spins).
 type LoopSnapshot struct {
 	TID    int    `json:"tid"`
 	CPUNs  int64  `json:"cpu_ns"`
 	RunNs  int64  `json:"run_ns"`
 	BusyNs int64  `json:"busy_ns"`
+	HeldNs int64  `json:"held_ns"`
 	Sleeps uint64 `json:"sleeps"`
 	Spins  uint64 `json:"spins"`
 }
@@ -303,7 +310,7 @@ func (l *loop) snap() DirSnapshot {
 			USODatagrams: st.uso.datagrams,
 		},
 		MaxInFlight: st.maxLen,
-		Loop: LoopSnapshot{TID: int(l.tid.Load()), CPUNs: int64(l.cpu), RunNs: int64(run), BusyNs: st.busy,
+		Loop: LoopSnapshot{TID: int(l.tid.Load()), CPUNs: int64(l.cpu), RunNs: int64(run), BusyNs: st.busy, HeldNs: st.held,
 			Sleeps: st.sleeps, Spins: st.spins},
 		Flows: st.flows.snapshot(),
 	}

@@ -83,8 +83,11 @@ type DirectionReport struct {
 	RingDrops  uint64 `json:"ring_drops"`
 	WriteDrops uint64 `json:"write_drops"`
 	// LoopBusy is the share of the run the direction's loop spent working
-	// on packets (0 to 1): near 1, it was saturated.
+	// on packets (0 to 1), LoopHeld the share it spent holding reads back
+	// so as to release on time what it had taken in: together near 1, it
+	// was saturated.
 	LoopBusy float64 `json:"loop_busy"`
+	LoopHeld float64 `json:"loop_held"`
 	// Verdict is fidelity.Judge's.
 	Verdict fidelity.Verdict `json:"verdict"`
 }
@@ -246,12 +249,14 @@ func (rec *routerRecord) report(s *Setup) *RouterReport {
 			dr.Delay.MeanMs = (d.end.DelaySum - d.base.DelaySum) / float64(n) / 1e6
 		}
 		running, busy := time.Duration(d.end.LoopRunNs-d.base.LoopRunNs), time.Duration(d.end.LoopBusyNs-d.base.LoopBusyNs)
+		held := time.Duration(d.end.LoopHeldNs - d.base.LoopHeldNs)
 		if running > 0 {
 			dr.LoopBusy = float64(busy) / float64(running)
+			dr.LoopHeld = float64(held) / float64(running)
 		}
 		dr.Verdict = fidelity.Judge(fidelity.Direction{
 			Name: d.name, Releases: dr.Lateness.N, LatenessP99: time.Duration(dr.Lateness.P99Ns), RingDrops: dr.RingDrops,
-			Running: running, Busy: busy,
+			Running: running, Busy: busy, Held: held,
 		}, minDelay)
 		faithful = faithful && dr.Verdict.Faithful
 		rep.Directions = append(rep.Directions, dr)
@@ -377,9 +382,9 @@ func PrintRouter(w io.Writer, raw json.RawMessage) error {
 			d.LoadRateBps/1e6, d.Delay.MeanMs, d.Delay.P50Ms, d.Delay.P99Ms, d.Delay.MaxMs)
 		ew.printf("      packets:    %d in, %d delivered, %d dropped%s, %d marked, %d duplicated, %d reordered\n",
 			d.Sent, d.Delivered, d.Dropped, results.DropReasons(d.DroppedByReason), d.Marked, d.Duplicated, d.Reordered)
-		ew.printf("      router:     lateness median %s, 99th %% %s, max %s (tolerance %s); ring drops %d, write drops %d; loop busy %.0f%%\n",
+		ew.printf("      router:     lateness median %s, 99th %% %s, max %s (tolerance %s); ring drops %d, write drops %d; loop busy %.0f%%, held %.0f%%\n",
 			time.Duration(d.Lateness.P50Ns), time.Duration(d.Lateness.P99Ns), time.Duration(d.Lateness.MaxNs),
-			time.Duration(d.Verdict.ToleranceNs), d.RingDrops, d.WriteDrops, 100*d.LoopBusy)
+			time.Duration(d.Verdict.ToleranceNs), d.RingDrops, d.WriteDrops, 100*d.LoopBusy, 100*d.LoopHeld)
 	}
 	for _, c := range rep.Changes {
 		if c.Error != "" {

@@ -31,9 +31,9 @@ type dirView struct {
 	// the direction's loop; WriteDrops what the egress device refused.
 	RingDrops, WriteDrops uint64
 	// LoopRunNs is how long the direction's loop has run, LoopBusyNs how
-	// much of that it spent on packets.
-	LoopRunNs, LoopBusyNs int64
-	Flows                 map[flowKey]flowCount
+	// much of that it spent on packets, LoopHeldNs holding reads back.
+	LoopRunNs, LoopBusyNs, LoopHeldNs int64
+	Flows                             map[flowKey]flowCount
 	// Order lists Flows' keys as the router lists them: in order of first
 	// appearance.
 	Order []flowKey
@@ -70,7 +70,7 @@ func viewOf(d router.DirSnapshot) dirView {
 		DelayMin: c.Delay.Min, DelayP50: c.Delay.P50, DelayP99: c.Delay.P99, DelayMax: c.Delay.Max,
 		LatenessN: d.Lateness.N, LatenessP50Ns: d.Lateness.P50Ns, LatenessP99Ns: d.Lateness.P99Ns, LatenessMax: d.Lateness.MaxNs,
 		RingDrops: d.Ring.Drops, WriteDrops: d.WriteDrops,
-		LoopRunNs: d.Loop.RunNs, LoopBusyNs: d.Loop.BusyNs,
+		LoopRunNs: d.Loop.RunNs, LoopBusyNs: d.Loop.BusyNs, LoopHeldNs: d.Loop.HeldNs,
 		Flows: make(map[flowKey]flowCount, len(d.Flows)),
 	}
 	for r, n := range c.DroppedByReason {

@@ -153,7 +153,7 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, f
 	}
 	if v := d.Verdict; v != nil {
 		if v.Faithful {
-			fmt.Fprintf(w, " faithful: lateness p99 within %v, no ring drops, loop busy %.0f%%\n", time.Duration(v.ToleranceNs), busyPct(d.Loop))
+			fmt.Fprintf(w, " faithful: lateness p99 within %v, no ring drops, loop busy %.0f%%, held %.0f%%\n", time.Duration(v.ToleranceNs), loopPct(d.Loop, d.Loop.BusyNs), loopPct(d.Loop, d.Loop.HeldNs))
 		}
 		for _, c := range v.Causes {
 			fmt.Fprintf(w, " NOT FAITHFUL (%s): %s\n", c.Code, c.Text)
@@ -192,12 +192,12 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, f
 	}
 }
 
-// busyPct returns the share of its running time a loop spent on packets.
-func busyPct(l router.LoopSnapshot) float64 {
+// loopPct returns ns as a share of l's running time, in percent.
+func loopPct(l router.LoopSnapshot, ns int64) float64 {
 	if l.RunNs == 0 {
 		return 0
 	}
-	return 100 * float64(l.BusyNs) / float64(l.RunNs)
+	return 100 * float64(ns) / float64(l.RunNs)
 }
 
 // printTCShow prints a qdisc's line and its two statistics lines exactly as
