@@ -582,6 +582,7 @@ func (l *loop) setChain(chain []qdisc.Spec) (qdisc.ChainChange, error) {
 		l.resetChainState()
 		l.whole = l.wholeAllowed()
 		l.lastNext = 0
+		l.pacer.newChain()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("router: %w", err)

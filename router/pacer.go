@@ -154,6 +154,16 @@ func (p *readPacer) releasedFor(bytes int, took time.Duration) {
 	}
 }
 
+// newChain forgets the released-per-read ratio of the chain before: a
+// chain that drops more than the last one would otherwise be charged as
+// if it released all it reads, until the horizon caught up (seconds at
+// 10 Gbit/s, minutes at 100 Mbit/s). Until the new chain's first release
+// nothing is held back.
+func (p *readPacer) newChain() {
+	p.readBytes, p.releasedBytes = 0, 0
+	p.writeCost = 0
+}
+
 // wait returns how long from now, the time of the last refill, until a
 // super-packet may be read.
 func (p *readPacer) wait(now clock.Time) time.Duration {

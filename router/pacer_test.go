@@ -154,6 +154,28 @@ func TestPacerDescheduledRelease(t *testing.T) {
 	}
 }
 
+// TestPacerNewChain checks that after a chain change the pacer charges by
+// what the new chain releases: a chain that drops half of what it reads
+// costs half as much a byte read, at once, not after the old chain's
+// ratio has aged out.
+func TestPacerNewChain(t *testing.T) {
+	const w = 20 * time.Microsecond
+	now := clock.Time(time.Hour)
+	p := measured(t, now, w)
+	p.newChain()
+	if got := p.allowance(now); got != unpaced {
+		t.Fatalf("allowance %d right after a new chain, want unpaced until its first release", got)
+	}
+	for range 64 {
+		p.charge(now, 2*superSize, 2, 2*superSize, 0)
+		p.releasedFor(superSize, w) // one of every two dropped
+	}
+	p.update()
+	if got, want := time.Duration(p.writeCost*superSize), w/2; got < want*95/100 || got > want*105/100 {
+		t.Errorf("write cost %v a super-packet read under a chain that drops half, want about %v", got, want)
+	}
+}
+
 // delayLine runs a model of a loop on a virtual clock for a second (its
 // pacer having measured what releases cost before): a ring that always
 // holds super-packets, reads costing r each, a constant delay, releases
