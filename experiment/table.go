@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -20,8 +21,11 @@ type TableOptions struct {
 	// is the runs' test). Empty: the first and second variables whose
 	// value varies, in the file's order, the test last.
 	Rows, Cols string
-	// Where keeps only runs whose variables have these values.
-	Where map[string]string
+	// Where keeps only runs whose variables have one of these values. A
+	// value is a value of the variable, or several joined by commas
+	// ("reno,cubic") where the joined string is not one. A variable left
+	// one value is fixed; one left several still varies, among them.
+	Where map[string][]string
 	// Series is the series whose statistic fills the cells. Empty: each
 	// run's main throughput series (MainSeries).
 	Series string
@@ -183,13 +187,35 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 			addValue("test", r.Test)
 		}
 	}
-	for name, v := range o.Where {
-		if !contains(dims, name) {
-			return nil, choicef("--where %s=%s: %s is not a variable of %s (its variables are %s)", name, v, name, dir, strings.Join(dims, ", "))
+	where := map[string][]string{}
+	for name, given := range o.Where {
+		for _, raw := range given {
+			if !contains(dims, name) {
+				return nil, choicef("--where %s=%s: %s is not a variable of %s (its variables are %s)", name, raw, name, dir, strings.Join(dims, ", "))
+			}
+			vs := []string{raw}
+			if !contains(values[name], raw) {
+				vs = strings.Split(raw, ",")
+			}
+			for _, v := range vs {
+				if !contains(values[name], v) {
+					return nil, choicef("--where %s=%s: %s has no value %q (its values are %s)", name, raw, name, v, strings.Join(values[name], ", "))
+				}
+				if !contains(where[name], v) {
+					where[name] = append(where[name], v)
+				}
+			}
 		}
-		if !contains(values[name], v) {
-			return nil, choicef("--where %s=%s: %s has no value %q (its values are %s)", name, v, name, v, strings.Join(values[name], ", "))
+	}
+	// Only the values kept are laid out, in the file's order.
+	for name, keep := range where {
+		var vs []string
+		for _, v := range values[name] {
+			if contains(keep, v) {
+				vs = append(vs, v)
+			}
 		}
+		values[name] = vs
 	}
 	// The test is a dimension of its own only when a case runs several:
 	// otherwise it follows from the case's variables (a transport variable
@@ -202,7 +228,7 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 	}
 	var varying []string
 	for _, d := range dims {
-		if _, fixed := o.Where[d]; !fixed && len(values[d]) > 1 && (d != "test" || testVaries) {
+		if len(values[d]) > 1 && (d != "test" || testVaries) {
 			varying = append(varying, d)
 		}
 	}
@@ -246,7 +272,7 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 			for k, v := range c.Vars {
 				rd[k] = v
 			}
-			if !matchesWhere(rd, o.Where) {
+			if !matchesWhere(rd, where) {
 				continue
 			}
 			if r.Status != StatusComplete {
@@ -331,25 +357,26 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 		tables = append(tables, t)
 	}
 	if len(tables) == 0 {
-		return nil, choicef("%s has no complete run to show%s: run `wanlab experiment run` on it first", dir, whereText(o.Where))
+		return nil, choicef("%s has no complete run to show%s: run `wanlab experiment run` on it first", dir, whereText(where))
 	}
 	return tables, nil
 }
 
-func whereText(where map[string]string) string {
+func whereText(where map[string][]string) string {
 	if len(where) == 0 {
 		return ""
 	}
 	var parts []string
-	for k, v := range where {
-		parts = append(parts, k+"="+v)
+	for k, vs := range where {
+		parts = append(parts, k+"="+strings.Join(vs, ","))
 	}
+	slices.Sort(parts)
 	return " with " + strings.Join(parts, " ")
 }
 
-func matchesWhere(dims, where map[string]string) bool {
-	for k, v := range where {
-		if dims[k] != v {
+func matchesWhere(dims map[string]string, where map[string][]string) bool {
+	for k, vs := range where {
+		if !contains(vs, dims[k]) {
 			return false
 		}
 	}

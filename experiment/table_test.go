@@ -127,7 +127,7 @@ func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 
 func TestTableChoices(t *testing.T) {
 	dir := runTableSweep(t, tableSweep)
-	tables, err := Tables(dir, TableOptions{Rows: "transport", Cols: "variant", Where: map[string]string{"delay": "50ms"}, Stat: "p99", Spread: "minmax", Series: "Ping (ms) ICMP"})
+	tables, err := Tables(dir, TableOptions{Rows: "transport", Cols: "variant", Where: map[string][]string{"delay": {"50ms"}}, Stat: "p99", Spread: "minmax", Series: "Ping (ms) ICMP"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestTableChoices(t *testing.T) {
 		t.Errorf("text:\n%s", b.String())
 	}
 	// A flow's own series fills the cells as the run's do.
-	flows, err := Tables(dir, TableOptions{Where: map[string]string{"variant": "jitter", "transport": "reno"}, Series: "TCP upload::tcp_reordering", Stat: "max"})
+	flows, err := Tables(dir, TableOptions{Where: map[string][]string{"variant": {"jitter"}, "transport": {"reno"}}, Series: "TCP upload::tcp_reordering", Stat: "max"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,9 +152,22 @@ func TestTableChoices(t *testing.T) {
 			t.Errorf("flow series, %s: %+v, want the max 10 of each of 3 runs", flows[0].Rows[i], c)
 		}
 	}
+	// Several values of one variable: it still varies, among them only,
+	// in the file's order; one value fixes it.
+	two, err := Tables(dir, TableOptions{Where: map[string][]string{"transport": {"cubic,reno"}, "variant": {"fixed"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(two) != 1 || two[0].RowVar != "delay" || two[0].ColVar != "transport" || strings.Join(two[0].Cols, ",") != "reno,cubic" || len(two[0].Rows) != 5 {
+		t.Fatalf("--where transport=cubic,reno: %d tables, rows %s %v, cols %s %v", len(two), two[0].RowVar, two[0].Rows, two[0].ColVar, two[0].Cols)
+	}
+	same, err := Tables(dir, TableOptions{Where: map[string][]string{"transport": {"reno", "cubic"}, "variant": {"fixed"}}})
+	if err != nil || len(same) != 1 || strings.Join(same[0].Cols, ",") != "reno,cubic" || same[0].Cells[0][1].Summary.Mean != two[0].Cells[0][1].Summary.Mean {
+		t.Fatalf("--where given twice: %v, %+v", err, same)
+	}
 	// Runs of another test (udp_flood) lack the series: left out and
 	// counted under the table, not an error.
-	mixed, err := Tables(dir, TableOptions{Where: map[string]string{"variant": "fixed"}, Series: "TCP upload::tcp_reordering"})
+	mixed, err := Tables(dir, TableOptions{Where: map[string][]string{"variant": {"fixed"}}, Series: "TCP upload::tcp_reordering"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,8 +183,9 @@ func TestTableChoices(t *testing.T) {
 	}{
 		{TableOptions{Series: "TCP download"}, `has no series "TCP download"`},
 		{TableOptions{Series: "UDP upload::tcp_cwnd"}, "and its flows' own (wanlab show "},
-		{TableOptions{Where: map[string]string{"delay": "20ms"}}, `delay has no value "20ms"`},
-		{TableOptions{Where: map[string]string{"dealy": "20ms"}}, "dealy is not a variable"},
+		{TableOptions{Where: map[string][]string{"delay": {"20ms"}}}, `delay has no value "20ms"`},
+		{TableOptions{Where: map[string][]string{"dealy": {"20ms"}}}, "dealy is not a variable"},
+		{TableOptions{Where: map[string][]string{"transport": {"reno,tfrc"}}}, `--where transport=reno,tfrc: transport has no value "tfrc"`},
 		{TableOptions{Rows: "cc"}, "--rows cc: not a variable"},
 		{TableOptions{Stat: "avg"}, "--stat \"avg\": use one of mean"},
 		{TableOptions{Rows: "delay", Cols: "delay"}, "two different variables"},

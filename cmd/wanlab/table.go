@@ -56,7 +56,7 @@ one line per column, error bars for the spread.`,
 	fs := c.Flags()
 	fs.StringVar(&f.rows, "rows", "", "variable down the side (default: the first that varies)")
 	fs.StringVar(&f.cols, "cols", "", "variable across the top (default: the second that varies)")
-	fs.StringArrayVar(&f.where, "where", nil, "VAR=VALUE: only runs with this value (repeatable)")
+	fs.StringArrayVar(&f.where, "where", nil, "VAR=VALUE[,VALUE...]: only runs with one of these values (repeatable); a variable given one value is fixed, one given several still varies among them")
 	fs.StringVar(&f.series, "series", "", `series of the cells, e.g. "TCP upload", "Ping (ms) ICMP" or a flow's own "TCP upload::tcp_reordering" (default: each run's main throughput)`)
 	fs.StringVar(&f.stat, "stat", "mean", "statistic of each run's series: "+strings.Join(experiment.Stats, ", "))
 	fs.StringVar(&f.spread, "spread", "stddev", "spread across repetitions: "+strings.Join(experiment.Spreads, ", "))
@@ -72,13 +72,13 @@ func runTable(s *streams, dir string, f *tableFlags) error {
 	if !slices.Contains(tableFormats, f.format) {
 		return usagef("--format %q: use text, markdown or csv", f.format)
 	}
-	o := experiment.TableOptions{Rows: f.rows, Cols: f.cols, Series: f.series, Stat: f.stat, Spread: f.spread, Where: map[string]string{}}
+	o := experiment.TableOptions{Rows: f.rows, Cols: f.cols, Series: f.series, Stat: f.stat, Spread: f.spread, Where: map[string][]string{}}
 	for _, w := range f.where {
 		k, v, ok := strings.Cut(w, "=")
 		if !ok || k == "" {
-			return usagef("--where %q: write VAR=VALUE, e.g. --where variant=jitter", w)
+			return usagef("--where %q: write VAR=VALUE or VAR=VALUE,VALUE..., e.g. --where variant=jitter or --where transport=reno,cubic", w)
 		}
-		o.Where[k] = v
+		o.Where[k] = append(o.Where[k], v)
 	}
 	fo := outfile.Options{Label: "-o", Suggest: "table." + map[string]string{"text": "txt", "markdown": "md", "csv": "csv"}[f.format], Stdout: s.out}
 	if err := outfile.Check(f.out, fo); err != nil {
