@@ -304,7 +304,7 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 				// only a series no run has is an error.
 				if lacking == 0 {
 					lackErr = choicef("%s (a %s run) has no series %q; its series are %s, and its flows' own (wanlab show %s --flow-series)",
-						r.File, doc.Run.Test, o.Series, seriesNames(doc), filepath.Join(dir, r.File))
+						r.File, doc.Run.Test, o.Series, doc.SeriesList(), filepath.Join(dir, r.File))
 				}
 				lacking++
 				continue
@@ -381,14 +381,6 @@ func matchesWhere(dims map[string]string, where map[string][]string) bool {
 		}
 	}
 	return true
-}
-
-func seriesNames(d *results.Document) string {
-	var names []string
-	for _, s := range d.Series {
-		names = append(names, fmt.Sprintf("%q", s.Name))
-	}
-	return strings.Join(names, ", ")
 }
 
 // combinations returns every combination of the dimensions' values, the

@@ -153,7 +153,7 @@ func boxPlot(docs []*results.Document, labels []string, o Options, t theme) (*fi
 	}
 	if len(b.stats) == 0 {
 		return nil, fmt.Errorf("plot: %s: %s: choose a series the runs have; the first run has: %s",
-			Box, noneHave(docs, labels, fmt.Sprintf("samples of %q inside its load window", name)), seriesNames(docs[0]))
+			Box, noneHave(docs, labels, fmt.Sprintf("samples of %q inside its load window", name)), docs[0].SeriesList())
 	}
 	unit, err := oneUnit("box plot of "+name, units)
 	if err != nil {

@@ -67,7 +67,7 @@ func pingCDF(docs []*results.Document, labels []string, o Options, t theme) (*fi
 	}
 	if len(specs) == 0 {
 		return nil, fmt.Errorf("plot: %s: %s: it needs Ping (ms)… series; the first run has: %s",
-			PingCDF, noneHave(docs, labels, "latency samples inside its load window"), seriesNames(docs[0]))
+			PingCDF, noneHave(docs, labels, "latency samples inside its load window"), docs[0].SeriesList())
 	}
 	unit, err := oneUnit("latency CDF", units)
 	if err != nil {

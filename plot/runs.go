@@ -93,19 +93,6 @@ func manyRunsTitle(docs []*results.Document, what string) string {
 	return fmt.Sprintf("%s, %d runs", what, len(docs))
 }
 
-// seriesNames lists the names of the document's top-level series, for
-// error messages.
-func seriesNames(d *results.Document) string {
-	var names []string
-	for _, s := range d.Series {
-		names = append(names, s.Name)
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
-}
-
 // windowValues returns the values of the samples inside the series'
 // window that are not lost probes: what its summary describes.
 func windowValues(s *results.Series) []float64 {

@@ -22,7 +22,7 @@ func seriesOverTime(docs []*results.Document, labels []string, o Options, t them
 	name := strings.TrimSpace(o.Series)
 	if name == "" {
 		return nil, fmt.Errorf("plot: %s needs --series NAME: a series the runs have, such as %q or a flow's %q; the first run has: %s%s",
-			SeriesKind, "Ping (ms) ICMP", "TFRC upload::tfrc_p", seriesNames(docs[0]), flowSeriesHint)
+			SeriesKind, "Ping (ms) ICMP", "TFRC upload::tfrc_p", docs[0].SeriesList(), flowSeriesHint)
 	}
 	keys := make([]lineKey, 0, len(docs))
 	found := make([]*results.Series, len(docs))
@@ -35,7 +35,7 @@ func seriesOverTime(docs []*results.Document, labels []string, o Options, t them
 	}
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("plot: %s: %s: choose a series the runs have; the first run has: %s%s",
-			SeriesKind, noneHave(docs, labels, fmt.Sprintf("samples of %q", name)), seriesNames(docs[0]), flowSeriesHint)
+			SeriesKind, noneHave(docs, labels, fmt.Sprintf("samples of %q", name)), docs[0].SeriesList(), flowSeriesHint)
 	}
 	slots := assignSlots(keys)
 	marks := loadMarks(docs, t)

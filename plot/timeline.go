@@ -170,7 +170,7 @@ func allScaled(docs []*results.Document, labels []string, o Options, t theme) (*
 	}
 	if len(fig.panels) == 0 {
 		return nil, fmt.Errorf("plot: %s: %s: it needs throughput series (TCP, UDP, TFRC, QUIC or Custom upload… or download…) or Ping (ms)… series with samples; the first run has: %s",
-			AllScaled, noneHave(docs, labels, "series to draw"), seriesNames(docs[0]))
+			AllScaled, noneHave(docs, labels, "series to draw"), docs[0].SeriesList())
 	}
 	timeAxis(fig, marks, timeEnd(docs))
 	if many {

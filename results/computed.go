@@ -2,6 +2,8 @@ package results
 
 import (
 	"math"
+	"strconv"
+	"strings"
 
 	"wanlab/stats"
 )
@@ -69,6 +71,20 @@ func (d *Document) AddComputed() error {
 		}
 	}
 	return nil
+}
+
+// SeriesList lists the names of the document's top-level series, quoted
+// and joined by commas ("none" when it has none), for messages that name
+// what a choice could have been.
+func (d *Document) SeriesList() string {
+	if len(d.Series) == 0 {
+		return "none"
+	}
+	names := make([]string, len(d.Series))
+	for i, s := range d.Series {
+		names[i] = strconv.Quote(s.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // FindSeries returns the document's series of that name, among its
