@@ -189,10 +189,10 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 	}
 	where := map[string][]string{}
 	for name, given := range o.Where {
+		if !contains(dims, name) && len(given) > 0 {
+			return nil, choicef("--where %s=%s: %s is not a variable of %s (its variables are %s)", name, given[0], name, dir, strings.Join(dims, ", "))
+		}
 		for _, raw := range given {
-			if !contains(dims, name) {
-				return nil, choicef("--where %s=%s: %s is not a variable of %s (its variables are %s)", name, raw, name, dir, strings.Join(dims, ", "))
-			}
 			vs := []string{raw}
 			if !contains(values[name], raw) {
 				vs = strings.Split(raw, ",")
@@ -209,13 +209,7 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 	}
 	// Only the values kept are laid out, in the file's order.
 	for name, keep := range where {
-		var vs []string
-		for _, v := range values[name] {
-			if contains(keep, v) {
-				vs = append(vs, v)
-			}
-		}
-		values[name] = vs
+		values[name] = slices.DeleteFunc(values[name], func(v string) bool { return !contains(keep, v) })
 	}
 	// The test is a dimension of its own only when a case runs several:
 	// otherwise it follows from the case's variables (a transport variable

@@ -316,13 +316,12 @@ func (l *loop) readAllowance(now clock.Time) int {
 	if l.superQuota == 0 {
 		return 0
 	}
-	k := readBatch
 	if l.lastNext == clock.Never {
-		return k
+		return readBatch
 	}
 	left := time.Duration(l.lastNext - now)
-	if left >= time.Duration(k)*l.readCost {
-		return k
+	if left >= readBatch*l.readCost {
+		return readBatch
 	}
 	return max(1, int(left/max(l.readCost, 1)))
 }
