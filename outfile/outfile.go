@@ -7,9 +7,17 @@
 //     through, never replaced. Opening a FIFO for writing waits until a
 //     reader opens it (open(2) in fifo(7)); Create gives up when its context
 //     is done, so a command that catches SIGINT can still be interrupted.
-//   - A symbolic link is followed: the link stays, and its target is
-//     written by these rules (a dangling link creates its target, as a
-//     shell's > does).
+//   - A symbolic link is followed, at the end of the path or in the middle,
+//     unless someone other than the caller could have planted it where the
+//     caller did not expect one: a link in a sticky world-writable
+//     directory (/tmp) is followed only if it belongs to the caller or to
+//     the directory's owner. That is the kernel's rule with
+//     fs.protected_symlinks=1, applied whatever the sysctl says, since an
+//     atomic replace resolves the link in userspace where the kernel
+//     cannot apply it; a refused link is named, with its owner and the
+//     fix. A followed link stays, and its target is written by these rules
+//     (a dangling link creates its target, as a shell's > does): a user's
+//     own link in their own directory works as with the shell.
 //   - A regular file, or a path that does not exist yet, is written to a
 //     temporary file in the same directory and renamed over the path on
 //     Commit (rename(2) is atomic), so a reader never sees half a file and
@@ -20,12 +28,24 @@
 //   - A directory, a block device or a socket is refused, with a message
 //     that names the fix.
 //
+// The path is looked up one name at a time, each in a descriptor of the
+// directory before it, and the temporary is created (O_EXCL, O_NOFOLLOW)
+// and renamed within the descriptor of the directory that was checked, so
+// nothing swapped into the path between the check and the write is
+// followed. A name wanlab derives itself (Options.NoClobber: a default
+// results name, a graph beside it) is never written through or over
+// anything: when the name is taken, by a file, a link or anything else,
+// the output goes to name-2, name-3, ... (File.Path says which).
+//
 // The temporary is removed on every error, on Abort, and when SIGINT,
 // SIGTERM or SIGHUP ends the process (see NotifyContext for commands that
 // catch those signals themselves). A process killed with SIGKILL cannot
 // remove its temporary: temporaries carry the writer's process identity in
 // their name, and the next Create in the same directory removes those whose
 // writer is gone.
+//
+// Paths in messages, and paths commands print, go through Printable, so a
+// control character in a name cannot break or forge a line.
 package outfile
 
 import (
@@ -35,9 +55,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,15 +73,17 @@ type Options struct {
 	// Suggest is a file name offered when the path is a directory
 	// ("events.csv" gives "e.g. /tmp/events.csv").
 	Suggest string
-	// NoClobber refuses a path that names an existing file instead of
-	// replacing it. It is for outputs whose name wanlab chose itself (a
-	// default results file name): the user never asked for that file to be
-	// replaced. Devices and FIFOs are still written through.
+	// NoClobber marks a name wanlab chose itself (a default results file
+	// name, a graph beside it): the user never asked for anything there to
+	// be replaced or written through. When the name is taken (by a file,
+	// a link, dangling or not, a device, a FIFO), the output goes to the
+	// first free one of name-2, name-3, ... name-100, chosen again on
+	// Commit if another process takes it meanwhile; File.Path says which.
+	// Check and Create refuse it only when all of them are taken.
 	NoClobber bool
-	// ClobberHint tells the user, when NoClobber refuses a path, how to
-	// choose another name or allow replacing ("give another name with
-	// --out FILE"). Empty, the message says to choose another name or
-	// remove the file.
+	// ClobberHint tells the user, when every NoClobber name is taken, how
+	// to choose another ("give another name with -o FILE"). Empty, the
+	// message says to choose another name or remove the files.
 	ClobberHint string
 	// Unbuffered makes every Write reach the file at once. It is for a
 	// caller that buffers itself and flushes when a reader (of a FIFO, say)
@@ -79,22 +103,30 @@ const bufSize = 64 << 10
 // `defer f.Abort()` is the usual pattern). A File is not safe for
 // concurrent use.
 type File struct {
-	path  string // as given, for messages
-	opts  Options
-	kind  kind
-	final string   // where the content ends: the resolved target path
-	f     *os.File // nil for stdout
-	w     io.Writer
-	buf   *bufio.Writer // nil when unbuffered
-	tmp   *temporary    // the temporary of a replaced or new regular file
-	ended bool
-	err   error // the first write error, reported again by Commit
+	path string // as given, for messages
+	opts Options
+	kind kind
+	// dir and name are where a regular file's content ends; dir stays open
+	// until Commit or Abort. For a NoClobber name, base and n are the name
+	// derived and the number of the one to try first (target's).
+	dir     dirRef
+	name    string
+	base    string
+	n       int
+	f       *os.File // nil for stdout
+	w       io.Writer
+	buf     *bufio.Writer // nil when unbuffered
+	tmp     *temporary    // the temporary of a replaced or new regular file
+	ended   bool
+	err     error  // the first write error, reported again by Commit
+	written string // Path's answer
 }
 
 // temporary is a live temporary file; the registry holds every one so that
 // a signal can remove them all.
 type temporary struct {
-	path string
+	dirfd int    // the directory's descriptor, open while the temporary lives
+	name  string // its name there
 	// removed is set when a signal removed the file, so that a Commit still
 	// running learns that its content is gone.
 	removed atomic.Bool
@@ -103,11 +135,15 @@ type temporary struct {
 // Check validates path as Create would, without creating or opening
 // anything: it reports a directory, a missing or unwritable parent
 // directory, an unwritable file, a block device or socket, a symbolic link
-// loop, and (with NoClobber) an existing file. Commands call it while
-// parsing their options, before they create anything else. Every error it
-// returns is about the path the user gave, and says what to change.
+// loop, a link it does not follow, and (with NoClobber) a name whose
+// numbered alternatives are all taken. Commands call it while parsing
+// their options, before they create anything else. Every error it returns
+// is about the path the user gave, and says what to change.
 func Check(path string, o Options) error {
-	_, err := resolve(path, o)
+	t, err := resolve(path, o)
+	if err == nil {
+		t.close()
+	}
 	return err
 }
 
@@ -120,7 +156,10 @@ func Create(ctx context.Context, path string, o Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &File{path: path, opts: o, kind: t.kind, final: t.path}
+	f := &File{path: path, opts: o, kind: t.kind, dir: dirRef{fd: -1}, name: t.name, base: t.base, n: t.n, written: path}
+	if o.NoClobber {
+		f.written = f.renamed(t.name)
+	}
 	switch t.kind {
 	case kindStdout:
 		f.w = o.Stdout
@@ -128,18 +167,24 @@ func Create(ctx context.Context, path string, o Options) (*File, error) {
 			f.w = os.Stdout
 		}
 	case kindDevice:
-		if f.f, err = os.OpenFile(t.path, os.O_WRONLY|unix.O_NOCTTY, 0); err != nil {
+		f.f, err = openDevice(t)
+		t.close()
+		if err != nil {
 			return nil, f.failed("cannot open it", err)
 		}
 	case kindFIFO:
-		if f.f, err = openFIFO(ctx, t.path); err != nil {
+		f.f, err = openFIFO(ctx, t)
+		t.close()
+		if err != nil {
 			return nil, f.failed("cannot open it", err)
 		}
 	case kindNew, kindRegular:
-		removeStale(filepath.Dir(t.path))
+		removeStale(t.dir)
 		if f.f, f.tmp, err = createTemp(t); err != nil {
+			t.close()
 			return nil, f.failed("cannot create a temporary file beside it", err)
 		}
+		f.dir = t.dir
 	}
 	if f.f != nil {
 		f.w = f.f
@@ -148,6 +193,17 @@ func Create(ctx context.Context, path string, o Options) (*File, error) {
 		f.buf = bufio.NewWriterSize(f.w, bufSize)
 	}
 	return f, nil
+}
+
+// Path is the path the output goes to, as the caller gave it: path itself,
+// or for a NoClobber name taken by something else, the numbered name
+// wanlab chose (run-2.json.gz). After Commit it is where the content is.
+func (f *File) Path() string { return f.written }
+
+// renamed is the path as given with its last name replaced by name.
+func (f *File) renamed(name string) string {
+	i := strings.LastIndexByte(f.path, '/')
+	return f.path[:i+1] + name
 }
 
 // errEnded is what Write and Commit return after Commit or Abort.
@@ -182,8 +238,8 @@ func (f *File) WriteString(s string) (int, error) {
 }
 
 // Commit makes the content final: it flushes, and for a regular file syncs
-// it and renames it over the path (with NoClobber, only if the path still
-// does not exist). A failed Commit leaves the path as it was before Create,
+// it and renames it over the path (with NoClobber, to the first of the
+// path's numbered names that still does not exist). A failed Commit leaves the path as it was before Create,
 // except that a device or FIFO keeps what already reached it. Commit after
 // Commit or Abort returns an error.
 func (f *File) Commit() error {
@@ -216,18 +272,25 @@ func (f *File) Commit() error {
 	if cerr := f.f.Close(); err == nil {
 		err = cerr
 	}
+	defer f.dir.close()
 	if err != nil {
 		f.tmp.discard()
 		return f.failed("writing it failed", err)
 	}
-	if err := f.tmp.install(f.final, f.opts.NoClobber); err != nil {
+	if f.opts.NoClobber {
+		name, err := f.tmp.installFree(f.base, f.n)
+		if err != nil {
+			return f.commitFailed(err)
+		}
+		f.written = f.renamed(name)
+	} else if err := f.tmp.install(f.name); err != nil {
 		return f.commitFailed(err)
 	}
 	// The rename is durable once the directory is synced; a failure here
 	// loses nothing that a crash could not, so it is not reported.
-	if d, err := os.Open(filepath.Dir(f.final)); err == nil {
-		d.Sync()
-		d.Close()
+	if fd, err := unix.Openat(f.dir.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		unix.Fsync(fd)
+		unix.Close(fd)
 	}
 	return nil
 }
@@ -246,6 +309,7 @@ func (f *File) Abort() {
 	}
 	if f.tmp != nil {
 		f.tmp.discard()
+		f.dir.close()
 	}
 }
 
@@ -279,7 +343,7 @@ func (f *File) commitFailed(err error) error {
 	case errors.Is(err, errRemovedBySignal):
 		return fmt.Errorf("%s: not written: a signal ended the run and its temporary file was removed", f.describe())
 	case f.opts.NoClobber && errors.Is(err, os.ErrExist):
-		return fmt.Errorf("%s: not written: a file of that name appeared while wanlab was writing it, and wanlab does not replace a file it named itself; %s", f.describe(), f.clobberHint())
+		return fmt.Errorf("%s: not written: it and the names after it up to %s were all taken by the time wanlab had written it, and wanlab does not replace a file it named itself: %s", f.describe(), Printable(numbered(f.base, maxNames)), f.clobberHint())
 	}
 	return f.failed("cannot move the finished file into place", err)
 }
@@ -288,6 +352,21 @@ func (f *File) commitFailed(err error) error {
 func (f *File) describe() string { return describe(f.opts, f.path) }
 
 func (f *File) clobberHint() string { return clobberHint(f.opts) }
+
+// Printable is path as wanlab prints it, in messages and in the lines that
+// say what it wrote: unchanged when it is valid UTF-8 and every character
+// prints (spaces and non-ASCII letters included), otherwise quoted as a Go
+// string ("a\nb", "\xff.json"), so that a newline or a terminal escape in
+// a name cannot break or forge a line. A path that starts with a double
+// quote is quoted too, so that a quoted path is never ambiguous.
+func Printable(path string) string {
+	plain := utf8.ValidString(path) && !strings.HasPrefix(path, `"`) &&
+		strings.IndexFunc(path, func(r rune) bool { return !strconv.IsPrint(r) }) < 0
+	if plain {
+		return path
+	}
+	return strconv.Quote(path)
+}
 
 // unwrapPath drops the operation and path that *os.PathError and
 // *os.LinkError add, since messages name the path already.

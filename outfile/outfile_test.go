@@ -3,12 +3,14 @@ package outfile
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -279,7 +281,6 @@ func TestUnbuffered(t *testing.T) {
 // message and that nothing was created.
 func TestRefused(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "exists.csv"), "old", 0o644)
 	writeFile(t, filepath.Join(dir, "file"), "old", 0o644)
 	if err := os.Symlink("loop", filepath.Join(dir, "loop")); err != nil {
 		t.Fatal(err)
@@ -305,7 +306,6 @@ func TestRefused(t *testing.T) {
 		{dir + "/dirlink", Options{Label: "--events"}, "--events " + dir + "/dirlink (a link to " + dir + "/sub) is a directory"},
 		{dir + "/missing/x.pcap", Options{Label: "--pcap"}, "--pcap " + dir + "/missing/x.pcap: directory " + dir + "/missing does not exist: create it first (mkdir -p " + dir + "/missing)"},
 		{dir + "/file/x.pcap", Options{}, "part of the path is a file, not a directory"},
-		{dir + "/exists.csv", Options{NoClobber: true, ClobberHint: "give another name with --out FILE"}, "exists.csv already exists, and wanlab does not replace a file it named itself: give another name with --out FILE"},
 		{dir + "/loop", Options{}, "too many levels of symbolic links"},
 		{dir + "/sock", Options{}, "sock is a socket; wanlab writes to a regular file, a character device such as /dev/null, a FIFO or - (the standard output)"},
 		{"", Options{Label: "--events"}, "--events: the file name is empty"},
@@ -342,33 +342,100 @@ func TestRefused(t *testing.T) {
 	}
 }
 
-// TestNoClobber writes a new file, and refuses one that appeared between
-// Create and Commit.
+// TestNoClobber: a name wanlab chose itself is never written over or
+// through: a taken name, by a file, a link (dangling or not) or a FIFO,
+// and a name taken between Create and Commit, make the output go to the
+// next numbered name, which Path reports.
 func TestNoClobber(t *testing.T) {
 	dir := t.TempDir()
-	o := Options{NoClobber: true}
-	path := filepath.Join(dir, "results.json")
-	if err := write(t, path, o); err != nil {
-		t.Fatal(err)
+	o := Options{NoClobber: true, ClobberHint: "give another name with -o FILE"}
+	base := filepath.Join(dir, "run.json.gz")
+	commit := func(t *testing.T, f *File, want string) {
+		t.Helper()
+		if err := f.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if f.Path() != want {
+			t.Errorf("Path() = %q, want %q", f.Path(), want)
+		}
+		checkFile(t, want, 0o644)
 	}
-	checkFile(t, path, 0o644)
+	create := func(t *testing.T, path string) *File {
+		t.Helper()
+		f, err := Create(context.Background(), path, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(f.Abort)
+		f.Write(content)
+		return f
+	}
+	commit(t, create(t, base), base)
 
-	path = filepath.Join(dir, "raced.json")
-	f, err := Create(context.Background(), path, o)
-	if err != nil {
+	// Taken by the file just written, by a dangling link and by a FIFO.
+	if err := os.Symlink("elsewhere.json.gz", filepath.Join(dir, "run-2.json.gz")); err != nil {
 		t.Fatal(err)
 	}
-	f.Write(content)
-	writeFile(t, path, "someone else's", 0o600)
-	err = f.Commit()
-	if err == nil || !strings.Contains(err.Error(), "appeared while wanlab was writing it") {
-		t.Errorf("Commit over a file that appeared meanwhile: %v", err)
+	if err := unix.Mkfifo(filepath.Join(dir, "run-3.json.gz"), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(path); string(b) != "someone else's" {
-		t.Errorf("the file that appeared now holds %q", b)
+	commit(t, create(t, base), filepath.Join(dir, "run-4.json.gz"))
+	if _, err := os.Lstat(filepath.Join(dir, "elsewhere.json.gz")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the dangling link's target was created (%v)", err)
+	}
+
+	// Taken between Create and Commit.
+	f := create(t, base)
+	if f.Path() != filepath.Join(dir, "run-5.json.gz") {
+		t.Errorf("Path() before Commit = %q, want the free run-5", f.Path())
+	}
+	writeFile(t, filepath.Join(dir, "run-5.json.gz"), "someone else's", 0o600)
+	commit(t, f, filepath.Join(dir, "run-6.json.gz"))
+	if b, _ := os.ReadFile(filepath.Join(dir, "run-5.json.gz")); string(b) != "someone else's" {
+		t.Errorf("the file that appeared meanwhile now holds %q", b)
+	}
+
+	// A relative name stays relative.
+	t.Chdir(dir)
+	commit(t, create(t, "run.json.gz"), "run-7.json.gz")
+
+	// Every name taken.
+	for n := 8; n <= maxNames; n++ {
+		writeFile(t, filepath.Join(dir, numbered("run.json.gz", n)), "x", 0o644)
+	}
+	before := listing(t, dir)
+	for what, err := range map[string]error{"Check": Check(base, o), "Create": func() error { _, err := Create(context.Background(), base, o); return err }()} {
+		want := base + ": it and the names after it up to run-100.json.gz are all taken, and wanlab does not replace a file it named itself: give another name with -o FILE"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s with every name taken: %v; want %q", what, err, want)
+		}
+	}
+	if after := listing(t, dir); after != before {
+		t.Errorf("a refused name changed the directory:\n%s\nwas\n%s", after, before)
 	}
 	if tmps := temporaries(t, dir); len(tmps) > 0 {
 		t.Errorf("temporaries left: %v", tmps)
+	}
+}
+
+func TestNumbered(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int
+		want string
+	}{
+		{"wanlab-ping-20260304-050607.json.gz", 1, "wanlab-ping-20260304-050607.json.gz"},
+		{"wanlab-ping-20260304-050607.json.gz", 2, "wanlab-ping-20260304-050607-2.json.gz"},
+		{"run.all_scaled.png", 3, "run.all_scaled-3.png"},
+		{"report.html", 10, "report-10.html"},
+		{"run.flent.gz", 2, "run-2.flent.gz"},
+		{"noext", 2, "noext-2"},
+		{".hidden", 2, ".hidden-2"},
+		{"x.gz", 2, "x-2.gz"},
+	} {
+		if got := numbered(tc.name, tc.n); got != tc.want {
+			t.Errorf("numbered(%q, %d) = %q, want %q", tc.name, tc.n, got, tc.want)
+		}
 	}
 }
 
@@ -519,3 +586,29 @@ func TestStaleTemporaries(t *testing.T) {
 }
 
 var _ io.StringWriter = (*File)(nil)
+
+// TestPrintable: paths with a control character or invalid UTF-8 are
+// quoted, in Printable and so in every message; plain ones are not.
+func TestPrintable(t *testing.T) {
+	for path, want := range map[string]string{
+		"/tmp/run.json.gz": "/tmp/run.json.gz",
+		"with space/näme":  "with space/näme",
+		"a\nb.json.gz":     `"a\nb.json.gz"`,
+		"esc\x1b[2J":       `"esc\x1b[2J"`,
+		"bad\xffutf8":      `"bad\xffutf8"`,
+		"rtl\u202eexe.png": `"rtl\u202eexe.png"`,
+		`"quoted".json`:    `"\"quoted\".json"`,
+		"tab\tin.csv":      `"tab\tin.csv"`,
+	} {
+		if got := Printable(path); got != want {
+			t.Errorf("Printable(%q) = %s, want %s", path, got, want)
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "new\nline", "x.csv")
+	err := Check(path, Options{Label: "--events"})
+	q := strconv.Quote(filepath.Dir(path))
+	if want := "--events " + strconv.Quote(path) + ": directory " + q + " does not exist: create it first (mkdir -p " + q + ")"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Check(%q) = %v\nwant %q", path, err, want)
+	}
+}

@@ -35,10 +35,13 @@ type tempRegistry struct {
 func (r *tempRegistry) create(t *temporary, perm os.FileMode) (*os.File, error) {
 	r.Lock()
 	defer r.Unlock()
-	f, err := os.OpenFile(t.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+	// O_NOFOLLOW and O_EXCL: the temporary is a new file, never a link
+	// or a file someone else put there.
+	fd, err := unix.Openat(t.dirfd, t.name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm))
 	if err != nil {
 		return nil, err
 	}
+	f := os.NewFile(uintptr(fd), t.name)
 	r.live[t] = struct{}{}
 	if r.watch == nil {
 		r.watch = startWatch()
@@ -65,7 +68,7 @@ func (r *tempRegistry) onSignal(sig syscall.Signal) {
 		return
 	}
 	for t := range r.live {
-		os.Remove(t.path)
+		t.remove()
 		t.removed.Store(true)
 	}
 	clear(r.live)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,15 +68,18 @@ func parseTempName(name string) (ns, pid uint64, ok bool) {
 // removeStale removes the temporaries in dir that processes of this pid
 // namespace left when they were killed. Errors are ignored: a temporary
 // that cannot be removed is in the way of nothing.
-func removeStale(dir string) {
+func removeStale(dir dirRef) {
 	me := self()
 	if me.ns == 0 {
 		return
 	}
-	ents, err := os.ReadDir(dir)
+	fd, err := unix.Openat(dir.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return
 	}
+	d := os.NewFile(uintptr(fd), dir.where())
+	ents, _ := d.ReadDir(-1)
+	d.Close()
 	for _, e := range ents {
 		ns, pid, ok := parseTempName(e.Name())
 		if !ok || ns != me.ns || pid == me.pid || !e.Type().IsRegular() || pid > 1<<22 {
@@ -86,13 +88,13 @@ func removeStale(dir string) {
 		// kill(pid, 0) tests existence; EPERM means it exists but is not
 		// ours to signal.
 		if err := unix.Kill(int(pid), 0); errors.Is(err, syscall.ESRCH) {
-			os.Remove(filepath.Join(dir, e.Name()))
+			unix.Unlinkat(dir.fd, e.Name(), 0)
 		}
 	}
 }
 
-// createTemp creates the temporary that will replace t.path, with the mode
-// (and, as root, the owner) the result must have.
+// createTemp creates, in t's directory, the temporary that will become
+// t.name, with the mode (and, as root, the owner) the result must have.
 func createTemp(t target) (*os.File, *temporary, error) {
 	// A new file is created 0644 so that the kernel applies the umask (and
 	// a default ACL) as for any new file; a replacement starts private and
@@ -102,14 +104,13 @@ func createTemp(t target) (*os.File, *temporary, error) {
 	if t.kind == kindRegular {
 		perm = 0o600
 	}
-	dir := filepath.Dir(t.path)
 	var (
 		f   *os.File
 		tmp *temporary
 		err error
 	)
 	for range 100 {
-		tmp = &temporary{path: filepath.Join(dir, tempName(filepath.Base(t.path)))}
+		tmp = &temporary{dirfd: t.dir.fd, name: tempName(t.name)}
 		f, err = registry.create(tmp, perm)
 		if !errors.Is(err, os.ErrExist) {
 			break
@@ -122,9 +123,9 @@ func createTemp(t target) (*os.File, *temporary, error) {
 		if os.Geteuid() == 0 {
 			// Best effort: some file systems (vfat, NFS with root
 			// squashing) refuse chown even to root.
-			f.Chown(int(t.uid), int(t.gid))
+			f.Chown(int(t.st.Uid), int(t.st.Gid))
 		}
-		if err := unix.Fchmod(int(f.Fd()), t.mode); err != nil {
+		if err := unix.Fchmod(int(f.Fd()), t.st.Mode&0o7777); err != nil {
 			f.Close()
 			tmp.discard()
 			return nil, nil, err
@@ -137,23 +138,43 @@ func createTemp(t target) (*os.File, *temporary, error) {
 // temporary first.
 var errRemovedBySignal = errors.New("outfile: temporary removed by a signal")
 
-// install renames the temporary over final, or, with noClobber, only if
-// final does not exist; either way the temporary is gone afterwards.
-func (t *temporary) install(final string, noClobber bool) error {
+// install renames the temporary to name in its directory, replacing what
+// is there (a link is replaced, not followed); the temporary is gone
+// afterwards either way.
+func (t *temporary) install(name string) error {
+	return t.installing(func() error { return unix.Renameat(t.dirfd, t.name, t.dirfd, name) })
+}
+
+// installFree renames the temporary to the first of base's numbered names,
+// from the nth on, that does not exist (a name wanlab chose never replaces
+// anything), and returns that name; the temporary is gone afterwards
+// either way.
+func (t *temporary) installFree(base string, n int) (string, error) {
+	var name string
+	err := t.installing(func() error {
+		for ; n <= maxNames; n++ {
+			name = numbered(base, n)
+			if err := renameNoReplace(t.dirfd, t.name, name); !errors.Is(err, os.ErrExist) {
+				return err
+			}
+		}
+		return os.ErrExist
+	})
+	return name, err
+}
+
+// installing runs rename under the registry's lock, unless a signal
+// removed the temporary first, and removes the temporary if rename fails.
+func (t *temporary) installing(rename func() error) error {
 	registry.Lock()
 	defer registry.Unlock()
 	defer registry.forget(t)
 	if t.removed.Load() {
 		return errRemovedBySignal
 	}
-	var err error
-	if noClobber {
-		err = renameNoReplace(t.path, final)
-	} else {
-		err = os.Rename(t.path, final)
-	}
+	err := rename()
 	if err != nil {
-		os.Remove(t.path)
+		t.remove()
 	}
 	return err
 }
@@ -163,21 +184,25 @@ func (t *temporary) discard() {
 	registry.Lock()
 	defer registry.Unlock()
 	if !t.removed.Load() {
-		os.Remove(t.path)
+		t.remove()
 	}
 	registry.forget(t)
 }
 
-// renameNoReplace renames oldpath to newpath unless newpath exists
-// (renameat2 with RENAME_NOREPLACE; on a file system without it, link and
-// unlink, which fail the same way).
-func renameNoReplace(oldpath, newpath string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, oldpath, unix.AT_FDCWD, newpath, unix.RENAME_NOREPLACE)
+// remove unlinks the temporary from its directory.
+func (t *temporary) remove() { unix.Unlinkat(t.dirfd, t.name, 0) }
+
+// renameNoReplace renames oldname to newname in the directory dirfd unless
+// newname exists (renameat2 with RENAME_NOREPLACE; on a file system
+// without it, link and unlink, which fail the same way). Neither follows a
+// link at newname.
+func renameNoReplace(dirfd int, oldname, newname string) error {
+	err := unix.Renameat2(dirfd, oldname, dirfd, newname, unix.RENAME_NOREPLACE)
 	if !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOSYS) {
 		return err
 	}
-	if err := os.Link(oldpath, newpath); err != nil {
+	if err := unix.Linkat(dirfd, oldname, dirfd, newname, 0); err != nil {
 		return err
 	}
-	return os.Remove(oldpath)
+	return unix.Unlinkat(dirfd, oldname, 0)
 }

@@ -9,10 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -248,5 +250,106 @@ func TestRunOutputs(t *testing.T) {
 				noTemporaries(t, dir)
 			})
 		}
+	}
+}
+
+// plantAsNobody makes each link (link → target) as uid 65534, with ln run
+// by a process of that user, as another user of the machine would.
+func plantAsNobody(t *testing.T, links map[string]string) {
+	t.Helper()
+	for link, target := range links {
+		cmd := exec.Command("ln", "-s", "--", target, link)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("ln -s %s %s as nobody: %v: %s", target, link, err, out)
+		}
+	}
+}
+
+// stickyDir makes, in a directory any user may search, a sticky
+// world-writable directory as /tmp is, and returns both.
+func stickyDir(t *testing.T) (base, sticky string) {
+	t.Helper()
+	if b, err := os.ReadFile("/proc/sys/fs/protected_symlinks"); err == nil {
+		t.Logf("fs.protected_symlinks = %s (wanlab applies its rule whatever the sysctl says)", strings.TrimSpace(string(b)))
+	}
+	base = t.TempDir()
+	sticky = filepath.Join(base, "sticky")
+	if err := os.Mkdir(sticky, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for d, mode := range map[string]uint32{filepath.Dir(base): 0o755, base: 0o755, sticky: 0o1777} {
+		if err := unix.Chmod(d, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return base, sticky
+}
+
+// TestCLIPlantedLinks: as root, `run -o LINK` and `report -o LINK` where
+// another user planted LINK in a sticky world-writable directory exit 2
+// before anything is built or written, naming the link, its owner and the
+// fix; links planted at the default names a run derives from the clock
+// are passed over, the results and the graph going to -2 names beside
+// them. The target of every link stays as it was.
+func TestCLIPlantedLinks(t *testing.T) {
+	bin := wanlabBin(t)
+	withUmask022(t)
+	base, sticky := stickyDir(t)
+	victim := filepath.Join(base, "victim")
+	writeMode(t, victim, "precious", 0o644)
+	res := synthResults(t, base, "r.json.gz", "r", 1)
+	link := filepath.Join(sticky, "x.json.gz")
+	plantAsNobody(t, map[string]string{link: victim})
+	short := []string{"--direct", "--duration", "0.2s", "--step", "0.1s", "--lead", "0s", "--tail", "0s"}
+
+	before := dirListing(t, base)
+	want := "wanlab: --output " + link + " is a symbolic link owned by uid 65534 (nobody) in the sticky world-writable directory " + sticky +
+		", which wanlab does not follow as root (as fs.protected_symlinks would not): remove it or give another path\n"
+	for _, args := range [][]string{
+		append(append([]string{"run", "ping"}, short...), "-o", link),
+		{"report", res, "-o", link},
+	} {
+		cmd := exec.Command(bin, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != exitUsage || stderr.String() != want {
+			t.Errorf("wanlab %s: exit %d, %q\nwant %d, %q", args[0], code, stderr.String(), exitUsage, want)
+		}
+		noTestbed(t, runName(cmd.Process.Pid))
+	}
+	if after := dirListing(t, base); after != before {
+		t.Errorf("refused, yet something changed:\n%s\nwas\n%s", after, before)
+	}
+
+	// The default results name, and its graph's once it is taken, for
+	// every second the run may start in.
+	links := map[string]string{}
+	now := time.Now()
+	for s := range 20 {
+		stamp := "wanlab-ping-" + now.Add(time.Duration(s)*time.Second).Format("20060102-150405")
+		links[filepath.Join(sticky, stamp+".json.gz")] = victim
+		links[filepath.Join(sticky, stamp+"-2.all_scaled.png")] = filepath.Join(base, "created")
+	}
+	plantAsNobody(t, links)
+	cmd := exec.Command(bin, append([]string{"run", "ping"}, short...)...)
+	cmd.Dir = sticky
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	m := regexp.MustCompile(`(?m)^results: (wanlab-ping-\d{8}-\d{6})-2\.json\.gz\ngraph:   (wanlab-ping-\d{8}-\d{6})-2\.all_scaled-2\.png$`).FindStringSubmatch(stdout.String())
+	if m == nil || m[1] != m[2] {
+		t.Fatalf("the run did not write beside the planted links:\n%s", stdout.String())
+	}
+	regularFile(t, filepath.Join(sticky, m[1]+"-2.json.gz"), 0o644)
+	regularFile(t, filepath.Join(sticky, m[1]+"-2.all_scaled-2.png"), 0o644)
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "precious" {
+		t.Errorf("the victim now holds %.20q (%v)", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(base, "created")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the dangling link's target was created (%v)", err)
 	}
 }

@@ -43,7 +43,8 @@ The format follows the output's extension (.png or .svg); --format chooses
 it for stdout (-o -) or a name without one. Without -o the graph is
 written beside the first input, named after it, the kind and the format
 (RUN.all_scaled.png, or DIR/all_scaled.png for a directory), never over
-an existing file.`,
+or through an existing file or link: a taken name gets -2, -3, ...
+(RUN.all_scaled-2.png).`,
 		Example: `  wanlab plot wanlab-rrul-20260304-050607.json.gz
   wanlab plot fifo.json.gz fq_codel.json.gz --kind ping_cdf -o latency.svg
   wanlab plot results/e3/ --kind box --series "Ping (ms) ICMP" -o e3-box.png
@@ -102,11 +103,12 @@ func runPlot(s *streams, o *plotOptions, args []string) error {
 		// range. The message names what to change.
 		return usagef("%s", strings.TrimPrefix(err.Error(), "plot: "))
 	}
-	if err := writeOutput(path, out, img.Bytes()); err != nil {
+	written, err := writeOutput(path, out, img.Bytes())
+	if err != nil {
 		return err
 	}
-	if path != "-" {
-		fmt.Fprintf(s.out, "%s graph of %s: %s\n", kind, plural(len(runs), "run"), path)
+	if written != "-" {
+		fmt.Fprintf(s.out, "%s graph of %s: %s\n", kind, plural(len(runs), "run"), written)
 	}
 	return nil
 }

@@ -106,7 +106,8 @@ func TestPlotEveryKind(t *testing.T) {
 }
 
 // TestPlotDefaultOutput: without -o the graph goes beside the first input,
-// named after it, the kind and the format; it never replaces a file.
+// named after it, the kind and the format; it never replaces a file, and
+// a taken name gets -2.
 func TestPlotDefaultOutput(t *testing.T) {
 	dir := t.TempDir()
 	a := synthResults(t, dir, "run1.json.gz", "one", 1)
@@ -121,9 +122,10 @@ func TestPlotDefaultOutput(t *testing.T) {
 	}
 	checkImage(t, data, plot.PNG, plot.DefaultWidth, plot.DefaultHeight)
 
-	_, stderr, code = runWanlab(t, "plot", a)
-	if code != exitUsage || !strings.Contains(stderr, "-o FILE") {
-		t.Errorf("a second plot to the same default name: exit %d, %q; want %d and the hint to give -o", code, stderr, exitUsage)
+	stdout, stderr, code := runWanlab(t, "plot", a)
+	second := filepath.Join(dir, "run1.all_scaled-2.png")
+	if code != 0 || stdout != "all_scaled graph of 1 run: "+second+"\n" {
+		t.Errorf("a second plot to the same default name: exit %d, %q, %q; want it beside, as %s", code, stdout, stderr, second)
 	}
 	if again, _ := os.ReadFile(want); !bytes.Equal(again, data) {
 		t.Error("the second plot changed the first one's file")

@@ -43,7 +43,8 @@ Give results files (.json.gz or .json, as wanlab run writes them), or a
 directory: every results file in it is read, in name order, and other JSON
 files there (an experiment's index) are passed over. Without -o the report
 is written beside the first input (RUN.html, or DIR/report.html), never
-over an existing file.`,
+over or through an existing file or link: a taken name gets -2, -3, ...
+(RUN-2.html).`,
 		Example: `  wanlab report wanlab-rrul-20260304-050607.json.gz -o rrul.html
   wanlab report fifo.json.gz fq_codel.json.gz -o compare.html --title "pfifo vs fq_codel at 10 Mbit/s"
   wanlab report results/e3/ -o e3.html`,
@@ -77,11 +78,12 @@ func runReport(s *streams, o *reportOptions, args []string) error {
 	if err := report.Write(&page, runs, report.Options{Title: o.title}); err != nil {
 		return usagef("%v", err)
 	}
-	if err := writeOutput(path, out, page.Bytes()); err != nil {
+	written, err := writeOutput(path, out, page.Bytes())
+	if err != nil {
 		return err
 	}
-	if path != "-" {
-		fmt.Fprintf(s.out, "report of %s: %s\n", plural(len(runs), "run"), path)
+	if written != "-" {
+		fmt.Fprintf(s.out, "report of %s: %s\n", plural(len(runs), "run"), written)
 	}
 	return nil
 }
@@ -210,15 +212,20 @@ func isDir(path string) bool {
 	return err == nil && st.IsDir()
 }
 
-// writeOutput writes data to path through outfile, whole or not at all.
-func writeOutput(path string, o outfile.Options, data []byte) error {
+// writeOutput writes data to path through outfile, whole or not at all,
+// and returns the path written: path, or for a name wanlab chose
+// (o.NoClobber) that was taken, the numbered name it went to instead.
+func writeOutput(path string, o outfile.Options, data []byte) (string, error) {
 	f, err := outfile.Create(context.Background(), path, o)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer f.Abort() // a no-op after Commit
 	f.Write(data)   // Commit reports a failed write
-	return f.Commit()
+	if err := f.Commit(); err != nil {
+		return "", err
+	}
+	return f.Path(), nil
 }
 
 // unwrapPathError drops the operation and path *fs.PathError adds, since

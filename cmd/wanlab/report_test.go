@@ -46,7 +46,8 @@ func TestReportCommand(t *testing.T) {
 }
 
 // TestReportDefaultOutput: without -o the report goes beside the first
-// input, or into the directory given; it never replaces a file.
+// input, or into the directory given; it never replaces a file, and a
+// taken name gets -2.
 func TestReportDefaultOutput(t *testing.T) {
 	dir := t.TempDir()
 	synthResults(t, dir, "c002-tcp_upload-r1.json.gz", "second", 2)
@@ -71,9 +72,9 @@ func TestReportDefaultOutput(t *testing.T) {
 		t.Errorf("the directory's runs are not in name order (at %d and %d)", i, j)
 	}
 
-	_, stderr, code = runWanlab(t, "report", dir)
-	if code != exitUsage || !strings.Contains(stderr, "-o FILE") {
-		t.Errorf("a second report to the same default name: exit %d, %q", code, stderr)
+	stdout, stderr, code = runWanlab(t, "report", dir)
+	if second := filepath.Join(dir, "report-2.html"); code != 0 || stdout != "report of 2 runs: "+second+"\n" {
+		t.Errorf("a second report to the same default name: exit %d, %q, %q; want it as %s", code, stdout, stderr, second)
 	}
 	if again, _ := os.ReadFile(want); !bytes.Equal(again, page) {
 		t.Error("the second report changed the first one's file")

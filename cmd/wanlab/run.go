@@ -392,9 +392,11 @@ func compareHint(o testrun.Options, s *testrun.Setup) string {
 // progressMin is the shortest run that gets a progress line.
 const progressMin = 3 * time.Second
 
-// writeResults writes the results file: the name given, or the default
-// name, which must not replace an existing file: when another run of the
-// same second took it, a free name with -2, -3, ... is chosen.
+// writeResults writes the results file, and returns its path: the name
+// given, or the default name, which is wanlab's choice: it never replaces
+// or writes through anything, and when it is taken (by another run of the
+// same second, or a file or link someone put there) the results go to
+// the first free one of NAME-2.json.gz, NAME-3.json.gz, ...
 func writeResults(ctx context.Context, s *streams, o *testrun.Options, setup *testrun.Setup, doc *results.Document, start time.Time) (string, error) {
 	if o.Output != "" {
 		noteFIFO(s.err, "--output", o.Output, "cat")
@@ -402,29 +404,27 @@ func writeResults(ctx context.Context, s *streams, o *testrun.Options, setup *te
 		return o.Output, results.WriteFile(ctx, o.Output, doc, opts)
 	}
 	opts := outfile.Options{Label: "the results file", NoClobber: true, ClobberHint: "name one with -o FILE"}
-	base := testrun.DefaultOutput(setup.Test.Name, start)
-	for i := 1; ; i++ {
-		path := base
-		if i > 1 {
-			path = strings.TrimSuffix(base, ".json.gz") + fmt.Sprintf("-%d.json.gz", i)
-		}
-		if _, err := os.Lstat(path); err == nil && i < maxDefaultNames {
-			continue
-		}
-		err := results.WriteFile(ctx, path, doc, opts)
-		if _, serr := os.Lstat(path); err != nil && serr == nil && i < maxDefaultNames {
-			continue // another run took the name meanwhile
-		}
-		return path, err
+	f, err := outfile.Create(ctx, testrun.DefaultOutput(setup.Test.Name, start), opts)
+	if err != nil {
+		return "", err
 	}
+	defer f.Abort() // a no-op after Commit
+	if err := doc.EncodeGzip(f); err != nil {
+		return "", fmt.Errorf("%s: %w", f.Path(), err)
+	}
+	if err := f.Commit(); err != nil {
+		return "", err
+	}
+	return f.Path(), nil
 }
 
 // writeRunGraph draws the test's Flent graph (all_scaled where the test
 // names none wanlab draws) as a PNG beside the results file at path, as
 // `wanlab plot` would name it, and returns its path. It draws nothing
 // ("", nil) when the results went to something other than a regular file
-// (a device, a FIFO), and never replaces an existing file: the name is
-// wanlab's choice, not the user's.
+// (a device, a FIFO). The name is wanlab's choice, not the user's: it
+// never replaces or writes through anything, and a taken name gets -2,
+// -3, ... as the results file's does.
 func writeRunGraph(path string, setup *testrun.Setup, doc *results.Document) (string, error) {
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 		return "", nil
@@ -437,16 +437,9 @@ func writeRunGraph(path string, setup *testrun.Setup, doc *results.Document) (st
 	if err := plot.Draw(&img, kind, []*results.Document{doc}, plot.Options{Format: plot.PNG}); err != nil {
 		return "", fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "plot: "))
 	}
-	graph := graphPathBeside(path, kind, plot.PNG)
 	o := outfile.Options{Label: "the graph", NoClobber: true, ClobberHint: "draw it with wanlab plot -o FILE"}
-	if err := writeOutput(graph, o, img.Bytes()); err != nil {
-		return "", err
-	}
-	return graph, nil
+	return writeOutput(graphPathBeside(path, kind, plot.PNG), o, img.Bytes())
 }
-
-// maxDefaultNames bounds the search for a free default name.
-const maxDefaultNames = 100
 
 // writeFlent writes Flent's data file, gzip-compressed when the name ends
 // in .gz.
