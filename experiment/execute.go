@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"wanlab/outfile"
 )
 
 // ExecOptions say where and how Execute runs a plan.
@@ -142,7 +144,7 @@ func countStatuses(rep *Report, ix *Index) {
 // experiment, and returns its index with every run's status read from its
 // results file.
 func prepareDir(p *Plan, o ExecOptions) (*Index, error) {
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+	if err := outfile.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, &DirError{fmt.Sprintf("results directory %s: %v: give a directory (new or made by wanlab experiment run) with -o", o.Dir, err)}
 	}
 	ix := newIndex(p, o.Shard)

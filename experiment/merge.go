@@ -37,7 +37,7 @@ func Merge(ctx context.Context, out string, dirs []string) (*Index, error) {
 		}
 		srcs = append(srcs, source{d, ix})
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := outfile.MkdirAll(out, 0o755); err != nil {
 		return nil, &DirError{fmt.Sprintf("-o %s: %v: give a directory to merge into", out, err)}
 	}
 	if ix, err := ReadIndex(out); err == nil {
