@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -351,5 +352,34 @@ func TestCLIPlantedLinks(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(base, "created")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the dangling link's target was created (%v)", err)
+	}
+}
+
+// TestRunPrintsQuotedPaths: a results name with a newline is printed
+// quoted on the lines that name what the run wrote, which stay one line
+// each.
+func TestRunPrintsQuotedPaths(t *testing.T) {
+	bin := wanlabBin(t)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "run", "ping", "--direct", "--duration", "0.2s", "--step", "0.1s", "--lead", "0s", "--tail", "0s", "-o", "a\nb.json.gz", "--flent", "c\x1b[2J.flent.gz")
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	for _, line := range []string{
+		`results: "a\nb.json.gz"`,
+		`graph:   "a\nb.all_scaled.png"`,
+		`flent:   "c\x1b[2J.flent.gz"  (flent -i "c\x1b[2J.flent.gz" -p ping -o plot.png)`,
+	} {
+		if !slices.Contains(strings.Split(stdout.String(), "\n"), line) {
+			t.Errorf("no line %s in:\n%s", line, stdout.String())
+		}
+	}
+	for _, f := range []string{"a\nb.json.gz", "a\nb.all_scaled.png", "c\x1b[2J.flent.gz"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
 	}
 }

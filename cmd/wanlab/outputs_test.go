@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -269,5 +270,28 @@ func TestUpPcapChecked(t *testing.T) {
 	o := upOptions{name: "t", device: "vnet", pcap: "-", detach: true}
 	if _, err := o.options(); err == nil || !strings.Contains(err.Error(), "a detached testbed does not have") {
 		t.Errorf("--pcap - --detach: %v", err)
+	}
+}
+
+// TestPrintedPathsQuoted: the line that names the file plot or report
+// wrote stays one line when the name holds a newline or an escape: such a
+// name is printed quoted, a plain one as it is.
+func TestPrintedPathsQuoted(t *testing.T) {
+	dir := t.TempDir()
+	res := synthResults(t, dir, "r.json.gz", "r", 1)
+	for _, tc := range []struct{ cmd, name, line string }{
+		{"plot", "a\nb.png", "all_scaled graph of 1 run: "},
+		{"report", "c\x1b[2Jd.html", "report of 1 run: "},
+		{"report", "plain näme.html", "report of 1 run: "},
+	} {
+		path := filepath.Join(dir, tc.name)
+		stdout, stderr, code := runWanlab(t, tc.cmd, res, "-o", path)
+		shown := path
+		if tc.name != "plain näme.html" {
+			shown = strconv.Quote(path)
+		}
+		if code != 0 || stdout != tc.line+shown+"\n" {
+			t.Errorf("%s -o %q: exit %d, stdout %q, stderr %q; want %q", tc.cmd, path, code, stdout, stderr, tc.line+shown+"\n")
+		}
 	}
 }

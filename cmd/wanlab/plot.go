@@ -108,7 +108,7 @@ func runPlot(s *streams, o *plotOptions, args []string) error {
 		return err
 	}
 	if written != "-" {
-		fmt.Fprintf(s.out, "%s graph of %s: %s\n", kind, plural(len(runs), "run"), written)
+		fmt.Fprintf(s.out, "%s graph of %s: %s\n", kind, plural(len(runs), "run"), outfile.Printable(written))
 	}
 	return nil
 }

@@ -83,7 +83,7 @@ func runReport(s *streams, o *reportOptions, args []string) error {
 		return err
 	}
 	if written != "-" {
-		fmt.Fprintf(s.out, "report of %s: %s\n", plural(len(runs), "run"), written)
+		fmt.Fprintf(s.out, "report of %s: %s\n", plural(len(runs), "run"), outfile.Printable(written))
 	}
 	return nil
 }

@@ -351,17 +351,18 @@ func runRun(s *streams, f *runFlags, argv []string) error {
 		note = out
 	}
 	if path != "-" {
-		fmt.Fprintf(note, "\nresults: %s\n", path)
+		fmt.Fprintf(note, "\nresults: %s\n", outfile.Printable(path))
 		graph, err := writeRunGraph(path, setup, doc)
 		switch {
 		case err != nil:
 			fmt.Fprintf(s.err, "wanlab: warning: no graph: %v\n", err)
 		case graph != "":
-			fmt.Fprintf(note, "graph:   %s\n", graph)
+			fmt.Fprintf(note, "graph:   %s\n", outfile.Printable(graph))
 		}
 	}
 	if o.Flent != "" && o.Flent != "-" {
-		fmt.Fprintf(note, "flent:   %s  (flent -i %s -p %s -o plot.png)\n", o.Flent, o.Flent, setup.Test.Plot)
+		flent := outfile.Printable(o.Flent)
+		fmt.Fprintf(note, "flent:   %s  (flent -i %s -p %s -o plot.png)\n", flent, flent, setup.Test.Plot)
 	}
 	if hint := compareHint(o, setup); hint != "" {
 		fmt.Fprintf(note, "%s\n", hint)
@@ -410,7 +411,7 @@ func writeResults(ctx context.Context, s *streams, o *testrun.Options, setup *te
 	}
 	defer f.Abort() // a no-op after Commit
 	if err := doc.EncodeGzip(f); err != nil {
-		return "", fmt.Errorf("%s: %w", f.Path(), err)
+		return "", fmt.Errorf("%s: %w", outfile.Printable(f.Path()), err)
 	}
 	if err := f.Commit(); err != nil {
 		return "", err
@@ -456,6 +457,7 @@ func noteFIFO(w io.Writer, label, path, reader string) {
 		return
 	}
 	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+		path := outfile.Printable(path)
 		fmt.Fprintf(w, "wanlab: %s %s is a FIFO: writing starts once a reader opens it (e.g. %s %s; Ctrl-C gives up)\n", label, path, reader, path)
 	}
 }
