@@ -273,6 +273,22 @@ func TestUpPcapChecked(t *testing.T) {
 	}
 }
 
+// TestSweepToStdoutRefused: a sweep writes a directory of results files,
+// which cannot go to stdout: -o - is refused before anything is run or
+// created (it made a directory named "-").
+func TestSweepToStdoutRefused(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	_, stderr, code := runWanlab(t, "run", "ping", "--direct", "--duration", "1s", "--sweep", "seed=1,2", "-o", "-")
+	want := "wanlab: -o - with --sweep: a sweep writes a directory of results files, one per run, which cannot go to stdout: give the directory with -o DIR, or leave -o out\n"
+	if code != exitUsage || stderr != want {
+		t.Errorf("exit %d, %q; want %d, %q", code, stderr, exitUsage, want)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		t.Errorf("refused, yet %s was created", ents[0].Name())
+	}
+}
+
 // TestPrintedPathsQuoted: the line that names the file plot or report
 // wrote stays one line when the name holds a newline or an escape: such a
 // name is printed quoted, a plain one as it is.

@@ -90,6 +90,9 @@ partial, and everything the run built is removed.`,
 				return err
 			}
 			if len(sweeps) > 0 {
+				if f.o.Output == "-" {
+					return usagef("-o - with --sweep: a sweep writes a directory of results files, one per run, which cannot go to stdout: give the directory with -o DIR, or leave -o out")
+				}
 				return runSweep(s, c.Flags(), f, sweeps)
 			}
 			return runRun(s, f, os.Args)
