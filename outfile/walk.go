@@ -260,12 +260,12 @@ func (w *walk) refuse(shown string, d dirRef, st *unix.Stat_t) error {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	as := "as root"
+	who := "wanlab does not follow as root"
 	if w.uid != 0 {
-		as = "as " + userName(w.uid)
+		who = "wanlab, run by " + userName(w.uid) + ", does not follow"
 	}
-	return fmt.Errorf("%s is a symbolic link owned by %s in the sticky world-writable directory %s, which wanlab does not follow %s (as fs.protected_symlinks would not): remove it or give another path",
-		what, userName(st.Uid), Printable(dir), as)
+	return fmt.Errorf("%s is a symbolic link owned by %s in the sticky world-writable directory %s, which %s (as fs.protected_symlinks would not): remove it or give another path",
+		what, userName(st.Uid), Printable(dir), who)
 }
 
 // userName is "uid N (name)", or "uid N" for a uid without a name.
