@@ -16,8 +16,8 @@ func (p *Plan) WriteDryRun(w io.Writer, s Shard, b Backend) error {
 	runs := p.Runs(s)
 	var total time.Duration
 	if b != nil {
-		for _, r := range runs {
-			total += b.Estimate(r)
+		for _, d := range estimates(b, runs) {
+			total += d
 		}
 		if len(runs) > 1 {
 			total += time.Duration(len(runs)-1) * p.Pause

@@ -252,11 +252,28 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, b Backend, todo []*Run, p *Plan, skipped, total int) *progress {
-	pr := &progress{w: w, todo: todo, p: p, skipped: skipped, total: total, began: time.Now()}
-	for _, r := range todo {
-		pr.estimate = append(pr.estimate, b.Estimate(r))
+	return &progress{w: w, todo: todo, p: p, skipped: skipped, total: total, began: time.Now(), estimate: estimates(b, todo)}
+}
+
+// estimates returns the backend's estimate of each run, asking once per
+// case and test entry: the repetitions differ in their seed alone.
+func estimates(b Backend, runs []*Run) []time.Duration {
+	type entry struct {
+		c    *Case
+		test int
 	}
-	return pr
+	known := map[entry]time.Duration{}
+	out := make([]time.Duration, len(runs))
+	for i, r := range runs {
+		k := entry{r.Case, r.TestIndex}
+		d, ok := known[k]
+		if !ok {
+			d = b.Estimate(r)
+			known[k] = d
+		}
+		out[i] = d
+	}
+	return out
 }
 
 func (pr *progress) printf(format string, args ...any) {

@@ -1,8 +1,10 @@
 package experiment
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func load(t *testing.T, text string, quick bool) (*Plan, error) {
@@ -220,5 +222,56 @@ tests:
 	}
 	if p.Cases[0].Runs[1].File != "c001-t2-tcp_upload-r1.json.gz" {
 		t.Errorf("second entry's file %q", p.Cases[0].Runs[1].File)
+	}
+}
+
+// TestLoadRefusesHugeGrid: the runs are counted from the grid's sizes
+// before any case is made, and a file that asks for more than maxRuns is
+// refused at once, naming the count and the bound (issue 26 item 3: 2 ×
+// 1000 values took 1.9 GB and a minute without a word).
+func TestLoadRefusesHugeGrid(t *testing.T) {
+	values := func(prefix string, n int) string {
+		var vs []string
+		for i := range n {
+			vs = append(vs, fmt.Sprintf("%s%d", prefix, i))
+		}
+		return "[" + strings.Join(vs, ", ") + "]"
+	}
+	for _, c := range []struct {
+		name, text string
+		quick      bool
+		want       string // "" when the file is within the bound
+	}{
+		{"400 × 400", "vars:\n  a: " + values("a", 400) + "\n  b: " + values("b", 400) + "\ntests: [{test: ping}]\n", false,
+			"x.yaml: the file asks for 160000 runs (160000 cases × 1 test × 1 repetition), more than the 100000"},
+		{"1000 × 1000 × 1000", "vars:\n  a: " + values("a", 1000) + "\n  b: " + values("b", 1000) + "\n  c: " + values("c", 1000) + "\ntests: [{test: ping}]\n", false,
+			"1000000000 runs (1000000000 cases"},
+		{"overflow", "vars:\n" + func() string {
+			var b strings.Builder
+			for i := range 12 {
+				fmt.Fprintf(&b, "  v%d: %s\n", i, values("x", 100))
+			}
+			return b.String()
+		}() + "tests: [{test: ping}, {test: ping}]\nrepeat: 1000\n", false, "more than 4611686018427387904 runs"},
+		{"repeat", "vars:\n  a: " + values("a", 101) + "\ntests: [{test: ping}]\nrepeat: 1000\n", false, "101000 runs (101 cases × 1 test × 1000 repetitions)"},
+		{"cases entries add up", "cases:\n  - {a: " + values("a", 250) + ", b: " + values("b", 200) + "}\n  - {a: " + values("c", 250) + ", b: " + values("d", 201) + "}\ntests: [{test: ping}]\n", false,
+			"100250 runs (100250 cases"},
+		{"exclude is an upper bound", "vars:\n  a: " + values("a", 400) + "\n  b: " + values("b", 400) + "\nexclude: [{a: a1}]\ntests: [{test: ping}]\n", false,
+			"up to 160000 runs (160000 cases × 1 test × 1 repetition), before exclude"},
+		{"quick counts its selection", "vars:\n  a: " + values("a", 400) + "\n  b: " + values("b", 400) + "\nquick: {a: [a1, a2]}\ntests: [{test: ping}]\nrepeat: 3\n", true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := load(t, c.text, c.quick)
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("Load took %v", took)
+			}
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("error %v; want one containing %q", err, c.want)
+			}
+		})
 	}
 }

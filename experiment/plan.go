@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,10 +27,12 @@ type Backend interface {
 	// Check validates one run before anything runs. A problem with one
 	// option's value is an *OptionError naming the key, so that the
 	// message points at that option's line; any other error is reported
-	// at the test entry's line.
+	// at the test entry's line. Load checks the first repetition of each
+	// case's test entries: the others differ from it in their seed alone.
 	Check(r *Run) error
 	// Estimate is how long r takes from start to end, for the progress
-	// line's time left.
+	// line's time left; it is asked once per case and test entry, as
+	// Check is.
 	Estimate(r *Run) time.Duration
 	// Run executes r and writes its results document to path (a name
 	// ending in .json.gz). A run whose context is cancelled writes what it
@@ -235,12 +239,21 @@ func Load(name string, content []byte, o LoadOptions) (*Plan, error) {
 		return nil, err
 	}
 	p := newProblems(name)
+	if checkSize(f, o, p); len(p.list) > 0 {
+		return nil, p.err()
+	}
 	plan := expand(f, o, p)
 	if err := p.err(); err != nil {
 		return nil, err
 	}
 	for _, c := range plan.Cases {
 		for _, r := range c.Runs {
+			if r.Repetition != 1 {
+				// The repetitions of a test entry differ in their seed
+				// alone: checking one checks them all, and a thousand
+				// repetitions do not cost a thousand checks.
+				continue
+			}
 			if err := o.Backend.Check(r); err != nil {
 				line := r.line
 				var oe *OptionError
@@ -259,6 +272,84 @@ func Load(name string, content []byte, o LoadOptions) (*Plan, error) {
 		return nil, err
 	}
 	return plan, nil
+}
+
+// maxRuns bounds the runs of one experiment file: every run is a case of
+// its own in memory before anything runs, and a grid of a few variables
+// of many values each (1000 × 1000) would otherwise take gigabytes and
+// minutes before the first line of output. 10⁵ runs of the shortest
+// useful length (a few seconds) already take days.
+const maxRuns = 100_000
+
+// sizeCap is where counting stops: a product past it is only "more".
+const sizeCap = 1 << 62
+
+// checkSize counts the runs a file asks for from the sizes of its grids,
+// before any combination is made, and refuses more than maxRuns. The
+// count is exact for vars, cases and --quick's selection; exclude is not
+// counted (it needs the combinations themselves), so with exclude it is
+// an upper bound, and the message says so.
+func checkSize(f *file, o LoadOptions, p *problems) {
+	entries := f.cases
+	if len(entries) == 0 {
+		entries = []caseSpec{{}}
+	}
+	quick := o.Quick && f.quickLine != 0
+	var cases uint64
+	for _, e := range entries {
+		n := uint64(1)
+		all := append(append(grid(nil), e.vars...), f.vars...)
+		if quick {
+			// --quick keeps a case only when every variable it names
+			// is among the case's, with one of its labels.
+			for name := range f.quick.labels {
+				if !slices.ContainsFunc(all, func(v *variable) bool { return v.name == name }) {
+					n = 0
+				}
+			}
+		}
+		for _, v := range all {
+			size := len(v.values)
+			if ls, ok := f.quick.labels[v.name]; quick && ok {
+				size = 0
+				for _, val := range v.values {
+					if slices.Contains(ls, val.label) {
+						size++
+					}
+				}
+			}
+			n = mulCapped(n, uint64(size))
+		}
+		cases = min(cases+n, sizeCap)
+	}
+	repeat := f.repeat
+	if o.Quick {
+		repeat = 1
+	}
+	runs := mulCapped(mulCapped(cases, uint64(len(f.tests))), uint64(repeat))
+	if runs <= maxRuns {
+		return
+	}
+	count := func(n uint64) string {
+		if n >= sizeCap {
+			return fmt.Sprintf("more than %d", uint64(sizeCap))
+		}
+		return strconv.FormatUint(n, 10)
+	}
+	what := fmt.Sprintf("%s runs (%s cases × %s × %s)", count(runs), count(cases), plural(len(f.tests), "test"), plural(repeat, "repetition"))
+	if len(f.exclude) > 0 {
+		what = "up to " + what + ", before exclude"
+	}
+	p.addf(0, "the file asks for %s, more than the %d an experiment may have: use fewer values, list the combinations you want under cases: instead of crossing every variable, or split it into several files", what, maxRuns)
+}
+
+// mulCapped multiplies without overflow, stopping at sizeCap.
+func mulCapped(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi != 0 || lo > sizeCap {
+		return sizeCap
+	}
+	return lo
 }
 
 // choice is a variable's chosen value in one combination.
@@ -659,18 +750,20 @@ func deriveSeed(base uint64, parts ...string) uint64 {
 // hours spreads across cases, not into one), tests in the file's order,
 // then shuffled when the file asks.
 func (p *Plan) Runs(s Shard) []*Run {
-	var runs []*Run
-	for rep := 1; rep <= p.Repeat; rep++ {
-		for _, c := range p.Cases {
-			if !s.Contains(c.Number) {
-				continue
-			}
-			for _, r := range c.Runs {
-				if r.Repetition == rep {
-					runs = append(runs, r)
-				}
-			}
+	byRep := make([][]*Run, p.Repeat)
+	n := 0
+	for _, c := range p.Cases {
+		if !s.Contains(c.Number) {
+			continue
 		}
+		for _, r := range c.Runs {
+			byRep[r.Repetition-1] = append(byRep[r.Repetition-1], r)
+			n++
+		}
+	}
+	runs := make([]*Run, 0, n)
+	for _, rs := range byRep {
+		runs = append(runs, rs...)
 	}
 	if p.Shuffle {
 		rng := rand.New(rand.NewPCG(p.ShuffleSeed, uint64(s.K)<<32|uint64(s.N)))

@@ -205,6 +205,16 @@ type runBackend struct {
 	// flags maps each experiment key to its wanlab run flag.
 	flags map[string]string
 	keys  []string
+	// lengths are the lengths Check found, by case and test entry, for
+	// Estimate: preparing a run twice doubles the time a dry run of a
+	// large grid takes.
+	lengths map[entryKey]time.Duration
+}
+
+// entryKey is a test entry of one case: its runs differ in their seed.
+type entryKey struct {
+	c    *experiment.Case
+	test int
 }
 
 // experimentOwned are wanlab run's keys that an experiment file sets
@@ -221,7 +231,7 @@ const (
 var flagInTable = regexp.MustCompile("`--([a-z0-9-]+)`")
 
 func newRunBackend(s *streams) *runBackend {
-	b := &runBackend{s: s, flags: map[string]string{}}
+	b := &runBackend{s: s, flags: map[string]string{}, lengths: map[entryKey]time.Duration{}}
 	for _, o := range testrun.Table {
 		m := flagInTable.FindStringSubmatch(o.Flag)
 		if m == nil || experimentOwned[o.Key] {
@@ -302,7 +312,8 @@ func (b *runBackend) Check(r *experiment.Run) error {
 		return err
 	}
 	o.Output = os.DevNull
-	if _, err := testrun.Prepare(o, tcOptions()); err != nil {
+	setup, err := testrun.Prepare(o, tcOptions())
+	if err != nil {
 		if m := flagInMessage.FindStringSubmatch(err.Error()); m != nil {
 			for key, flag := range b.flags {
 				if flag == m[1] {
@@ -312,11 +323,15 @@ func (b *runBackend) Check(r *experiment.Run) error {
 		}
 		return err
 	}
+	b.lengths[entryKey{r.Case, r.TestIndex}] = setup.Length()
 	return nil
 }
 
 // Estimate is the run's lead, load and tail.
 func (b *runBackend) Estimate(r *experiment.Run) time.Duration {
+	if d, ok := b.lengths[entryKey{r.Case, r.TestIndex}]; ok {
+		return d
+	}
 	o, _, err := b.options(r)
 	if err != nil {
 		return 0
