@@ -59,10 +59,11 @@ const maxSameFailures = 3
 // measured, marked partial) and returns the context's error. A run that
 // fails is recorded and the next one starts.
 func Execute(ctx context.Context, p *Plan, b Backend, o ExecOptions) (*Report, error) {
-	ix, err := prepareDir(p, o)
+	ix, lock, err := prepareDir(p, o)
 	if err != nil {
 		return nil, err
 	}
+	defer lock.release()
 	rep := &Report{Index: ix}
 	var todo []*Run
 	for _, r := range p.Runs(o.Shard) {
@@ -141,24 +142,42 @@ func countStatuses(rep *Report, ix *Index) {
 }
 
 // prepareDir creates the directory or checks that it holds this
-// experiment, and returns its index with every run's status read from its
-// results file.
-func prepareDir(p *Plan, o ExecOptions) (*Index, error) {
+// experiment, locks it for this process (lockDir), and returns its index
+// with every run's status read from its results file.
+func prepareDir(p *Plan, o ExecOptions) (_ *Index, _ *dirLock, err error) {
 	if err := outfile.MkdirAll(o.Dir, 0o755); err != nil {
-		return nil, &DirError{fmt.Sprintf("results directory %s: %v: give a directory (new or made by wanlab experiment run) with -o", o.Dir, err)}
+		return nil, nil, &DirError{fmt.Sprintf("results directory %s: %v: give a directory (new or made by wanlab experiment run) with -o", o.Dir, err)}
 	}
+	if _, err := ReadIndex(o.Dir); errors.Is(err, ErrNoIndex) {
+		// Refused before the lock file is made: the directory is not
+		// wanlab's.
+		if err := checkEmpty(o.Dir); err != nil {
+			return nil, nil, err
+		}
+	}
+	// Locked before anything is read for the run: what another process
+	// is writing is read once it has finished.
+	lock, err := lockDir(o.Dir, lockRun)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.release()
+		}
+	}()
 	ix := newIndex(p, o.Shard)
 	old, err := ReadIndex(o.Dir)
 	switch {
 	case errors.Is(err, ErrNoIndex):
 		if err := checkEmpty(o.Dir); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	default:
 		if err := compatible(old, ix, o.Dir); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for ci := range ix.Cases {
@@ -177,7 +196,7 @@ func prepareDir(p *Plan, o ExecOptions) (*Index, error) {
 			}
 		}
 	}
-	return ix, nil
+	return ix, lock, nil
 }
 
 // checkEmpty refuses a directory with files in it but no index: wanlab did

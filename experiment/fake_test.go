@@ -31,6 +31,8 @@ type fakeBackend struct {
 	cancel      context.CancelFunc
 	// failTests makes runs of these tests fail without a results file.
 	failTests map[string]bool
+	// onRun, when set, is called as each run starts.
+	onRun func(r *Run)
 }
 
 func (b *fakeBackend) Keys() []string {
@@ -68,6 +70,9 @@ func (b *fakeBackend) Run(ctx context.Context, r *Run, path string) error {
 	b.ran = append(b.ran, r.File)
 	n := len(b.ran)
 	b.mu.Unlock()
+	if b.onRun != nil {
+		b.onRun(r)
+	}
 	if b.failTests[r.Test] {
 		return errors.New("the testbed could not be built")
 	}

@@ -40,6 +40,11 @@ func Merge(ctx context.Context, out string, dirs []string) (*Index, error) {
 	if err := outfile.MkdirAll(out, 0o755); err != nil {
 		return nil, &DirError{fmt.Sprintf("-o %s: %v: give a directory to merge into", out, err)}
 	}
+	lock, err := lockDir(out, lockMerge)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.release()
 	if ix, err := ReadIndex(out); err == nil {
 		if !includesDir(dirs, out) {
 			srcs = append(srcs, source{out, ix})
