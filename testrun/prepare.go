@@ -122,6 +122,31 @@ type Sysctl struct {
 // Length is the whole run: lead, load and tail.
 func (s *Setup) Length() time.Duration { return s.Lead + s.Duration + s.Tail }
 
+// CheckGiven refuses what Prepare cannot see in Options: an option given
+// with the value that, in Options, stands for "not given" (a user who
+// types --streams 0 asked for something, and must not silently get the
+// default), and an option given where it does not apply although its
+// value is the default (--seed with --lab). given reports whether a flag
+// was given, by its name ("streams"); a run's options pass through
+// CheckGiven and then Prepare, from the command line and from an
+// experiment file alike.
+func CheckGiven(o Options, given func(flag string) bool) error {
+	switch {
+	case given("streams") && o.Streams == 0:
+		return badf("--streams 0: give 1 to %d flows, or leave it out for 4", catalog.MaxStreams)
+	case given("udp-size") && o.UDPSize == 0:
+		return badf("--udp-size 0: give a UDP payload from 24 to 65507 bytes, or leave it out for 1470")
+	case given("seed") && o.Lab != "":
+		return badf("--seed: --lab %s runs on that testbed, whose path draws from the seed it was started with: drop --seed, or start the testbed with `wanlab up --seed %d`", o.Lab, o.Seed)
+	}
+	for _, out := range []struct{ flag, path string }{{"output", o.Output}, {"flent", o.Flent}, {"pcap", o.Pcap}} {
+		if given(out.flag) && out.path == "" {
+			return badf("--%s is empty: give a file name (- for stdout), or leave --%s out", out.flag, out.flag)
+		}
+	}
+	return nil
+}
+
 // Prepare checks o and resolves its defaults without creating anything:
 // every error is a *BadOption naming the fix. tc says how chains are read
 // (netem distribution files). Prepare reads the registry of running
@@ -382,6 +407,9 @@ func (s *Setup) resolveTraffic(o Options) error {
 	if s.CCUp, s.CCDown, err = parseCC(o.CC); err != nil {
 		return err
 	}
+	if err := s.checkCCApplies(o.CC); err != nil {
+		return err
+	}
 	if o.TOS != "" {
 		if s.TOS, err = ParseTOS(o.TOS); err != nil {
 			return badf("--tos: %v", err)
@@ -471,13 +499,63 @@ func parseCC(v string) (up, down string, err error) {
 		if err := checkCC(alg); err != nil {
 			return "", "", err
 		}
-		if dir == "up" {
-			up = alg
-		} else {
-			down = alg
+		dst := &up
+		if dir == "down" {
+			dst = &down
 		}
+		if *dst != "" {
+			return "", "", badf("--cc %q gives %s twice: give each direction once (--cc up=cubic,down=bbr)", v, dir)
+		}
+		*dst = alg
 	}
 	return up, down, nil
+}
+
+// checkCCApplies refuses --cc where no TCP flow of wanlab's takes it: the
+// test has none (its flows are QUIC, TFRC or UDP, or the user's own
+// programs), or none in a direction --cc names. The results would
+// otherwise record a congestion control that nothing used.
+func (s *Setup) checkCCApplies(v string) error {
+	if v == "" {
+		return nil
+	}
+	tcp := map[catalog.Direction]bool{}
+	var other *catalog.Flow
+	for i, f := range s.Test.Flows {
+		if f.Transport == catalog.TCP {
+			tcp[f.Dir] = true
+		} else {
+			other = &s.Test.Flows[i]
+		}
+	}
+	switch {
+	case s.Test.Custom:
+		return badf("--cc sets wanlab's own TCP flows, and custom's flows are your programs': choose their congestion control in the commands (e.g. iperf3 -C cubic), and drop --cc")
+	case len(tcp) > 0:
+	case other == nil:
+		return badf("--cc sets the TCP flows' congestion control, and %s has no load flow: drop --cc", s.Test.Name)
+	default:
+		kind := map[catalog.Transport]string{
+			catalog.UDPFlood: "a UDP flood at a set rate",
+			catalog.TFRC:     "TFRC, whose rate control is its own",
+			catalog.QUIC:     "QUIC, whose congestion control is quic-go's " + catalog.QUICCongestionControl,
+		}[other.Transport]
+		return badf("--cc sets the TCP flows' congestion control, and %s has none (its flow is %s): drop --cc", s.Test.Name, kind)
+	}
+	if !strings.Contains(v, "=") {
+		return nil
+	}
+	for _, part := range strings.Split(v, ",") {
+		dir, _, _ := strings.Cut(part, "=")
+		d := catalog.Up
+		if dir == "down" {
+			d = catalog.Down
+		}
+		if !tcp[d] {
+			return badf("--cc %s: %s has no TCP flow whose data goes %s: drop %s", v, s.Test.Name, dir, part)
+		}
+	}
+	return nil
 }
 
 // checkCC checks a congestion control name against the kernel's loaded

@@ -40,6 +40,13 @@ func TestPrepareBadInput(t *testing.T) {
 		{"bad cc", func(o *Options) { o.CC = "cubic!" }, `--cc "cubic!" is not a congestion control name`},
 		{"cc not loaded", func(o *Options) { o.CC = "nosuchcc" }, "--cc nosuchcc: the kernel has not loaded it"},
 		{"cc bad direction", func(o *Options) { o.CC = "left=cubic" }, "--cc up=cubic,down=bbr"},
+		{"cc direction twice", func(o *Options) { o.CC = "up=cubic,up=reno" }, `--cc "up=cubic,up=reno" gives up twice: give each direction once`},
+		{"cc for quic", func(o *Options) { o.Test = "quic_upload"; o.CC = "cubic" }, "quic_upload has none (its flow is QUIC, whose congestion control is quic-go's NewReno): drop --cc"},
+		{"cc for tfrc", func(o *Options) { o.Test = "tfrc_download"; o.CC = "cubic" }, "tfrc_download has none (its flow is TFRC"},
+		{"cc for udp", func(o *Options) { o.Test = "udp_flood"; o.CC = "down=cubic" }, "udp_flood has none (its flow is a UDP flood"},
+		{"cc for ping", func(o *Options) { o.Test = "ping"; o.CC = "reno" }, "ping has no load flow: drop --cc"},
+		{"cc for custom", func(o *Options) { o.Test = "custom"; o.Client = "true"; o.CC = "reno" }, "custom's flows are your programs'"},
+		{"cc for a direction without tcp", func(o *Options) { o.Test = "tcp_download"; o.CC = "up=cubic,down=reno" }, "--cc up=cubic,down=reno: tcp_download has no TCP flow whose data goes up: drop up=cubic"},
 		{"bad tos", func(o *Options) { o.TOS = "CS9" }, "--tos: \"CS9\" is neither a DSCP name"},
 		{"tos too big", func(o *Options) { o.TOS = "300" }, "TOS byte from 0 to 255"},
 		{"unknown profile", func(o *Options) { o.Profile = "moon" }, `--profile: profile "moon" is unknown: use one of home, lte, geo, datacenter`},
@@ -165,7 +172,6 @@ func TestPrepareResolves(t *testing.T) {
 	o := Defaults()
 	o.Test = "udp_flood"
 	o.UDPRate = "20M"
-	o.CC = "up=reno,down=cubic"
 	o.TOS = "af41"
 	o.ECN = true
 	o.TCPRmem = "4096  87380 6291456"
@@ -176,8 +182,16 @@ func TestPrepareResolves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.UDPRate != 20_000_000 || s.CCUp != "reno" || s.CCDown != "cubic" || s.TOS != 34<<2 {
-		t.Errorf("rate %d, cc %q/%q, tos %#x", s.UDPRate, s.CCUp, s.CCDown, s.TOS)
+	if s.UDPRate != 20_000_000 || s.TOS != 34<<2 {
+		t.Errorf("rate %d, tos %#x", s.UDPRate, s.TOS)
+	}
+	for cc, want := range map[string][2]string{"up=reno,down=cubic": {"reno", "cubic"}, "down=cubic": {"", "cubic"}, "reno": {"reno", "reno"}} {
+		o := Defaults()
+		o.Test, o.CC = "tcp_bidirectional", cc
+		s, err := Prepare(o, tcspec.Options{})
+		if err != nil || s.CCUp != want[0] || s.CCDown != want[1] {
+			t.Errorf("--cc %s: %v, cc %q/%q; want %q/%q", cc, err, s.CCUp, s.CCDown, want[0], want[1])
+		}
 	}
 	var got []string
 	for _, sc := range s.Sysctls {
@@ -240,6 +254,35 @@ func TestPrepareOwnTests(t *testing.T) {
 		o.Test = test
 		if _, err := Prepare(o, tcspec.Options{}); err != nil {
 			t.Errorf("%s: %v", test, err)
+		}
+	}
+}
+
+// TestCheckGiven: what Options cannot tell from its defaults, the flags
+// given can: an explicit zero, --seed with --lab, an empty file name.
+func TestCheckGiven(t *testing.T) {
+	for _, c := range []struct {
+		flag string
+		mod  func(o *Options)
+		want string // "" for no error
+	}{
+		{"streams", func(o *Options) { o.Test = "tcp_nup" }, "--streams 0: give 1 to 256 flows, or leave it out for 4"},
+		{"streams", func(o *Options) { o.Test = "tcp_nup"; o.Streams = 2 }, ""},
+		{"udp-size", func(o *Options) { o.Test = "udp_flood" }, "--udp-size 0: give a UDP payload from 24 to 65507 bytes"},
+		{"seed", func(o *Options) { o.Lab = "lab1"; o.Seed = 5 }, "--seed: --lab lab1 runs on that testbed, whose path draws from the seed it was started with: drop --seed, or start the testbed with `wanlab up --seed 5`"},
+		{"seed", func(o *Options) { o.Seed = 5 }, ""},
+		{"output", func(o *Options) {}, "--output is empty: give a file name (- for stdout), or leave --output out"},
+		{"pcap", func(o *Options) {}, "--pcap is empty"},
+		{"flent", func(o *Options) { o.Flent = "x.flent.gz" }, ""},
+	} {
+		o := Defaults()
+		c.mod(&o)
+		err := CheckGiven(o, func(f string) bool { return f == c.flag })
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("--%s, %+v: %v", c.flag, o, err)
+		case c.want != "" && (err == nil || !IsBadOption(err) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("--%s: %v; want a *BadOption with %q", c.flag, err, c.want)
 		}
 	}
 }

@@ -245,50 +245,62 @@ func newRunBackend(s *streams) *runBackend {
 
 func (b *runBackend) Keys() []string { return b.keys }
 
-// options turns a run into wanlab run's options and the command line that
-// stands for them.
-func (b *runBackend) options(r *experiment.Run) (testrun.Options, []string, error) {
+// backendRun is a run of an experiment as wanlab run's flags.
+type backendRun struct {
+	o    testrun.Options
+	fs   *pflag.FlagSet
+	argv []string
+}
+
+// options turns a run into wanlab run's flags, the options they set and
+// the command line that stands for them.
+func (b *runBackend) options(r *experiment.Run) (*backendRun, error) {
 	f := &runFlags{o: testrun.Defaults()}
-	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	f.register(fs)
+	br := &backendRun{fs: pflag.NewFlagSet("run", pflag.ContinueOnError), argv: []string{"wanlab", "run", r.Test}}
+	f.register(br.fs)
 	f.o.Test = r.Test
-	argv := []string{"wanlab", "run", r.Test}
 	set := func(key, flag, value string) error {
-		if err := fs.Set(flag, value); err != nil {
+		if err := br.fs.Set(flag, value); err != nil {
 			return &experiment.OptionError{Key: key, Err: fmt.Errorf("--%s %q: %v", flag, value, err)}
 		}
-		argv = append(argv, "--"+flag, value)
+		br.argv = append(br.argv, "--"+flag, value)
 		return nil
 	}
 	if r.Up() != "" {
 		if err := set("up", "up", r.Up()); err != nil {
-			return f.o, nil, err
+			return nil, err
 		}
 	}
 	if r.Down() != "" {
 		if err := set("down", "down", r.Down()); err != nil {
-			return f.o, nil, err
+			return nil, err
 		}
 	}
 	for _, opt := range r.Options {
 		if opt.Key == "at" {
-			return f.o, nil, &experiment.OptionError{Key: "at", Err: errors.New("timed chain changes are not available in experiment files yet: run them with wanlab run --at")}
+			return nil, &experiment.OptionError{Key: "at", Err: errors.New("timed chain changes are not available in experiment files yet: run them with wanlab run --at")}
 		}
+		var values []string
 		for _, v := range opt.Values {
-			if v == "" {
-				// Empty after substitution: not given, as an empty chain
-				// is, so that one template serves tests that take the
-				// option and tests that do not (E2's tx_qlen).
-				continue
+			// Empty after substitution: not given, as an empty chain is,
+			// so that one template serves tests that take the option and
+			// tests that do not (E2's tx_qlen).
+			if v != "" {
+				values = append(values, v)
 			}
+		}
+		if _, repeatable := br.fs.Lookup(b.flags[opt.Key]).Value.(pflag.SliceValue); len(values) > 1 && !repeatable {
+			return nil, &experiment.OptionError{Key: opt.Key, Err: fmt.Errorf("takes one value, and is given %d (%s): give one, or make it a variable to run each", len(values), strings.Join(values, ", "))}
+		}
+		for _, v := range values {
 			if err := set(opt.Key, b.flags[opt.Key], v); err != nil {
-				return f.o, nil, err
+				return nil, err
 			}
 		}
 	}
 	if f.o.Title == "" {
 		if err := set("title", "title", r.Title); err != nil {
-			return f.o, nil, err
+			return nil, err
 		}
 	}
 	if r.Quick {
@@ -298,29 +310,51 @@ func (b *runBackend) options(r *experiment.Run) (testrun.Options, []string, erro
 			set("tail", "tail", quickLeadTail.String())
 		}
 	}
-	set("seed", "seed", strconv.FormatUint(r.Seed, 10))
-	return f.o, argv, nil
+	if f.o.Lab == "" {
+		// A running testbed's path draws from the seed it was started
+		// with: the results record that one.
+		set("seed", "seed", strconv.FormatUint(r.Seed, 10))
+	}
+	br.o = f.o
+	return br, nil
 }
 
 // flagInMessage finds the flag a testrun message is about.
 var flagInMessage = regexp.MustCompile(`--([a-z0-9-]+)`)
 
-// Check prepares the run as wanlab run would, without writing anything.
-func (b *runBackend) Check(r *experiment.Run) error {
-	o, _, err := b.options(r)
+// prepare checks and resolves r as wanlab run would (prepareRun), with its
+// results at path, or, for path "", at /dev/null. A problem
+// with one option is an *experiment.OptionError naming its key.
+func (b *runBackend) prepare(r *experiment.Run, path string) (*testrun.Setup, *backendRun, error) {
+	br, err := b.options(r)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	o.Output = os.DevNull
-	setup, err := testrun.Prepare(o, tcOptions())
+	out := func(ext string) string {
+		if path == "" {
+			return os.DevNull
+		}
+		return strings.TrimSuffix(path, ".json.gz") + ext
+	}
+	br.o.Output = out(".json.gz")
+	setup, err := prepareRun(br.fs, br.o)
 	if err != nil {
 		if m := flagInMessage.FindStringSubmatch(err.Error()); m != nil {
 			for key, flag := range b.flags {
 				if flag == m[1] {
-					return &experiment.OptionError{Key: key, Err: err}
+					return nil, nil, &experiment.OptionError{Key: key, Err: err}
 				}
 			}
 		}
+		return nil, nil, err
+	}
+	return setup, br, nil
+}
+
+// Check prepares the run as wanlab run would, without writing anything.
+func (b *runBackend) Check(r *experiment.Run) error {
+	setup, _, err := b.prepare(r, "")
+	if err != nil {
 		return err
 	}
 	b.lengths[entryKey{r.Case, r.TestIndex}] = setup.Length()
@@ -332,12 +366,7 @@ func (b *runBackend) Estimate(r *experiment.Run) time.Duration {
 	if d, ok := b.lengths[entryKey{r.Case, r.TestIndex}]; ok {
 		return d
 	}
-	o, _, err := b.options(r)
-	if err != nil {
-		return 0
-	}
-	o.Output = os.DevNull
-	setup, err := testrun.Prepare(o, tcOptions())
+	setup, _, err := b.prepare(r, "")
 	if err != nil {
 		return 0
 	}
@@ -347,19 +376,14 @@ func (b *runBackend) Estimate(r *experiment.Run) time.Duration {
 // Run runs r with testrun and writes its results file; a run cut short by
 // ctx writes what it measured, marked partial.
 func (b *runBackend) Run(ctx context.Context, r *experiment.Run, path string) error {
-	o, argv, err := b.options(r)
-	if err != nil {
-		return err
-	}
-	o.Output = path
-	setup, err := testrun.Prepare(o, tcOptions())
+	setup, br, err := b.prepare(r, path)
 	if err != nil {
 		return err
 	}
 	hooks := testrun.Hooks{Warnf: func(format string, args ...any) {
 		fmt.Fprintf(b.s.err, "wanlab: warning: %s: "+format+"\n", append([]any{filepath.Base(path)}, args...)...)
 	}}
-	doc, err := testrun.Run(ctx, setup, testrun.Info{Argv: argv, Version: wanlabVersion()}, hooks)
+	doc, err := testrun.Run(ctx, setup, testrun.Info{Argv: br.argv, Version: wanlabVersion()}, hooks)
 	if err != nil {
 		return err
 	}
@@ -388,6 +412,9 @@ func runSweep(s *streams, fs *pflag.FlagSet, f *runFlags, sweeps []string) error
 	}
 	if f.o.JSON {
 		return usagef("--json prints one run's document: with --sweep, every run's document is in the results directory")
+	}
+	if err := testrun.CheckGiven(f.o, fs.Changed); err != nil {
+		return usagef("%v", err)
 	}
 	b := newRunBackend(s)
 	keyOf := map[string]string{}

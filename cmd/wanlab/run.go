@@ -86,16 +86,13 @@ partial, and everything the run built is removed.`,
 			if len(args) == 1 {
 				f.o.Test = args[0]
 			}
-			if err := checkGivenValues(c.Flags(), &f.o); err != nil {
-				return err
-			}
 			if len(sweeps) > 0 {
 				if f.o.Output == "-" {
 					return usagef("-o - with --sweep: a sweep writes a directory of results files, one per run, which cannot go to stdout: give the directory with -o DIR, or leave -o out")
 				}
 				return runSweep(s, c.Flags(), f, sweeps)
 			}
-			return runRun(s, f, os.Args)
+			return runRun(s, c.Flags(), f, os.Args)
 		},
 	}
 	f.register(c.Flags())
@@ -103,22 +100,15 @@ partial, and everything the run built is removed.`,
 	return c
 }
 
-// checkGivenValues refuses flags given with the value that, in
-// testrun.Options, stands for "not given": a user who types --streams 0 or
-// -o "" asked for something, and must not silently get the default.
-func checkGivenValues(fs *pflag.FlagSet, o *testrun.Options) error {
-	switch {
-	case fs.Changed("streams") && o.Streams == 0:
-		return usagef("--streams 0: give 1 to 256 flows, or leave it out for 4")
-	case fs.Changed("udp-size") && o.UDPSize == 0:
-		return usagef("--udp-size 0: give a UDP payload from 24 to 65507 bytes, or leave it out for 1470")
+// prepareRun checks a run's options and resolves them: the flags given
+// (testrun.CheckGiven), then the options (testrun.Prepare). wanlab run and
+// every run of an experiment go through it, so that an option value is
+// refused in an experiment file exactly when its flag is.
+func prepareRun(fs *pflag.FlagSet, o testrun.Options) (*testrun.Setup, error) {
+	if err := testrun.CheckGiven(o, fs.Changed); err != nil {
+		return nil, err
 	}
-	for _, name := range []string{"output", "flent", "pcap"} {
-		if fs.Changed(name) && fs.Lookup(name).Value.String() == "" {
-			return usagef("--%s is empty: give a file name (- for stdout), or leave --%s out", name, name)
-		}
-	}
-	return nil
+	return testrun.Prepare(o, tcOptions())
 }
 
 // durationPtr is a flag that sets a *time.Duration, leaving it nil (the
@@ -274,9 +264,9 @@ func wanlabVersion() string {
 	return v
 }
 
-func runRun(s *streams, f *runFlags, argv []string) error {
+func runRun(s *streams, fs *pflag.FlagSet, f *runFlags, argv []string) error {
 	o := f.o
-	setup, err := testrun.Prepare(o, tcOptions())
+	setup, err := prepareRun(fs, o)
 	if err != nil {
 		if testrun.IsBadOption(err) {
 			return usagef("%v", err)
