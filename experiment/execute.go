@@ -108,6 +108,10 @@ func Execute(ctx context.Context, p *Plan, b Backend, o ExecOptions) (*Report, e
 			}
 		case runErr != nil && status == StatusPartial && entry.Error == "":
 			entry.Error = runErr.Error()
+		case runErr != nil && status == StatusComplete && ctx.Err() == nil:
+			// The results are whole; what failed came after them (a
+			// further output of the run's): said, not lost.
+			prog.printf("wanlab: %s: %v", r.File, runErr)
 		}
 		if err := writeIndex(o.Dir, ix); err != nil {
 			return rep, err

@@ -216,9 +216,9 @@ var Table = []Option{
 	{"`--aqm`", "aqm", "`run.options.aqm`, `run.path`", "replace the bottleneck queue with fq_codel, codel, pie, pfifo, bfifo or pfifo_fast"},
 	{"`--direct`", "direct", "`run.options.direct`, `router.mode`", "hosts joined by a plain veth pair, no router: the machine's own ceiling"},
 	{"`--lab`", "lab", "`run.options.lab`, `router.mode`", "run on this running testbed (`wanlab up --name NAME`) instead of building one"},
-	{"`--pcap`", "pcap", "`run.options.pcap`", "record every packet the router forwards to this pcap file"},
+	{"`--pcap`", "pcap", "`run.options.pcap`", "record every packet the router forwards to this pcap file; in an experiment file `true`: each run's capture beside its results file (RUN.pcap)"},
 	{"`-o`, `--output`", "output", "(the file itself)", "results file (default wanlab-TEST-YYYYmmdd-HHMMSS.json.gz)"},
-	{"`--flent`", "flent", "(the file itself)", "also write Flent's data file (FILE.flent.gz); Flent's tests only, since Flent loads a file by running its test"},
+	{"`--flent`", "flent", "(the file itself)", "also write Flent's data file (FILE.flent.gz); Flent's tests only, since Flent loads a file by running its test; in an experiment file `true`: each run's Flent file beside its results file (RUN.flent.gz)"},
 	{"`--json`", "json", "(the output itself)", "print the results document on stdout instead of the text summary"},
 }
 

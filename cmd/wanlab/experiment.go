@@ -250,7 +250,15 @@ type backendRun struct {
 	o    testrun.Options
 	fs   *pflag.FlagSet
 	argv []string
+	// flent and pcap say that the test entry asks for the run's Flent
+	// file and capture, written beside its results file.
+	flent, pcap bool
 }
+
+// perRunOutputs are the keys whose value in an experiment is true or
+// false, not a file: each run writes its own file, named after its
+// results file (RUN.flent.gz, RUN.pcap), into the results directory.
+var perRunOutputs = map[string]string{"flent": ".flent.gz", "pcap": ".pcap"}
 
 // options turns a run into wanlab run's flags, the options they set and
 // the command line that stands for them.
@@ -292,6 +300,18 @@ func (b *runBackend) options(r *experiment.Run) (*backendRun, error) {
 		if _, repeatable := br.fs.Lookup(b.flags[opt.Key]).Value.(pflag.SliceValue); len(values) > 1 && !repeatable {
 			return nil, &experiment.OptionError{Key: opt.Key, Err: fmt.Errorf("takes one value, and is given %d (%s): give one, or make it a variable to run each", len(values), strings.Join(values, ", "))}
 		}
+		if ext, ok := perRunOutputs[opt.Key]; ok && len(values) == 1 {
+			on, err := strconv.ParseBool(values[0])
+			if err != nil || (values[0] != "true" && values[0] != "false") {
+				return nil, &experiment.OptionError{Key: opt.Key, Err: fmt.Errorf("%q: in an experiment, each run writes its own file into the results directory, named after its results file (%s): give %s: true", values[0], strings.TrimSuffix(r.File, ".json.gz")+ext, opt.Key)}
+			}
+			if opt.Key == "flent" {
+				br.flent = on
+			} else {
+				br.pcap = on
+			}
+			continue
+		}
 		for _, v := range values {
 			if err := set(opt.Key, b.flags[opt.Key], v); err != nil {
 				return nil, err
@@ -323,7 +343,7 @@ func (b *runBackend) options(r *experiment.Run) (*backendRun, error) {
 var flagInMessage = regexp.MustCompile(`--([a-z0-9-]+)`)
 
 // prepare checks and resolves r as wanlab run would (prepareRun), with its
-// results at path, or, for path "", at /dev/null. A problem
+// outputs at path and beside it, or, for path "", at /dev/null. A problem
 // with one option is an *experiment.OptionError naming its key.
 func (b *runBackend) prepare(r *experiment.Run, path string) (*testrun.Setup, *backendRun, error) {
 	br, err := b.options(r)
@@ -337,6 +357,16 @@ func (b *runBackend) prepare(r *experiment.Run, path string) (*testrun.Setup, *b
 		return strings.TrimSuffix(path, ".json.gz") + ext
 	}
 	br.o.Output = out(".json.gz")
+	if br.flent {
+		br.o.Flent = out(perRunOutputs["flent"])
+	}
+	if br.pcap {
+		br.o.Pcap = out(perRunOutputs["pcap"])
+		br.argv = append(br.argv, "--pcap", br.o.Pcap)
+	}
+	if br.flent {
+		br.argv = append(br.argv, "--flent", br.o.Flent)
+	}
 	setup, err := prepareRun(br.fs, br.o)
 	if err != nil {
 		if m := flagInMessage.FindStringSubmatch(err.Error()); m != nil {
@@ -373,8 +403,9 @@ func (b *runBackend) Estimate(r *experiment.Run) time.Duration {
 	return setup.Length()
 }
 
-// Run runs r with testrun and writes its results file; a run cut short by
-// ctx writes what it measured, marked partial.
+// Run runs r with testrun and writes its results file, and the Flent file
+// and capture its test entry asks for beside it; a run cut short by ctx
+// writes what it measured, marked partial.
 func (b *runBackend) Run(ctx context.Context, r *experiment.Run, path string) error {
 	setup, br, err := b.prepare(r, path)
 	if err != nil {
@@ -391,6 +422,13 @@ func (b *runBackend) Run(ctx context.Context, r *experiment.Run, path string) er
 	// the interrupted run measured, marked partial.
 	if err := results.WriteFile(context.Background(), path, doc, outfile.Options{Label: "the results file"}); err != nil {
 		return err
+	}
+	if br.o.Flent != "" {
+		// After the results file, which a failed Flent file must not
+		// cost.
+		if err := results.WriteFlentFile(context.Background(), br.o.Flent, doc, outfile.Options{Label: "the Flent file"}); err != nil {
+			return err
+		}
 	}
 	return ctx.Err()
 }
@@ -415,6 +453,11 @@ func runSweep(s *streams, fs *pflag.FlagSet, f *runFlags, sweeps []string) error
 	}
 	if err := testrun.CheckGiven(f.o, fs.Changed); err != nil {
 		return usagef("%v", err)
+	}
+	for flag, ext := range perRunOutputs {
+		if v := fs.Lookup(flag).Value.String(); v != "" && v != "true" && v != "false" {
+			return usagef("--%s %s with --sweep: each run writes its own into the results directory, named after its results file (RUN%s): give --%s true", flag, v, ext, flag)
+		}
 	}
 	b := newRunBackend(s)
 	keyOf := map[string]string{}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"image/png"
 	"os"
@@ -313,4 +315,81 @@ func TestRunSweep(t *testing.T) {
 			t.Errorf("wanlab %q: exit %d, %q; want 2 and %q", c.args, code, errOut, c.want)
 		}
 	}
+}
+
+// TestExperimentFlentAndPcapPerRun: flent: true and pcap: true in a test
+// entry write each run's Flent file and capture into the results
+// directory beside its results file, named after it, each its own (issue
+// 26 item 8: no Flent file was written, and every run overwrote one
+// capture); a path instead of true is refused at its line.
+func TestExperimentFlentAndPcapPerRun(t *testing.T) {
+	wanlabBin(t) // waits for the machine's root tests before the time limit starts
+	work := t.TempDir()
+	file := filepath.Join(work, "e.yaml")
+	os.WriteFile(file, []byte(`name: per-run
+vars:
+  delay: [5ms, 15ms]
+path:
+  both: "netem delay ${delay}; tbf rate 5mbit burst 32k latency 50ms"
+tests:
+  - test: tcp_upload
+    duration: 1s
+    lead: 200ms
+    tail: 200ms
+    flent: true
+    pcap: true
+`), 0o644)
+	dir := filepath.Join(work, "out")
+	if _, errOut, code := cliFor(t, time.Minute, "experiment", "run", file, "-o", dir); code != 0 {
+		t.Fatalf("experiment run: exit %d\n%s", code, errOut)
+	}
+	ix, err := experiment.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, c := range ix.Cases {
+		base := filepath.Join(dir, strings.TrimSuffix(c.Runs[0].File, ".json.gz"))
+		doc, err := results.ReadFile(base + ".json.gz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if argv := strings.Join(doc.Run.Argv, " "); !strings.Contains(argv, "--pcap "+base+".pcap") || !strings.Contains(argv, "--flent "+base+".flent.gz") {
+			t.Errorf("%s records %q", base, argv)
+		}
+		pcap, err := os.ReadFile(base + ".pcap")
+		if err != nil || len(pcap) < 1000 || !bytes.HasPrefix(pcap, []byte{0x4d, 0x3c, 0xb2, 0xa1}) && !bytes.HasPrefix(pcap, []byte{0xd4, 0xc3, 0xb2, 0xa1}) {
+			t.Errorf("%s.pcap: %d bytes (%v)", base, len(pcap), err)
+		}
+		sizes = append(sizes, len(pcap))
+		var flent struct {
+			Metadata struct{ Name string } `json:"metadata"`
+			Results  map[string][]*float64 `json:"results"`
+		}
+		if err := readGzipJSON(base+".flent.gz", &flent); err != nil || flent.Metadata.Name != "tcp_upload" || len(flent.Results["TCP upload"]) == 0 {
+			t.Errorf("%s.flent.gz: %v, test %q, %d TCP upload samples", base, err, flent.Metadata.Name, len(flent.Results["TCP upload"]))
+		}
+	}
+	if len(sizes) != 2 || sizes[0] == sizes[1] {
+		t.Errorf("captures of %v bytes: want one per run", sizes)
+	}
+
+	os.WriteFile(file, []byte("tests:\n  - test: tcp_upload\n    pcap: run.pcap\n"), 0o644)
+	_, errOut, code := cliFor(t, time.Minute, "experiment", "run", file, "-o", filepath.Join(work, "none"))
+	if want := file + `:3: pcap: "run.pcap": in an experiment, each run writes its own file into the results directory, named after its results file (c001-tcp_upload-r1.pcap): give pcap: true`; code != 2 || !strings.Contains(errOut, want) {
+		t.Errorf("pcap: run.pcap: exit %d, %q; want 2 and %q", code, errOut, want)
+	}
+}
+
+func readGzipJSON(path string, v any) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		return err
+	}
+	return json.NewDecoder(z).Decode(v)
 }

@@ -42,6 +42,7 @@ func TestExperimentRefusesWhatRunRefuses(t *testing.T) {
 		{"quic_upload", "cc", "cubic"},
 		{"ping", "cc", "reno"},
 		{"udp_flood", "cc", "cubic"},
+		{"tfrc_upload", "flent", "true"},
 		{"tcp_upload", "tos", "CS9"},
 		{"tcp_upload", "sndbuf", "-1"},
 		{"tcp_upload", "tcp_rmem", "1 2"},

@@ -41,6 +41,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "quic_upload", "--cc", "cubic"}, "quic_upload has none (its flow is QUIC, whose congestion control is quic-go's NewReno): drop --cc"},
 		{[]string{"run", "ping", "--cc", "reno"}, "ping has no load flow: drop --cc"},
 		{[]string{"run", "--lab", "wl-nosuch", "--seed", "5"}, "--seed: --lab wl-nosuch runs on that testbed, whose path draws from the seed it was started with"},
+		{[]string{"run", "tcp_upload", "--sweep", "d=1ms,2ms", "--pcap", filepath.Join(dir, "x.pcap")}, "--pcap " + filepath.Join(dir, "x.pcap") + " with --sweep: each run writes its own"},
 		{[]string{"run", "--lab", "nosuchlab"}, "--lab: testbed nosuchlab is not running; start it with `wanlab up --name nosuchlab`"},
 		{[]string{"run", "--profile", "moon"}, `profile "moon" is unknown: use one of home, lte, geo, datacenter`},
 		{[]string{"run", "--aqm", "cake"}, `--aqm "cake" is unknown: use one of fq_codel`},
