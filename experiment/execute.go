@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -45,8 +46,21 @@ func (e *DirError) Error() string { return e.Msg }
 
 // maxSameFailures stops an experiment after this many runs in a row failed
 // with the same error: a missing privilege or tool fails every run alike,
-// and a campaign should not spend hours confirming it.
+// and a campaign should not spend hours confirming it. A run that ended
+// early (partial) for a reason of its own, such as a custom test's command
+// that failed, counts as failed: a missing client program ends every run
+// alike too.
 const maxSameFailures = 3
+
+// numbers are the parts of a run's error that differ from run to run for
+// the same cause: times ("stopped 202ms into the run"), ports, PIDs.
+var numbers = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+
+// failureKey is what two runs' errors must share to count as the same
+// failure: their text without its numbers.
+func failureKey(err string) string {
+	return numbers.ReplaceAllString(err, "#")
+}
 
 // Execute runs the plan's runs in the shard into the directory, one results
 // file per run plus the index. Running it again on the same directory runs
@@ -116,12 +130,16 @@ func Execute(ctx context.Context, p *Plan, b Backend, o ExecOptions) (*Report, e
 		if err := writeIndex(o.Dir, ix); err != nil {
 			return rep, err
 		}
-		if entry.Status == StatusFailed {
-			prog.printf("wanlab: %s: run failed: %s", r.File, entry.Error)
-			if entry.Error == lastErr {
+		if entry.Status == StatusFailed || entry.Status == StatusPartial && ctx.Err() == nil {
+			how := "failed"
+			if entry.Status == StatusPartial {
+				how = "ended early"
+			}
+			prog.printf("wanlab: %s: run %s: %s", r.File, how, entry.Error)
+			if key := failureKey(entry.Error); key == lastErr {
 				same++
 			} else {
-				lastErr, same = entry.Error, 1
+				lastErr, same = key, 1
 			}
 			if same >= maxSameFailures && ctx.Err() == nil {
 				countStatuses(rep, ix)

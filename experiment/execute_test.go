@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,6 +166,38 @@ func TestExecuteStopsOnRepeatedFailure(t *testing.T) {
 	}
 	if ix, _ := ReadIndex(dir); ix.Counts()[StatusComplete] != 12 {
 		t.Errorf("after the fix: %v", ix.Counts())
+	}
+}
+
+// TestExecuteStopsOnRepeatedPartialFailure: runs that end early for the
+// same reason (a custom test's missing client program) count as the same
+// failure, although the times in their reasons differ, and stop the
+// experiment as failed runs do (issue 26 item 11: every run was partial
+// and the experiment went on); reasons that differ in their words do not.
+func TestExecuteStopsOnRepeatedPartialFailure(t *testing.T) {
+	p := mustLoad(t, sweep, false)
+	missing := func(r *Run) string {
+		ms := 200 + r.Seed%50
+		return fmt.Sprintf("stopped %dms into the run of 2.4s: the client command exited with status 127, %dms into the run; its last line: /bin/sh: 1: nosuchtool: not found", ms, ms+7)
+	}
+	b := &fakeBackend{partial: missing}
+	var prog bytes.Buffer
+	rep, err := Execute(context.Background(), p, b, ExecOptions{Dir: t.TempDir(), Progress: &prog})
+	if err == nil || !strings.Contains(err.Error(), "the last 3 runs failed the same way (stopped ") || !strings.Contains(err.Error(), "nosuchtool: not found)") {
+		t.Fatalf("err %v", err)
+	}
+	if len(b.ran) != 3 || rep.Partial != 3 {
+		t.Errorf("ran %d, %d partial", len(b.ran), rep.Partial)
+	}
+	if !strings.Contains(prog.String(), "c001-tcp_upload-r1.json.gz: run ended early: stopped ") {
+		t.Errorf("progress:\n%s", prog.String())
+	}
+
+	words := []string{"connection refused", "no route to host"}
+	n := 0
+	b = &fakeBackend{partial: func(r *Run) string { n++; return "the client command failed: " + words[n%2] }}
+	if _, err := Execute(context.Background(), p, b, ExecOptions{Dir: t.TempDir()}); err != nil || len(b.ran) != 12 {
+		t.Errorf("alternating reasons: %v after %d runs; want all 12 run", err, len(b.ran))
 	}
 }
 

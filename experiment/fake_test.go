@@ -33,6 +33,9 @@ type fakeBackend struct {
 	failTests map[string]bool
 	// onRun, when set, is called as each run starts.
 	onRun func(r *Run)
+	// partial, when set, gives the reason a run ends early ("" for
+	// none): its results are written, marked partial with it.
+	partial func(r *Run) string
 }
 
 func (b *fakeBackend) Keys() []string {
@@ -80,6 +83,11 @@ func (b *fakeBackend) Run(ctx context.Context, r *Run, path string) error {
 		b.cancel()
 	}
 	doc := fakeDoc(r)
+	if b.partial != nil {
+		if why := b.partial(r); why != "" {
+			doc.Run.Partial, doc.Run.PartialReason = true, why
+		}
+	}
 	if ctx.Err() != nil {
 		doc.Run.Partial, doc.Run.PartialReason = true, "interrupted"
 	}

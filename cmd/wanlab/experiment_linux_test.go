@@ -393,3 +393,37 @@ func readGzipJSON(path string, v any) error {
 	}
 	return json.NewDecoder(z).Decode(v)
 }
+
+// TestExperimentStopsOnMissingClient: a custom test whose client program
+// is missing ends every run early the same way (only the times in the
+// reason differ); the experiment stops after three such runs, exit 1,
+// instead of going through every case (issue 26 item 11).
+func TestExperimentStopsOnMissingClient(t *testing.T) {
+	wanlabBin(t) // waits for the machine's root tests before the time limit starts
+	work := t.TempDir()
+	file := filepath.Join(work, "e.yaml")
+	os.WriteFile(file, []byte(`name: missing-client
+vars:
+  delay: [5ms, 10ms, 15ms, 20ms]
+path:
+  both: "netem delay ${delay}"
+tests:
+  - test: custom
+    client: "wl-nosuchtool -c @peer"
+    duration: 2s
+    lead: 200ms
+    tail: 200ms
+`), 0o644)
+	dir := filepath.Join(work, "out")
+	_, errOut, code := cliFor(t, time.Minute, "experiment", "run", file, "-o", dir)
+	if code != 1 || !strings.Contains(errOut, "stopped: the last 3 runs failed the same way (") || !strings.Contains(errOut, "wl-nosuchtool: not found") {
+		t.Fatalf("exit %d, stderr:\n%s\nwant exit 1 and a stop after 3 runs", code, errOut)
+	}
+	ix, err := experiment.ReadIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ix.Counts(); n[experiment.StatusPartial] != 3 || n[experiment.StatusPending] != 1 {
+		t.Errorf("index: %v; want 3 partial, 1 not run", n)
+	}
+}
