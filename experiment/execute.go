@@ -67,7 +67,7 @@ func failureKey(err string) string {
 // only what is missing or partial: a run counts as complete when its
 // results file is whole and not marked partial, whatever the index says,
 // so a kill at any point loses at most the run in progress. The index is
-// rewritten after every run.
+// rewritten after the runs as often as its size allows (indexWriter).
 //
 // A cancelled context ends the current run (the backend keeps what it
 // measured, marked partial) and returns the context's error. A run that
@@ -88,7 +88,8 @@ func Execute(ctx context.Context, p *Plan, b Backend, o ExecOptions) (*Report, e
 		}
 		todo = append(todo, r)
 	}
-	if err := writeIndex(o.Dir, ix); err != nil {
+	iw := &indexWriter{dir: o.Dir, ix: ix, pending: true}
+	if err := iw.flush(); err != nil {
 		return nil, err
 	}
 	prog := newProgress(o.Progress, b, todo, p, rep.Skipped, rep.Runs)
@@ -127,7 +128,7 @@ func Execute(ctx context.Context, p *Plan, b Backend, o ExecOptions) (*Report, e
 			// further output of the run's): said, not lost.
 			prog.printf("wanlab: %s: %v", r.File, runErr)
 		}
-		if err := writeIndex(o.Dir, ix); err != nil {
+		if err := iw.update(); err != nil {
 			return rep, err
 		}
 		if entry.Status == StatusFailed || entry.Status == StatusPartial && ctx.Err() == nil {
@@ -143,11 +144,17 @@ func Execute(ctx context.Context, p *Plan, b Backend, o ExecOptions) (*Report, e
 			}
 			if same >= maxSameFailures && ctx.Err() == nil {
 				countStatuses(rep, ix)
+				if err := iw.flush(); err != nil {
+					return rep, err
+				}
 				return rep, fmt.Errorf("stopped: the last %d runs failed the same way (%s); fix that and run the same command again to go on", same, entry.Error)
 			}
 		} else {
 			lastErr, same = "", 0
 		}
+	}
+	if err := iw.flush(); err != nil {
+		return rep, err
 	}
 	countStatuses(rep, ix)
 	prog.printf("%s: %d runs: %d complete, %d partial, %d failed, %d not run (%d run now, %d were complete)",
@@ -156,6 +163,46 @@ func Execute(ctx context.Context, p *Plan, b Backend, o ExecOptions) (*Report, e
 		return rep, err
 	}
 	return rep, nil
+}
+
+// indexWriter rewrites the index after each run while that is cheap, and
+// less often once it is not: the index of a 10⁵-run experiment is some
+// 70 MB and takes seconds to write, and rewriting it after every run
+// would cost more than the runs (and terabytes of writes). The results
+// files, not the index, say which runs are done (prepareDir), so an index
+// a few runs behind loses nothing but the errors of runs that failed
+// since, which run again.
+type indexWriter struct {
+	dir     string
+	ix      *Index
+	last    time.Time     // when the index was last written
+	took    time.Duration // how long that took
+	pending bool          // the index has changed since
+}
+
+// indexShare bounds the time spent rewriting the index: at most one part
+// in indexShare of the time between two writes.
+const indexShare = 20
+
+// update notes a change and writes the index if the last write was long
+// enough ago.
+func (w *indexWriter) update() error {
+	w.pending = true
+	if time.Since(w.last) < indexShare*w.took {
+		return nil
+	}
+	return w.flush()
+}
+
+// flush writes the index if it has changed.
+func (w *indexWriter) flush() error {
+	if !w.pending {
+		return nil
+	}
+	start := time.Now()
+	err := writeIndex(w.dir, w.ix)
+	w.last, w.took, w.pending = time.Now(), time.Since(start), false
+	return err
 }
 
 func countStatuses(rep *Report, ix *Index) {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -199,6 +200,39 @@ func TestExecuteStopsOnRepeatedPartialFailure(t *testing.T) {
 	if _, err := Execute(context.Background(), p, b, ExecOptions{Dir: t.TempDir()}); err != nil || len(b.ran) != 12 {
 		t.Errorf("alternating reasons: %v after %d runs; want all 12 run", err, len(b.ran))
 	}
+}
+
+// TestExecuteIndexCostBounded: the index is not rewritten after every run
+// once rewriting it costs more than a small share of the runs' time.
+// Rewriting it after every run made running quadratic in the number of
+// runs: at 10⁵ runs the index is some 70 MB, a rewrite takes seconds, and
+// 10⁵ of them cost more than the runs. Each run here sees which index
+// file (by inode: every rewrite is a new file) the directory holds.
+func TestExecuteIndexCostBounded(t *testing.T) {
+	var labels []string
+	for i := range 200 {
+		labels = append(labels, fmt.Sprintf("v%d", i))
+	}
+	p := mustLoad(t, "vars:\n  a: ["+strings.Join(labels, ", ")+"]\ntests: [{test: ping}]\n", false)
+	dir := t.TempDir()
+	seen := map[uint64]bool{}
+	b := &fakeBackend{onRun: func(*Run) {
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(dir, IndexName), &st); err == nil {
+			seen[st.Ino] = true
+		}
+	}}
+	rep, err := Execute(context.Background(), p, b, ExecOptions{Dir: dir})
+	if err != nil || rep.Complete != 200 {
+		t.Fatalf("%v, %+v", err, rep)
+	}
+	if len(seen) > 100 {
+		t.Errorf("the index was rewritten %d times in 200 runs", len(seen))
+	}
+	if ix, err := ReadIndex(dir); err != nil || ix.Counts()[StatusComplete] != 200 {
+		t.Errorf("the index at the end: %v (%v)", ix.Counts(), err)
+	}
+	t.Logf("%d index files in 200 runs", len(seen))
 }
 
 func TestShardsAreDisjointAndCover(t *testing.T) {
