@@ -79,10 +79,11 @@ func Execute(ctx context.Context, p *Plan, b Backend, o ExecOptions) (*Report, e
 	}
 	defer lock.release()
 	rep := &Report{Index: ix}
+	entries := runsByFile(ix)
 	var todo []*Run
 	for _, r := range p.Runs(o.Shard) {
 		rep.Runs++
-		if ix.run(r.File).Status == StatusComplete {
+		if entries[r.File].Status == StatusComplete {
 			rep.Skipped++
 			continue
 		}
@@ -110,7 +111,7 @@ func Execute(ctx context.Context, p *Plan, b Backend, o ExecOptions) (*Report, e
 		runErr := b.Run(ctx, r, path)
 		prog.done(i, time.Since(started))
 		rep.Ran++
-		entry := ix.run(r.File)
+		entry := entries[r.File]
 		status, reason := fileStatus(path, r.Test)
 		entry.Status, entry.Error = status, reason
 		switch {
@@ -205,6 +206,18 @@ func (w *indexWriter) flush() error {
 	return err
 }
 
+// runsByFile maps the results file of each of ix's runs to its entry: a
+// lookup per run through the whole index is quadratic in the runs.
+func runsByFile(ix *Index) map[string]*IndexRun {
+	m := map[string]*IndexRun{}
+	for ci := range ix.Cases {
+		for ri := range ix.Cases[ci].Runs {
+			m[ix.Cases[ci].Runs[ri].File] = &ix.Cases[ci].Runs[ri]
+		}
+	}
+	return m
+}
+
 func countStatuses(rep *Report, ix *Index) {
 	n := ix.Counts()
 	rep.Complete, rep.Partial, rep.Failed, rep.Pending = n[StatusComplete], n[StatusPartial], n[StatusFailed], n[StatusPending]
@@ -249,6 +262,10 @@ func prepareDir(p *Plan, o ExecOptions) (_ *Index, _ *dirLock, err error) {
 			return nil, nil, err
 		}
 	}
+	var previous map[string]*IndexRun
+	if old != nil {
+		previous = runsByFile(old)
+	}
 	for ci := range ix.Cases {
 		for ri := range ix.Cases[ci].Runs {
 			r := &ix.Cases[ci].Runs[ri]
@@ -259,7 +276,7 @@ func prepareDir(p *Plan, o ExecOptions) (_ *Index, _ *dirLock, err error) {
 			}
 			if status == StatusPending && old != nil {
 				// Keep why an earlier attempt failed until it is run again.
-				if prev := old.run(r.File); prev != nil && prev.Status == StatusFailed {
+				if prev := previous[r.File]; prev != nil && prev.Status == StatusFailed {
 					r.Status, r.Error = StatusFailed, prev.Error
 				}
 			}
