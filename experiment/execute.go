@@ -351,13 +351,18 @@ type progress struct {
 	skipped  int
 	total    int
 	estimate []time.Duration
-	doneEst  time.Duration
+	allEst   time.Duration // the estimates' sum
+	doneEst  time.Duration // the sum of the runs done (the first ones)
 	doneReal time.Duration
 	began    time.Time
 }
 
 func newProgress(w io.Writer, b Backend, todo []*Run, p *Plan, skipped, total int) *progress {
-	return &progress{w: w, todo: todo, p: p, skipped: skipped, total: total, began: time.Now(), estimate: estimates(b, todo)}
+	pr := &progress{w: w, todo: todo, p: p, skipped: skipped, total: total, began: time.Now(), estimate: estimates(b, todo)}
+	for _, e := range pr.estimate {
+		pr.allEst += e
+	}
+	return pr
 }
 
 // estimates returns the backend's estimate of each run, asking once per
@@ -391,10 +396,7 @@ func (pr *progress) start(i int) {
 	if pr.w == nil {
 		return
 	}
-	var left time.Duration
-	for _, e := range pr.estimate[i:] {
-		left += e
-	}
+	left := pr.allEst - pr.doneEst // runs start in order: those before i are done
 	if pr.doneEst > 0 {
 		left = time.Duration(float64(left) * float64(pr.doneReal) / float64(pr.doneEst))
 	}
