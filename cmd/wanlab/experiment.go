@@ -301,8 +301,8 @@ func (b *runBackend) options(r *experiment.Run) (*backendRun, error) {
 			return nil, &experiment.OptionError{Key: opt.Key, Err: fmt.Errorf("takes one value, and is given %d (%s): give one, or make it a variable to run each", len(values), strings.Join(values, ", "))}
 		}
 		if ext, ok := perRunOutputs[opt.Key]; ok && len(values) == 1 {
-			on, err := strconv.ParseBool(values[0])
-			if err != nil || (values[0] != "true" && values[0] != "false") {
+			on := values[0] == "true"
+			if !on && values[0] != "false" {
 				return nil, &experiment.OptionError{Key: opt.Key, Err: fmt.Errorf("%q: in an experiment, each run writes its own file into the results directory, named after its results file (%s): give %s: true", values[0], strings.TrimSuffix(r.File, ".json.gz")+ext, opt.Key)}
 			}
 			if opt.Key == "flent" {

@@ -98,3 +98,14 @@ func TestShippedExamplesPass(t *testing.T) {
 		}
 	}
 }
+
+// TestExperimentListForOneValue: a list for an option that takes one value
+// is refused at its line; it used to run with the last value alone.
+func TestExperimentListForOneValue(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "x.yaml")
+	os.WriteFile(file, []byte("tests:\n  - test: tcp_upload\n    duration: [10s, 20s]\n    sysctls: [net.ipv4.tcp_sack=0, net.ipv4.tcp_dsack=0]\n"), 0o644)
+	_, errOut, code := runWanlab(t, "experiment", "run", file, "--dry-run")
+	if want := file + ":3: duration: takes one value, and is given 2 (10s, 20s)"; code != exitUsage || !strings.Contains(errOut, want) || strings.Contains(errOut, "sysctls") {
+		t.Errorf("exit %d, %q; want 2 and only %q", code, errOut, want)
+	}
+}
