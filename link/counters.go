@@ -58,8 +58,9 @@ type Counters struct {
 // Delay summarises delays in nanoseconds. Min, Max and Mean are exact. The
 // percentiles interpolate linearly between order statistics as
 // stats.Percentile (numpy's default) does; they are exact when Exact is set
-// (Config.KeepDelays) and otherwise read from a stats.Hist, within 0.8 % of
-// the exact figure. All fields are 0 when N is 0.
+// (Config.KeepDelays) and otherwise read from a stats.Hist: exact up to
+// stats.HistExact delays, within 0.8 % of the exact figure past them. All
+// fields are 0 when N is 0.
 type Delay struct {
 	N     uint64  `json:"n"`
 	Min   float64 `json:"min_ns"`

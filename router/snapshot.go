@@ -126,8 +126,8 @@ type QdiscSnapshot struct {
 // Lateness summarises delays the router itself adds, in ns: release
 // lateness (how long after the time the link said a packet could leave the
 // router handed it to the egress device) or the ring's stalls.
-// Percentiles come from a stats.Hist (exact below 128 ns, within 0.8 %
-// above); Max is exact.
+// Percentiles come from a stats.Hist (exact for the first 256 values and
+// below 128 ns, within 0.8 % otherwise); Max is exact.
 type Lateness struct {
 	N     uint64 `json:"n"`
 	P50Ns int64  `json:"p50_ns"`
