@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/netip"
+	"unicode/utf8"
 
 	"wanlab/netns"
 )
@@ -55,12 +56,23 @@ func CheckName(name string) error {
 	if name[0] == '-' {
 		return fmt.Errorf("testbed name %q starts with '-', which commands would read as an option: start it with a letter or digit", name)
 	}
-	for _, c := range []byte(name) {
+	for i, c := range name {
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return fmt.Errorf("testbed name %q: byte %q is not allowed (use a-z, 0-9, '-', '_')", name, c)
+			return fmt.Errorf("testbed name %q: %s is not allowed (use a-z, 0-9, '-', '_')", name, describeChar(name, i, c))
 		}
 	}
 	return nil
+}
+
+// describeChar names the character c at byte i of s as a reader sees it:
+// 'é' (U+00E9), or the byte itself where s is not UTF-8 there.
+func describeChar(s string, i int, c rune) string {
+	if c == utf8.RuneError {
+		if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+			return fmt.Sprintf("byte 0x%02x, which is not UTF-8,", s[i])
+		}
+	}
+	return fmt.Sprintf("character %q (%U)", c, c)
 }
 
 // NamespaceName returns the namespace of host r of testbed name:

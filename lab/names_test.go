@@ -102,3 +102,20 @@ func TestWithEnv(t *testing.T) {
 		t.Errorf("withEnv = %q, want %q", got, want)
 	}
 }
+
+// TestCheckNameQuotesTheCharacter: a refused name is quoted as given, and
+// the character at fault shown whole, however many bytes it takes.
+func TestCheckNameQuotesTheCharacter(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"café", `testbed name "café": character 'é' (U+00E9) is not allowed`},
+		{"lab☃x", `testbed name "lab☃x": character '☃' (U+2603) is not allowed`},
+		{"Lab", `testbed name "Lab": character 'L' (U+004C) is not allowed`},
+		{"a\tb", `testbed name "a\tb": character '\t' (U+0009) is not allowed`},
+		{"x\xffy", `testbed name "x\xffy": byte 0xff, which is not UTF-8, is not allowed`},
+	} {
+		err := CheckName(c.name)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || !strings.Contains(err.Error(), "use a-z, 0-9, '-', '_'") {
+			t.Errorf("CheckName(%q) = %v, want %s (use a-z, 0-9, '-', '_')", c.name, err, c.want)
+		}
+	}
+}
