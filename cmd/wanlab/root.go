@@ -77,7 +77,81 @@ func newRoot(s *streams) *cobra.Command {
 	for _, f := range commands {
 		root.AddCommand(f(s))
 	}
+	// cobra adds these two when the command line runs; added now, they
+	// get the same handling of unknown commands as the others.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	refuseUnknownCommands(root)
 	return root
+}
+
+// refuseUnknownCommands makes every command of the tree under c that only
+// groups others (experiment, completion, wanlab itself) refuse an argument
+// that names none of them: cobra would print the help and exit 0, as if
+// `wanlab experiment nosuch DIR` had run. Without an argument such a
+// command still prints its help. `wanlab help` gets the same check.
+func refuseUnknownCommands(c *cobra.Command) {
+	switch {
+	case c.Name() == "help" && c.HasParent() && !c.HasSubCommands():
+		c.Run = nil
+		c.RunE = func(h *cobra.Command, args []string) error {
+			target := h.Root()
+			for _, a := range args {
+				next := subcommand(target, a)
+				if next == nil {
+					return unknownCommand(target, a)
+				}
+				target = next
+			}
+			return target.Help()
+		}
+	case c.HasSubCommands() && !c.Runnable():
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			return unknownCommand(c, args[0])
+		}
+	}
+	for _, sub := range c.Commands() {
+		refuseUnknownCommands(sub)
+	}
+}
+
+// subcommand returns the subcommand of c that name or one of its aliases
+// names, or nil.
+func subcommand(c *cobra.Command, name string) *cobra.Command {
+	for _, sub := range c.Commands() {
+		if sub.Name() == name || sub.HasAlias(name) {
+			return sub
+		}
+	}
+	return nil
+}
+
+// unknownCommand is the usage error for a word that names no subcommand
+// of c: it names the nearest ones, as cobra's suggestions find them (a
+// typo, a prefix), or else lists them all.
+func unknownCommand(c *cobra.Command, name string) error {
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2 // cobra's default, set where it suggests
+	}
+	if near := c.SuggestionsFor(name); len(near) > 0 {
+		last := len(near) - 1
+		alternatives := near[last]
+		if last > 0 {
+			alternatives = strings.Join(near[:last], ", ") + " or " + near[last]
+		}
+		return usagef("unknown command %q for %q: did you mean %s? (see '%s --help')", name, c.CommandPath(), alternatives, c.CommandPath())
+	}
+	return usagef("unknown command %q for %q: give one of %s (see '%s --help')", name, c.CommandPath(), strings.Join(names, ", "), c.CommandPath())
 }
 
 // run executes the command line and returns the exit status.
