@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	calib "wanlab/calibrate"
+	"wanlab/lab"
 )
 
 func init() { addCommand(newCalibrateCommand) }
@@ -65,6 +66,14 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 				return usagef("--flows %d: give at most %d flows, as wanlab run --streams takes", cfg.Flows, maxCalibrateFlows)
 			case cfg.Duration <= 0 || cfg.Warmup <= 0:
 				return usagef("--duration %v --warmup %v: give positive times, the duration longer", cfg.Duration, cfg.Warmup)
+			case cfg.UDPRate != 0 && (cfg.UDPRate < minCalibrateRate || cfg.UDPRate > maxCalibrateRate):
+				return usagef("--udp-rate %d: give %d to %d bit/s (1 kbit/s to 1000 Gbit/s, as wanlab run --udp-rate takes), or 0 for 120 %% of the chain's smallest rate",
+					cfg.UDPRate, minCalibrateRate, int64(maxCalibrateRate))
+			}
+			// The flows choose it per socket, which any loaded one can
+			// be; a typo must not wait until the namespaces are built.
+			if err := lab.CheckLoadedCC(cfg.CC); err != nil {
+				return usagef("--cc: %v", err)
 			}
 			for _, t := range strings.Split(tests, ",") {
 				cfg.Tests = append(cfg.Tests, calib.Test(strings.TrimSpace(t)))
@@ -124,4 +133,11 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 const (
 	maxCalibrateFlows = 256
 	maxCalibrateTime  = 24 * time.Hour
+)
+
+// The bounds of --udp-rate, those of wanlab run's --udp-rate: below them
+// a flood sends no packet worth measuring, above them it is a typo.
+const (
+	minCalibrateRate = 1000
+	maxCalibrateRate = 1e12
 )

@@ -22,6 +22,7 @@ func TestTestbedCommandUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"up", "--name", "Bad Name"}, "--name"},
+		{[]string{"up", "--name", "café"}, `--name: testbed name "café": character 'é' (U+00E9) is not allowed`},
 		{[]string{"up", "--name", strings.Repeat("x", 33)}, "--name"},
 		{[]string{"up", "--both", "netem delay 1ms", "--up", "tbf"}, "--both"},
 		{[]string{"up", "--up", "netem delay"}, "--up"},
@@ -49,6 +50,13 @@ func TestTestbedCommandUsageErrors(t *testing.T) {
 		{[]string{"calibrate", "--runs", "1000000", "--duration", "1m"}, "would take over 24h0m0s"},
 		{[]string{"calibrate", "--runs", "9223372036854775807"}, "would take over 24h0m0s"},
 		{[]string{"calibrate", "--duration", "1s"}, "warm-up"},
+		// Refused before any namespace is built.
+		{[]string{"calibrate", "--cc", "nosuch", "--tests", "tcp", "--duration", "3s", "--warmup", "1s"}, "--cc: congestion control nosuch is not loaded"},
+		{[]string{"calibrate", "--cc", "Bad CC", "--tests", "tcp", "--duration", "3s", "--warmup", "1s"}, `--cc: "Bad CC" is not a congestion control name`},
+		{[]string{"calibrate", "--udp-rate", "-1"}, "--udp-rate -1: give 1000 to 1000000000000 bit/s"},
+		{[]string{"calibrate", "--udp-rate", "999", "--tests", "udp", "--duration", "3s", "--warmup", "1s"}, "--udp-rate 999: give 1000 to 1000000000000 bit/s"},
+		{[]string{"calibrate", "--udp-rate", "9223372036854775807", "--tests", "udp", "--duration", "3s", "--warmup", "1s"}, "--udp-rate 9223372036854775807: give 1000"},
+		{[]string{"calibrate", "--warmup", "-1s"}, "give positive times"},
 		// A name that commands would read as an option is refused
 		// where it is made, not only where it is used.
 		{[]string{"up", "--name", "-x"}, `testbed name "-x" starts with '-'`},
