@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -60,7 +61,7 @@ RATE uses tc's units (10mbit, 1gbit, 100kbps = 800 kbit/s).`,
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "virtual time to simulate")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of every random choice: the same seed gives the same run")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
-	fs.StringVar(&o.events, "events", "", "write one CSV row per packet to this file (- for stdout): flow,seq,dir,size,sent_ns,left_ns,verdict")
+	fs.StringVar(&o.events, "events", "", "write one CSV row per packet to this file (- for stdout, not with --json): flow,seq,dir,size,sent_ns,left_ns,verdict")
 	fs.StringVar(&o.traceUp, "trace-up", "", "mahimahi trace file limiting the up direction's capacity")
 	fs.StringVar(&o.traceDown, "trace-down", "", "mahimahi trace file limiting the down direction's capacity")
 	fs.IntVar(&o.mtu, "mtu", 1500, "device MTU the disciplines assume (the largest IP packet; psched_mtu adds the framing's header)")
@@ -80,6 +81,18 @@ func runSim(s *streams, o *simOptions) error {
 	}
 	if o.duration <= 0 {
 		return usagef("--duration %v must be positive, e.g. --duration 10s", o.duration)
+	}
+	// 0 would mean the default to qdisc.Env; here the defaults are the
+	// flags' own, so a 0 is a mistake, refused with the range even when
+	// no discipline of the chains reads the value.
+	if o.mtu < qdisc.MinMTU || o.mtu > qdisc.MaxMTU {
+		return usagef("--mtu %d: give %d to %d, the range Linux allows (1500 is Ethernet's)", o.mtu, qdisc.MinMTU, qdisc.MaxMTU)
+	}
+	if o.txqueuelen < 1 || int64(o.txqueuelen) > math.MaxUint32 {
+		return usagef("--txqueuelen %d: give 1 to %d packets (1000 is Linux's default)", o.txqueuelen, uint32(math.MaxUint32))
+	}
+	if o.events == "-" && o.json {
+		return usagef("--events - and --json both write to stdout, where the CSV rows and the JSON would mix: give --events a file (--events events.csv), or leave out --json")
 	}
 	specs := o.flows
 	if len(specs) == 0 {

@@ -197,3 +197,32 @@ func TestFlagValueErrorsNameTheFix(t *testing.T) {
 		}
 	}
 }
+
+// TestSimFlagBounds: numeric flags out of their range exit 2 naming the
+// range, 0 included (it would silently mean the default), before anything
+// is simulated or written.
+func TestSimFlagBounds(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mtu", "0"}, "--mtu 0: give 68 to 65535"},
+		{[]string{"--mtu", "67"}, "--mtu 67: give 68 to 65535"},
+		{[]string{"--mtu", "-1500"}, "--mtu -1500: give 68 to 65535"},
+		{[]string{"--mtu", "65536"}, "--mtu 65536: give 68 to 65535"},
+		{[]string{"--txqueuelen", "0"}, "--txqueuelen 0: give 1 to 4294967295"},
+		{[]string{"--txqueuelen", "-1"}, "--txqueuelen -1: give 1 to 4294967295"},
+		{[]string{"--txqueuelen", "4294967296"}, "--txqueuelen 4294967296: give 1 to 4294967295"},
+		{[]string{"--duration", "0s"}, "--duration 0s must be positive"},
+		{[]string{"--duration", "-1s"}, "--duration -1s must be positive"},
+		// Both to stdout would interleave CSV rows and JSON.
+		{[]string{"--events", "-", "--json"}, "--events - and --json both write to stdout"},
+	} {
+		args := append([]string{"sim", "--flow", "cbr rate=1mbit size=1000 count=5", "--duration", "1s"}, c.args...)
+		out, errOut, code := runWanlab(t, args...)
+		msg := strings.TrimSpace(errOut)
+		if code != exitUsage || strings.Contains(msg, "\n") || !strings.Contains(msg, c.want) || out != "" {
+			t.Errorf("wanlab %q: exit %d, stdout %q, stderr %q; want 2, nothing on stdout and one line with %q", args, code, out, errOut, c.want)
+		}
+	}
+}
