@@ -65,6 +65,9 @@ or through an existing file or link: a taken name gets -2, -3, ...
 }
 
 func runPlot(s *streams, o *plotOptions, args []string) error {
+	if err := checkImageSize(o.width, o.height); err != nil {
+		return err
+	}
 	kind, err := plot.ParseKind(o.kind)
 	if err != nil {
 		return usagef("--kind: %s", strings.TrimPrefix(err.Error(), "plot: "))
@@ -109,6 +112,21 @@ func runPlot(s *streams, o *plotOptions, args []string) error {
 	}
 	if written != "-" {
 		fmt.Fprintf(s.out, "%s graph of %s: %s\n", kind, plural(len(runs), "run"), outfile.Printable(written))
+	}
+	return nil
+}
+
+// checkImageSize refuses a --width or --height out of plot's range. 0
+// would mean the default to plot.Options; on the command line the default
+// is the flag's own, so a 0 is a mistake.
+func checkImageSize(width, height int) error {
+	for _, f := range []struct {
+		name     string
+		v, least int
+	}{{"--width", width, plot.MinWidth}, {"--height", height, plot.MinHeight}} {
+		if f.v < f.least || f.v > plot.MaxSide {
+			return usagef("%s %d: give %d to %d pixels", f.name, f.v, f.least, plot.MaxSide)
+		}
 	}
 	return nil
 }

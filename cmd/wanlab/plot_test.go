@@ -205,7 +205,13 @@ func TestPlotBadInput(t *testing.T) {
 		{[]string{"plot", a, "-o", filepath.Join(dir, "g.jpg")}, "end the name in .png or .svg"},
 		{[]string{"plot", a, "-o", out, "--format", "svg"}, "make them agree"},
 		{[]string{"plot", a, "--format", "gif", "-o", "-"}, "give png or svg"},
-		{[]string{"plot", a, "--width", "10", "-o", out}, "give a width from 320"},
+		{[]string{"plot", a, "--width", "10", "-o", out}, "--width 10: give 320 to 8000 pixels"},
+		// 0 is no default on the command line: the default is written
+		// out in the flag's help.
+		{[]string{"plot", a, "--width", "0", "-o", out}, "--width 0: give 320 to 8000 pixels"},
+		{[]string{"plot", a, "--height", "0", "-o", out}, "--height 0: give 240 to 8000 pixels"},
+		{[]string{"plot", a, "--height", "-600", "-o", out}, "--height -600: give 240 to 8000 pixels"},
+		{[]string{"plot", a, "--width", "9223372036854775807", "-o", out}, "--width 9223372036854775807: give 320 to 8000 pixels"},
 		{[]string{"plot", a, "-o", dir}, "is a directory: give a file name, e.g. " + dir + "/all_scaled.png"},
 	} {
 		_, stderr, code := runWanlab(t, c.args...)
