@@ -128,6 +128,19 @@ func TestCLIExecStatusOfAProgramThatCannotStart(t *testing.T) {
 	if out := mustCLI(t, "exec", name, "--", "echo", "fine"); out != "fine\n" {
 		t.Errorf("exec echo after the failures: %q", out)
 	}
+	// A $SHELL that cannot be run is passed over for /bin/bash or
+	// /bin/sh, as shell's help promises, with a warning that names it.
+	for _, bad := range []string{"/nonexistent", data, dir, "wl-no-such-shell"} {
+		sh := exec.Command(wanlabBin(t), "shell", name)
+		sh.Env = append(os.Environ(), "SHELL="+bad)
+		sh.Stdin = strings.NewReader("echo in-$WANLAB_HOST\n")
+		var out, errOut bytes.Buffer
+		sh.Stdout, sh.Stderr = &out, &errOut
+		err := sh.Run()
+		if err != nil || out.String() != "in-client\n" || !strings.Contains(errOut.String(), "$SHELL "+bad) {
+			t.Errorf("SHELL=%s wanlab shell: %v, stdout %q, stderr %q; want in-client and a warning naming $SHELL %s", bad, err, out.String(), errOut.String(), bad)
+		}
+	}
 }
 
 // TestCLIBadInputCreatesNothing runs the real binary with bad input to up

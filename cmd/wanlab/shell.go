@@ -1,11 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"wanlab/lab"
 )
@@ -17,8 +21,9 @@ func newShellCommand(s *streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "shell [N] [--on client|server]",
 		Short: "Open an interactive shell inside a host of a running testbed",
-		Long: `shell runs $SHELL (or /bin/bash, or /bin/sh) inside the client (default) or
-the server of testbed N, on a terminal of its own when wanlab runs on one.
+		Long: `shell runs $SHELL inside the client (default) or the server of testbed N,
+on a terminal of its own when wanlab runs on one; if $SHELL is unset or
+names no program that can run, /bin/bash, or else /bin/sh.
 The prompt starts with (wanlab N:HOST); WANLAB_PEER4 and WANLAB_PEER6 hold
 the other host's addresses. Leave it with exit. 'wanlab down' ends the
 shell if it still runs.
@@ -44,12 +49,9 @@ N may be left out when one testbed is running.`,
 }
 
 func runShell(s *streams, name string, role lab.Role) error {
-	sh := os.Getenv("SHELL")
-	if sh == "" {
-		sh = "/bin/sh"
-		if _, err := os.Stat("/bin/bash"); err == nil {
-			sh = "/bin/bash"
-		}
+	sh, why := pickShell(os.Getenv("SHELL"))
+	if why != "" {
+		fmt.Fprintf(s.err, "wanlab: warning: %s; running %s instead\n", why, sh)
 	}
 	if !isTerminal(s.in) {
 		// Commands piped in: a plain shell reads and runs them.
@@ -79,4 +81,45 @@ func runShell(s *streams, name string, role lab.Role) error {
 		return nil // an interactive shell's last status is no error of wanlab's
 	}
 	return err
+}
+
+// pickShell returns the shell to run: $SHELL (env) if it names a program
+// that can run, else /bin/bash, else /bin/sh; why says why a $SHELL that
+// was set was passed over. The hosts share wanlab's file system (only the
+// network is their own), so what runs here runs there.
+func pickShell(env string) (sh, why string) {
+	if env != "" {
+		p, err := runnable(env)
+		if err == nil {
+			return p, ""
+		}
+		why = fmt.Sprintf("$SHELL %s %v", env, err)
+	}
+	if _, err := runnable("/bin/bash"); err == nil {
+		return "/bin/bash", why
+	}
+	return "/bin/sh", why
+}
+
+// runnable returns the program name names, looked up in $PATH if it has no
+// slash, as exec looks it up, or why it cannot run: missing, not a regular
+// file, or without execute permission.
+func runnable(name string) (string, error) {
+	if !strings.Contains(name, "/") {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			return "", errors.New("is not a program in $PATH")
+		}
+		return p, nil
+	}
+	st, err := os.Stat(name)
+	switch {
+	case err != nil:
+		return "", errors.New("does not exist")
+	case !st.Mode().IsRegular():
+		return "", errors.New("is not a regular file")
+	case unix.Access(name, unix.X_OK) != nil:
+		return "", errors.New("is not executable")
+	}
+	return name, nil
 }
