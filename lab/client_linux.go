@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -24,33 +25,53 @@ var (
 
 // Running returns the names of the testbeds whose owners are alive, sorted.
 func Running() ([]string, error) {
+	running, _, err := testbeds()
+	return running, err
+}
+
+// testbeds returns the names of the registered testbeds whose owners are
+// alive and the records of those whose owners died, each sorted by name.
+func testbeds() (running []string, dead []netns.State, err error) {
 	states, err := netns.Testbeds()
-	var names []string
 	for _, st := range states {
 		if st.Owner.Alive() {
-			names = append(names, st.Name)
+			running = append(running, st.Name)
+		} else {
+			dead = append(dead, st)
 		}
 	}
-	return names, err
+	return running, dead, err
 }
 
 // Resolve returns name if a testbed of that name runs, or, for an empty
-// name, the only running testbed. Its errors say what to do.
+// name, the only running testbed. Its errors say what to do; where an
+// owner died (SIGKILL) and left its namespaces and programs behind, they
+// say what is left and how to remove it.
 func Resolve(name string) (string, error) {
-	running, err := Running()
+	running, dead, err := testbeds()
 	if name != "" {
 		if err := CheckName(name); err != nil {
 			return "", err
 		}
-		for _, n := range running {
-			if n == name {
-				return name, nil
+		if slices.Contains(running, name) {
+			return name, nil
+		}
+		for _, st := range dead {
+			if st.Name == name {
+				return "", notRunning(fmt.Sprintf("testbed %s is not running: %s", name, leftBehind(st)))
 			}
 		}
 		return "", fmt.Errorf("testbed %s is %w; start it with `wanlab up --name %s`", name, ErrNotRunning, name)
 	}
 	switch len(running) {
 	case 0:
+		if len(dead) > 0 {
+			notes := make([]string, len(dead))
+			for i, st := range dead {
+				notes[i] = "testbed " + st.Name + " is left over: " + leftBehind(st)
+			}
+			return "", notRunning("no testbed is running; " + strings.Join(notes, "; "))
+		}
 		if err != nil {
 			return "", err
 		}
@@ -59,6 +80,32 @@ func Resolve(name string) (string, error) {
 		return running[0], nil
 	}
 	return "", fmt.Errorf("%w (%s); name one", ErrAmbiguous, strings.Join(running, ", "))
+}
+
+// leftBehind describes what the dead owner of st left: its namespaces
+// that still exist and the processes in them, and the command that
+// removes them (the next `wanlab up` or `run` would too).
+func leftBehind(st netns.State) string {
+	var left []string
+	var ids []netns.ID
+	for _, ns := range st.Namespaces {
+		if id, err := netns.IDOf(ns); err == nil {
+			left = append(left, ns)
+			ids = append(ids, id)
+		}
+	}
+	what := "its record"
+	if len(left) > 0 {
+		what = "namespaces " + strings.Join(left, ", ")
+		if procs, err := netns.ProcessesIn(ids...); err == nil && len(procs) > 0 {
+			noun := "processes"
+			if len(procs) == 1 {
+				noun = "process"
+			}
+			what += fmt.Sprintf(" with %d %s in them", len(procs), noun)
+		}
+	}
+	return fmt.Sprintf("its owner (pid %d) died and left %s; remove them with `wanlab down %s`", st.Owner.PID, what, st.Name)
 }
 
 // dial connects to testbed name's control socket.

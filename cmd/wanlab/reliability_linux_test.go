@@ -322,3 +322,27 @@ func TestCLISetReadsDistributionsWhereItRuns(t *testing.T) {
 		t.Errorf("set with a file only in the owner's directory: exit %d, %q; want 2, not found", code, out)
 	}
 }
+
+// TestCLIStatusAfterKilledOwner: once the owner of a detached testbed is
+// killed with SIGKILL, its namespaces and the programs in them remain;
+// status, named or not, says so and points at `wanlab down NAME`, rather
+// than "no testbed is running".
+func TestCLIStatusAfterKilledOwner(t *testing.T) {
+	wanlabBin(t)
+	name := uniqueName()
+	upDetached(t, name)
+	mustCLI(t, "exec", name, "--", "sh", "-c", "sleep 300 </dev/null >/dev/null 2>&1 &")
+	own := owner(t, name)
+	if err := syscall.Kill(own.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, own)
+	for _, args := range [][]string{{"status", name}, {"status"}, {"exec", name, "--", "true"}} {
+		_, errOut, code := cli(t, args...)
+		for _, want := range []string{"running", lab.NamespaceName(name, lab.Client), lab.NamespaceName(name, lab.Server), "1 process", "`wanlab down " + name + "`"} {
+			if code != exitFailure || !strings.Contains(errOut, want) {
+				t.Errorf("wanlab %q after the owner's SIGKILL: exit %d, %q; want 1 and %q", args, code, errOut, want)
+			}
+		}
+	}
+}
