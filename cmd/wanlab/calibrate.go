@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -88,7 +87,7 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 			if os.Geteuid() != 0 {
 				return errors.New("calibrate needs root for network namespaces and TUN devices: run it with sudo")
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+			ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 			defer stop()
 			progress := s.err
 			if asJSON {

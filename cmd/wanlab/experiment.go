@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -138,7 +137,7 @@ func executePlan(s *streams, plan *experiment.Plan, b *runBackend, dir string, s
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("running an experiment needs root (it builds namespaces and TUN devices): run it with sudo, or look at the cases with --dry-run")
 	}
-	ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := outfile.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	rep, err := experiment.Execute(ctx, plan, b, experiment.ExecOptions{Dir: dir, Shard: shard, Progress: s.err})
 	var de *experiment.DirError
@@ -176,7 +175,7 @@ runs whatever no shard completed.`,
 			if out == "" {
 				return usagef("merge needs -o OUT, the directory to merge into")
 			}
-			ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+			ctx, stop := outfile.NotifyContext(context.Background(), stopSignals...)
 			defer stop()
 			ix, err := experiment.Merge(ctx, out, dirs)
 			var de *experiment.DirError

@@ -7,12 +7,14 @@ import (
 	"io"
 	"math/rand/v2"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"wanlab/netns"
+	"wanlab/results"
 )
 
 // foreground starts `wanlab up` in the foreground with args and returns it
@@ -110,9 +112,9 @@ func calibrate(t *testing.T, bin string) faultTimes {
 // one) must leave nothing of the testbed: no namespace, mount, device, file
 // under /run/wanlab, record or process, in its namespaces or running
 // wanlab; and the root namespace's links, addresses, routes, rules and the
-// sysctls wanlab touches must be as they were. Then SIGINT, SIGTERM and
-// SIGHUP at moments over the same phases must end `up` with nothing left,
-// with no next command at all.
+// sysctls wanlab touches must be as they were. Then SIGINT, SIGTERM,
+// SIGHUP and SIGQUIT at moments over the same phases must end `up` with
+// nothing left, with no next command at all.
 func TestCLISigkillAtRandomMoments(t *testing.T) {
 	bin := wanlabBin(t)
 	seed := uint64(time.Now().UnixNano())
@@ -293,14 +295,16 @@ func TestCLISigkillAtRandomMoments(t *testing.T) {
 		t.Errorf("%d of %d kills left something: the kills missed the phases in which wanlab has built part of a testbed", dirty, kills)
 	}
 
-	// 5. SIGINT, SIGTERM and SIGHUP end up cleanly by themselves, while it
-	// builds the testbed and once it runs.
-	for i, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+	// 5. SIGINT, SIGTERM, SIGHUP and SIGQUIT end up cleanly by themselves,
+	// while it builds the testbed and once it runs.
+	sigs := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+	for i := range 2 * len(sigs) {
+		sig, building := sigs[i%len(sigs)], i < len(sigs)
 		name := uniqueName()
 		up, ready := foreground(t, bin, name)
 		var d time.Duration
-		if i < 3 {
-			d = spread(i, 3, ft.ready)
+		if building {
+			d = spread(i, len(sigs), ft.ready)
 			time.Sleep(d)
 		} else {
 			waitReady(t, ready)
@@ -312,7 +316,7 @@ func TestCLISigkillAtRandomMoments(t *testing.T) {
 		code, killedBy := exitOf(up)
 		// Before its handler is installed a signal ends up by itself;
 		// up installs it before it touches anything.
-		if i >= 3 && (code != 0 || killedBy != 0) {
+		if !building && (code != 0 || killedBy != 0) {
 			t.Errorf("up ended by %v once ready: exit %d, signal %v; want 0", sig, code, killedBy)
 		}
 		check(fmt.Sprintf("%v %v after up's start (exit %d, signal %v), no next command", sig, d.Round(time.Microsecond), code, killedBy), name, ids, procs)
@@ -330,4 +334,48 @@ func registeredAndListening(name string) bool {
 		}
 	}
 	return false
+}
+
+// TestCLIQuitEndsCleanly: SIGQUIT (Ctrl-\) ends the commands that build
+// namespaces as SIGTERM does, rather than dumping goroutines and leaving
+// the namespaces and the programs in them: a foreground `up` with a
+// daemon in a host removes everything and exits 0; a `run` keeps what it
+// measured, marked partial, and removes its testbed.
+func TestCLIQuitEndsCleanly(t *testing.T) {
+	bin := wanlabBin(t)
+	name := uniqueName()
+	up, ready := foreground(t, bin, name)
+	t.Cleanup(func() {
+		up.Process.Kill()
+		cli(t, "down", name)
+	})
+	waitReady(t, ready)
+	mustCLI(t, "exec", name, "--", "sh", "-c", "sleep 300 </dev/null >/dev/null 2>&1 &")
+	ids := nsIDs(name)
+	procs, err := netns.ProcessesIn(ids...)
+	if err != nil || len(procs) != 1 {
+		t.Fatalf("processes in the testbed: %+v, %v; want the sleep", procs, err)
+	}
+	up.Process.Signal(syscall.SIGQUIT)
+	if code, sig := exitOf(up); code != 0 || sig != 0 {
+		t.Errorf("up ended by SIGQUIT: exit %d, signal %v; want 0", code, sig)
+	}
+	if left := append(processesLeft(t, ids, procs), leftovers(t, name)...); len(left) > 0 {
+		t.Errorf("up ended by SIGQUIT left:\n  %s", strings.Join(left, "\n  "))
+	}
+
+	dir := t.TempDir()
+	run, _, errOut := startRun(t, dir, "ping", "--both", "netem delay 5ms", "--duration", "20s", "-o", "x.json.gz")
+	runBed := runName(run.Process.Pid)
+	waitFor(t, "the run's testbed", func() bool { return nsExists(runBed) })
+	time.Sleep(time.Second)
+	run.Process.Signal(syscall.SIGQUIT)
+	code, sig := exitOf(run)
+	if code != exitFailure || !strings.Contains(errOut.String(), "ended early") || strings.Contains(errOut.String(), "goroutine ") {
+		t.Errorf("run ended by SIGQUIT: exit %d, signal %v, stderr %.300q; want 1 saying it ended early", code, sig, errOut.String())
+	}
+	assertNothingLeft(t, runBed)
+	if doc, err := results.ReadFile(filepath.Join(dir, "x.json.gz")); err != nil || !doc.Run.Partial {
+		t.Errorf("the run's results after SIGQUIT: %v; want them, marked partial", err)
+	}
 }

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -43,6 +45,12 @@ type statusError struct {
 }
 
 func (e *statusError) Error() string { return e.msg }
+
+// stopSignals end a command cleanly, whenever they come: Ctrl-C, kill, a
+// closed terminal and Ctrl-\ (SIGQUIT, whose default, a goroutine dump,
+// would leave a testbed's namespaces and the programs in them behind).
+// Every command that builds namespaces catches them all.
+var stopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // streams are the standard streams a command uses, so tests can capture them.
 type streams struct {

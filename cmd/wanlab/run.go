@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -288,7 +287,7 @@ func runRun(s *streams, fs *pflag.FlagSet, f *runFlags, argv []string) error {
 	if o.Output == "-" || o.Flent == "-" || o.Pcap == "-" {
 		out = s.err
 	}
-	ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := outfile.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	var hooks testrun.Hooks
 	progress := newProgressLine(s.err, setup.Test.Name)
@@ -321,7 +320,7 @@ func runRun(s *streams, fs *pflag.FlagSet, f *runFlags, argv []string) error {
 	stop()
 	// Writing gets a signal context of its own: a FIFO without a reader
 	// must not hold the results hostage, and a second Ctrl-C gives up.
-	wctx, wstop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	wctx, wstop := outfile.NotifyContext(context.Background(), stopSignals...)
 	defer wstop()
 	path, werr := writeResults(wctx, s, &o, setup, doc, start)
 	if o.Flent != "" && werr == nil {

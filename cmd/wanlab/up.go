@@ -64,7 +64,8 @@ fd00:776c:0:XXYY::1 and ::2, X.Y from a hash of N), and runs the router
 between them: --up shapes client→server traffic, --down the reverse, in tc's
 syntax; an empty path is a direct connection.
 
-It runs in the foreground until SIGINT or SIGTERM, then removes everything.
+It runs in the foreground until SIGINT, SIGTERM, SIGHUP or SIGQUIT, then
+removes everything.
 With --detach it continues in the background (log: /run/wanlab/N.log) and
 returns once the testbed is ready; stop it with 'wanlab down N'. What a
 killed run left behind, processes in its hosts included, is removed by the
@@ -179,12 +180,12 @@ func runUp(s *streams, o *upOptions) error {
 	for _, w := range append(chainWarnings("up", lo.Up, nil), chainWarnings("down", lo.Down, nil)...) {
 		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
 	}
-	// From here on SIGINT, SIGTERM and SIGHUP end up cleanly, whenever
-	// they come: while leftovers are removed, while the testbed is built
-	// or while it runs. outfile.NotifyContext, not signal.NotifyContext:
-	// on these signals the testbed closes cleanly and keeps the capture,
-	// so the pcap's temporary must not be removed when they arrive.
-	ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	// From here on the stopSignals end up cleanly, whenever they come:
+	// while leftovers are removed, while the testbed is built or while it
+	// runs. outfile.NotifyContext, not signal.NotifyContext: on these
+	// signals the testbed closes cleanly and keeps the capture, so the
+	// pcap's temporary must not be removed when they arrive.
+	ctx, stop := outfile.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	ready := os.Getenv(readyFDEnv)
 	os.Unsetenv(readyFDEnv) // not for the programs the testbed runs
