@@ -175,6 +175,17 @@ func GetStatus(name string, flows int) (Status, error) {
 // direction before applying any. Set returns what changed in each
 // direction.
 func Set(name string, sets ...ChainText) ([]DirChange, error) {
+	req, err := setRequest(sets)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := call(name, req)
+	return resp.Changes, err
+}
+
+// setRequest checks the chains of a set and reads the distribution files
+// they name, as Set describes, and returns the request that carries them.
+func setRequest(sets []ChainText) (request, error) {
 	tables := map[string][]int16{}
 	load := func(n string) ([]int16, error) {
 		t, err := distfile.Load(n)
@@ -185,18 +196,17 @@ func Set(name string, sets ...ChainText) ([]DirChange, error) {
 	}
 	for _, s := range sets {
 		if _, err := directions(s.Dir); err != nil {
-			return nil, bad(err)
+			return request{}, bad(err)
 		}
 		specs, err := tcspec.ParseChain(s.Chain, tcspec.Options{LoadDist: load})
 		if err != nil {
-			return nil, bad(err)
+			return request{}, bad(err)
 		}
 		if err := CheckChain(specs); err != nil {
-			return nil, bad(err)
+			return request{}, bad(err)
 		}
 	}
-	resp, err := call(name, request{Op: "set", Sets: sets, Dists: tables})
-	return resp.Changes, err
+	return request{Op: "set", Sets: sets, Dists: tables}, nil
 }
 
 // notRunning is an error that matches ErrNotRunning with a message of its

@@ -32,6 +32,10 @@ type Status struct {
 	Device  string        `json:"device"`
 	Framing qdisc.Framing `json:"framing"`
 	Pcap    string        `json:"pcap,omitempty"`
+	// Changed lists what runs borrowing the testbed changed (a chain, a
+	// host's sysctl) and could not restore when they ended or their
+	// connection dropped: the testbed is no longer as it was set up.
+	Changed []string `json:"changed,omitempty"`
 	// Snapshot is the router's: when it was taken (clock_ns, wall) and
 	// the counters of each direction (up, down).
 	router.Snapshot
@@ -57,7 +61,7 @@ type ExecSpec struct {
 
 // request is one message from a client to a testbed's control socket.
 type request struct {
-	Op string `json:"op"` // status, set, down, exec, signal
+	Op string `json:"op"` // status, set, down, exec, signal, borrow, end
 	// Flows asks a status request for the busiest Flows flows of each
 	// direction; 0 asks for all.
 	Flows int `json:"flows,omitempty"`
@@ -70,6 +74,15 @@ type request struct {
 	Exec  *ExecSpec          `json:"exec,omitempty"`
 	// Signal is sent by an exec client to forward a signal to its program.
 	Signal int `json:"signal,omitempty"`
+	// Sysctls are the host sysctls a borrow request's session may change
+	// (see Borrow).
+	Sysctls []SysctlKey `json:"sysctls,omitempty"`
+}
+
+// SysctlKey names a sysctl of one host, "net." or "net/" first.
+type SysctlKey struct {
+	Host Role   `json:"host"`
+	Key  string `json:"key"`
 }
 
 // ChainText is one direction's new chain in tc syntax, as Set sends it.
@@ -89,4 +102,6 @@ type response struct {
 	// Exit is the program's exit status once it has ended (exec): its
 	// exit code, or 128 plus the signal that ended it.
 	Exit *int `json:"exit,omitempty"`
+	// Restored says what the end of a session set back (end).
+	Restored []string `json:"restored,omitempty"`
 }

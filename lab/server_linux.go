@@ -65,6 +65,8 @@ func (t *Testbed) serveConn(c *net.UnixConn) {
 		closeAll(files)
 	}
 	switch req.Op {
+	case "borrow":
+		t.serveSession(c, req.Sysctls)
 	case "status":
 		st := t.Status()
 		st.Up.Flows = topFlows(st.Up.Flows, req.Flows)
@@ -91,11 +93,28 @@ func (t *Testbed) serveConn(c *net.UnixConn) {
 	}
 }
 
-// setText parses the chains of a set request and applies them (Set). The
-// chains' distribution tables are those the client read and sent: a file
-// name in a chain is the client's, relative to its working directory, and
-// never looked up here.
+// setText parses the chains of a set request and applies them (Set).
 func (t *Testbed) setText(sets []ChainText, dists map[string][]int16) ([]DirChange, error) {
+	parsed, err := parseSets(sets, dists)
+	if err != nil {
+		return nil, err
+	}
+	done, err := t.Set(parsed...)
+	t.logSets(done)
+	return done, err
+}
+
+// logSets logs what a set request did.
+func (t *Testbed) logSets(done []DirChange) {
+	for _, d := range done {
+		t.logf("testbed %s: %s chain set to %q", t.opts.Name, d.Dir, d.Chain)
+	}
+}
+
+// parseSets parses the chains of a set request. Their distribution tables
+// are those the client read and sent: a file name in a chain is the
+// client's, relative to its working directory, and never looked up here.
+func parseSets(sets []ChainText, dists map[string][]int16) ([]ChainSet, error) {
 	if len(sets) == 0 {
 		return nil, errors.New("control socket: set request without a chain")
 	}
@@ -113,11 +132,7 @@ func (t *Testbed) setText(sets []ChainText, dists map[string][]int16) ([]DirChan
 		}
 		parsed = append(parsed, ChainSet{Dir: c.Dir, Chain: specs})
 	}
-	done, err := t.Set(parsed...)
-	for _, d := range done {
-		t.logf("testbed %s: %s chain set to %q", t.opts.Name, d.Dir, d.Chain)
-	}
-	return done, err
+	return parsed, nil
 }
 
 // topFlows returns the n busiest of fs (by bytes delivered, ties in their

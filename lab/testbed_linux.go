@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -41,6 +42,11 @@ type Testbed struct {
 
 	mu     sync.Mutex // serialises SetChain calls, starts of programs in the hosts, and Close
 	closed bool
+	// chains are the directions' chains as last set, under mu.
+	chains map[string][]qdisc.Spec
+	// changed lists what run sessions changed and could not restore
+	// (see serveSession), under mu; Status reports it.
+	changed []string
 }
 
 // Up builds the testbed o describes and starts its router and control
@@ -86,6 +92,7 @@ func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
 		pcap:    pcap,
 		ran:     make(chan struct{}),
 		stop:    make(chan struct{}),
+		chains:  map[string][]qdisc.Spec{"up": o.Up, "down": o.Down},
 	}
 	close(t.ran) // until a router runs, there is nothing to wait for
 	defer func() {
@@ -284,6 +291,9 @@ func (t *Testbed) Status() Status {
 	if cc == "" {
 		cc, _ = t.hosts[Client].Sysctl("net.ipv4.tcp_congestion_control")
 	}
+	t.mu.Lock()
+	changed := slices.Clone(t.changed)
+	t.mu.Unlock()
 	return Status{
 		Info:     t.info,
 		Owner:    os.Getpid(),
@@ -293,6 +303,7 @@ func (t *Testbed) Status() Status {
 		Device:   t.opts.DeviceKind.String(),
 		Framing:  t.opts.Framing,
 		Pcap:     t.opts.Pcap,
+		Changed:  changed,
 		Snapshot: snap,
 	}
 }
@@ -317,6 +328,13 @@ type DirChange struct {
 // theirs. Every chain is checked against its direction first: if any is
 // refused, nothing changes.
 func (t *Testbed) Set(sets ...ChainSet) ([]DirChange, error) {
+	return t.set(sets, nil)
+}
+
+// set is Set, calling before, if not nil, with each direction's chain
+// just before it changes it (under the lock, so that no other change
+// comes in between): a run session records there what it will restore.
+func (t *Testbed) set(sets []ChainSet, before func(dir string, old []qdisc.Spec)) ([]DirChange, error) {
 	type one struct {
 		dir   string
 		chain []qdisc.Spec
@@ -343,12 +361,16 @@ func (t *Testbed) Set(sets ...ChainSet) ([]DirChange, error) {
 	}
 	var done []DirChange
 	for _, o := range todo {
+		if before != nil {
+			before(o.dir, t.chains[o.dir])
+		}
 		rep, err := t.r.SetChain(o.dir, o.chain)
 		if err != nil {
 			// Checked above: only a failure of the running router can
 			// get here; say what was already applied.
 			return done, fmt.Errorf("set %s to %q: %w", o.dir, tcspec.FormatChain(o.chain), err)
 		}
+		t.chains[o.dir] = o.chain
 		done = append(done, DirChange{Dir: o.dir, Chain: tcspec.FormatChain(o.chain), Change: rep})
 	}
 	return done, nil

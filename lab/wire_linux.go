@@ -99,9 +99,19 @@ func closeAll(files []*os.File) {
 
 // peerUID returns the user id of the process at the other end of c.
 func peerUID(c *net.UnixConn) (int, error) {
-	rc, err := c.SyscallConn()
+	cred, err := peerCred(c)
 	if err != nil {
 		return 0, err
+	}
+	return int(cred.Uid), nil
+}
+
+// peerCred returns the credentials of the process at the other end of c,
+// as they were when it connected.
+func peerCred(c *net.UnixConn) (*unix.Ucred, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil, err
 	}
 	var cred *unix.Ucred
 	var cerr error
@@ -111,8 +121,5 @@ func peerUID(c *net.UnixConn) (int, error) {
 	if err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return 0, err
-	}
-	return int(cred.Uid), nil
+	return cred, err
 }

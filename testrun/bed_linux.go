@@ -122,21 +122,31 @@ func (b *ownBed) close() error {
 }
 
 // labBed is a testbed another process runs: the run opens its hosts'
-// namespaces and talks to its router through the control socket.
+// namespaces and talks to its router through the control socket, changing
+// it in a run session (lab.Borrow) so that the testbed sets back the
+// run's chains and sysctls itself if the run dies.
 type labBed struct {
 	name    string
 	info    lab.Info
 	hosts   map[lab.Role]*netns.Handle
 	start   lab.Status
-	changed map[string]bool // directions a timed change set
+	session *lab.Session
 }
 
-func newLabBed(name string) (*labBed, error) {
+// newLabBed borrows the running testbed name for a run that sets sysctls.
+func newLabBed(name string, sysctls []Sysctl) (*labBed, error) {
 	st, err := lab.GetStatus(name, 0)
 	if err != nil {
 		return nil, err
 	}
-	b := &labBed{name: name, info: st.Info, hosts: map[lab.Role]*netns.Handle{}, start: st, changed: map[string]bool{}}
+	b := &labBed{name: name, info: st.Info, hosts: map[lab.Role]*netns.Handle{}, start: st}
+	keys := make([]lab.SysctlKey, len(sysctls))
+	for i, sc := range sysctls {
+		keys[i] = lab.SysctlKey{Host: sc.Host, Key: sc.Key}
+	}
+	if b.session, err = lab.Borrow(name, keys); err != nil {
+		return nil, err
+	}
 	for _, r := range []lab.Role{lab.Client, lab.Server} {
 		h, err := netns.Open(b.info.Host(r).NS)
 		if err != nil {
@@ -169,9 +179,8 @@ func (b *labBed) set(c TimedChange) (map[string]string, error) {
 	sets := make([]lab.ChainText, len(c.Dirs))
 	for i, d := range c.Dirs {
 		sets[i] = lab.ChainText{Dir: d, Chain: c.Texts[i]}
-		b.changed[d] = true
 	}
-	return effects(lab.Set(b.name, sets...))
+	return effects(b.session.Set(sets...))
 }
 func (b *labBed) seed() uint64             { return b.start.Seed }
 func (b *labBed) framing() string          { return b.start.Framing.String() }
@@ -181,19 +190,14 @@ func (b *labBed) command(r lab.Role, name string, args ...string) *netns.Cmd {
 	return netns.Command(b.hosts[r], name, args...)
 }
 
-// close gives the testbed back as the run found it: the chains a timed
-// change replaced are set again.
+// close gives the testbed back as the run found it: ending the session
+// sets back the chains a timed change replaced, and any sysctl the run
+// set that is not back yet.
 func (b *labBed) close() error {
 	var errs []error
-	var back []lab.ChainText
-	for _, d := range []lab.ChainText{{Dir: "up", Chain: b.start.Up.Chain}, {Dir: "down", Chain: b.start.Down.Chain}} {
-		if b.changed[d.Dir] {
-			back = append(back, d)
-		}
-	}
-	if len(back) > 0 {
-		if _, err := lab.Set(b.name, back...); err != nil {
-			errs = append(errs, fmt.Errorf("setting the chains of testbed %s back to %+v: %w", b.name, back, err))
+	if b.session != nil {
+		if _, err := b.session.End(); err != nil {
+			errs = append(errs, fmt.Errorf("giving testbed %s back: %w", b.name, err))
 		}
 	}
 	for _, h := range b.hosts {

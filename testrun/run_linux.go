@@ -82,7 +82,7 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	case ModeTestbed:
 		b, err = newOwnBed(ctx, s)
 	case ModeLab:
-		b, err = newLabBed(s.Lab)
+		b, err = newLabBed(s.Lab, s.Sysctls)
 	case ModeDirect:
 		b, err = newDirectBed(s)
 	}

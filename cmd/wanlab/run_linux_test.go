@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"wanlab/lab"
+	"wanlab/netns"
 	"wanlab/results"
 )
 
@@ -150,5 +152,48 @@ func TestRunKilledThenTwoAtOnce(t *testing.T) {
 		if err != nil || doc.Run.Partial || doc.Series[0].Summary.N < 9 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestRunLabKilledSetsBack: a `run --lab` killed with SIGKILL after its
+// timed change and its sysctl leaves the borrowed testbed as it found it:
+// the testbed sets back the chain and the sysctl when the run's control
+// connection drops, and its status lists nothing changed.
+func TestRunLabKilledSetsBack(t *testing.T) {
+	name := uniqueName()
+	info := upDetached(t, name, "--both", "netem delay 5ms")
+	client, err := netns.Open(info.Client.NS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	const ecn = "net.ipv4.tcp_ecn"
+	ecn0, err := client.Sysctl(ecn)
+	if err != nil || ecn0 == "1" {
+		t.Fatalf("%s in the client: %q, %v; the test sets it to 1", ecn, ecn0, err)
+	}
+	run, _, errOut := startRun(t, t.TempDir(), "ping", "--lab", name, "--duration", "30s",
+		"--sysctl", "client:"+ecn+"=1", "--at", "0.2s", "--up", "netem delay 30ms", "-o", "x.json.gz")
+	defer run.Process.Kill()
+	waitFor(t, "the run's change", func() bool {
+		st, err := lab.GetStatus(name, 1)
+		v, _ := client.Sysctl(ecn)
+		return err == nil && st.Up.Chain == "netem limit 1000 delay 30ms" && v == "1"
+	})
+	run.Process.Kill()
+	if code, sig := exitOf(run); sig != syscall.SIGKILL {
+		t.Fatalf("the run ended with %d, %v before the kill: %s", code, sig, errOut)
+	}
+	var st lab.Status
+	waitFor(t, "the testbed to set back the chain and the sysctl", func() bool {
+		st, err = lab.GetStatus(name, 1)
+		v, _ := client.Sysctl(ecn)
+		return err == nil && st.Up.Chain == "netem limit 1000 delay 5ms" && v == ecn0
+	})
+	if len(st.Changed) > 0 || strings.Contains(mustCLI(t, "status", name), "CHANGED") {
+		t.Errorf("status after the testbed set everything back: changed %q", st.Changed)
+	}
+	if log, _ := os.ReadFile(lab.LogPath(name)); !strings.Contains(string(log), fmt.Sprintf("run session of pid %d dropped", run.Process.Pid)) {
+		t.Errorf("the testbed's log does not tell of the dropped session:\n%s", log)
 	}
 }

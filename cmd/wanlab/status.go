@@ -106,6 +106,9 @@ func printStatus(w io.Writer, st lab.Status) {
 	if st.Pcap != "" {
 		fmt.Fprintf(w, "  pcap    %s\n", st.Pcap)
 	}
+	for _, c := range st.Changed {
+		fmt.Fprintf(w, "  CHANGED: %s\n", c)
+	}
 	printDir(w, "up (client → server)", st.Up, st.Client.IfName, st.Framing)
 	printDir(w, "down (server → client)", st.Down, st.Server.IfName, st.Framing)
 }

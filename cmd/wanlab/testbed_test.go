@@ -95,6 +95,7 @@ func TestPrintStatus(t *testing.T) {
 		Created: time.Now().Add(-time.Minute),
 		CC:      "cubic",
 		Device:  "offload",
+		Changed: []string{`a run (pid 7) could not set back client net.ipv4.tcp_ecn="2": no such file`},
 	}
 	st.Up = router.DirSnapshot{
 		Name:  "up",
@@ -139,6 +140,7 @@ func TestPrintStatus(t *testing.T) {
 		"ring at wl-lab-c0: dropped 4 (holds 500); waiting at a wake-up p50 1 p99 8 max 12 packets; stalls µs p50 4.0 p99 2500.0 max 3000.0\n",
 		"refused writes 2 (enobufs 2), malformed 0",
 		"down (server → client): direct (no qdisc)",
+		"\n  CHANGED: a run (pid 7) could not set back client net.ipv4.tcp_ecn=\"2\": no such file\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
@@ -153,7 +155,7 @@ func TestPrintStatus(t *testing.T) {
 // TestStatusJSONDocumented checks that every key of `wanlab status --json`
 // is snake_case and described in docs/results-format.md.
 func TestStatusJSONDocumented(t *testing.T) {
-	st := lab.Status{Info: lab.InfoOf("lab"), Pcap: "/tmp/x.pcap"}
+	st := lab.Status{Info: lab.InfoOf("lab"), Pcap: "/tmp/x.pcap", Changed: []string{"a run (pid 1) could not set back ..."}}
 	st.Up.Qdiscs = []router.QdiscSnapshot{{Kind: "netem"}}
 	st.Up.Flows = []router.FlowSnapshot{{}}
 	st.Up.WriteDropsByReason = map[string]uint64{"eagain": 1}
