@@ -34,8 +34,14 @@ type sysctlValue struct {
 	val string
 }
 
-// serveSession serves a borrow request's connection until it ends.
+// serveSession serves a borrow request's connection until it ends, or
+// until Close closes it.
 func (t *Testbed) serveSession(c *net.UnixConn, keys []SysctlKey) {
+	if !t.track(c) {
+		send(c, response{Error: fmt.Sprintf("testbed %s is closing", t.opts.Name)})
+		return
+	}
+	defer t.untrack(c)
 	s := &session{peer: peerPID(c), chains: map[string][]qdisc.Spec{}}
 	for _, k := range keys {
 		v, err := t.sysctl(k)
@@ -151,6 +157,27 @@ func (t *Testbed) endSession(s *session) (restored []string, err error) {
 	return restored, fmt.Errorf("could not set back %s; `wanlab status` lists it until the testbed is rebuilt", strings.Join(failed, "; "))
 }
 
+// track records c as a session's connection, for Close to end; it
+// reports false if the testbed is closed.
+func (t *Testbed) track(c *net.UnixConn) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	if t.sessions == nil {
+		t.sessions = map[*net.UnixConn]bool{}
+	}
+	t.sessions[c] = true
+	return true
+}
+
+func (t *Testbed) untrack(c *net.UnixConn) {
+	t.mu.Lock()
+	delete(t.sessions, c)
+	t.mu.Unlock()
+}
+
 // sysctl reads a host's sysctl named by k.
 func (t *Testbed) sysctl(k SysctlKey) (string, error) {
 	h := t.hosts[k.Host]
@@ -214,25 +241,29 @@ func (s *Session) Set(sets ...ChainText) ([]DirChange, error) {
 // End gives the testbed back: it sets back every chain the session
 // changed and every sysctl named to Borrow that differs from its value
 // then, and closes the session. It returns what it set back, and an error
-// naming what it could not, which `wanlab status` then lists.
+// naming what it could not, which `wanlab status` then lists. If the
+// testbed went away during the session, there is nothing to give back and
+// the error matches ErrNotRunning.
 func (s *Session) End() ([]string, error) {
 	resp, err := s.call(request{Op: "end"})
 	s.c.Close()
 	return resp.Restored, err
 }
 
-// call sends req on the session and returns the response.
+// call sends req on the session and returns the response. An error of
+// the connection itself means that the testbed has gone away (its owner
+// closes the sessions, or dies): it matches ErrNotRunning.
 func (s *Session) call(req request) (response, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := send(s.c, req); err != nil {
-		return response{}, fmt.Errorf("testbed %s: %w", s.name, err)
+		return response{}, fmt.Errorf("testbed %s is %w (%v)", s.name, ErrNotRunning, err)
 	}
 	var resp response
 	files, err := recv(s.c, &resp)
 	closeAll(files)
 	if err != nil {
-		return response{}, fmt.Errorf("testbed %s: %w", s.name, err)
+		return response{}, fmt.Errorf("testbed %s is %w (%v)", s.name, ErrNotRunning, err)
 	}
 	if resp.Error != "" {
 		return resp, fmt.Errorf("testbed %s: %s", s.name, resp.Error)

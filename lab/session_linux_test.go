@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +72,20 @@ func TestRunSessionSetsBack(t *testing.T) {
 	// A session is refused a key outside net.: the hosts share the rest.
 	if _, err := Borrow(name, []SysctlKey{{Server, "kernel.hostname"}}); err == nil || !strings.Contains(err.Error(), "net.*") {
 		t.Errorf("Borrow with kernel.hostname: %v; want it refused", err)
+	}
+	// A testbed that closes ends its sessions: there is nothing to give
+	// back, and the borrower learns that it is gone.
+	s, err = Borrow(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Set(ChainText{Dir: "up", Chain: ""}); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("Set after the testbed closed: %v; want ErrNotRunning", err)
+	}
+	if _, err := s.End(); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("End after the testbed closed: %v; want ErrNotRunning", err)
 	}
 }

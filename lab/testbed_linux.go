@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -47,6 +48,9 @@ type Testbed struct {
 	// changed lists what run sessions changed and could not restore
 	// (see serveSession), under mu; Status reports it.
 	changed []string
+	// sessions are the connections of the run sessions, under mu; Close
+	// closes them.
+	sessions map[*net.UnixConn]bool
 }
 
 // Up builds the testbed o describes and starts its router and control
@@ -410,10 +414,15 @@ func (t *Testbed) Close() error {
 		return nil
 	}
 	t.closed = true
+	sessions := slices.Collect(maps.Keys(t.sessions))
 	t.mu.Unlock()
 	var errs []error
 	if t.ln != nil {
 		errs = append(errs, t.ln.Close())
+	}
+	// A borrowing run learns from its session that the testbed is gone.
+	for _, c := range sessions {
+		c.Close()
 	}
 	if t.cancel != nil {
 		t.cancel()
