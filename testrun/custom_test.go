@@ -151,6 +151,7 @@ func TestDocumentCustom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkSeries(t, doc)
 	var labels []string
 	for _, f := range doc.Flows {
 		labels = append(labels, fmt.Sprintf("%d %s %s %s", f.ID, f.Label, f.Direction, f.FiveTuple))

@@ -107,6 +107,7 @@ func TestDocumentTCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkSeries(t, doc)
 	main := findSeries(t, doc.Series, "TCP upload")
 	if got, want := samplesOf(main), "1.2:1 1.4:1 1.6:1 1.8:1 2:1 2.2:0.2"; got != want {
 		t.Errorf("TCP upload samples\n %s\nwant\n %s", got, want)
@@ -166,6 +167,7 @@ func TestDocumentProbes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkSeries(t, doc)
 	main := findSeries(t, doc.Series, "Ping (ms) UDP")
 	if got, want := samplesOf(main), "0.1:40 0.3:lost 0.5:lost 0.7:41"; got != want {
 		t.Errorf("samples %s, want %s", got, want)
@@ -207,6 +209,7 @@ func TestDocumentFlood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkSeries(t, doc)
 	if got, want := samplesOf(findSeries(t, doc.Series, "UDP upload")), "1.2:1 1.4:1 1.6:1 1.8:1 2:1"; got != want {
 		t.Errorf("UDP upload %s, want %s", got, want)
 	}
@@ -216,5 +219,50 @@ func TestDocumentFlood(t *testing.T) {
 	}
 	if got := samplesOf(findSeries(t, own, "UDP upload::owd")); got != "1.2:12 1.4:12 1.6:12 1.8:12 2:12" {
 		t.Errorf("owd %s", got)
+	}
+}
+
+// seriesUnits are the units a run's series come in.
+var seriesUnits = map[string]bool{"Mbits/s": true, "ms": true, "packets": true, "bytes": true, "%": true,
+	"events": true, "probes": true, "Idx": true}
+
+// checkSeries checks every series of d, its flows' included: a known
+// unit, and no negative sample, for none of them can be (rates, counts,
+// delays, states; a gap is NaN). Where units can be checked against each
+// other, they are: a flow's sender cannot have written less than its
+// receiver read, both in Mbits/s per step.
+func checkSeries(r interface{ Errorf(string, ...any) }, d *results.Document) {
+	check := func(s *results.Series) {
+		if !seriesUnits[s.Unit] {
+			r.Errorf("%s: unit %q", s.Name, s.Unit)
+		}
+		for _, p := range s.Samples {
+			if p.V < 0 {
+				r.Errorf("%s: %g %s at %g s", s.Name, p.V, s.Unit, p.T)
+			}
+		}
+	}
+	total := func(s *results.Series) (x float64) {
+		for _, p := range s.Samples {
+			if !math.IsNaN(p.V) {
+				x += p.V
+			}
+		}
+		return x
+	}
+	for i := range d.Series {
+		check(&d.Series[i])
+	}
+	for _, f := range d.Flows {
+		for i := range f.Series {
+			check(&f.Series[i])
+		}
+		sent, main := d.FindSeries(f.Label+"::sent_rate"), d.FindSeries(f.Label)
+		if sent == nil || main == nil {
+			continue
+		}
+		if sent.Unit != main.Unit || total(sent) < total(main)-1e-6 {
+			r.Errorf("%s: sent %g %s in all, received %g %s", f.Label, total(sent), sent.Unit, total(main), main.Unit)
+		}
 	}
 }

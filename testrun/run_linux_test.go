@@ -142,6 +142,7 @@ func TestCatalogThroughTheRouter(t *testing.T) {
 				if rep.Mode != ModeTestbed || len(rep.Directions) != 2 || rep.Directions[0].ChainStart == "" {
 					r.Errorf("router report %+v", rep)
 				}
+				checkSeries(r, d)
 				c.check(r, d)
 			})
 		})

@@ -44,6 +44,7 @@ func TestDocumentTFRC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkSeries(t, doc)
 	if got := samplesOf(findSeries(t, doc.Series, "TFRC upload")); got != "1.2:1 1.4:1 1.6:1 1.8:1 2:1" {
 		t.Errorf("TFRC upload %s", got)
 	}
@@ -100,6 +101,7 @@ func TestDocumentQUIC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkSeries(t, doc)
 	f := doc.Flows[0]
 	if f.CongestionControl != "newreno" {
 		t.Errorf("cc %q", f.CongestionControl)

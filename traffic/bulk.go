@@ -34,10 +34,13 @@ type BulkOutcome struct {
 // WriteBulk is a bulk sender's loop, for the flows of this package and
 // others: it writes buf to w again and again until w's write deadline
 // passes (nil) or, if limit is positive, until sent reaches limit (nil),
-// or w fails (the error). Each write is added to sent before it is made
-// and what was not written is taken back after, so that sent never lags
-// what the transport has taken: a receiver's count of what it read never
-// exceeds it.
+// or w fails (the error). What each write took is added to sent once the
+// write returns, so sent only grows: a count made before the write and
+// taken back after a short one (the last write, cut by the deadline) fell
+// between two samples, a negative step in the sender's rate. sent thus
+// lags what the transport has taken by at most the write in progress;
+// a sample of it takes the larger of it and what the receiver has read
+// (SentAtLeast).
 func WriteBulk(w io.Writer, buf []byte, limit int64, sent *atomic.Int64) error {
 	for {
 		n := len(buf)
@@ -48,9 +51,8 @@ func WriteBulk(w io.Writer, buf []byte, limit int64, sent *atomic.Int64) error {
 			}
 			n = int(min(left, int64(n)))
 		}
-		sent.Add(int64(n))
 		m, err := w.Write(buf[:n])
-		sent.Add(int64(m - n))
+		sent.Add(int64(m))
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return nil
 		}
@@ -58,4 +60,17 @@ func WriteBulk(w io.Writer, buf []byte, limit int64, sent *atomic.Int64) error {
 			return err
 		}
 	}
+}
+
+// SentAtLeast is a sample's count of what a bulk sender has written: the
+// sender's own count (WriteBulk's, which lags the write in progress),
+// raised to the counts that cannot exceed what was written, read before
+// it: what the receiver read, what the sender's kernel acknowledged. Each
+// of them only grows, so the samples do too, and none of them exceeds
+// what the transport has taken.
+func SentAtLeast(counted int64, seen ...int64) int64 {
+	for _, s := range seen {
+		counted = max(counted, s)
+	}
+	return counted
 }

@@ -151,11 +151,13 @@ type TCPSample struct {
 	// Connected says whether the connection existed at the time; before,
 	// the byte counts are 0 and the TCP_INFO readings empty.
 	Connected bool `json:"connected"`
-	// SentBytes is what the sender's application has written so far (up
-	// to one 128 KiB write ahead of the kernel: a write is counted when it
-	// begins) and ReceivedBytes what the receiver's has read. They are
-	// read so that ReceivedBytes <= SentBytes, Sender.BytesAcked <=
-	// SentBytes and ReceivedBytes <= Receiver.BytesReceived hold.
+	// SentBytes is what the sender's application has written so far (it
+	// may lag the kernel by part of the 128 KiB write in progress, never
+	// lead it) and ReceivedBytes what the receiver's has read. Both only
+	// grow from one sample to the next, and they are read so that
+	// ReceivedBytes <= SentBytes, Sender.BytesAcked <= SentBytes+2 (the
+	// kernel counts the SYN and the FIN as a byte each) and ReceivedBytes
+	// <= Receiver.BytesReceived hold.
 	SentBytes     int64 `json:"sent_bytes"`
 	ReceivedBytes int64 `json:"received_bytes"`
 	// Sender and Receiver are the two ends' TCP_INFO (the sender's
@@ -370,14 +372,15 @@ func (f *TCP) Sample(k int, t clock.Time) {
 	// Each count is read before the one it must not exceed: what the
 	// receiver read before what the sender wrote, the sender's kernel's
 	// acknowledged bytes before what it wrote, and what the receiver read
-	// before its kernel's received bytes.
+	// before its kernel's received bytes. What was read or acknowledged
+	// was written, even if the write that took it has not returned yet.
 	s := TCPSample{K: k, T: t, Connected: snd != nil}
 	s.ReceivedBytes = f.received.Load()
 	var err1, err2 error
 	if s.Connected {
 		s.Sender, err1 = tcpInfoOf(snd)
 	}
-	s.SentBytes = f.sent.Load()
+	s.SentBytes = SentAtLeast(f.sent.Load(), s.ReceivedBytes, int64(s.Sender.BytesAcked)-2)
 	if s.Connected {
 		s.Receiver, err2 = tcpInfoOf(rcv)
 	}

@@ -44,11 +44,15 @@ func checkTCP(t *testing.T, res *Result, r *TCPResult, cc string, tos int) {
 		t.Errorf("first sample at k=%d, want %d", first.K, want)
 	}
 	var sum int64
-	prev := int64(0)
+	prev, prevSent := int64(0), int64(0)
 	for i, s := range r.Samples {
 		if i > 0 && (s.K != r.Samples[i-1].K+1 || s.T <= r.Samples[i-1].T) {
 			t.Errorf("sample %d: k=%d at %v after k=%d at %v", i, s.K, s.T, r.Samples[i-1].K, r.Samples[i-1].T)
 		}
+		if s.SentBytes < prevSent {
+			t.Errorf("sample %d: sent %d after %d", i, s.SentBytes, prevSent)
+		}
+		prevSent = s.SentBytes
 		if s.ReceivedBytes < prev || s.ReceivedBytes > s.SentBytes {
 			t.Errorf("sample %d: received %d (before %d), sent %d", i, s.ReceivedBytes, prev, s.SentBytes)
 		}

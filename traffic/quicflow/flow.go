@@ -168,9 +168,10 @@ type Sample struct {
 	// the byte counts are 0 and the two ends' states empty.
 	Connected bool `json:"connected"`
 	// SentBytes is what the sender's application has handed to quic-go
-	// so far (up to one 32 KiB write ahead of it: a write is counted when
-	// it begins) and ReceivedBytes what the receiver's has read;
-	// ReceivedBytes <= SentBytes holds.
+	// so far (it may lag quic-go by part of the 32 KiB write in progress,
+	// never lead it) and ReceivedBytes what the receiver's has read. Both
+	// only grow from one sample to the next, and ReceivedBytes <=
+	// SentBytes holds.
 	SentBytes     int64 `json:"sent_bytes"`
 	ReceivedBytes int64 `json:"received_bytes"`
 	// Sender and Receiver are the two ends' recovery states.
@@ -592,9 +593,9 @@ func (f *Flow) Sample(k int, t clock.Time) {
 	f.mu.Unlock()
 	s := Sample{K: k, T: t, Connected: snd != nil}
 	// What the receiver read is read before what the sender wrote, which
-	// it cannot exceed.
+	// it cannot exceed even while the write that took it is in progress.
 	s.ReceivedBytes = f.received.Load()
-	s.SentBytes = f.sent.Load()
+	s.SentBytes = traffic.SentAtLeast(f.sent.Load(), s.ReceivedBytes)
 	if s.Connected {
 		s.Sender = endStats(snd, f.sndRec)
 		s.Receiver = endStats(rcv, f.rcvRec)
