@@ -55,7 +55,11 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 		Partial:       partial != "",
 		PartialReason: partial,
 	}}
-	b := &docBuilder{s: s, t0: res.T0, window: [2]float64{s.Lead.Seconds(), (s.Lead + s.Duration).Seconds()}}
+	b := &docBuilder{s: s, t0: res.T0, end: math.Inf(1)}
+	if res.Partial {
+		b.end = b.at(res.Stopped)
+	}
+	b.window = b.clip([2]float64{s.Lead.Seconds(), (s.Lead + s.Duration).Seconds()})
 	for i, fr := range res.Flows {
 		spec := specs[i]
 		if r, ok := fr.(*commandsResult); ok {
@@ -190,9 +194,21 @@ func (s *Setup) recordedOptions() map[string]string {
 
 // docBuilder makes series on the run's grid.
 type docBuilder struct {
-	s      *Setup
-	t0     clock.Time
+	s  *Setup
+	t0 clock.Time
+	// end is when the run stopped, in seconds from T0, if it was cut
+	// short (+Inf if not); window is the load's, cut at end.
+	end    float64
 	window [2]float64
+}
+
+// clip cuts a window at the end of a run cut short: what is summarised,
+// and printed as the window, is what the run had, not what it was to
+// have (a window past the end would print a span no sample covers).
+func (b *docBuilder) clip(w [2]float64) [2]float64 {
+	w[1] = min(w[1], b.end)
+	w[0] = min(w[0], w[1])
+	return w
 }
 
 func (b *docBuilder) series(name, unit string) results.Series {
@@ -396,7 +412,7 @@ func (b *docBuilder) probe(r *traffic.ProbeResult) (results.Series, []results.Se
 	}
 	if s := b.s; s.Test.NoLoad {
 		// ping has no load: its window is the whole run.
-		main.Window = [2]float64{0, s.Duration.Seconds()}
+		main.Window = b.clip([2]float64{0, s.Duration.Seconds()})
 		for i := range own {
 			own[i].Window = main.Window
 		}

@@ -191,6 +191,97 @@ func TestDocumentProbes(t *testing.T) {
 	}
 }
 
+// A run cut short at 2.8 s of a load from 1 s to 6 s has the window
+// [1, 2.8]: the summary prints it and its statistics cover it, for the
+// load's series, the probes, the computed series and the router's load
+// rate alike; a ping run cut short keeps its window from 0 to the stop.
+func TestDocumentPartialWindow(t *testing.T) {
+	s := handSetup(t, "tcp_nup")
+	s.Duration = 5 * time.Second
+	stopped := at(2800 * time.Millisecond)
+	var flows []traffic.FlowResult
+	var specs []flowSpec
+	for i, label := range []string{"TCP upload::1", "TCP upload::2"} {
+		tcp := &traffic.TCPResult{
+			FlowInfo:    traffic.FlowInfo{Label: label, Kind: "tcp", Start: time.Second, Stop: 6 * time.Second},
+			Dir:         traffic.Up,
+			Sender:      traffic.SocketInfo{Local: netip.AddrPortFrom(cliAddr.Addr(), uint16(40000+i)), Remote: srvAddr},
+			BulkOutcome: traffic.BulkOutcome{Connected: true},
+		}
+		// 25 kB a step, 1 Mbit/s, from k=5 (1 s) to k=13 (2.6 s), the
+		// last grid point before the stop.
+		for k := 5; k <= 13; k++ {
+			n := int64(k-5) * 25_000
+			tcp.Samples = append(tcp.Samples, traffic.TCPSample{K: k, T: at(time.Duration(k) * s.Step), Connected: true,
+				ReceivedBytes: n, SentBytes: n})
+		}
+		flows = append(flows, tcp)
+		specs = append(specs, flowSpec{label: label, dir: "up", protocol: "tcp", sockets: &recNet{}})
+	}
+	ping := &traffic.ProbeResult{FlowInfo: traffic.FlowInfo{Label: "Ping (ms) ICMP", Kind: "icmp_probe"}}
+	for i := range 14 {
+		// Probes every 200 ms from 0.1 s to 2.7 s: 40 ms each, but
+		// the 1.1 s one took 100 ms.
+		rtt := 40 * time.Millisecond
+		if i == 5 {
+			rtt = 100 * time.Millisecond
+		}
+		ping.Probes = append(ping.Probes, traffic.Probe{Seq: uint32(i), Sent: at(time.Duration(i)*s.Step + 100*time.Millisecond), RTT: rtt})
+	}
+	flows = append(flows, ping)
+	specs = append(specs, flowSpec{label: "Ping (ms) ICMP", dir: "both", protocol: "icmp", sockets: &recNet{}})
+	res := &traffic.Result{T0: t0, Step: s.Step, Length: s.Length(), Partial: true, Stopped: stopped, Flows: flows}
+	rec := &routerRecord{}
+	for k := 0; k <= 13; k++ {
+		d := dirView{BytesOut: uint64(k) * 50_000}
+		rec.steps = append(rec.steps, routerStep{K: k, View: routerView{Up: d, Down: d}})
+	}
+	doc, err := s.document(res, specs, rec, Provenance{Framing: "ip"}, "stopped 2.8s into the run of 7s: interrupt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSeries(t, doc)
+	want := [2]float64{1, 2.8}
+	for _, name := range []string{"TCP upload::1", "TCP upload sum", "Ping (ms) ICMP"} {
+		if w := findSeries(t, doc.Series, name).Window; w != want {
+			t.Errorf("%s: window %v, want %v", name, w, want)
+		}
+	}
+	if sm := findSeries(t, doc.Series, "TCP upload::1").Summary; sm.N != 8 || sm.Mean != 1 {
+		t.Errorf("TCP upload::1: n %d, mean %v; want the 8 steps from 1.2 to 2.6 s at 1 Mbit/s", sm.N, sm.Mean)
+	}
+	if sm := findSeries(t, doc.Series, "Ping (ms) ICMP").Summary; sm.N != 9 || sm.Max != 100 {
+		t.Errorf("ping: n %d, max %v; want the 9 probes from 1.1 to 2.7 s, the slow one among them", sm.N, sm.Max)
+	}
+	var text strings.Builder
+	if err := results.WriteSummary(&text, doc, PrintRouter, false); err != nil {
+		t.Fatal(err)
+	}
+	if out := text.String(); !strings.Contains(out, "Window:      1 to 2.8 s") || strings.Contains(out, "to 6 s") {
+		t.Errorf("summary:\n%s\nwant every window from 1 to 2.8 s", out)
+	}
+	// The router's load rate: 50 kB a step from 1 s to 2.6 s.
+	var rep RouterReport
+	if err := json.Unmarshal(doc.Router, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Directions[0].LoadRateBps != 2e6 {
+		t.Errorf("load rate %v bit/s, want 2e6 (50 kB a step over the load the run had)", rep.Directions[0].LoadRateBps)
+	}
+
+	s = handSetup(t, "ping")
+	s.Lead, s.Tail, s.Duration = 0, 0, 10*time.Second
+	ping = &traffic.ProbeResult{FlowInfo: traffic.FlowInfo{Label: "Ping (ms) ICMP", Kind: "icmp_probe"}}
+	res = &traffic.Result{T0: t0, Step: s.Step, Length: s.Length(), Partial: true, Stopped: at(1500 * time.Millisecond), Flows: []traffic.FlowResult{ping}}
+	doc, err = s.document(res, []flowSpec{{label: "Ping (ms) ICMP", dir: "both", protocol: "icmp", sockets: &recNet{}}}, &routerRecord{}, Provenance{Framing: "ip"}, "interrupt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := findSeries(t, doc.Series, "Ping (ms) ICMP").Window; w != [2]float64{0, 1.5} {
+		t.Errorf("ping cut short: window %v, want [0 1.5]", w)
+	}
+}
+
 // A UDP flood's rate is its received payload per step; its own series
 // carry the step's loss, jitter and one-way delay.
 func TestDocumentFlood(t *testing.T) {

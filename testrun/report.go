@@ -56,8 +56,9 @@ type DirectionReport struct {
 	// ConfiguredDelayNs the sum of its netem delays.
 	ConfiguredRateBps uint64 `json:"configured_rate_bps"`
 	ConfiguredDelayNs int64  `json:"configured_delay_ns"`
-	// LoadRateBps is what the direction delivered during the load, in
-	// bit/s of the router's bytes.
+	// LoadRateBps is what the direction delivered during the load (up to
+	// the last reading, if the run was cut short), in bit/s of the
+	// router's bytes.
 	LoadRateBps float64 `json:"load_rate_bps"`
 	// Packets entering (sent to the chain), delivered, dropped (with
 	// the reasons), CE-marked, duplicated and reordered.
@@ -208,7 +209,10 @@ func (rec *routerRecord) report(s *Setup) *RouterReport {
 		}
 	}
 	minDelay := fidelity.MinDelay(append(upChains, downChains...)...)
-	loadFrom, loadTo := rec.stepAt(s, s.Lead), rec.stepAt(s, s.Lead+s.Duration)
+	// The load as the router saw it, between the readings at its ends:
+	// up to the last reading if the run was cut short.
+	loadFrom, fromAt := rec.stepAt(s, s.Lead)
+	loadTo, toAt := rec.stepAt(s, s.Lead+s.Duration)
 	faithful := true
 	for _, d := range []struct {
 		name       string
@@ -240,8 +244,8 @@ func (rec *routerRecord) report(s *Setup) *RouterReport {
 				dr.DroppedByReason[k] = n - d.base.DroppedByReason[k]
 			}
 		}
-		if s.Duration > 0 {
-			dr.LoadRateBps = float64(d.to.BytesOut-d.from.BytesOut) * 8 / s.Duration.Seconds()
+		if span := toAt - fromAt; span > 0 {
+			dr.LoadRateBps = float64(d.to.BytesOut-d.from.BytesOut) * 8 / span.Seconds()
 		}
 		n := d.end.DelayN - d.base.DelayN
 		dr.Delay = DelayReport{N: n, MinMs: d.end.DelayMin / 1e6, P50Ms: d.end.DelayP50 / 1e6, P99Ms: d.end.DelayP99 / 1e6, MaxMs: d.end.DelayMax / 1e6}
@@ -267,17 +271,17 @@ func (rec *routerRecord) report(s *Setup) *RouterReport {
 }
 
 // stepAt returns the reading at the grid point of time d (or the last one
-// before it, or the base).
-func (rec *routerRecord) stepAt(s *Setup, d time.Duration) routerView {
+// before it, or the base, read at T0) and the time of its grid point.
+func (rec *routerRecord) stepAt(s *Setup, d time.Duration) (routerView, time.Duration) {
 	k := int(d / s.Step)
-	v := rec.base
+	v, at := rec.base, time.Duration(0)
 	for _, st := range rec.steps {
 		if st.K > k {
 			break
 		}
-		v = st.View
+		v, at = st.View, time.Duration(st.K)*s.Step
 	}
-	return v
+	return v, at
 }
 
 // columns lays the steps out per direction.

@@ -163,7 +163,7 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	}
 	partial := ""
 	if res.Partial {
-		partial = fmt.Sprintf("stopped %v into the run of %v: %v", w.elapsed().Round(time.Millisecond), s.Length(), context.Cause(tctx))
+		partial = fmt.Sprintf("stopped %v into the run of %v: %v", res.Stopped.Sub(res.T0).Round(time.Millisecond), s.Length(), context.Cause(tctx))
 	} else if commands != nil && commands.failure() != "" {
 		// A command that failed once the traffic had ended (a client
 		// that outlived a short tail) fails the run all the same.
@@ -191,18 +191,10 @@ type watcher struct {
 
 	started bool
 	t0      clock.Time
-	last    clock.Time
 	wg      sync.WaitGroup
 	prevUp  uint64
 	prevDn  uint64
 	hasPrev bool
-}
-
-func (w *watcher) elapsed() time.Duration {
-	if !w.started {
-		return 0
-	}
-	return w.last.Sub(w.t0)
 }
 
 func (w *watcher) step(ctx context.Context, k int, t clock.Time) {
@@ -211,7 +203,6 @@ func (w *watcher) step(ctx context.Context, k int, t clock.Time) {
 		w.started, w.t0 = true, t.Add(-time.Duration(k)*w.s.Step)
 		w.startChanges(ctx)
 	}
-	w.last = t
 	v, ok, err := w.b.read()
 	switch {
 	case err != nil && w.rec.err == "":

@@ -102,8 +102,9 @@ type Result struct {
 	// the flows have no sample for them.
 	Skipped []int `json:"skipped"`
 	// Partial is set when the run was cancelled before its end: the
-	// samples are those taken until then.
-	Partial bool `json:"partial"`
+	// samples are those taken until then, Stopped.
+	Partial bool       `json:"partial"`
+	Stopped clock.Time `json:"stopped_ns,omitempty"`
 	// Flows are the flows' results, in the plan's order.
 	Flows []FlowResult `json:"flows"`
 }
@@ -175,7 +176,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	for k := 0; k <= last; k++ {
 		due := env.Grid(k)
 		if !w.until(ctx, due) {
-			res.Partial = true
+			res.Partial, res.Stopped = true, clk.Now()
 			break
 		}
 		now := clk.Now()
@@ -199,7 +200,7 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 		res.Flows = append(res.Flows, f.Result())
 	}
 	if res.Partial {
-		return res, fmt.Errorf("traffic: run cancelled %v after T0: %w", clk.Now().Sub(t0).Round(time.Millisecond), ctx.Err())
+		return res, fmt.Errorf("traffic: run cancelled %v after T0: %w", res.Stopped.Sub(t0).Round(time.Millisecond), ctx.Err())
 	}
 	return res, nil
 }

@@ -72,6 +72,11 @@ func TestRunInterrupted(t *testing.T) {
 	if !strings.Contains(out.String(), "*** PARTIAL RUN") || !strings.Contains(out.String(), "TCP upload BE:") {
 		t.Errorf("the summary printed:\n%s", out)
 	}
+	// The window is the load the run had, from 1 s to where it stopped,
+	// not to 31 s.
+	if w := up.Window; w[0] != 1 || w[1] <= 1 || w[1] > 10 || strings.Contains(out.String(), "to 31 s") {
+		t.Errorf("%s: window %v; want from 1 s to where the run stopped, and the summary to say so", up.Name, w)
+	}
 	shown := mustCLI(t, "show", filepath.Join(dir, "x.json.gz"))
 	if !strings.Contains(shown, "*** PARTIAL RUN") || !strings.Contains(shown, "Router (testbed "+name+")") {
 		t.Errorf("show:\n%s", shown)
