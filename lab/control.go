@@ -36,6 +36,10 @@ type Status struct {
 	// host's sysctl) and could not restore when they ended or their
 	// connection dropped: the testbed is no longer as it was set up.
 	Changed []string `json:"changed,omitempty"`
+	// PcapError says why the capture stopped, and when, if it did (its
+	// reader went away, the disk is full): the testbed goes on
+	// forwarding without recording.
+	PcapError string `json:"pcap_error,omitempty"`
 	// Snapshot is the router's: when it was taken (clock_ns, wall) and
 	// the counters of each direction (up, down).
 	router.Snapshot

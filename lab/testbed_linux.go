@@ -35,6 +35,12 @@ type Testbed struct {
 	pcap  *outfile.File // unbuffered: the router buffers and flushes
 	ln    *net.UnixListener
 
+	capMu      sync.Mutex // guards what follows
+	capErr     error      // why the capture stopped, once it did
+	capAt      time.Time  // when
+	capEnded   bool       // StopRouter committed it
+	capClaimed bool       // StopRouter returned capErr: Close does not again
+
 	cancel  context.CancelFunc
 	ran     chan struct{} // closed when the router's Run has returned
 	runErr  error         // Run's result, readable once ran is closed
@@ -234,6 +240,7 @@ func (t *Testbed) startRouter(ctx context.Context) error {
 	}
 	if t.pcap != nil {
 		cfg.Pcap = t.pcap
+		cfg.PcapFailed = t.captureFailed
 	}
 	r, err := router.New(cfg)
 	if err != nil {
@@ -248,6 +255,76 @@ func (t *Testbed) startRouter(ctx context.Context) error {
 		t.requestStop()
 	}()
 	return nil
+}
+
+// captureFailed records that writing the capture failed while the router
+// ran, and logs it: the testbed goes on without recording.
+func (t *Testbed) captureFailed(err error) {
+	t.capMu.Lock()
+	first := t.capErr == nil
+	if first {
+		t.capErr, t.capAt = err, time.Now()
+	}
+	t.capMu.Unlock()
+	if first {
+		t.logf("testbed %s: the capture %s stopped: %v; the testbed goes on without it", t.opts.Name, t.opts.Pcap, err)
+	}
+}
+
+// CaptureErr returns why the capture (Options.Pcap) stopped or could not
+// be committed, and nil while it records, after a commit that succeeded,
+// and without one. It is safe from any goroutine.
+func (t *Testbed) CaptureErr() error {
+	t.capMu.Lock()
+	defer t.capMu.Unlock()
+	return t.capErr
+}
+
+// captureStatus describes a failed capture for Status, with when it
+// stopped.
+func (t *Testbed) captureStatus() string {
+	t.capMu.Lock()
+	defer t.capMu.Unlock()
+	if t.capErr == nil {
+		return ""
+	}
+	return fmt.Sprintf("%v (at %s)", t.capErr, t.capAt.Format(time.TimeOnly))
+}
+
+// StopRouter stops the router (Done closes) and commits the capture it
+// fed, and returns the capture's failure (CaptureErr), if it had one; the
+// rest of the testbed stays until Close. A caller that reads the router a
+// last time and then wants the capture's fate before removing the
+// testbed calls it; Close does it otherwise, and then reports a failed
+// capture in its own error, which after StopRouter it does not repeat.
+func (t *Testbed) StopRouter() error {
+	err := t.stopRouter()
+	t.capMu.Lock()
+	t.capClaimed = true
+	t.capMu.Unlock()
+	return err
+}
+
+// stopRouter stops the router and commits the capture once.
+func (t *Testbed) stopRouter() error {
+	if t.cancel != nil {
+		t.cancel()
+	}
+	<-t.ran
+	t.capMu.Lock()
+	defer t.capMu.Unlock()
+	if t.pcap != nil && !t.capEnded {
+		t.capEnded = true
+		// The commit reports the first failed write, or a failure of its
+		// own (a last flush, a full disk at the rename).
+		if err := t.pcap.Commit(); err != nil {
+			if t.capErr == nil {
+				t.capAt = time.Now()
+			}
+			t.capErr = err
+		}
+	}
+	return t.capErr
 }
 
 func (t *Testbed) logf(format string, args ...any) {
@@ -299,16 +376,17 @@ func (t *Testbed) Status() Status {
 	changed := slices.Clone(t.changed)
 	t.mu.Unlock()
 	return Status{
-		Info:     t.info,
-		Owner:    os.Getpid(),
-		Created:  t.created.UTC(),
-		CC:       cc,
-		Seed:     t.opts.Seed,
-		Device:   t.opts.DeviceKind.String(),
-		Framing:  t.opts.Framing,
-		Pcap:     t.opts.Pcap,
-		Changed:  changed,
-		Snapshot: snap,
+		Info:      t.info,
+		Owner:     os.Getpid(),
+		Created:   t.created.UTC(),
+		CC:        cc,
+		Seed:      t.opts.Seed,
+		Device:    t.opts.DeviceKind.String(),
+		Framing:   t.opts.Framing,
+		Pcap:      t.opts.Pcap,
+		PcapError: t.captureStatus(),
+		Changed:   changed,
+		Snapshot:  snap,
 	}
 }
 
@@ -424,18 +502,17 @@ func (t *Testbed) Close() error {
 	for _, c := range sessions {
 		c.Close()
 	}
-	if t.cancel != nil {
-		t.cancel()
-	}
-	<-t.ran
+	capErr := t.stopRouter()
 	for _, d := range t.devs {
 		if err := d.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 			errs = append(errs, err)
 		}
 	}
-	if t.pcap != nil {
-		errs = append(errs, t.pcap.Commit())
+	t.capMu.Lock()
+	if !t.capClaimed {
+		errs = append(errs, capErr)
 	}
+	t.capMu.Unlock()
 	errs = append(errs, t.nt.Close())
 	t.requestStop()
 	return errors.Join(errs...)

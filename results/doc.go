@@ -124,6 +124,19 @@ type Run struct {
 	// Partial says the run did not complete; PartialReason says why.
 	Partial       bool   `json:"partial"`
 	PartialReason string `json:"partial_reason,omitempty"`
+	// FailedOutputs are the outputs written beside the results that
+	// failed during the run (a capture whose reader went away): the
+	// measurements are whole, these outputs are not.
+	FailedOutputs []FailedOutput `json:"failed_outputs,omitempty"`
+}
+
+// FailedOutput is an output of a run that could not be written in full.
+type FailedOutput struct {
+	// Output is the option that named it ("--pcap"), Path its file.
+	Output string `json:"output"`
+	Path   string `json:"path"`
+	// Error says why it failed, in a message that names the output.
+	Error string `json:"error"`
 }
 
 // TotalS is the run's whole length in seconds: lead, load and tail.

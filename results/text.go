@@ -18,7 +18,7 @@ type RouterPrinter func(w io.Writer, router json.RawMessage) error
 
 // WriteSummary writes a text summary of the document in the style of
 // Flent's `-f stats`: a header with the run's provenance, a PARTIAL banner
-// when the run did not complete, then for each series its data points
+// when the run did not complete and one for each output that failed, then for each series its data points
 // (the samples summarised), lost probes, total (rate series), minimum,
 // median, 90th and 99th percentiles, maximum, mean, standard deviation
 // and variance, all over the series' window; with flowSeries, one line per
@@ -50,9 +50,7 @@ func WriteSummary(w io.Writer, d *Document, router RouterPrinter, flowSeries boo
 	for _, host := range sortedKeys(r.Sysctls) {
 		ew.printf(" sysctls %s: %s\n", host, joinMap(r.Sysctls[host]))
 	}
-	if r.Partial {
-		ew.printf("\n*** PARTIAL RUN: %s ***\n", orDash(r.PartialReason))
-	}
+	writeBanners(ew, r)
 	ew.printf("\nEach series is summarised over its window; lost probes are counted, not summarised.\n")
 
 	for i := range d.Series {
@@ -110,10 +108,19 @@ func WriteSummary(w io.Writer, d *Document, router RouterPrinter, flowSeries boo
 			return err
 		}
 	}
+	writeBanners(ew, r)
+	return ew.err
+}
+
+// writeBanners says, at the top and the bottom of the summary, that the
+// run did not complete and which of its outputs failed.
+func writeBanners(ew *errWriter, r *Run) {
 	if r.Partial {
 		ew.printf("\n*** PARTIAL RUN: %s ***\n", orDash(r.PartialReason))
 	}
-	return ew.err
+	for _, f := range r.FailedOutputs {
+		ew.printf("\n*** OUTPUT FAILED: %s; the measurements are whole ***\n", f.Error)
+	}
 }
 
 // writeSeriesStats writes one series' block, with Flent's labels in Flent's

@@ -25,17 +25,20 @@ const (
 )
 
 // pcapWriter writes records from both directions' loops through one
-// buffered writer; a ticker in Run flushes it.
+// buffered writer; a ticker in Run flushes it. The first write or flush
+// that fails ends the capture: nothing more is recorded, the loops go on
+// forwarding, and failed hears of it once.
 type pcapWriter struct {
-	mu  sync.Mutex
-	w   *bufio.Writer
-	clk *clock.Real
-	err error
-	hdr [16]byte
+	mu     sync.Mutex
+	w      *bufio.Writer
+	clk    *clock.Real
+	err    error
+	hdr    [16]byte
+	failed func(error)
 }
 
-func newPcapWriter(w io.Writer, clk *clock.Real) (*pcapWriter, error) {
-	p := &pcapWriter{w: bufio.NewWriterSize(w, pcapBufSize), clk: clk}
+func newPcapWriter(w io.Writer, clk *clock.Real, failed func(error)) (*pcapWriter, error) {
+	p := &pcapWriter{w: bufio.NewWriterSize(w, pcapBufSize), clk: clk, failed: failed}
 	var h [24]byte
 	binary.LittleEndian.PutUint32(h[0:], pcapMagicNano)
 	binary.LittleEndian.PutUint16(h[4:], 2)
@@ -49,7 +52,7 @@ func newPcapWriter(w io.Writer, clk *clock.Real) (*pcapWriter, error) {
 }
 
 // write records pkt as leaving at t. After a failed write it records
-// nothing more; flush reports the error.
+// nothing more.
 func (p *pcapWriter) write(t clock.Time, pkt []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -63,20 +66,44 @@ func (p *pcapWriter) write(t clock.Time, pkt []byte) {
 	binary.LittleEndian.PutUint32(p.hdr[8:], uint32(n))
 	binary.LittleEndian.PutUint32(p.hdr[12:], uint32(len(pkt)))
 	if _, err := p.w.Write(p.hdr[:]); err != nil {
-		p.err = err
+		p.fail(err)
 		return
 	}
 	if _, err := p.w.Write(pkt[:n]); err != nil {
-		p.err = err
+		p.fail(err)
 	}
 }
 
+// fail ends the capture with err; p.mu is held. The callback runs on a
+// goroutine of its own: a loop must not wait for whoever logs it.
+func (p *pcapWriter) fail(err error) {
+	p.err = err
+	if p.failed != nil {
+		go p.failed(p.errLocked())
+	}
+}
+
+// flush writes what is buffered and returns the capture's error, if it
+// failed, now or before.
 func (p *pcapWriter) flush() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err == nil {
-		p.err = p.w.Flush()
+		if err := p.w.Flush(); err != nil {
+			p.fail(err)
+		}
 	}
+	return p.errLocked()
+}
+
+// state returns the capture's error, if it failed.
+func (p *pcapWriter) state() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.errLocked()
+}
+
+func (p *pcapWriter) errLocked() error {
 	if p.err != nil {
 		return fmt.Errorf("router: pcap: %w", p.err)
 	}

@@ -106,8 +106,13 @@ type Config struct {
 	UpRing, DownRing func() (RingCounters, error)
 	// Pcap, when set, receives every packet that crosses, both directions,
 	// as a pcap stream (nanosecond timestamps, LINKTYPE_RAW) with the time
-	// the router handed it to the egress device.
-	Pcap io.Writer
+	// the router handed it to the egress device. A write to it that fails
+	// (a reader that went away, a full disk) ends the capture, not the
+	// router: it goes on forwarding, records nothing more, and calls
+	// PcapFailed if set (once, on a goroutine of its own); PcapErr says
+	// it too.
+	Pcap       io.Writer
+	PcapFailed func(error)
 	// RealTimePriority, when between 1 and 99, runs both loops with the
 	// SCHED_FIFO scheduling policy at that priority, so that the programs
 	// whose packets they carry (woken by the loop's own writes) cannot
@@ -140,7 +145,7 @@ func New(cfg Config) (*Router, error) {
 	}
 	r := &Router{clk: clock.NewReal()}
 	if cfg.Pcap != nil {
-		p, err := newPcapWriter(cfg.Pcap, r.clk)
+		p, err := newPcapWriter(cfg.Pcap, r.clk, cfg.PcapFailed)
 		if err != nil {
 			return nil, err
 		}
@@ -171,8 +176,8 @@ func New(cfg Config) (*Router, error) {
 }
 
 // Run forwards until ctx is cancelled or a device fails; it returns nil on
-// cancellation (unless writing the pcap stream failed) and the device's
-// error otherwise. It may be called once. The devices stay open: the
+// cancellation and the device's error otherwise (a capture that failed is
+// not the router's failure: see Config.Pcap). It may be called once. The devices stay open: the
 // caller closes them after Run returns.
 func (r *Router) Run(ctx context.Context) error {
 	r.mu.Lock()
@@ -228,7 +233,7 @@ func (r *Router) Run(ctx context.Context) error {
 	close(stopFlush)
 	<-flushed
 	if r.pcap != nil {
-		err = errors.Join(err, r.pcap.flush())
+		r.pcap.flush()
 	}
 	r.up.close()
 	r.down.close()
@@ -292,6 +297,15 @@ func (r *Router) loop(dir string) (*loop, error) {
 		return r.down, nil
 	}
 	return nil, fmt.Errorf("router: no direction %q: use \"up\" or \"down\"", dir)
+}
+
+// PcapErr returns why the capture stopped, if it did (nil without one).
+// It is safe from any goroutine.
+func (r *Router) PcapErr() error {
+	if r.pcap == nil {
+		return nil
+	}
+	return r.pcap.state()
 }
 
 // Wall converts a time on the router's clock (event and pcap times) to wall

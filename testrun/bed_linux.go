@@ -115,6 +115,22 @@ func (b *ownBed) chains() (string, string) {
 func (b *ownBed) command(r lab.Role, name string, args ...string) *netns.Cmd {
 	return b.tb.Command(r, name, args...)
 }
+
+// capturer is a bed that records the run's capture (--pcap): the run's
+// own testbed.
+type capturer interface {
+	// captureErr says why the capture stopped, if it did; the path goes
+	// on without recording.
+	captureErr() error
+	// endCapture stops the router, once the run has read it for the last
+	// time, and commits the capture: the error is the capture's failure.
+	// close no longer reports it.
+	endCapture() error
+}
+
+func (b *ownBed) captureErr() error { return b.tb.CaptureErr() }
+func (b *ownBed) endCapture() error { return b.tb.StopRouter() }
+
 func (b *ownBed) close() error {
 	err := b.tb.Close()
 	b.cancel()

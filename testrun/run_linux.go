@@ -174,7 +174,19 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	if v, ok, err := b.read(); err == nil && ok {
 		rec.final, rec.hasFinal = v, true
 	}
-	return s.document(res, specs, rec, prov, partial)
+	// A capture that failed fails the output, not the run: the document
+	// says so, and the caller writes it all the same.
+	var failed []results.FailedOutput
+	if c, ok := b.(capturer); ok && s.Opts.Pcap != "" {
+		if err := c.endCapture(); err != nil {
+			failed = append(failed, results.FailedOutput{Output: "--pcap", Path: s.Opts.Pcap, Error: err.Error()})
+		}
+	}
+	doc, err = s.document(res, specs, rec, prov, partial)
+	if doc != nil {
+		doc.Run.FailedOutputs = failed
+	}
+	return doc, err
 }
 
 // watcher reads the router at every grid point, applies the timed changes
@@ -195,6 +207,8 @@ type watcher struct {
 	prevUp  uint64
 	prevDn  uint64
 	hasPrev bool
+	// captureWarned: the capture's failure has been reported.
+	captureWarned bool
 }
 
 func (w *watcher) step(ctx context.Context, k int, t clock.Time) {
@@ -202,6 +216,12 @@ func (w *watcher) step(ctx context.Context, k int, t clock.Time) {
 		// T0 is a little before the first grid point's reading.
 		w.started, w.t0 = true, t.Add(-time.Duration(k)*w.s.Step)
 		w.startChanges(ctx)
+	}
+	if c, ok := w.b.(capturer); ok && !w.captureWarned {
+		if err := c.captureErr(); err != nil {
+			w.captureWarned = true
+			w.warnf("%v: the capture stops here, the run goes on", err)
+		}
 	}
 	v, ok, err := w.b.read()
 	switch {

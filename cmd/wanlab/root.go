@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"regexp"
 	"strings"
 	"syscall"
@@ -232,3 +233,10 @@ func flagError(err error) string {
 	}
 	return fmt.Sprintf("%s %q: give %s", flag, value, want)
 }
+
+// survivePipes makes a write to a stdout or stderr whose reader went away
+// fail with EPIPE, as a write to any other pipe does, instead of ending
+// wanlab (Go's default for those two): a run or a testbed writing its
+// capture to a pipe (--pcap -) goes on, and removes what it built, when
+// the reader stops. Programs wanlab starts get the default back at exec.
+func survivePipes() { signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE) }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -66,7 +67,10 @@ bottleneck queue. --at T followed by path flags changes the chains T into
 the run, as 'wanlab set' would. Every option is listed in docs/options.md.
 
 Ctrl-C ends the run early: the results measured so far are written, marked
-partial, and everything the run built is removed.`,
+partial, and everything the run built is removed. An output that fails (a
+--pcap FIFO whose reader goes away, a full disk) fails alone: the run goes
+on, every other output is written, the results and the summary name the
+one that failed, and wanlab exits 1.`,
 		Example: `  wanlab run
   wanlab run --aqm fq_codel
   wanlab run tcp_upload --up "netem delay 25ms; tbf rate 10mbit burst 32k latency 50ms" --down "netem delay 25ms" --duration 10s
@@ -287,6 +291,7 @@ func runRun(s *streams, fs *pflag.FlagSet, f *runFlags, argv []string) error {
 	if o.Output == "-" || o.Flent == "-" || o.Pcap == "-" {
 		out = s.err
 	}
+	survivePipes()
 	ctx, stop := outfile.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	var hooks testrun.Hooks
@@ -308,7 +313,7 @@ func runRun(s *streams, fs *pflag.FlagSet, f *runFlags, argv []string) error {
 	if hooks.Progress != nil {
 		progress.done() // before anything else reaches the terminal
 	}
-	if err != nil {
+	if err != nil && doc == nil {
 		switch {
 		case ctx.Err() != nil:
 			return fmt.Errorf("interrupted before the traffic started: nothing was measured (%v)", err)
@@ -317,42 +322,58 @@ func runRun(s *streams, fs *pflag.FlagSet, f *runFlags, argv []string) error {
 		}
 		return err
 	}
+	// From here on whatever fails (an output, the removal of the path)
+	// fails alone: every other output is still written, the summary and
+	// stderr say what failed, and the exit status is 1 at the end.
+	var failures []error
+	for _, f := range doc.Run.FailedOutputs {
+		failures = append(failures, errors.New(f.Error))
+	}
+	if err != nil {
+		failures = append(failures, err)
+	}
 	stop()
 	// Writing gets a signal context of its own: a FIFO without a reader
 	// must not hold the results hostage, and a second Ctrl-C gives up.
 	wctx, wstop := outfile.NotifyContext(context.Background(), stopSignals...)
 	defer wstop()
 	path, werr := writeResults(wctx, s, &o, setup, doc, start)
-	if o.Flent != "" && werr == nil {
-		werr = writeFlent(wctx, s, o.Flent, doc)
+	var ferr error
+	if o.Flent != "" {
+		ferr = writeFlent(wctx, s, o.Flent, doc)
 	}
 	if o.JSON {
 		if err := doc.Encode(s.out); err != nil {
-			return err
+			failures = append(failures, err)
 		}
 	} else {
 		if err := results.WriteSummary(out, doc, testrun.PrintRouter, false); err != nil {
-			return err
+			failures = append(failures, err)
 		}
-	}
-	if werr != nil {
-		return werr
 	}
 	note := s.err
 	if !o.JSON {
 		note = out
 	}
-	if path != "-" {
+	if werr != nil {
+		failures = append(failures, werr)
+		fmt.Fprintf(note, "\nresults: NOT WRITTEN: %v\n", werr)
+	} else if path != "-" {
 		fmt.Fprintf(note, "\nresults: %s\n", outfile.Printable(path))
 		graph, err := writeRunGraph(path, setup, doc)
 		switch {
 		case err != nil:
-			fmt.Fprintf(s.err, "wanlab: warning: no graph: %v\n", err)
+			failures = append(failures, fmt.Errorf("the graph: %w", err))
+			fmt.Fprintf(note, "graph:   NOT DRAWN: %v\n", err)
 		case graph != "":
 			fmt.Fprintf(note, "graph:   %s\n", outfile.Printable(graph))
 		}
 	}
-	if o.Flent != "" && o.Flent != "-" {
+	switch {
+	case ferr != nil:
+		failures = append(failures, ferr)
+		fmt.Fprintf(note, "flent:   NOT WRITTEN: %v\n", ferr)
+	case o.Flent != "" && o.Flent != "-":
 		flent := outfile.Printable(o.Flent)
 		fmt.Fprintf(note, "flent:   %s  (flent -i %s -p %s -o plot.png)\n", flent, flent, setup.Test.Plot)
 	}
@@ -361,6 +382,11 @@ func runRun(s *streams, fs *pflag.FlagSet, f *runFlags, argv []string) error {
 	}
 	if doc.Run.Partial {
 		fmt.Fprintf(s.err, "wanlab: the run ended early (%s): the results are partial\n", doc.Run.PartialReason)
+	}
+	for _, f := range failures {
+		fmt.Fprintf(s.err, "wanlab: %s\n", strings.TrimSpace(f.Error()))
+	}
+	if doc.Run.Partial || len(failures) > 0 {
 		return exitStatus(exitFailure)
 	}
 	return nil

@@ -103,7 +103,10 @@ func printStatus(w io.Writer, st lab.Status) {
 	}{{"client", st.Client}, {"server", st.Server}} {
 		fmt.Fprintf(w, "  %-6s  netns %-14s  dev %-15s  %s  %s\n", h.role, h.h.NS, h.h.IfName, h.h.Addr4, h.h.Addr6)
 	}
-	if st.Pcap != "" {
+	switch {
+	case st.PcapError != "":
+		fmt.Fprintf(w, "  pcap    %s: STOPPED: %s; the testbed goes on without recording\n", st.Pcap, st.PcapError)
+	case st.Pcap != "":
 		fmt.Fprintf(w, "  pcap    %s\n", st.Pcap)
 	}
 	for _, c := range st.Changed {

@@ -155,7 +155,7 @@ func TestPrintStatus(t *testing.T) {
 // TestStatusJSONDocumented checks that every key of `wanlab status --json`
 // is snake_case and described in docs/results-format.md.
 func TestStatusJSONDocumented(t *testing.T) {
-	st := lab.Status{Info: lab.InfoOf("lab"), Pcap: "/tmp/x.pcap", Changed: []string{"a run (pid 1) could not set back ..."}}
+	st := lab.Status{Info: lab.InfoOf("lab"), Pcap: "/tmp/x.pcap", PcapError: "broken pipe", Changed: []string{"a run (pid 1) could not set back ..."}}
 	st.Up.Qdiscs = []router.QdiscSnapshot{{Kind: "netem"}}
 	st.Up.Flows = []router.FlowSnapshot{{}}
 	st.Up.WriteDropsByReason = map[string]uint64{"eagain": 1}

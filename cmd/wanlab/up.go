@@ -86,7 +86,7 @@ router with 'wanlab status'; change a chain with 'wanlab set'.`,
 	fs.StringVar(&o.name, "name", lab.DefaultName, "testbed name: namespaces wl-NAME-c and wl-NAME-s (a-z, 0-9, '-', '_'; at most 32 bytes)")
 	o.path.register(fs)
 	fs.StringVar(&o.cc, "cc", "", "TCP congestion control of both hosts (reno, cubic, bbr, ...; default: the kernel's)")
-	fs.StringVar(&o.pcap, "pcap", "", "write every packet the router forwards, both directions, to this pcap file (- for stdout; a FIFO, for a live reader such as tshark -i FIFO, is opened first and up waits for its reader)")
+	fs.StringVar(&o.pcap, "pcap", "", "write every packet the router forwards, both directions, to this pcap file (- for stdout; a FIFO, for a live reader such as tshark -i FIFO, is opened first and up waits for its reader; if writing it fails, the testbed goes on without it, status and the log say why, and up exits 1 at the end)")
 	fs.StringVar(&o.rmem, "tcp-rmem", "", `net.ipv4.tcp_rmem of both hosts, e.g. "4096 131072 33554432"`)
 	fs.StringVar(&o.wmem, "tcp-wmem", "", `net.ipv4.tcp_wmem of both hosts, e.g. "4096 16384 33554432"`)
 	fs.StringVar(&o.ecn, "ecn", "", "net.ipv4.tcp_ecn of both hosts: off, 1 (request ECN) or 2 (accept it; the kernel's default)")
@@ -185,6 +185,7 @@ func runUp(s *streams, o *upOptions) error {
 	// runs. outfile.NotifyContext, not signal.NotifyContext: on these
 	// signals the testbed closes cleanly and keeps the capture, so the
 	// pcap's temporary must not be removed when they arrive.
+	survivePipes()
 	ctx, stop := outfile.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	ready := os.Getenv(readyFDEnv)
