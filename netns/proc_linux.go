@@ -153,6 +153,15 @@ func ProcessesIn(ids ...ID) ([]Proc, error) {
 	return ps, err
 }
 
+// End ends the processes ps that still run, never the caller: SIGTERM
+// (and SIGCONT), then SIGKILL to those still running after grace. Each is
+// recognised by its start time and signalled through a pidfd, so that a
+// process that reused a pid since is never hit. It fails only if one
+// outlives the SIGKILL rounds.
+func End(grace time.Duration, ps ...Proc) error {
+	return endProcesses(nil, ps, os.Getpid(), grace)
+}
+
 // member is a process being ended, held by a pidfd: signals go through the
 // pidfd, so none can reach a process that reuses the pid later, and the
 // pidfd becomes readable when the process exits.

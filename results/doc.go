@@ -68,6 +68,11 @@ type Command struct {
 	// SIGKILL two seconds later): a server at the end of the run, or a
 	// command that outlived its time.
 	EndedByWanlab bool `json:"ended_by_wanlab"`
+	// DaemonPIDs are the processes a server command left running outside
+	// its process group, holding the socket it listened on (a server that
+	// daemonised, as iperf3 -s -D does); wanlab ended them at the end of
+	// the run.
+	DaemonPIDs []int `json:"daemon_pids,omitempty"`
 	// Error says why the command failed the run (it could not start,
 	// exited with a non-zero status, or ran past its time); empty if it
 	// did not.

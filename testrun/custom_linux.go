@@ -98,34 +98,48 @@ func (f *commandFlow) Open(ctx context.Context) error {
 	if f.s.ServerWait == 0 {
 		return nil
 	}
-	if err := f.waitListening(ctx, h, before); err != nil {
+	inode, err := f.waitListening(ctx, h, before)
+	if err != nil {
 		f.server.terminate()
 		return err
+	}
+	// A server that daemonised listens from a process outside the
+	// command's process group: wanlab ends that process at the end too.
+	if err := f.server.adoptDaemons(h, inode); err != nil {
+		f.server.terminate()
+		return &CommandError{fmt.Sprintf("finding the process that listens for the server command: %v", err)}
 	}
 	return nil
 }
 
-// waitListening waits until the server command listens.
-func (f *commandFlow) waitListening(ctx context.Context, h *netns.Handle, before map[listenKey]bool) error {
+// waitListening waits until the server command listens, and returns the
+// inode of the socket it listens on. A command that exits with status 0
+// before it listens may have daemonised (iperf3 -s -D): its daemon still
+// gets until ServerWait to listen.
+func (f *commandFlow) waitListening(ctx context.Context, h *netns.Handle, before map[listenKey]uint64) (inode uint64, err error) {
 	byPort := namesPort(f.server.text)
 	deadline := time.Now().Add(f.s.ServerWait)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	exited := f.server.exited
 	for {
 		now, err := listening(h)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		for k := range now {
-			if byPort && int(k.port) == f.port || !byPort && !before[k] {
-				return nil
+		for k, ino := range now {
+			if _, old := before[k]; byPort && int(k.port) == f.port || !byPort && !old {
+				return ino, nil
 			}
 		}
 		select {
-		case <-f.server.exited:
-			return &CommandError{fmt.Sprintf("the server command exited with status %d before it listened; %s", f.server.exitCode(), f.server.lastWords())}
+		case <-exited:
+			if code := f.server.exitCode(); code != 0 {
+				return 0, &CommandError{fmt.Sprintf("the server command exited with status %d before it listened; %s", code, f.server.lastWords())}
+			}
+			exited = nil
 		case <-ctx.Done():
-			return context.Cause(ctx)
+			return 0, context.Cause(ctx)
 		case <-tick.C:
 		}
 		if time.Now().After(deadline) {
@@ -133,7 +147,11 @@ func (f *commandFlow) waitListening(ctx context.Context, h *netns.Handle, before
 			if !byPort {
 				where = "on any new TCP or UDP port"
 			}
-			return &CommandError{fmt.Sprintf("the server command did not listen %s within --server-wait %v, and wanlab ended it (%s): make it listen on @port, give a longer --server-wait, or --server-wait 0 not to wait",
+			if exited == nil {
+				return 0, &CommandError{fmt.Sprintf("the server command exited with status 0 (as a server that daemonises does), and nothing listened %s within --server-wait %v (%s): make it, or its daemon, listen on @port, or give a longer --server-wait",
+					where, f.s.ServerWait, f.server.lastWords())}
+			}
+			return 0, &CommandError{fmt.Sprintf("the server command did not listen %s within --server-wait %v, and wanlab ended it (%s): make it listen on @port, give a longer --server-wait, or --server-wait 0 not to wait",
 				where, f.s.ServerWait, f.server.lastWords())}
 		}
 	}
@@ -295,6 +313,10 @@ type userCommand struct {
 	out, errOut    *capture
 	exited         chan struct{} // closed once it has ended and been reaped
 	cmd            *netns.Cmd
+	// daemons are the processes the command left running outside its
+	// process group, holding the socket it listens on: the daemon of a
+	// server that daemonised. Set once, in Open, before the run.
+	daemons []netns.Proc
 
 	mu        sync.Mutex
 	started   bool
@@ -440,8 +462,9 @@ func (u *userCommand) signal(sig syscall.Signal) {
 
 // terminate ends the command if it still runs: SIGTERM to its process
 // group, SIGKILL two seconds later; it returns once the command is
-// reaped.
+// reaped. Then it ends the command's daemons the same way.
 func (u *userCommand) terminate() {
+	defer u.endDaemons()
 	if !u.isRunning() {
 		return
 	}
@@ -456,12 +479,65 @@ func (u *userCommand) terminate() {
 	}
 }
 
+// adoptDaemons finds the processes in h's namespace that hold the
+// listening socket inode and are not in the command's process group
+// (which terminate ends): a daemon the command started, which escaped
+// the group with setsid, as daemon(3) does.
+func (u *userCommand) adoptDaemons(h *netns.Handle, inode uint64) error {
+	if inode == 0 {
+		return nil
+	}
+	id, err := h.ID()
+	if err != nil {
+		return err
+	}
+	procs, err := netns.ProcessesIn(id)
+	if err != nil {
+		return err
+	}
+	socket := fmt.Sprintf("socket:[%d]", inode)
+	for _, p := range procs {
+		if pgid, err := syscall.Getpgid(p.PID); err != nil || pgid == u.cmd.Process.Pid || !holds(p.PID, socket) {
+			continue
+		}
+		u.daemons = append(u.daemons, p)
+	}
+	return nil
+}
+
+// holds reports whether process pid has a descriptor open on target (a
+// readlink of /proc/PID/fd/N, such as "socket:[1234]").
+func holds(pid int, target string) bool {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if l, err := os.Readlink(dir + fd.Name()); err == nil && l == target {
+			return true
+		}
+	}
+	return false
+}
+
+// endDaemons ends the command's daemons that still run: SIGTERM, SIGKILL
+// two seconds later.
+func (u *userCommand) endDaemons() {
+	if len(u.daemons) > 0 {
+		netns.End(2*time.Second, u.daemons...)
+	}
+}
+
 // record describes the command for the results; times count from t0.
 func (u *userCommand) record(t0 clock.Time) results.Command {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	c := results.Command{Role: string(u.role), Command: u.text, Expanded: u.expanded, Started: u.started,
 		ExitCode: u.code, EndedByWanlab: u.byWanlab, Error: u.failed}
+	for _, d := range u.daemons {
+		c.DaemonPIDs = append(c.DaemonPIDs, d.PID)
+	}
 	if u.started {
 		c.StartS = u.startedAt.Sub(t0).Seconds()
 	}
@@ -504,9 +580,9 @@ type listenKey struct {
 
 // listening returns the TCP ports listened on and the UDP ports bound by
 // unconnected sockets in h's namespace, from /proc/net (as ss -ltun
-// reads them).
-func listening(h *netns.Handle) (map[listenKey]bool, error) {
-	out := map[listenKey]bool{}
+// reads them), each with the inode of a socket on it.
+func listening(h *netns.Handle) (map[listenKey]uint64, error) {
+	out := map[listenKey]uint64{}
 	err := netns.Do(h, func() error {
 		for _, f := range []struct{ file, proto, state string }{
 			// The kernel's socket states: TCP_LISTEN is 0x0A, and an
@@ -524,7 +600,7 @@ func listening(h *netns.Handle) (map[listenKey]bool, error) {
 			}
 			for _, line := range strings.Split(string(b), "\n")[1:] {
 				fields := strings.Fields(line)
-				if len(fields) < 4 || fields[3] != f.state {
+				if len(fields) < 10 || fields[3] != f.state {
 					continue
 				}
 				_, hexPort, ok := strings.Cut(fields[1], ":")
@@ -532,7 +608,8 @@ func listening(h *netns.Handle) (map[listenKey]bool, error) {
 				if !ok || err != nil {
 					continue
 				}
-				out[listenKey{f.proto, uint16(p)}] = true
+				ino, _ := strconv.ParseUint(fields[9], 10, 64)
+				out[listenKey{f.proto, uint16(p)}] = ino
 			}
 		}
 		return nil

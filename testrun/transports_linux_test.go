@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"wanlab/internal/roottest"
+	"wanlab/lab"
+	"wanlab/netns"
 	"wanlab/results"
 	"wanlab/tcspec"
 )
@@ -290,4 +293,60 @@ func TestCustomHostile(t *testing.T) {
 			t.Errorf("client %+v", c)
 		}
 	})
+}
+
+// A server that daemonises (iperf3 -s -D, or setsid -f) exits with status
+// 0 before it listens: the run waits for its port all the same, and ends
+// the daemon at the end of the run, here on a borrowed testbed, whose
+// removal would otherwise be the first to end it. A server that exits
+// with status 0 and never listens is refused, saying so.
+func TestCustomDaemonisingServer(t *testing.T) {
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("skipped: iperf3 is not installed (apt-get install -y iperf3)")
+	}
+	roottest.NeedRoot(t)
+	name := fmt.Sprintf("tcd%d", os.Getpid())
+	chain, _ := tcspec.ParseChain("netem delay 5ms", tcspec.Options{})
+	tb, err := lab.Up(context.Background(), lab.Options{Name: name, Up: chain, Down: chain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	serverNS, err := tb.Namespace(lab.Server).ID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(server string, wait time.Duration) (*results.Document, error) {
+		o := short("custom", time.Second)
+		o.Lab, o.Server, o.ServerWait = name, server, dur(wait)
+		o.Client = "iperf3 -c @peer -p @port -t @duration"
+		s, err := Prepare(o, tcspec.Options{})
+		if err != nil {
+			t.Fatalf("Prepare: %v", err)
+		}
+		return Run(context.Background(), s, Info{Argv: []string{"wanlab", "run", "custom"}, Version: "test"}, Hooks{
+			Warnf: func(f string, a ...any) { t.Logf("warning: "+f, a...) }})
+	}
+	for _, server := range []string{
+		"iperf3 -s -D -p @port",
+		// The daemon listens well after the command has exited.
+		"setsid -f sh -c 'sleep 0.5; exec iperf3 -s -p @port' </dev/null >/dev/null 2>&1",
+	} {
+		d, err := run(server, 2*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", server, err)
+		}
+		srv, cl := command(t, d, "server"), command(t, d, "client")
+		if d.Run.Partial || srv.ExitCode != 0 || srv.Error != "" || len(srv.DaemonPIDs) != 1 || cl.ExitCode != 0 {
+			t.Errorf("%s: partial %v %q; server %+v; client exit %d", server, d.Run.Partial, d.Run.PartialReason, srv, cl.ExitCode)
+		}
+		if ps, err := netns.ProcessesIn(serverNS); err != nil || len(ps) != 0 {
+			t.Errorf("%s: after the run the server host still runs %+v (%v)", server, ps, err)
+		}
+	}
+	_, err = run("true @port", 500*time.Millisecond)
+	var ce *CommandError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "exited with status 0 (as a server that daemonises does), and nothing listened on @port") {
+		t.Errorf("a server that exits and never listens: %v", err)
+	}
 }

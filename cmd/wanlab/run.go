@@ -53,7 +53,11 @@ custom runs each command with sh -c after replacing @peer and @peer6 (the
 other host's addresses), @port (a free port wanlab chose) and @duration
 (the load in seconds). The server starts before the run, and the run waits
 until it listens on @port (or, if the command does not name @port, on any
-new port), for at most --server-wait. The client starts with the load and
+new port), for at most --server-wait. A server that daemonises (iperf3 -s
+-D) exits at once with status 0: the run waits for its daemon to listen
+all the same and ends it, found by the socket it listens on, with the run
+(with --server-wait 0 nothing is looked for, and a daemon lives until its
+testbed is removed). The client starts with the load and
 must exit within 5s after it. A command that fails to start, exits with a
 non-zero status or hangs ends the run: the results keep what was measured,
 marked partial, and each command's exit status and output (the first and
