@@ -187,7 +187,6 @@ func (p *ICMPProbe) receive() {
 	v4 := p.cfg.Target.Is4()
 	for {
 		n, oobn, _, _, err := c.ReadMsgIP(buf, oob)
-		now := p.env.Clock.Now()
 		if err != nil {
 			if errClosed(err) {
 				return
@@ -209,7 +208,7 @@ func (p *ICMPProbe) receive() {
 		if !ok {
 			continue
 		}
-		p.book.reply(seq, receivedAt(oob[:oobn], now), 0, 0, tos)
+		p.book.reply(seq, receivedAt(oob[:oobn], p.env.Clock), 0, 0, tos)
 	}
 }
 

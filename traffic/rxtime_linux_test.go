@@ -28,12 +28,13 @@ func timestampCmsg(t time.Time) []byte {
 
 // The receive time is read back by the wait the kernel's timestamp shows;
 // without a timestamp, or with one the wall clock was stepped across, it
-// stays the time of the read.
+// is the time of the call.
 func TestReceivedAt(t *testing.T) {
-	const now = clock.Time(5_000_000_000)
-	got := receivedAt(timestampCmsg(time.Now().Add(-3*time.Millisecond)), now)
-	if back := now.Sub(got); back < 3*time.Millisecond || back > 4*time.Millisecond {
-		t.Errorf("a datagram that waited 3 ms: moved back by %v", back)
+	clk := clock.NewReal()
+	stamp, at := time.Now(), clk.Now()
+	got := receivedAt(timestampCmsg(stamp.Add(-3*time.Millisecond)), clk)
+	if back := at.Sub(got); back < 2900*time.Microsecond || back > 4*time.Millisecond {
+		t.Errorf("a datagram that waited 3 ms: %v before the call", back)
 	}
 	for what, oob := range map[string][]byte{
 		"no control message": nil,
@@ -41,8 +42,20 @@ func TestReceivedAt(t *testing.T) {
 		"a stale timestamp":  timestampCmsg(time.Now().Add(-time.Hour)),
 		"a truncated one":    timestampCmsg(time.Now())[:20],
 	} {
-		if got := receivedAt(oob, now); got != now {
-			t.Errorf("%s: %v, want the read's time %v", what, got, now)
+		before := clk.Now()
+		if got := receivedAt(oob, clk); got < before || got > clk.Now() {
+			t.Errorf("%s: %v, want the call's time (%v)", what, got, before)
+		}
+	}
+	// A reading taken later than the datagram's timestamp puts it no
+	// earlier than the timestamp, however long the caller took between
+	// its read and the call: the two clocks are read together.
+	for range 100 {
+		sent := clk.Now()
+		ts := time.Now()
+		time.Sleep(50 * time.Microsecond) // the reader was descheduled
+		if got := receivedAt(timestampCmsg(ts), clk); got < sent {
+			t.Fatalf("a datagram stamped after %v was received at %v, before it", sent, got)
 		}
 	}
 }

@@ -203,18 +203,23 @@ func receivedTOS(oob []byte) int {
 	return -1
 }
 
-// receivedAt returns when the kernel received a datagram, on the run's
-// clock: now, read just after the read returned, less the time the
-// datagram then had waited for its reader, which the kernel's receive
-// timestamp (SO_TIMESTAMPNS, in oob) gives. The goroutine that reads
-// wakes up a while after the datagram arrived (a tenth of a millisecond
-// on a busy machine), and a probe's one-way delay must not include that.
-// The kernel stamps in wall-clock time; only the short wait is taken from
-// it, so a wall clock that is being slewed changes nothing measurable. A
-// datagram without a timestamp, or one the wall clock was stepped across,
-// keeps now.
-func receivedAt(oob []byte, now clock.Time) clock.Time {
+// receivedAt returns when the kernel received a datagram, on clk: now
+// less the time the datagram has waited for its reader, which the
+// kernel's receive timestamp (SO_TIMESTAMPNS, in oob) gives. The
+// goroutine that reads wakes up a while after the datagram arrived (a
+// tenth of a millisecond on a busy machine), and a probe's one-way delay
+// must not include that. The kernel stamps in wall-clock time; only the
+// wait is taken from it, measured against a wall-clock reading taken
+// together with clk's (a reading of clk taken earlier, before a
+// preemption, would put the arrival early by the preemption: one-way
+// delays came out negative on loopback; the wall clock is read first, so
+// that the few nanoseconds between the two readings make the arrival
+// late, never early), so a wall clock being slewed changes nothing
+// measurable. A datagram without a timestamp, or one the wall clock was
+// stepped across, gets the time of the call.
+func receivedAt(oob []byte, clk *clock.Real) clock.Time {
 	wallNow := time.Now()
+	now := clk.Now()
 	for len(oob) >= unix.SizeofCmsghdr {
 		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
 		if h.Len < unix.SizeofCmsghdr || int(h.Len) > len(oob) {

@@ -179,7 +179,6 @@ func (p *UDPProbe) serve() {
 	oob := make([]byte, 128)
 	for {
 		n, oobn, _, from, err := c.ReadMsgUDPAddrPort(buf, oob)
-		now := p.env.Clock.Now()
 		if err != nil {
 			if errClosed(err) {
 				return
@@ -187,7 +186,7 @@ func (p *UDPProbe) serve() {
 			p.fail(fmt.Errorf("server: %w", err))
 			return
 		}
-		now = receivedAt(oob[:oobn], now)
+		now := receivedAt(oob[:oobn], p.env.Clock)
 		h, ok := decodeProbe(buf[:n])
 		if !ok || h.cookie != p.cookie || h.kind != probeRequest {
 			continue
@@ -213,7 +212,6 @@ func (p *UDPProbe) receive() {
 	oob := make([]byte, 128)
 	for {
 		n, oobn, _, _, err := c.ReadMsgUDPAddrPort(buf, oob)
-		now := p.env.Clock.Now()
 		if err != nil {
 			if errClosed(err) {
 				return
@@ -231,7 +229,7 @@ func (p *UDPProbe) receive() {
 		if !ok || h.cookie != p.cookie || h.kind != probeReply {
 			continue
 		}
-		p.book.reply(h.seq, receivedAt(oob[:oobn], now), h.serverRecv, h.serverSend, receivedTOS(oob[:oobn]))
+		p.book.reply(h.seq, receivedAt(oob[:oobn], p.env.Clock), h.serverRecv, h.serverSend, receivedTOS(oob[:oobn]))
 	}
 }
 
