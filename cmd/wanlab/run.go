@@ -337,23 +337,42 @@ func runRun(s *streams, fs *pflag.FlagSet, f *runFlags, argv []string) error {
 		failures = append(failures, err)
 	}
 	stop()
+	failures = append(failures, writeRunOutputs(s, &o, setup, doc, start, out)...)
+	if doc.Run.Partial {
+		fmt.Fprintf(s.err, "wanlab: the run ended early (%s): the results are partial\n", doc.Run.PartialReason)
+	}
+	for _, f := range failures {
+		fmt.Fprintf(s.err, "wanlab: %s\n", strings.TrimSpace(f.Error()))
+	}
+	if doc.Run.Partial || len(failures) > 0 {
+		return exitStatus(exitFailure)
+	}
+	return nil
+}
+
+// writeRunOutputs writes a run's outputs, each whatever became of the
+// others: the results file, the Flent file, the summary (or the document
+// with --json) on out, the graph beside the results; then the lines that
+// name them, or say that one was not written. It returns what failed.
+func writeRunOutputs(s *streams, o *testrun.Options, setup *testrun.Setup, doc *results.Document, start time.Time, out io.Writer) []error {
 	// Writing gets a signal context of its own: a FIFO without a reader
 	// must not hold the results hostage, and a second Ctrl-C gives up.
 	wctx, wstop := outfile.NotifyContext(context.Background(), stopSignals...)
 	defer wstop()
-	path, werr := writeResults(wctx, s, &o, setup, doc, start)
+	var failures []error
+	path, werr := writeResults(wctx, s, o, setup, doc, start)
 	var ferr error
 	if o.Flent != "" {
 		ferr = writeFlent(wctx, s, o.Flent, doc)
 	}
+	var err error
 	if o.JSON {
-		if err := doc.Encode(s.out); err != nil {
-			failures = append(failures, err)
-		}
+		err = doc.Encode(s.out)
 	} else {
-		if err := results.WriteSummary(out, doc, testrun.PrintRouter, false); err != nil {
-			failures = append(failures, err)
-		}
+		err = results.WriteSummary(out, doc, testrun.PrintRouter, false)
+	}
+	if err != nil {
+		failures = append(failures, err)
 	}
 	note := s.err
 	if !o.JSON {
@@ -381,19 +400,10 @@ func runRun(s *streams, fs *pflag.FlagSet, f *runFlags, argv []string) error {
 		flent := outfile.Printable(o.Flent)
 		fmt.Fprintf(note, "flent:   %s  (flent -i %s -p %s -o plot.png)\n", flent, flent, setup.Test.Plot)
 	}
-	if hint := compareHint(o, setup); hint != "" {
+	if hint := compareHint(*o, setup); hint != "" {
 		fmt.Fprintf(note, "%s\n", hint)
 	}
-	if doc.Run.Partial {
-		fmt.Fprintf(s.err, "wanlab: the run ended early (%s): the results are partial\n", doc.Run.PartialReason)
-	}
-	for _, f := range failures {
-		fmt.Fprintf(s.err, "wanlab: %s\n", strings.TrimSpace(f.Error()))
-	}
-	if doc.Run.Partial || len(failures) > 0 {
-		return exitStatus(exitFailure)
-	}
-	return nil
+	return failures
 }
 
 // compareHint suggests the one-flag change that compares a run on a
