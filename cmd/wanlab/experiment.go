@@ -413,14 +413,19 @@ func (b *runBackend) Run(ctx context.Context, r *experiment.Run, path string) er
 	hooks := testrun.Hooks{Warnf: func(format string, args ...any) {
 		fmt.Fprintf(b.s.err, "wanlab: warning: %s: "+format+"\n", append([]any{filepath.Base(path)}, args...)...)
 	}}
-	doc, err := testrun.Run(ctx, setup, testrun.Info{Argv: br.argv, Version: wanlabVersion()}, hooks)
-	if err != nil {
-		return err
+	doc, runErr := testrun.Run(ctx, setup, testrun.Info{Argv: br.argv, Version: wanlabVersion()}, hooks)
+	if doc == nil {
+		return runErr
 	}
-	// The measurements are written even when ctx is done: they are what
-	// the interrupted run measured, marked partial.
+	// The measurements are written even when ctx is done (they are what
+	// the interrupted run measured, marked partial) and when removing the
+	// path failed after them (runErr): that failure is reported, not
+	// paid for with the run.
 	if err := results.WriteFile(context.Background(), path, doc, outfile.Options{Label: "the results file"}); err != nil {
-		return err
+		return errors.Join(runErr, err)
+	}
+	if runErr != nil {
+		return runErr
 	}
 	if br.o.Flent != "" {
 		// After the results file, which a failed Flent file must not

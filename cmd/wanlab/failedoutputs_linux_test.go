@@ -95,6 +95,15 @@ func TestRunFailedOutputKeepsTheOthers(t *testing.T) {
 				if st, err := os.Stat(filepath.Join(dir, "r.flent.gz")); err != nil || st.Size() < 500 {
 					t.Errorf("the Flent file beside the failed results: %v", err)
 				}
+				// The measurements outlive the output: they are saved
+				// under the default name in the working directory.
+				saved, _ := filepath.Glob(filepath.Join(dir, "wanlab-ping-*.json.gz"))
+				if len(saved) != 1 || !strings.Contains(out, "results: saved instead to wanlab-ping-") {
+					t.Fatalf("results not saved elsewhere (%v):\n%s", saved, out)
+				}
+				if doc, err := results.ReadFile(saved[0]); err != nil || doc.Run.Partial {
+					t.Errorf("the saved results: %v", err)
+				}
 				return
 			}
 			path := filepath.Join(dir, "r.json.gz")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -381,6 +382,11 @@ func writeRunOutputs(s *streams, o *testrun.Options, setup *testrun.Setup, doc *
 	if werr != nil {
 		failures = append(failures, werr)
 		fmt.Fprintf(note, "\nresults: NOT WRITTEN: %v\n", werr)
+		if rescued, err := rescueResults(wctx, setup, doc, start); err == nil {
+			fmt.Fprintf(note, "results: saved instead to %s\n", outfile.Printable(rescued))
+		} else {
+			fmt.Fprintf(note, "results: not saved elsewhere either: %v\n", err)
+		}
 	} else if path != "-" {
 		fmt.Fprintf(note, "\nresults: %s\n", outfile.Printable(path))
 		graph, err := writeRunGraph(path, setup, doc)
@@ -436,8 +442,15 @@ func writeResults(ctx context.Context, s *streams, o *testrun.Options, setup *te
 		opts := outfile.Options{Label: "--output", Suggest: "results.json.gz", Stdout: s.out}
 		return o.Output, results.WriteFile(ctx, o.Output, doc, opts)
 	}
+	return writeDerivedResults(ctx, testrun.DefaultOutput(setup.Test.Name, start), doc)
+}
+
+// writeDerivedResults writes the results under a name wanlab chose, which
+// takes -2, -3, ... when something is in its way, and returns where they
+// went.
+func writeDerivedResults(ctx context.Context, path string, doc *results.Document) (string, error) {
 	opts := outfile.Options{Label: "the results file", NoClobber: true, ClobberHint: "name one with -o FILE"}
-	f, err := outfile.Create(ctx, testrun.DefaultOutput(setup.Test.Name, start), opts)
+	f, err := outfile.Create(ctx, path, opts)
 	if err != nil {
 		return "", err
 	}
@@ -449,6 +462,24 @@ func writeResults(ctx context.Context, s *streams, o *testrun.Options, setup *te
 		return "", err
 	}
 	return f.Path(), nil
+}
+
+// rescueResults writes the results under their default name when the
+// output the user named could not take them (a full device, a reader
+// that went away, a link planted at the name while the run went on): the
+// measurements must outlive the output. It tries the current directory,
+// then the temporary directory, never replacing anything.
+func rescueResults(ctx context.Context, setup *testrun.Setup, doc *results.Document, start time.Time) (string, error) {
+	name := testrun.DefaultOutput(setup.Test.Name, start)
+	var errs []error
+	for _, dir := range []string{".", os.TempDir()} {
+		path, err := writeDerivedResults(ctx, filepath.Join(dir, name), doc)
+		if err == nil {
+			return path, nil
+		}
+		errs = append(errs, err)
+	}
+	return "", errors.Join(errs...)
 }
 
 // writeRunGraph draws the test's Flent graph (all_scaled where the test
