@@ -1,18 +1,16 @@
 package results
 
 import (
-	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-
 	"strconv"
 	"strings"
-	"wanlab/infile"
+
 	"wanlab/outfile"
 )
 
@@ -48,57 +46,6 @@ func (d *Document) EncodeGzip(w io.Writer) error {
 	return zw.Close()
 }
 
-// Decode reads a document written by Encode or EncodeGzip; it tells the two
-// apart by gzip's magic bytes, not by a file name. It refuses input that is
-// not a wanlab results document and documents of a newer major version.
-// Keys it does not know (from a later minor revision) are ignored, so newer
-// files still load; a document decoded and encoded again loses them.
-func Decode(r io.Reader) (*Document, error) {
-	br := bufio.NewReader(r)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("results: reading gzip: %w", err)
-		}
-		defer zr.Close()
-		r = zr
-	} else {
-		r = br
-	}
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("results: reading: %w", err)
-	}
-	var head struct {
-		Format    *string         `json:"format"`
-		Version   *int            `json:"version"`
-		XValues   json.RawMessage `json:"x_values"`
-		RawValues json.RawMessage `json:"raw_values"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("results: not a wanlab results document (not a JSON object: %v)", err)
-	}
-	switch {
-	case head.Format == nil && head.XValues != nil && head.RawValues != nil:
-		return nil, errors.New(`results: this is a Flent data file, not a wanlab results document; open it with "flent -i FILE"`)
-	case head.Format == nil:
-		return nil, errors.New(`results: not a wanlab results document (no "format" key)`)
-	case *head.Format != Format:
-		return nil, fmt.Errorf("results: not a wanlab results document (format %q, want %q)", *head.Format, Format)
-	case head.Version == nil:
-		return nil, errors.New(`results: the document has no "version" key`)
-	case *head.Version > Version:
-		return nil, fmt.Errorf("results: the document is version %d, newer than this wanlab reads (up to %d); read it with a newer wanlab", *head.Version, Version)
-	case *head.Version < 1:
-		return nil, fmt.Errorf("results: invalid document version %d", *head.Version)
-	}
-	var e envelope
-	if err := json.Unmarshal(data, &e); err != nil {
-		return nil, fmt.Errorf("results: decoding: %w", err)
-	}
-	return &e.Document, nil
-}
-
 // WriteFile writes the document to path through outfile (see its rules for
 // devices, FIFOs, links, "-" and existing files), gzip-compressed when the
 // name ends in ".gz" (the usual name is TEST-TIME.json.gz).
@@ -109,21 +56,6 @@ func WriteFile(ctx context.Context, path string, d *Document, o outfile.Options)
 		}
 		return d.Encode(w)
 	})
-}
-
-// ReadFile reads a document from path, compressed or not; path must be a
-// regular file (infile.Open).
-func ReadFile(path string) (*Document, error) {
-	f, err := infile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	d, err := Decode(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return d, nil
 }
 
 // writeOut writes path with write, through outfile.
@@ -172,6 +104,13 @@ func (ss Samples) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads [[t, v], ...]; a null value is a lost probe (NaN).
 // Elements after the second are ignored, for later versions.
 func (ss *Samples) UnmarshalJSON(data []byte) error {
+	if out, ok := parseSamples(data); ok {
+		*ss = out
+		return nil
+	}
+	// Anything parseSamples does not take (a third element, a value that
+	// is not a number) goes the general way, which also says what is
+	// wrong.
 	var raw [][]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return fmt.Errorf("samples: want [[t, value], ...]: %w", err)
@@ -195,6 +134,100 @@ func (ss *Samples) UnmarshalJSON(data []byte) error {
 	}
 	*ss = out
 	return nil
+}
+
+// parseSamples reads the usual form of samples, [[t, v], ...] with
+// numbers and null values only, without allocating more than the result:
+// a run's file holds millions of samples, and the general way costs
+// several allocations each. ok is false for anything else.
+func parseSamples(data []byte) (out Samples, ok bool) {
+	p := sampleParser{b: data}
+	if !p.next('[') {
+		return nil, false
+	}
+	// Each sample opens one bracket: the count, when every one is [t, v].
+	out = make(Samples, 0, max(bytes.Count(data, []byte{'['})-1, 0))
+	if p.next(']') {
+		return out, p.end()
+	}
+	for {
+		if !p.next('[') {
+			return nil, false
+		}
+		t, ok := p.number()
+		if !ok || !p.next(',') {
+			return nil, false
+		}
+		v := math.NaN()
+		if !p.literal("null") {
+			if v, ok = p.number(); !ok {
+				return nil, false
+			}
+		}
+		if !p.next(']') {
+			return nil, false
+		}
+		out = append(out, Sample{T: t, V: v})
+		if p.next(']') {
+			return out, p.end()
+		}
+		if !p.next(',') {
+			return nil, false
+		}
+	}
+}
+
+// sampleParser scans JSON text for parseSamples.
+type sampleParser struct {
+	b []byte
+	i int
+}
+
+func (p *sampleParser) space() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
+		p.i++
+	}
+}
+
+// next consumes c, after white space, if it comes next.
+func (p *sampleParser) next(c byte) bool {
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// literal consumes word, after white space, if it comes next.
+func (p *sampleParser) literal(word string) bool {
+	p.space()
+	if bytes.HasPrefix(p.b[p.i:], []byte(word)) {
+		p.i += len(word)
+		return true
+	}
+	return false
+}
+
+// number consumes a finite JSON number.
+func (p *sampleParser) number() (float64, bool) {
+	p.space()
+	j := p.i
+	for j < len(p.b) && strings.IndexByte("+-.0123456789eE", p.b[j]) >= 0 {
+		j++
+	}
+	f, err := strconv.ParseFloat(string(p.b[p.i:j]), 64)
+	if j == p.i || err != nil {
+		return 0, false
+	}
+	p.i = j
+	return f, true
+}
+
+// end reports whether only white space is left.
+func (p *sampleParser) end() bool {
+	p.space()
+	return p.i == len(p.b)
 }
 
 // appendFloat appends f as a JSON number, or null for NaN, in the shortest

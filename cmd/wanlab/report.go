@@ -113,7 +113,7 @@ func readRuns(args []string) ([]report.Run, error) {
 		case err != nil:
 			return nil, usagef("%s: %v", arg, unwrapPathError(err))
 		case !st.IsDir():
-			d, err := readRunFile(arg)
+			d, err := readResults(arg)
 			if err != nil {
 				return nil, err
 			}
@@ -134,7 +134,7 @@ func readRuns(args []string) ([]report.Run, error) {
 			if otherFormat(path) {
 				continue
 			}
-			d, err := readRunFile(path)
+			d, err := readResults(path)
 			if err != nil {
 				return nil, err
 			}
@@ -146,23 +146,6 @@ func readRuns(args []string) ([]report.Run, error) {
 		}
 	}
 	return runs, nil
-}
-
-// readRunFile reads and checks one results file.
-func readRunFile(path string) (*results.Document, error) {
-	d, err := results.ReadFile(path)
-	if err == nil {
-		err = d.Validate()
-	}
-	if err != nil {
-		// ReadFile's errors name the file already; Validate's do not.
-		msg := strings.Replace(unwrapPathError(err).Error(), "results: ", "", 1)
-		if !strings.HasPrefix(msg, path+": ") && !strings.HasPrefix(msg, path+" is ") {
-			msg = path + ": " + msg
-		}
-		return nil, usagef("%s", msg)
-	}
-	return d, nil
 }
 
 // otherFormat reports whether path is an uncompressed JSON object whose

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"wanlab/results"
@@ -38,12 +42,28 @@ series (TCP_INFO at both ends, the router's per-flow view).`,
 	return c
 }
 
-// readResults reads a results file; a file that is missing or not a
-// results document is the user's input, so its error exits 2.
+// readResults reads a results file for a view: a file that is missing or
+// not a results document is the user's input, so its error exits 2, with a
+// message that names the file once and says what is wrong.
 func readResults(path string) (*results.Document, error) {
 	doc, err := results.ReadFile(path)
 	if err != nil {
-		return nil, usagef("%v: give a results file that wanlab run wrote", err)
+		return nil, resultsError(path, err)
 	}
 	return doc, nil
+}
+
+// resultsError is the usage error for a results file that ReadFile
+// refused.
+func resultsError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return usagef("%s does not exist: give a results file that wanlab run wrote", path)
+	}
+	// ReadFile's errors name the file, but infile's "open PATH: ..." does
+	// so in its own way.
+	msg := strings.Replace(unwrapPathError(err).Error(), "results: ", "", 1)
+	if !strings.HasPrefix(msg, path+": ") && !strings.HasPrefix(msg, path+" is ") {
+		msg = path + ": " + msg
+	}
+	return usagef("%s", msg)
 }

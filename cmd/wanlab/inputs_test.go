@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"wanlab/results"
+)
+
+// Tests of what the views (show, plot, report, table, export, experiment
+// merge) do with hostile or broken inputs.
+
+// writeBomb writes a results file of 1.3 MB of gzip holding 300 MiB of
+// JSON, a valid document but for its size (white space between two keys),
+// made of gzip members repeated, so that the test costs no more than
+// reading it.
+func writeBomb(t *testing.T, path string) {
+	t.Helper()
+	member := func(text string) []byte {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		zw.Write([]byte(text))
+		zw.Close()
+		return b.Bytes()
+	}
+	data := member(`{"format":"wanlab-results","version":1,"run":{"test":"ping","step_s":0.2,"framing":"ip"},`)
+	spaces := member(strings.Repeat(" ", 1<<20))
+	for range 300 {
+		data = append(data, spaces...)
+	}
+	data = append(data, member(`"series":[]}`)...)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestViewsRefuseABomb: show, and plot of a directory holding one, refuse
+// a decompression bomb with exit 2, naming it and the bound, after reading
+// only the bound of it: show used to read it whole into memory.
+func TestViewsRefuseABomb(t *testing.T) {
+	dir := t.TempDir()
+	synthResults(t, dir, "a.json.gz", "a", 1)
+	bomb := filepath.Join(dir, "bomb.json.gz")
+	writeBomb(t, bomb)
+	out := filepath.Join(t.TempDir(), "g.png")
+	for _, args := range [][]string{{"show", bomb}, {"plot", dir, "-o", out}} {
+		_, stderr, code := runWanlab(t, args...)
+		if code != exitUsage || !strings.Contains(stderr, bomb+": more than "+"256 MiB of JSON") {
+			t.Errorf("wanlab %q: exit %d, %q; want 2 naming %s and the bound", args, code, stderr, bomb)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("plot wrote a graph")
+	}
+}
+
+// TestViewsRefuseADocumentWithoutARun: every view refuses a document that
+// has a format and a version and nothing else, with exit 2 and one message
+// (show printed a run of year 1 and exited 0, where plot refused it).
+func TestViewsRefuseADocumentWithoutARun(t *testing.T) {
+	dir := t.TempDir()
+	norun := filepath.Join(dir, "norun.json")
+	os.WriteFile(norun, []byte(`{"format":"`+results.Format+`","version":1}`), 0o644)
+	out := filepath.Join(dir, "out")
+	for _, args := range [][]string{
+		{"show", norun}, {"show", norun, "--json"}, {"plot", norun, "-o", out + ".png"},
+		{"report", norun, "-o", out + ".html"}, {"export", "--flent", out + ".flent", norun},
+	} {
+		stdout, stderr, code := runWanlab(t, args...)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, norun+`: the document has no "run" key`) {
+			t.Errorf("wanlab %q: exit %d, stdout %q, stderr %q; want 2 and no run key", args, code, stdout, stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the views wrote %d files", len(entries)-1)
+	}
+}
