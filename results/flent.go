@@ -75,6 +75,17 @@ func WriteFlentFile(ctx context.Context, path string, d *Document, o outfile.Opt
 	})
 }
 
+// CheckFlent says why the document cannot be written as a Flent data
+// file, or returns nil: its test must be one of FlentTests, since Flent
+// loads a data file by running the test the file names.
+func CheckFlent(d *Document) error {
+	if _, ok := flentTests[d.Run.Test]; !ok {
+		return fmt.Errorf("a %s run: Flent has no such test, and it loads a data file by running the test the file names (wanlab exports runs of %s); wanlab show, plot and report read the results file",
+			d.Run.Test, strings.Join(FlentTests(), ", "))
+	}
+	return nil
+}
+
 // flentData is Flent's data file.
 type flentData struct {
 	Version   int                         `json:"version"`
@@ -88,11 +99,10 @@ func flentFile(d *Document) (*flentData, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
 	}
-	test, ok := flentTests[d.Run.Test]
-	if !ok {
-		return nil, fmt.Errorf("results: Flent export: Flent has no test %q that wanlab can export; exportable tests: %s",
-			d.Run.Test, strings.Join(FlentTests(), ", "))
+	if err := CheckFlent(d); err != nil {
+		return nil, fmt.Errorf("results: Flent export: %w", err)
 	}
+	test := flentTests[d.Run.Test]
 	step := d.Run.StepS
 	n := d.GridLen()
 	// Flent keeps T0 to the microsecond; raw times count from that T0 so

@@ -247,7 +247,7 @@ func TestFlentFileLayout(t *testing.T) {
 func TestFlentRefuses(t *testing.T) {
 	d := synthDoc("tcp_upload", 1)
 	d.Run.Test = "rrul_var"
-	if err := WriteFlent(io.Discard, d); err == nil || !strings.Contains(err.Error(), "exportable tests: ping, rrul") {
+	if err := WriteFlent(io.Discard, d); err == nil || !strings.Contains(err.Error(), "wanlab exports runs of ping, rrul") {
 		t.Errorf("unknown test: %v", err)
 	}
 	d = synthDoc("tcp_upload", 1)

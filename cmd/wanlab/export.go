@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"wanlab/outfile"
+	"wanlab/results"
 )
 
 func init() { addCommand(newExportCommand) }
@@ -20,7 +21,9 @@ func newExportCommand(s *streams) *cobra.Command {
 		Long: `export reads a results file that 'wanlab run' wrote and writes it as Flent's
 data file (format version 4, gzip-compressed when OUT ends in .gz), which
 flent 2.1.1 and later read: flent -i OUT -f stats, flent -i OUT -p all_scaled.
-docs/results-format.md says how each figure maps.`,
+docs/results-format.md says how each figure maps. Only runs of Flent's own
+tests export (ping, tcp_*, rrul, rrul_be, udp_flood): Flent loads a data
+file by running the test it names.`,
 		Example: `  wanlab export --flent rrul.flent.gz wanlab-rrul-20260101-120000.json.gz
   flent -i rrul.flent.gz -p all_scaled -o rrul.png`,
 		Args: cobra.ExactArgs(1),
@@ -39,6 +42,9 @@ docs/results-format.md says how each figure maps.`,
 			doc, err := readResults(args[0])
 			if err != nil {
 				return err
+			}
+			if err := results.CheckFlent(doc); err != nil {
+				return usagef("%s: %v", args[0], err)
 			}
 			ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()

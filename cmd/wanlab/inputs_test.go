@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"wanlab/outfile"
 	"wanlab/results"
 )
 
@@ -77,5 +79,29 @@ func TestViewsRefuseADocumentWithoutARun(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("the views wrote %d files", len(entries)-1)
+	}
+}
+
+// TestExportRefusesATestFlentLacks: export --flent of a run of a test
+// Flent does not have exits 2 naming the input and its test, and creates
+// no output (it exited 1 naming the output file).
+func TestExportRefusesATestFlentLacks(t *testing.T) {
+	dir := t.TempDir()
+	in := synthResults(t, dir, "tfrc.json.gz", "tfrc", 1)
+	doc, err := results.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Run.Test = "tfrc_upload"
+	if err := results.WriteFile(context.Background(), in, doc, outfile.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.flent.gz")
+	_, stderr, code := runWanlab(t, "export", "--flent", out, in)
+	if code != exitUsage || !strings.Contains(stderr, in+": a tfrc_upload run: Flent has no such test") || strings.Contains(stderr, out) {
+		t.Errorf("export of a tfrc_upload run: exit %d, %q; want 2 naming the input and its test", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("export created its output")
 	}
 }
