@@ -14,24 +14,38 @@ import (
 )
 
 // Open opens path for reading if it is a regular file, and otherwise
-// returns an error that names it and what it is.
+// returns an error that names it and what it is. It looks before it opens:
+// opening a device runs its driver (a tape rewinds, a terminal becomes
+// the controlling one) and opening a FIFO waits for a writer. It checks
+// again what it opened, which the path may have been replaced by since.
 func Open(path string) (*os.File, error) {
-	// O_NONBLOCK: opening a FIFO would otherwise wait for a writer.
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if m := st.Mode(); !m.IsRegular() {
+		return nil, notRegular(path, m)
+	}
+	// O_NONBLOCK: a FIFO put in the file's place must not block the open.
 	// Reads of a regular file ignore it.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
+	if st, err = f.Stat(); err != nil {
 		f.Close()
 		return nil, err
 	}
 	if m := st.Mode(); !m.IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s is %s, not a regular file", path, kind(m))
+		return nil, notRegular(path, m)
 	}
 	return f, nil
+}
+
+// notRegular says that path is not a regular file, and what it is.
+func notRegular(path string, m os.FileMode) error {
+	return fmt.Errorf("%s is %s, not a regular file", path, kind(m))
 }
 
 // Read returns the contents of the regular file path (see Open), refusing

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestRead reads a regular file (also through a symlink) and refuses,
@@ -56,5 +57,38 @@ func TestRead(t *testing.T) {
 	}
 	if got := Size(1 << 30); got != "1 GiB" {
 		t.Errorf("Size(1<<30) = %q", got)
+	}
+}
+
+// TestOpenLooksFirst: Open refuses what is not a regular file without
+// opening it, which for a device runs its driver. A FIFO shows it: a writer
+// waiting for a reader is let through by any open for reading.
+func TestOpenLooksFirst(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "x.json.gz")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opened := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0) // blocks until a reader opens
+		if err == nil {
+			f.Close()
+		}
+		opened <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the writer waits in open
+	if _, err := Open(fifo); err == nil || !strings.Contains(err.Error(), "is a FIFO") {
+		t.Errorf("Open(FIFO) = %v", err)
+	}
+	select {
+	case <-opened:
+		t.Error("Open opened the FIFO it refused")
+		return
+	case <-time.After(200 * time.Millisecond):
+	}
+	// Let the writer go.
+	if r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+		<-opened
+		r.Close()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"reflect"
 	"strings"
@@ -491,4 +492,26 @@ func ReadFile(path string) (*Document, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return d, nil
+}
+
+// NotRun reports whether err, from ReadFile, says that the file holds no
+// run: it does not exist, or it is not a whole results document (cut
+// short, damaged, not JSON, not a regular file, of another format, or
+// failing Validate). A view of several runs (a table, a merge, a report or
+// graph of a directory) counts such a file as a run not made and goes on:
+// the results files decide (docs/experiments.md). The other errors stop
+// those views, since going on would hide or lose a whole run: a document
+// of a newer version (ErrNewer) or beyond Decode's bounds (ErrTooLarge),
+// and a file that could not be opened or read (permission, I/O).
+func NotRun(err error) bool {
+	var pe *fs.PathError
+	switch {
+	case err == nil, errors.Is(err, ErrNewer), errors.Is(err, ErrTooLarge):
+		return false
+	case errors.Is(err, fs.ErrNotExist):
+		return true
+	case errors.As(err, &pe):
+		return false
+	}
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -141,18 +142,26 @@ func TestReadFileChecks(t *testing.T) {
 		os.WriteFile(p, []byte(text), 0o644)
 		return p
 	}
-	for _, c := range []struct{ path, want string }{
-		{write("norun.json", `{"format":"wanlab-results","version":1}`), `norun.json: results: the document has no "run" key`},
-		{write("invalid.json", `{"format":"wanlab-results","version":1,"run":{"test":"ping","step_s":0}}`), "run.step_s is 0"},
-		{write("cut.json", `{"format":"wanlab-results","version":1,"run":{"te`), "cut.json: results: the file is cut short"},
-		{write("index.json", `{"format":"wanlab-experiment","version":1}`), `format "wanlab-experiment"`},
-		{write("newer.json", `{"format":"wanlab-results","version":2}`), "newer than this wanlab reads"},
-		{filepath.Join(dir, "missing.json.gz"), "no such file"},
-		{dir, "is a directory"},
+	for _, c := range []struct {
+		path, want string
+		notRun     bool
+	}{
+		{write("norun.json", `{"format":"wanlab-results","version":1}`), `norun.json: results: the document has no "run" key`, true},
+		{write("invalid.json", `{"format":"wanlab-results","version":1,"run":{"test":"ping","step_s":0}}`), "run.step_s is 0", true},
+		{write("cut.json", `{"format":"wanlab-results","version":1,"run":{"te`), "cut.json: results: the file is cut short", true},
+		{write("index.json", `{"format":"wanlab-experiment","version":1}`), `format "wanlab-experiment"`, true},
+		{write("newer.json", `{"format":"wanlab-results","version":2}`), "newer than this wanlab reads", false},
+		{filepath.Join(dir, "missing.json.gz"), "no such file", true},
+		{dir, "is a directory", true},
 	} {
-		if _, err := ReadFile(c.path); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("ReadFile(%s) = %v; want %q", c.path, err, c.want)
+		// NotRun says which a view of many runs counts as a run not made,
+		// and which stop it.
+		if _, err := ReadFile(c.path); err == nil || !strings.Contains(err.Error(), c.want) || NotRun(err) != c.notRun {
+			t.Errorf("ReadFile(%s) = %v (NotRun %v); want %q, NotRun %v", c.path, err, NotRun(err), c.want, c.notRun)
 		}
+	}
+	if err := tooLarge("x"); NotRun(err) || NotRun(fmt.Errorf("p: %w", err)) {
+		t.Error("a document beyond the bounds counts as not run")
 	}
 	var fe *FormatError
 	if _, err := ReadFile(filepath.Join(dir, "index.json")); !errors.As(err, &fe) || fe.Format != "wanlab-experiment" {

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"wanlab/outfile"
 	"wanlab/results"
@@ -103,5 +105,62 @@ func TestExportRefusesATestFlentLacks(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("export created its output")
+	}
+}
+
+// runWithin is runWanlab that fails the test, rather than hanging it, when
+// the command takes longer than limit.
+func runWithin(t *testing.T, limit time.Duration, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		stdout, stderr, code = runWanlab(t, args...)
+	}()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		t.Fatalf("wanlab %q still runs after %v", args, limit)
+	}
+	return stdout, stderr, code
+}
+
+// TestViewsOfADirectoryLeaveOutWhatHoldsNoRun: plot and report of a
+// directory leave out, each with a warning naming it, a run cut short, a
+// FIFO and a device named like results files (never opened: plot and
+// report hung on the FIFO), and a document without a run; an experiment's
+// index is passed over in silence. The rule is the one a table and a merge
+// follow: such a file is a run not made.
+func TestViewsOfADirectoryLeaveOutWhatHoldsNoRun(t *testing.T) {
+	dir := t.TempDir()
+	synthResults(t, dir, "a.json.gz", "a", 1)
+	whole, _ := os.ReadFile(synthResults(t, t.TempDir(), "b.json.gz", "b", 2))
+	os.WriteFile(filepath.Join(dir, "b.json.gz"), whole[:len(whole)/2], 0o644)
+	if err := syscall.Mkfifo(filepath.Join(dir, "c.json.gz"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink("/dev/zero", filepath.Join(dir, "d.json"))
+	os.WriteFile(filepath.Join(dir, "e.json"), []byte(`{"format":"wanlab-results","version":1}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "index.json"), []byte(`{"format":"wanlab-experiment","version":1}`), 0o644)
+	out := t.TempDir()
+	for _, c := range []struct{ args []string }{
+		{[]string{"plot", dir, "-o", filepath.Join(out, "g.svg")}},
+		{[]string{"report", dir, "-o", filepath.Join(out, "r.html")}},
+	} {
+		stdout, stderr, code := runWithin(t, 10*time.Second, c.args...)
+		if code != 0 || !strings.Contains(stdout, "of 1 run: ") {
+			t.Errorf("wanlab %q: exit %d, stdout %q, stderr %q", c.args, code, stdout, stderr)
+		}
+		for _, want := range []string{
+			"b.json.gz: the file is cut short", "c.json.gz is a FIFO, not a regular file",
+			"d.json is a character device", `e.json: the document has no "run" key`,
+		} {
+			if !strings.Contains(stderr, "wanlab: warning: "+filepath.Join(dir, want)) {
+				t.Errorf("wanlab %q: stderr lacks %q:\n%s", c.args, want, stderr)
+			}
+		}
+		if strings.Count(stderr, "left out, as a run not made") != 4 {
+			t.Errorf("wanlab %q: stderr:\n%s", c.args, stderr)
+		}
 	}
 }

@@ -34,8 +34,9 @@ func newPlotCommand(s *streams) *cobra.Command {
 		Use:   "plot FILE... | DIR [--kind K] [-o OUT.png|OUT.svg]",
 		Short: "Draw a graph of one or more runs as PNG or SVG",
 		Long: `plot draws a graph from results files (as wanlab run writes them) or from
-every results file in a directory. Several runs overlay in one graph, as
-Flent's -i a -i b, labelled by their titles.
+every results file in a directory (as report reads them: a file that holds
+no whole run is left out with a warning). Several runs overlay in one
+graph, as Flent's -i a -i b, labelled by their titles.
 
 Graphs (--kind):
 ` + kinds.String() + `
@@ -76,7 +77,7 @@ func runPlot(s *streams, o *plotOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	runs, err := readRuns(args)
+	runs, err := readRuns(args, s.err)
 	if err != nil {
 		return err
 	}

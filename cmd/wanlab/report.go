@@ -3,9 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -40,8 +40,10 @@ the verdict, with a warning where the emulator was not faithful and on
 partial runs. Several runs get a table across them first.
 
 Give results files (.json.gz or .json, as wanlab run writes them), or a
-directory: every results file in it is read, in name order, and other JSON
-files there (an experiment's index) are passed over. Without -o the report
+directory: every results file in it is read, in name order, other JSON
+files there (an experiment's index) are passed over, and a file that holds
+no whole run (cut short, damaged, a FIFO) is left out with a warning, as a
+run not made. Without -o the report
 is written beside the first input (RUN.html, or DIR/report.html), never
 over or through an existing file or link: a taken name gets -2, -3, ...
 (RUN-2.html).`,
@@ -58,7 +60,7 @@ over or through an existing file or link: a taken name gets -2, -3, ...
 }
 
 func runReport(s *streams, o *reportOptions, args []string) error {
-	runs, err := readRuns(args)
+	runs, err := readRuns(args, s.err)
 	if err != nil {
 		return err
 	}
@@ -99,11 +101,13 @@ func reportPathBeside(input string) string {
 
 // readRuns reads the results documents the command line names: each
 // argument a results file, or a directory whose results files (*.json,
-// *.json.gz, not hidden) are read in name order. In a directory, JSON
-// files with another "format" (an experiment's index) are passed over;
-// anything else that is not a readable results document is an error
-// that names the file.
-func readRuns(args []string) ([]report.Run, error) {
+// *.json.gz, not hidden) are read in name order. A file named on the
+// command line must be a results document. In a directory, JSON of
+// another format (an experiment's index) is passed over, and a file that
+// holds no run (results.NotRun: cut short, damaged, a FIFO or a device) is
+// left out with a warning, as the run not made that it is; any other error
+// (a document of a newer version, or beyond the bounds) names the file.
+func readRuns(args []string, warn io.Writer) ([]report.Run, error) {
 	var runs []report.Run
 	for _, arg := range args {
 		st, err := os.Stat(arg)
@@ -124,45 +128,36 @@ func readRuns(args []string) ([]report.Run, error) {
 		if err != nil {
 			return nil, usagef("%s: %v", arg, unwrapPathError(err))
 		}
-		found := 0
+		found, left := 0, 0
 		for _, e := range entries {
 			name := e.Name()
 			if e.IsDir() || strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz")) {
 				continue
 			}
 			path := filepath.Join(arg, name)
-			if otherFormat(path) {
+			d, err := results.ReadFile(path)
+			var other *results.FormatError
+			switch {
+			case errors.As(err, &other):
 				continue
-			}
-			d, err := readResults(path)
-			if err != nil {
-				return nil, err
+			case results.NotRun(err):
+				fmt.Fprintf(warn, "wanlab: warning: %s: left out, as a run not made\n", strings.Replace(err.Error(), "results: ", "", 1))
+				left++
+				continue
+			case err != nil:
+				return nil, resultsError(path, err)
 			}
 			runs = append(runs, report.Run{Source: path, Doc: d})
 			found++
 		}
-		if found == 0 {
+		switch {
+		case found == 0 && left > 0:
+			return nil, usagef("%s holds no whole results file (%s left out, above): give the directory wanlab run or wanlab experiment run wrote, or the files themselves", arg, plural(left, "file"))
+		case found == 0:
 			return nil, usagef("%s holds no results files (*.json.gz or *.json): give the directory wanlab run or wanlab experiment run wrote, or the files themselves", arg)
 		}
 	}
 	return runs, nil
-}
-
-// otherFormat reports whether path is an uncompressed JSON object whose
-// "format" names something other than a results document, such as an
-// experiment's index.
-func otherFormat(path string) bool {
-	data, err := os.ReadFile(path)
-	if err != nil || !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
-		return false
-	}
-	var head struct {
-		Format *string `json:"format"`
-	}
-	if json.Unmarshal(data, &head) != nil || head.Format == nil {
-		return false
-	}
-	return *head.Format != results.Format
 }
 
 // notAnInput refuses an output that is one of the results files read:
