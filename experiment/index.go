@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"syscall"
 
+	"wanlab/infile"
 	"wanlab/outfile"
 	"wanlab/results"
 )
@@ -205,46 +205,70 @@ func writeIndex(dir string, ix *Index) error {
 // ErrNoIndex is returned by ReadIndex for a directory without an index.
 var ErrNoIndex = errors.New("no " + IndexName)
 
-// ReadIndex reads the index of a results directory.
+// maxIndexSize bounds an index file. An index holds the experiment file
+// (wanlab reads one of at most 16 MiB) and about 400 bytes per run, and an
+// experiment has at most 10⁵ runs: some 60 MB at most.
+const maxIndexSize = 256 << 20
+
+// ReadIndex reads the index of a results directory. A directory without
+// one is ErrNoIndex; an index that cannot be read (not a regular file,
+// larger than any experiment's, not JSON, another format, a newer version)
+// is a *DirError that names it.
 func ReadIndex(dir string) (*Index, error) {
-	data, err := os.ReadFile(filepath.Join(dir, IndexName))
+	path := filepath.Join(dir, IndexName)
+	data, err := infile.Read(path, maxIndexSize)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, fmt.Errorf("%s: %w: it is not a directory that `wanlab experiment run` made", dir, ErrNoIndex)
 	}
 	if err != nil {
-		return nil, err
+		return nil, &DirError{fmt.Sprintf("%v: give a directory that `wanlab experiment run` made", err)}
 	}
 	var ix Index
 	if err := json.Unmarshal(data, &ix); err != nil {
-		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, IndexName), err)
+		return nil, &DirError{fmt.Sprintf("%s: %v: the index is damaged; `wanlab experiment run` on the directory writes it again from the results files", path, err)}
 	}
 	if ix.Format != IndexFormat {
-		return nil, fmt.Errorf("%s: format %q is not %q: it is not an experiment index", filepath.Join(dir, IndexName), ix.Format, IndexFormat)
+		return nil, &DirError{fmt.Sprintf("%s: format %q is not %q: it is not an experiment index", path, ix.Format, IndexFormat)}
 	}
 	if ix.Version > IndexVersion {
-		return nil, fmt.Errorf("%s: index version %d is newer than this wanlab reads (%d): use a newer wanlab", filepath.Join(dir, IndexName), ix.Version, IndexVersion)
+		return nil, &DirError{fmt.Sprintf("%s: index version %d is newer than this wanlab reads (%d): use a newer wanlab", path, ix.Version, IndexVersion)}
 	}
 	return &ix, nil
 }
 
-// fileStatus reads a results file and says what it holds: complete,
-// partial, or nothing usable (pending, with the reason). A file made for
-// another test is not this run's.
-func fileStatus(path, test string) (status, reason string) {
-	doc, err := results.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return StatusPending, ""
+// runStatus reads a run's results file and says what it holds: the
+// results files decide, not the index (docs/experiments.md). The status
+// is complete or partial for a whole document of the run's test (doc is
+// it), and pending, with the reason, for a file that is missing or holds
+// no run (results.NotRun), or a run of another test. err is a file that
+// cannot be judged, which a view must not take for a run not made: a
+// document of a newer version or beyond the decoder's bounds, a file that
+// cannot be read.
+func runStatus(path, test string) (doc *results.Document, status, reason string, err error) {
+	doc, err = results.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, StatusPending, "", nil
+	case results.NotRun(err):
+		return nil, StatusPending, err.Error(), nil
+	case err != nil:
+		return nil, "", "", err
+	case doc.Run.Test != test:
+		return nil, StatusPending, fmt.Sprintf("%s holds a %s run, not %s", path, doc.Run.Test, test), nil
+	case doc.Run.Partial:
+		return doc, StatusPartial, doc.Run.PartialReason, nil
 	}
+	return doc, StatusComplete, "", nil
+}
+
+// fileStatus is runStatus for running an experiment: a file it cannot
+// judge is pending too, with the error as the reason.
+func fileStatus(path, test string) (status, reason string) {
+	_, status, reason, err := runStatus(path, test)
 	if err != nil {
 		return StatusPending, err.Error()
 	}
-	if doc.Run.Test != test {
-		return StatusPending, fmt.Sprintf("%s holds a %s run, not %s", path, doc.Run.Test, test)
-	}
-	if doc.Run.Partial {
-		return StatusPartial, doc.Run.PartialReason
-	}
-	return StatusComplete, ""
+	return status, reason
 }
 
 // sortCases orders an index's cases by number.

@@ -36,6 +36,9 @@ type TableOptions struct {
 	// (the default: the sample standard deviation of the runs' figures),
 	// "minmax", or "none".
 	Spread string
+	// Warnf, if not nil, is told of each results file left out because it
+	// holds no whole run (cut short, damaged, not a regular file).
+	Warnf func(format string, args ...any)
 }
 
 // ChoiceError is a table option that does not fit the directory: an
@@ -153,7 +156,10 @@ func statOf(s results.Summary, name string) float64 {
 
 // Tables lays out a results directory's complete runs: one table per
 // combination of the varying variables that are neither rows nor columns.
-// Every error names what to change.
+// The results files decide which runs are complete, as for resuming: a
+// run whose file is missing, cut short or damaged is left out and counted
+// as not complete, whatever the index says. Every error names what to
+// change.
 func Tables(dir string, o TableOptions) ([]*Table, error) {
 	ix, err := ReadIndex(dir)
 	if err != nil {
@@ -269,13 +275,19 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 			if !matchesWhere(rd, where) {
 				continue
 			}
-			if r.Status != StatusComplete {
+			// The results file decides, not the index: a file missing or
+			// holding no whole run is a run not made, whatever the index
+			// says.
+			doc, status, reason, err := runStatus(filepath.Join(dir, r.File), r.Test)
+			if err != nil {
+				return nil, &DirError{fmt.Sprintf("%v: move it out of %s to lay out the other runs", err, dir)}
+			}
+			if status != StatusComplete {
+				if status == StatusPending && reason != "" && o.Warnf != nil {
+					o.Warnf("%s: left out, as a run not made", strings.Replace(reason, "results: ", "", 1))
+				}
 				skipped++
 				continue
-			}
-			doc, err := results.ReadFile(filepath.Join(dir, r.File))
-			if err != nil {
-				return nil, err
 			}
 			name := o.Series
 			if name == "" {

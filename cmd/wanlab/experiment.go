@@ -165,9 +165,13 @@ func newExperimentMergeCommand(s *streams) *cobra.Command {
 		Long: `merge joins results directories of one experiment file (the shards of a
 sweep run on several machines with --shard, or attempts on one) into OUT:
 cases are matched by their variables, and of two results for the same run
-the more complete is kept. Directories of different experiment files, or
-quick and full ones, are refused. 'wanlab experiment run FILE -o OUT' then
-runs whatever no shard completed.`,
+the more complete is kept. The results files decide, as for resuming: a
+run whose file is missing or holds no whole run is one not made, whatever
+its directory's index says. Directories of different experiment files, or
+quick and full ones, are refused, and so is an OUT that is one of them or
+holds an experiment already: OUT is a new or empty directory, and a
+merge that fails leaves nothing there. 'wanlab experiment run FILE -o OUT'
+then runs whatever no shard completed.`,
 		Example: `  wanlab experiment merge e1-shard-*-of-8 -o e1-results
   wanlab table e1-results`,
 		Args: cobra.MinimumNArgs(1),
@@ -179,19 +183,22 @@ runs whatever no shard completed.`,
 			defer stop()
 			ix, err := experiment.Merge(ctx, out, dirs)
 			var de *experiment.DirError
-			if errors.As(err, &de) || errors.Is(err, experiment.ErrNoIndex) {
+			switch {
+			case errors.As(err, &de) || errors.Is(err, experiment.ErrNoIndex):
 				return usagef("%v", err)
+			case ctx.Err() != nil:
+				return fmt.Errorf("interrupted: nothing merged into %s", out)
 			}
 			if err != nil {
 				return err
 			}
 			n := ix.Counts()
-			fmt.Fprintf(s.err, "%s: %d cases, %d runs complete, %d partial, %d failed\n", out, len(ix.Cases),
-				n[experiment.StatusComplete], n[experiment.StatusPartial], n[experiment.StatusFailed])
+			fmt.Fprintf(s.err, "%s: %d cases, %d runs complete, %d partial, %d failed, %d not run\n", out, len(ix.Cases),
+				n[experiment.StatusComplete], n[experiment.StatusPartial], n[experiment.StatusFailed], n[experiment.StatusPending])
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&out, "output", "o", "", "directory to merge into (new, empty, or one of the same experiment)")
+	c.Flags().StringVarP(&out, "output", "o", "", "directory to merge into (new or empty)")
 	return c
 }
 

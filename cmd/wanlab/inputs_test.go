@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"wanlab/experiment"
 	"wanlab/outfile"
 	"wanlab/results"
 )
@@ -162,5 +163,76 @@ func TestViewsOfADirectoryLeaveOutWhatHoldsNoRun(t *testing.T) {
 		if strings.Count(stderr, "left out, as a run not made") != 4 {
 			t.Errorf("wanlab %q: stderr:\n%s", c.args, stderr)
 		}
+	}
+}
+
+// synthBackend runs an experiment's runs in the test: each writes a
+// synthResults document.
+type synthBackend struct{ t *testing.T }
+
+func (synthBackend) Keys() []string                         { return nil }
+func (synthBackend) Check(*experiment.Run) error            { return nil }
+func (synthBackend) Estimate(*experiment.Run) time.Duration { return time.Second }
+func (b synthBackend) Run(_ context.Context, r *experiment.Run, path string) error {
+	synthResults(b.t, filepath.Dir(path), filepath.Base(path), r.Title, int(r.Seed%97))
+	return nil
+}
+
+// experimentDir runs a four-case experiment of tcp_upload runs into a new
+// directory, the cases of shard s only.
+func experimentDir(t *testing.T, s experiment.Shard) string {
+	t.Helper()
+	const file = "name: tiny\nvars:\n  delay: [10ms, 20ms, 30ms, 40ms]\npath:\n  both: \"netem delay ${delay}\"\ntests:\n  - test: tcp_upload\n"
+	b := synthBackend{t}
+	p, err := experiment.Load("tiny.yaml", []byte(file), experiment.LoadOptions{Backend: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := experiment.Execute(context.Background(), p, b, experiment.ExecOptions{Dir: dir, Shard: s}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestMergeAndTableCommands: experiment merge and table count a run whose
+// file is missing or cut short as not run (both exited 1 on it), merge
+// follows its own advice for a duplicate, and refuses with exit 2 to merge
+// into one of its inputs, leaving nothing behind when it refuses.
+func TestMergeAndTableCommands(t *testing.T) {
+	s1, s2, whole := experimentDir(t, experiment.Shard{K: 1, N: 2}), experimentDir(t, experiment.Shard{K: 2, N: 2}), experimentDir(t, experiment.Shard{})
+	const c1 = "c001-tcp_upload-r1.json.gz"
+	doc, _ := results.ReadFile(filepath.Join(whole, c1))
+	doc.Run.Title = "another result"
+	results.WriteFile(context.Background(), filepath.Join(whole, c1), doc, outfile.Options{})
+	out := filepath.Join(t.TempDir(), "merged")
+
+	_, stderr, code := runWanlab(t, "experiment", "merge", s1, whole, "-o", out)
+	if code != exitUsage || !strings.Contains(stderr, "run "+c1+" is complete in both "+s1+" and "+whole+", with different results: remove it from one of them") {
+		t.Fatalf("a duplicate: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the refused merge made its output directory")
+	}
+	os.Remove(filepath.Join(whole, c1))
+	if _, stderr, code = runWanlab(t, "experiment", "merge", s1, whole, "-o", out); code != 0 || !strings.Contains(stderr, "4 runs complete, 0 partial, 0 failed, 0 not run") {
+		t.Errorf("after removing the duplicate: exit %d, %q", code, stderr)
+	}
+	before, _ := os.ReadFile(filepath.Join(s1, experiment.IndexName))
+	if _, stderr, code = runWanlab(t, "experiment", "merge", s1, s2, "-o", s1); code != exitUsage || !strings.Contains(stderr, "-o "+s1+" is "+s1+", one of the directories to merge") {
+		t.Errorf("merge into a shard: exit %d, %q", code, stderr)
+	}
+	if after, _ := os.ReadFile(filepath.Join(s1, experiment.IndexName)); !bytes.Equal(after, before) {
+		t.Error("the refused merge changed the shard's index")
+	}
+
+	// whole: c001 removed above; c002 cut short.
+	const c2 = "c002-tcp_upload-r1.json.gz"
+	b, _ := os.ReadFile(filepath.Join(whole, c2))
+	os.WriteFile(filepath.Join(whole, c2), b[:len(b)/2], 0o644)
+	stdout, stderr, code := runWanlab(t, "table", whole)
+	if code != 0 || !strings.Contains(stdout, "(2 runs not complete, left out)") ||
+		stderr != "wanlab: warning: "+filepath.Join(whole, c2)+": the file is cut short (it ends inside the document): left out, as a run not made\n" {
+		t.Errorf("table with a run missing and one cut short: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -41,7 +42,9 @@ in the experiment file's order ("test" counts as a variable when a case runs
 several tests); the series is each run's main throughput (TCP totals for
 rrul, the sum for tcp_nup and tcp_ndown, the one load flow's series
 otherwise); the statistic is the mean. Runs that are not complete are left
-out and counted.
+out and counted: the results files decide, as for resuming, so a run whose
+file is missing, cut short or damaged is not complete whatever the index
+says (a warning names a file that is there but holds no whole run).
 
 --plot draws the table as a graph too: the row variable along the x axis,
 one line per column, error bars for the spread.`,
@@ -72,7 +75,8 @@ func runTable(s *streams, dir string, f *tableFlags) error {
 	if !slices.Contains(tableFormats, f.format) {
 		return usagef("--format %q: use text, markdown or csv", f.format)
 	}
-	o := experiment.TableOptions{Rows: f.rows, Cols: f.cols, Series: f.series, Stat: f.stat, Spread: f.spread, Where: map[string][]string{}}
+	o := experiment.TableOptions{Rows: f.rows, Cols: f.cols, Series: f.series, Stat: f.stat, Spread: f.spread, Where: map[string][]string{},
+		Warnf: func(format string, args ...any) { fmt.Fprintf(s.err, "wanlab: warning: "+format+"\n", args...) }}
 	for _, w := range f.where {
 		k, v, ok := strings.Cut(w, "=")
 		if !ok || k == "" {
@@ -97,7 +101,8 @@ func runTable(s *streams, dir string, f *tableFlags) error {
 	tables, err := experiment.Tables(dir, o)
 	if err != nil {
 		var ce *experiment.ChoiceError
-		if errors.As(err, &ce) || errors.Is(err, experiment.ErrNoIndex) {
+		var de *experiment.DirError
+		if errors.As(err, &ce) || errors.As(err, &de) || errors.Is(err, experiment.ErrNoIndex) {
 			return usagef("%v", err)
 		}
 		return err
