@@ -42,10 +42,14 @@ type limits struct {
 	// flows' own series included: the router tracks at most 16 384 flows,
 	// each with a few series of its own.
 	elements int
+	// samples bounds the samples of all series, 16 bytes each in memory
+	// and as few as 6 in the text ("[0,0],"): a 1-hour rrul run has about
+	// 3 million.
+	samples int
 }
 
 // decodeLimits are the limits Decode applies; tests lower them.
-var decodeLimits = limits{text: MaxText, series: 64 << 20, value: 16 << 20, elements: 1 << 20}
+var decodeLimits = limits{text: MaxText, series: 64 << 20, value: 16 << 20, elements: 1 << 20, samples: 1 << 24}
 
 var (
 	// ErrTooLarge is a document beyond Decode's bounds: more than MaxText
@@ -207,8 +211,9 @@ type stream struct {
 	dec *json.Decoder
 	in  *textReader
 	lim limits
-	// elements counts the lists' elements decoded so far.
-	elements int
+	// elements and samples count the lists' elements and the series'
+	// samples decoded so far.
+	elements, samples int
 }
 
 // document decodes the top-level object key by key, checking the format
@@ -355,7 +360,14 @@ func (s *stream) value(v reflect.Value) error {
 		}
 		return s.fields(v, nil)
 	case t == seriesType:
-		return s.leaf(v.Addr().Interface(), s.lim.series)
+		series := v.Addr().Interface().(*Series)
+		if err := s.leaf(series, s.lim.series); err != nil {
+			return err
+		}
+		if s.samples += len(series.Samples); s.samples > s.lim.samples {
+			return tooLarge("results: more than %d samples, far more than a run writes (a 1-hour rrul run at --step 0.2s has about 3 million): it is not a results file of wanlab's", s.lim.samples)
+		}
+		return nil
 	}
 	return s.leaf(v.Addr().Interface(), s.lim.value)
 }

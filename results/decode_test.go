@@ -75,17 +75,18 @@ func TestDecodeBombAtMaxText(t *testing.T) {
 // text decode to a large document is refused, having allocated a small
 // multiple of the bound: a long text, one long value (a series of many
 // samples, a long string, an unknown key's value), a long list of small
-// elements ("{}" decodes to a Series of 160 bytes), white space.
+// elements ("{}" decodes to a Series of 160 bytes), many samples ("[0,0],"
+// decodes to 16 bytes), white space.
 func TestDecodeBounds(t *testing.T) {
 	saved := decodeLimits
 	defer func() { decodeLimits = saved }()
-	decodeLimits = limits{text: 4 << 20, series: 1 << 20, value: 64 << 10, elements: 1000}
+	decodeLimits = limits{text: 4 << 20, series: 1 << 20, value: 64 << 10, elements: 1000, samples: 200000}
 	cases := []struct {
 		name, head, filler string
 		n                  int
 		tail, want         string
 	}{
-		{"text", bombHead + `"series":[`, `{"samples":[` + strings.Repeat("[0,0],", 20000) + `[0,0]]},`, 40, `{}]}`, "more than 4 MiB of JSON once decompressed"},
+		{"text", bombHead + `"series":[`, `{"name":"` + strings.Repeat("x", 500000) + `"},`, 10, `{}]}`, "more than 4 MiB of JSON once decompressed"},
 		{"series", bombHead + `"series":[{"name":"x","samples":[`, "[0,0],", 400000, `[0,0]]}]}`, "decoding series[0]: more than 1 MiB of JSON"},
 		{"flow series", bombHead + `"flows":[{"id":1,"series":[{"samples":[`, "[0,0],", 400000, `[0,0]]}]}]}`, "decoding flows[0].series[0]: more than 1 MiB"},
 		{"string", bombHead[:len(bombHead)-2] + `,"title":"`, "x", 100000, `"}}`, "decoding run: more than 64 KiB of JSON"},
@@ -93,6 +94,7 @@ func TestDecodeBounds(t *testing.T) {
 		{"elements", bombHead + `"series":[`, "{},", 100000, `{}]}`, "more than 1000 series, flows and commands"},
 		{"flows' elements", bombHead + `"flows":[{"series":[`, "{},", 100000, `{}]}]}`, "more than 1000 series, flows and commands"},
 		{"spaces", bombHead, " ", 8 << 20, `"series":[]}`, "more than 4 MiB of JSON"},
+		{"samples", bombHead + `"series":[`, `{"samples":[` + strings.Repeat("[0,0],", 100000) + `[0,0]]},`, 3, `{}]}`, "more than 200000 samples"},
 	}
 	for _, c := range cases {
 		var err error
