@@ -225,7 +225,7 @@ func ReadIndex(dir string) (*Index, error) {
 	}
 	var ix Index
 	if err := json.Unmarshal(data, &ix); err != nil {
-		return nil, &DirError{fmt.Sprintf("%s: %v: the index is damaged; `wanlab experiment run` on the directory writes it again from the results files", path, err)}
+		return nil, &DirError{fmt.Sprintf("%s: %v: the index is damaged: restore it from a copy, or give another directory", path, err)}
 	}
 	if ix.Format != IndexFormat {
 		return nil, &DirError{fmt.Sprintf("%s: format %q is not %q: it is not an experiment index", path, ix.Format, IndexFormat)}
