@@ -89,3 +89,26 @@ func (l *dirLock) release() {
 		l.f.Close()
 	}
 }
+
+// checkNotInUse refuses a directory whose lock another process holds,
+// naming it, without creating a lock file where there is none: it is for
+// a directory that is about to be refused for another reason (a merge
+// into a directory that a run is filling), so that the user learns the
+// real one.
+func checkNotInUse(dir string) error {
+	path := filepath.Join(dir, LockName)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil // no lock file, or none wanlab could have made: not in use
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	lock := unix.Flock_t{Type: unix.F_WRLCK}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, &lock); err != nil || lock.Type == unix.F_UNLCK {
+		return nil
+	}
+	return &DirError{fmt.Sprintf("results directory %s is in use: %s; wait for it to end (or stop it), or give another -o DIR", dir, holder(f))}
+}

@@ -32,6 +32,11 @@ func Merge(ctx context.Context, out string, dirs []string) (*Index, error) {
 	if len(dirs) == 0 {
 		return nil, &DirError{"nothing to merge: give the shards' directories"}
 	}
+	// A run filling out is named as such, not as "already holds an
+	// experiment".
+	if err := checkNotInUse(out); err != nil {
+		return nil, err
+	}
 	if err := checkMergeOutput(out, dirs); err != nil {
 		return nil, err
 	}

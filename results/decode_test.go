@@ -89,7 +89,7 @@ func TestDecodeBounds(t *testing.T) {
 		{"text", bombHead + `"series":[`, `{"name":"` + strings.Repeat("x", 500000) + `"},`, 10, `{}]}`, "more than 4 MiB of JSON once decompressed"},
 		{"series", bombHead + `"series":[{"name":"x","samples":[`, "[0,0],", 400000, `[0,0]]}]}`, "decoding series[0]: more than 1 MiB of JSON"},
 		{"flow series", bombHead + `"flows":[{"id":1,"series":[{"samples":[`, "[0,0],", 400000, `[0,0]]}]}]}`, "decoding flows[0].series[0]: more than 1 MiB"},
-		{"string", bombHead[:len(bombHead)-2] + `,"title":"`, "x", 100000, `"}}`, "decoding run: more than 64 KiB of JSON"},
+		{"string", bombHead[:len(bombHead)-2] + `,"title":"`, "x", 100000, `"}}`, "decoding run.title: more than 64 KiB of JSON"},
 		{"unknown key", bombHead + `"later":[`, "0,", 600000, `0]}`, "decoding later: more than 1 MiB"},
 		{"elements", bombHead + `"series":[`, "{},", 100000, `{}]}`, "more than 1000 series, flows and commands"},
 		{"flows' elements", bombHead + `"flows":[{"series":[`, "{},", 100000, `{}]}]}`, "more than 1000 series, flows and commands"},
