@@ -269,7 +269,14 @@ func prepareDir(p *Plan, o ExecOptions) (_ *Index, _ *dirLock, err error) {
 	for ci := range ix.Cases {
 		for ri := range ix.Cases[ci].Runs {
 			r := &ix.Cases[ci].Runs[ri]
-			status, reason := fileStatus(filepath.Join(o.Dir, r.File), r.Test)
+			path := filepath.Join(o.Dir, r.File)
+			_, status, reason, err := runStatus(path, r.Test)
+			if err != nil {
+				// A file that cannot be judged (written by a newer
+				// wanlab, beyond the bounds, unreadable) may hold a
+				// whole run: running it again would replace it.
+				return nil, nil, &DirError{fmt.Sprintf("%v: wanlab cannot tell whether it holds a whole run, and running it again would replace it: move it out of %s (or read it with a newer wanlab), then run the same command again", err, o.Dir)}
+			}
 			r.Status = status
 			if status == StatusPartial {
 				r.Error = reason

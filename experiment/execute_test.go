@@ -111,6 +111,31 @@ func TestResumeTrustsTheFiles(t *testing.T) {
 	}
 }
 
+// A resume never replaces a results file it cannot judge (one a newer
+// wanlab wrote, say): it may hold a whole run.
+func TestResumeKeepsWhatItCannotJudge(t *testing.T) {
+	p := mustLoad(t, sweep, false)
+	dir := t.TempDir()
+	if _, err := Execute(context.Background(), p, &fakeBackend{}, ExecOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	ix, _ := ReadIndex(dir)
+	path := filepath.Join(dir, ix.Cases[0].Runs[0].File)
+	newer := []byte(`{"format":"wanlab-results","version":99,"run":{"test":"ping"}}` + "\n")
+	if err := os.WriteFile(path, newer, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := &fakeBackend{}
+	_, err := Execute(context.Background(), p, b, ExecOptions{Dir: dir})
+	var de *DirError
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), "newer than this wanlab reads") || !strings.Contains(err.Error(), "move it out of") {
+		t.Errorf("resume: %v; want a DirError naming the file it cannot judge", err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, newer) || len(b.ran) != 0 {
+		t.Errorf("ran %v; the file was replaced (%d bytes now)", b.ran, len(got))
+	}
+}
+
 func TestExecuteRefusesAnotherDirectory(t *testing.T) {
 	p := mustLoad(t, sweep, false)
 	dir := t.TempDir()
