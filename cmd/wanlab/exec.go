@@ -134,6 +134,11 @@ func stdioFiles(s *streams) (files [3]*os.File, done func(), err error) {
 		}()
 	}
 	for i, w := range []io.Writer{s.out, s.err} {
+		if o, ok := w.(*outputWriter); ok {
+			// The program writes to the file itself, a terminal
+			// staying a terminal.
+			w = o.w
+		}
 		if f, ok := w.(*os.File); ok {
 			files[i+1] = f
 			continue

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -308,6 +309,27 @@ func TestPrintedPathsQuoted(t *testing.T) {
 		}
 		if code != 0 || stdout != tc.line+shown+"\n" {
 			t.Errorf("%s -o %q: exit %d, stdout %q, stderr %q; want %q", tc.cmd, path, code, stdout, stderr, tc.line+shown+"\n")
+		}
+	}
+}
+
+// fullWriter fails every write as a full disk does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// A command whose output does not reach the standard output (a full disk
+// or device behind the redirection) fails, saying so, whatever prints it.
+func TestStdoutWriteErrorFails(t *testing.T) {
+	for _, args := range [][]string{
+		{"sim", "--both", "netem delay 10ms", "--duration", "1s"},
+		{"sim", "--both", "netem delay 10ms", "--duration", "1s", "--json"},
+		{"experiment", "run", "../../examples/e2.yaml", "--dry-run"},
+	} {
+		var errOut bytes.Buffer
+		code := run(args, strings.NewReader(""), fullWriter{}, &errOut)
+		if code != exitFailure || !strings.Contains(errOut.String(), "no space left on device") {
+			t.Errorf("%v: exit %d, stderr %q; want %d naming the error", args, code, errOut.String(), exitFailure)
 		}
 	}
 }
