@@ -23,14 +23,15 @@
 //	shuffle: true
 //	pause: 2s
 //
-// The package knows nothing of what a run option means: a Backend lists
-// the keys a test entry may use, checks each run, and runs it (in wanlab,
-// `wanlab run`'s options and runner). Load reports a file's problems
-// together, each with the file, the line and the fix: first those of its
-// structure (bad YAML, unknown keys with the nearest known one, values of
-// the wrong shape), then, once the structure is sound, those found by
-// expanding it (undefined ${var}, a chain tc would refuse with tcspec's
-// message, a bad option value with the backend's).
+// The package knows nothing of what a run option means: a Backend lists the
+// keys a test entry may use, checks each run, and runs it (in wanlab,
+// package experiment/runner, which sets `wanlab run`'s options through
+// testrun's registry and runs them with testrun). Load reports a file's
+// problems together, each with the file, the line and the fix: first those
+// of its structure (bad YAML, unknown keys with the nearest known one,
+// values of the wrong shape), then, once the structure is sound, those
+// found by expanding it (undefined ${var}, a chain tc would refuse with
+// tcspec's message, a bad option value with the backend's).
 //
 // Seeds are derived, never drawn: each run's seed is a hash of the file's
 // seed, the case's variables, the test entry and the repetition, so the

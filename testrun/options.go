@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,118 +13,118 @@ import (
 
 // Options describe one run. The zero value of a field keeps its default
 // unless its comment says otherwise; Defaults returns the defaults of the
-// fields whose zero value is a valid choice of its own (Step, Seed). The
-// yaml keys are the keys of experiment files; Table says where each option
-// is recorded in the results.
+// fields whose zero value is a valid choice of its own (Step, Seed).
+// Registry describes every field as an option: its flag, its key in
+// experiment files, its parser, where the results record it.
 type Options struct {
 	// Test is the test (catalog.Names): Flent's (ping, tcp_upload, rrul,
 	// ...) or wanlab's own (tfrc_upload, quic_upload, custom, ...). Empty
 	// runs the main job: rrul for 30 s on the default profile.
-	Test string `yaml:"test"`
+	Test string
 	// Duration is the length of the load; nil means Flent's 60 s (30 s
 	// when Test is empty). Step is the sampling grid's step (200 ms).
-	Duration *time.Duration `yaml:"duration"`
-	Step     time.Duration  `yaml:"step"`
+	Duration *time.Duration
+	Step     time.Duration
 	// Lead and Tail are the probing before and after the load; nil means
 	// Flent's 5 s each, or none for ping, which has no load.
-	Lead *time.Duration `yaml:"lead"`
-	Tail *time.Duration `yaml:"tail"`
+	Lead *time.Duration
+	Tail *time.Duration
 	// Streams is the number of flows of tcp_nup and tcp_ndown (0: 4).
-	Streams int `yaml:"streams"`
+	Streams int
 	// UDPRate is udp_flood's sending rate of UDP payload ("100mbit",
 	// "20M", "500k"; empty: Flent's 100 Mbit/s) and UDPSize its packets'
 	// UDP payload in bytes (0: iperf2's 1470, 1450 over IPv6).
-	UDPRate string `yaml:"udp_rate"`
-	UDPSize int    `yaml:"udp_size"`
+	UDPRate string
+	UDPSize int
 	// TxQLen is the TFRC sender's transmit buffer in packets, as DCCP's
 	// net.dccp.default.tx_qlen: nil means DCCP's default, 5; 0 means
 	// unbounded (the socket's send buffer bounds it).
-	TxQLen *int `yaml:"tx_qlen"`
+	TxQLen *int
 	// Server and Client are the custom test's commands, run with sh -c
 	// in the server and the client host after the placeholders @peer,
 	// @peer6, @port and @duration are replaced. ServerWait bounds the
 	// wait for the server to listen (nil: DefaultServerWait; 0: do not
 	// wait).
-	Server     string         `yaml:"server"`
-	Client     string         `yaml:"client"`
-	ServerWait *time.Duration `yaml:"server_wait"`
+	Server     string
+	Client     string
+	ServerWait *time.Duration
 	// IPv6 runs the test over the hosts' IPv6 addresses.
-	IPv6 bool `yaml:"ipv6"`
+	IPv6 bool
 	// CC is the TCP congestion control of every flow ("cubic"), or per
 	// direction of the data ("up=cubic,down=bbr"); empty keeps the hosts'
 	// default.
-	CC string `yaml:"cc"`
+	CC string
 	// TOS marks the flows and probes the test leaves best effort: a DSCP
 	// name (EF, CS1, AF41) or a TOS byte (0xb8, 184).
-	TOS string `yaml:"tos"`
+	TOS string
 	// ECN turns on ECN for TCP in both hosts (net.ipv4.tcp_ecn=1) and sends
 	// UDP floods as ECT(0).
-	ECN bool `yaml:"ecn"`
+	ECN bool
 	// SendBuffer and ReceiveBuffer are the TCP senders' SO_SNDBUF and the
 	// receivers' SO_RCVBUF in bytes (0: the kernel's autotuning).
-	SendBuffer    int `yaml:"sndbuf"`
-	ReceiveBuffer int `yaml:"rcvbuf"`
+	SendBuffer    int
+	ReceiveBuffer int
 	// TCPRmem and TCPWmem are net.ipv4.tcp_rmem and tcp_wmem of both
 	// hosts ("4096 131072 33554432").
-	TCPRmem string `yaml:"tcp_rmem"`
-	TCPWmem string `yaml:"tcp_wmem"`
+	TCPRmem string
+	TCPWmem string
 	// Sysctls are further per-host sysctls, each "[client:|server:]KEY=VALUE"
 	// with KEY under net. (both hosts without a prefix).
-	Sysctls []string `yaml:"sysctls"`
+	Sysctls []string
 	// Seed seeds every random choice of the emulated path.
-	Seed uint64 `yaml:"seed"`
+	Seed uint64
 	// Title labels the run in tables and plots.
-	Title string `yaml:"title"`
+	Title string
 	// Framing is what the emulated devices count in a packet's length:
 	// "ethernet" (the default: the IP length plus 14, as an Ethernet
 	// interface's qdiscs count) or "ip" (the IP length, as on a TUN).
-	Framing string `yaml:"framing"`
+	Framing string
 	// Granularity is what the path's qdiscs take as one packet when the
 	// kernel hands the router a GSO super-packet: "segment" (the default:
 	// each wire segment, as on the link) or "gso" (the super-packet whole,
 	// as tc on the sending host's egress).
-	Granularity string `yaml:"granularity"`
+	Granularity string
 	// Up, Down and Both are the path's chains in tc syntax (Both: the same
 	// chain each way). With none of them and no Profile, the path is the
 	// default profile's.
-	Up   string `yaml:"up"`
-	Down string `yaml:"down"`
-	Both string `yaml:"both"`
+	Up   string
+	Down string
+	Both string
 	// TraceUp and TraceDown are mahimahi trace files limiting a
 	// direction's capacity.
-	TraceUp   string `yaml:"trace_up"`
-	TraceDown string `yaml:"trace_down"`
+	TraceUp   string
+	TraceDown string
 	// At are chain changes at set times of the run, applied as `wanlab
 	// set` applies them.
-	At []Change `yaml:"at"`
+	At []Change
 	// Profile is a built-in path (profile.Names); AQM replaces the
 	// bottleneck queue of the path's chains (profile.AQMs).
-	Profile string `yaml:"profile"`
-	AQM     string `yaml:"aqm"`
+	Profile string
+	AQM     string
 	// Direct runs over a plain veth pair between the two hosts, without
 	// the router: the machine's own ceiling.
-	Direct bool `yaml:"direct"`
+	Direct bool
 	// Lab runs on the running testbed of that name instead of building one.
-	Lab string `yaml:"lab"`
+	Lab string
 	// Pcap records every packet the router forwards to this file.
-	Pcap string `yaml:"pcap"`
+	Pcap string
 	// Output is the results file (default wanlab-TEST-YYYYmmdd-HHMMSS.json.gz
 	// in the current directory); Flent is a Flent data file to write too.
-	Output string `yaml:"output"`
-	Flent  string `yaml:"flent"`
+	Output string
+	Flent  string
 	// JSON prints the results document on stdout instead of the text
 	// summary.
-	JSON bool `yaml:"json"`
+	JSON bool
 }
 
 // Change is a chain change at a set time of the run: at At after the start
 // of the run (the lead included), the chains given replace the current
 // ones, as `wanlab set` would.
 type Change struct {
-	At   time.Duration `yaml:"at"`
-	Up   string        `yaml:"up"`
-	Down string        `yaml:"down"`
-	Both string        `yaml:"both"`
+	At   time.Duration
+	Up   string
+	Down string
+	Both string
 }
 
 // String writes the change as its flags would give it.
@@ -170,72 +171,23 @@ const (
 	OutputLimit = 128 << 10
 )
 
-// Option describes one option for docs/options.md.
-type Option struct {
-	// Flag is the CLI flag (with its short form), Key the experiment file
-	// key, Recorded where the results document records it, and Meaning
-	// what it does.
-	Flag, Key, Recorded, Meaning string
-}
-
-// Table lists every option once. docs/options.md is generated from it, and
-// tests check it against Options' yaml keys and the command's flags.
-var Table = []Option{
-	{"`TEST` (argument)", "test", "`run.test`", "Flent's test: ping, tcp_upload, tcp_download, tcp_bidirectional, tcp_nup, tcp_ndown, rrul, rrul_be, udp_flood; or wanlab's: tfrc_upload, tfrc_download (TFRC, RFC 5348 as DCCP's CCID-3, over UDP), quic_upload, quic_download (quic-go, whose congestion control is " + catalog.QUICCongestionControl + "), custom (your programs, `--server` and `--client`). None: the main job, `rrul` for 30 s on the `home` profile"},
-	{"`--duration`", "duration", "`run.duration_s`", "length of the load (default 60s; 30s for the main job)"},
-	{"`--step`", "step", "`run.step_s`", "sampling step of every series (default 200ms)"},
-	{"`--lead`", "lead", "`run.lead_s`", "probing before the load (default 5s; 0 for ping)"},
-	{"`--tail`", "tail", "`run.tail_s`", "probing after the load (default 5s; 0 for ping)"},
-	{"`--streams`", "streams", "`run.options.streams`", "flows of tcp_nup and tcp_ndown (default 4)"},
-	{"`--udp-rate`", "udp_rate", "`run.options.udp_rate`", "udp_flood's rate of UDP payload, e.g. 20mbit or 20M (default 100mbit)"},
-	{"`--udp-size`", "udp_size", "`run.options.udp_size`", "udp_flood's UDP payload per packet in bytes (default 1470; 1450 over IPv6)"},
-	{"`--tx-qlen`", "tx_qlen", "`run.options.tx_qlen`", "TFRC sender's transmit buffer in packets, as DCCP's net.dccp.default.tx_qlen (default 5; 0: unbounded, bounded by the 208 KiB send buffer; at most 10000)"},
-	{"`--server`", "server", "`run.options.server`, `commands[]`", "custom: the receiver's command, run with `sh -c` in the server host before the run; `@peer`, `@peer6`, `@port` (a free port wanlab chose) and `@duration` (the load in seconds) are replaced"},
-	{"`--client`", "client", "`run.options.client`, `commands[]`", "custom: the sender's command, run with `sh -c` in the client host when the load starts; it must exit within 5 s after the load; placeholders as `--server`"},
-	{"`--server-wait`", "server_wait", "`run.options.server_wait`", "custom: how long to wait for the server command to listen (on `@port` if it names it, else on any new port) before the run starts (default 10s; 0: do not wait). A server that daemonises (`iperf3 -s -D`) may exit with status 0 first: its daemon gets the same time to listen, and the run ends it at its end (`commands[].daemon_pids`)"},
-	{"`-6`, `--ipv6`", "ipv6", "`run.options.ip_version`", "run over the hosts' IPv6 addresses"},
-	{"`--cc`", "cc", "`run.options.cc`, `flows[].congestion_control`", "TCP congestion control of every flow (cubic), or per direction (up=cubic,down=bbr); refused for a test without TCP flows of wanlab's (ping, udp_flood, tfrc_*, quic_*, custom) or a direction without one"},
-	{"`--tos`", "tos", "`run.options.tos`, `flows[].tos`", "mark of the best-effort flows and probes: a DSCP name (EF, CS1, AF41) or a TOS byte (0xb8)"},
-	{"`--ecn`", "ecn", "`run.options.ecn`, `run.sysctls`", "ECN for TCP in both hosts (net.ipv4.tcp_ecn=1) and ECT(0) on UDP floods"},
-	{"`--sndbuf`", "sndbuf", "`run.options.sndbuf`", "SO_SNDBUF of every TCP sender in bytes (default: autotuning)"},
-	{"`--rcvbuf`", "rcvbuf", "`run.options.rcvbuf`", "SO_RCVBUF of every TCP receiver in bytes (default: autotuning)"},
-	{"`--tcp-rmem`", "tcp_rmem", "`run.sysctls`", "net.ipv4.tcp_rmem of both hosts"},
-	{"`--tcp-wmem`", "tcp_wmem", "`run.sysctls`", "net.ipv4.tcp_wmem of both hosts"},
-	{"`--sysctl` (repeatable)", "sysctls", "`run.sysctls`", "`[client:\\|server:]KEY=VALUE`, KEY under net.; both hosts without a prefix"},
-	{"`--seed`", "seed", "`run.seed`", "seed of every random choice of the path (default 1); refused with `--lab`, whose testbed keeps the seed it was started with (`wanlab up --seed`)"},
-	{"`--title`", "title", "`run.title`", "label of the run in tables and plots"},
-	{"`--framing`", "framing", "`run.framing`", "what the path's qdiscs count in a packet's length: ethernet (default; the IP length plus 14) or ip"},
-	{"`--granularity`", "granularity", "`run.options.granularity`", "what the path's qdiscs take as one packet of a GSO super-packet: segment (default; each wire segment, as on the link) or gso (the whole, as tc on the sender's egress)"},
-	{"`--up`", "up", "`run.path.up`", "chain client→server in tc syntax, root first"},
-	{"`--down`", "down", "`run.path.down`", "chain server→client"},
-	{"`--both`", "both", "`run.path`", "the same chain in each direction"},
-	{"`--trace-up`", "trace_up", "`run.options.trace_up`", "mahimahi trace file limiting the up direction's capacity"},
-	{"`--trace-down`", "trace_down", "`run.options.trace_down`", "mahimahi trace file limiting the down direction's capacity"},
-	{"`--at` (repeatable)", "at", "`run.options.at`, `router.changes`", "`--at 20s --up CHAIN`: the path flags after it change the chains at that time of the run"},
-	{"`--profile`", "profile", "`run.options.profile`, `run.path`", "built-in path: home (default), lte, geo, datacenter"},
-	{"`--aqm`", "aqm", "`run.options.aqm`, `run.path`", "replace the bottleneck queue with fq_codel, codel, pie, pfifo, bfifo or pfifo_fast"},
-	{"`--direct`", "direct", "`run.options.direct`, `router.mode`", "hosts joined by a plain veth pair, no router: the machine's own ceiling"},
-	{"`--lab`", "lab", "`run.options.lab`, `router.mode`", "run on this running testbed (`wanlab up --name NAME`) instead of building one"},
-	{"`--pcap`", "pcap", "`run.options.pcap`", "record every packet the router forwards to this pcap file; in an experiment file `true`: each run's capture beside its results file (RUN.pcap)"},
-	{"`-o`, `--output`", "output", "(the file itself)", "results file (default wanlab-TEST-YYYYmmdd-HHMMSS.json.gz)"},
-	{"`--flent`", "flent", "(the file itself)", "also write Flent's data file (FILE.flent.gz); Flent's tests only, since Flent loads a file by running its test; in an experiment file `true`: each run's Flent file beside its results file (RUN.flent.gz)"},
-	{"`--json`", "json", "(the output itself)", "print the results document on stdout instead of the text summary"},
-}
-
-// Markdown returns docs/options.md: Table, then the built-in profiles
-// with their chains and sources.
+// Markdown returns docs/options.md: the registry, then the built-in
+// profiles with their chains and sources.
 func Markdown() string {
 	var b strings.Builder
 	b.WriteString("# Options of wanlab run\n\n")
-	b.WriteString("Every option of `wanlab run`, once: its flag, its key in experiment files\n")
-	b.WriteString("and where the results document (docs/results-format.md) records it;\n")
+	b.WriteString("Every option of `wanlab run`, once: its flag, its key in experiment files,\n")
+	b.WriteString("its value and where the results document (docs/results-format.md) records it;\n")
 	b.WriteString("then the built-in paths that --profile names, with their chains and sources.\n")
-	b.WriteString("Generated from `testrun.Table`; a test fails when the two disagree\n")
+	b.WriteString("An option given where it does nothing (the test has no flow it sets, the\n")
+	b.WriteString("testbed is not the run's own) is refused, naming why and the fix.\n")
+	b.WriteString("Generated from `testrun.Registry`, as the flags of `wanlab run` and the keys\n")
+	b.WriteString("of experiment files are; a test fails when this file and the registry disagree\n")
 	b.WriteString("(regenerate with `go test ./testrun -run TestOptionsDoc -update`).\n\n")
-	b.WriteString("| flag | experiment key | recorded in | meaning |\n")
-	b.WriteString("|---|---|---|---|\n")
-	for _, o := range Table {
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", o.Flag, o.Key, o.Recorded, o.Meaning)
+	b.WriteString("| flag | experiment key | value | recorded in | meaning |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	for _, op := range registry {
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", op.flagCell(), op.Key, op.valueCell(), op.Recorded, op.Meaning())
 	}
 	b.WriteString("\n## Built-in paths (`--profile`)\n\n")
 	b.WriteString("Each profile is a chain per direction: netem for the propagation delay, a\n")
@@ -246,6 +198,102 @@ func Markdown() string {
 		fmt.Fprintf(&b, "- up: `%s`\n- down: `%s`\n\n%s\n", p.Up, p.Down, p.Why)
 	}
 	return b.String()
+}
+
+// flagCell is the option's flag in docs/options.md.
+func (op *Option) flagCell() string {
+	if op.Flag == "" {
+		return "`TEST` (argument)"
+	}
+	cell := "`--" + op.Flag + "`"
+	if op.Short != "" {
+		cell = "`-" + op.Short + "`, " + cell
+	}
+	if op.Repeatable() {
+		cell += " (repeatable)"
+	}
+	return cell
+}
+
+// valueCell is the option's value in docs/options.md.
+func (op *Option) valueCell() string {
+	if op.PerRun != "" {
+		return "file; `true` or `false` in an experiment"
+	}
+	return map[string]string{"duration": "duration", "int": "integer", "uint64": "integer", "bool": "`true` or `false`",
+		"string": "text", "stringArray": "text", "chain": "tc chain"}[op.Type()]
+}
+
+// Meaning is the option's meaning in docs/options.md, in Markdown: the
+// usage line of its flag, the rest of its meaning, and where it is
+// refused because it would do nothing.
+func (op *Option) Meaning() string {
+	var parts []string
+	if u := op.Usage(); u != "" {
+		parts = append(parts, MarkdownText(u))
+	}
+	if op.Doc != "" {
+		parts = append(parts, op.Doc)
+	}
+	if op.PerRun != "" {
+		parts = append(parts, fmt.Sprintf("in an experiment file `true` writes each run's own beside its results file (RUN%s)", op.PerRun))
+	}
+	if tests, with := op.refused(); len(tests)+len(with) > 0 {
+		var where []string
+		if len(tests) > len(catalog.Names())/2 {
+			// Name the few that take it.
+			var only []string
+			for _, n := range catalog.Names() {
+				if !slices.Contains(tests, n) {
+					only = append(only, n)
+				}
+			}
+			where = append(where, "for every test but "+strings.Join(only, ", "))
+		} else if len(tests) > 0 {
+			where = append(where, "for "+strings.Join(tests, ", "))
+		}
+		if len(with) > 0 {
+			where = append(where, "with "+strings.Join(with, " or "))
+		}
+		parts = append(parts, "refused "+strings.Join(where, " and "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// MarkdownText is plain text as a Markdown table cell shows it: a | would
+// end the cell.
+func MarkdownText(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// refused lists where the option is refused because it would do nothing:
+// the tests (with the defaults otherwise), and the modes (--direct, --lab)
+// that refuse it in a test that takes it.
+func (op *Option) refused() (tests, with []string) {
+	if op.NotFor == nil {
+		return nil, nil
+	}
+	var applies []catalog.Test
+	for _, name := range catalog.Names() {
+		t, err := catalog.Lookup(name, catalog.Options{})
+		o := Defaults()
+		switch {
+		case err != nil:
+		case op.NotFor(t, &o) != "":
+			tests = append(tests, name)
+		default:
+			applies = append(applies, t)
+		}
+	}
+	for _, m := range []struct {
+		flag string
+		set  func(o *Options)
+	}{{"--direct", func(o *Options) { o.Direct = true }}, {"--lab", func(o *Options) { o.Lab = "NAME" }}} {
+		o := Defaults()
+		m.set(&o)
+		if slices.ContainsFunc(applies, func(t catalog.Test) bool { return op.NotFor(t, &o) != "" }) {
+			with = append(with, "`"+m.flag+"`")
+		}
+	}
+	return tests, with
 }
 
 func capitalize(s string) string {

@@ -8,47 +8,92 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite docs/options.md from Table")
+var update = flag.Bool("update", false, "rewrite docs/options.md from Registry")
 
-// Every experiment-file key of Options is in Table exactly once, and Table
-// lists no key that Options lacks.
-func TestTableMatchesOptions(t *testing.T) {
-	keys := map[string]bool{}
-	rt := reflect.TypeFor[Options]()
-	for i := range rt.NumField() {
-		k := rt.Field(i).Tag.Get("yaml")
-		if k == "" {
-			t.Errorf("Options.%s has no yaml key", rt.Field(i).Name)
-		}
-		keys[k] = true
+// examples are a value of every option that a run of some test takes, as
+// its flag would give it: TestEveryOptionSetsOneField and
+// TestOptionsApplyOrAreRefused set them. An option without one fails them.
+var examples = map[string][]string{
+	"test": {"tcp_upload"}, "duration": {"10s"}, "step": {"100ms"}, "lead": {"1s"}, "tail": {"1s"},
+	"streams": {"2"}, "udp_rate": {"20M"}, "udp_size": {"1000"}, "tx_qlen": {"0"},
+	"server": {"true"}, "client": {"true"}, "server_wait": {"1s"}, "ipv6": {"true"},
+	"cc": {"reno"}, "tos": {"EF"}, "ecn": {"true"}, "sndbuf": {"65536"}, "rcvbuf": {"65536"},
+	"tcp_rmem": {"4096 131072 6291456"}, "tcp_wmem": {"4096 16384 4194304"}, "sysctls": {"net.ipv4.tcp_sack=0"},
+	"seed": {"5"}, "title": {"x"}, "framing": {"ip"}, "granularity": {"gso"},
+	"up": {"netem delay 1ms"}, "down": {"netem delay 2ms"}, "both": {"netem delay 3ms"},
+	"trace_up": {"TRACE"}, "trace_down": {"TRACE"}, "at": {"1s", "netem delay 5ms"},
+	"profile": {"lte"}, "aqm": {"fq_codel"}, "direct": {"true"}, "lab": {"wl-nosuch"},
+	"pcap": {"DIR/x.pcap"}, "output": {"DIR/x.json.gz"}, "flent": {"DIR/x.flent.gz"}, "json": {"true"},
+}
+
+// setExample sets option key's example in o; at takes its time, then a
+// chain for it to change.
+func setExample(t *testing.T, o *Options, key, dir string) {
+	t.Helper()
+	op := LookupOption(key)
+	vals := examples[key]
+	if len(vals) == 0 {
+		t.Fatalf("option %s has no example: add one to examples", key)
 	}
-	seen := map[string]bool{}
-	for _, o := range Table {
-		if seen[o.Key] {
-			t.Errorf("Table lists key %q twice", o.Key)
+	for i, v := range vals {
+		v = strings.ReplaceAll(v, "DIR", dir)
+		if key == "at" && i == 1 {
+			op = LookupOption("up")
 		}
-		seen[o.Key] = true
-		if !keys[o.Key] {
-			t.Errorf("Table lists key %q, which Options lacks", o.Key)
-		}
-		if o.Flag == "" || o.Recorded == "" || o.Meaning == "" {
-			t.Errorf("Table entry %q is incomplete: %+v", o.Key, o)
-		}
-	}
-	for k := range keys {
-		if !seen[k] {
-			t.Errorf("Options has key %q, which Table does not list", k)
-		}
-	}
-	rt = reflect.TypeFor[Change]()
-	for i := range rt.NumField() {
-		if rt.Field(i).Tag.Get("yaml") == "" {
-			t.Errorf("Change.%s has no yaml key", rt.Field(i).Name)
+		if err := op.Set(o, v); err != nil {
+			t.Fatalf("%s %q: %v", op.Name(), v, err)
 		}
 	}
 }
 
-// docs/options.md is Markdown() (regenerate with -update).
+// Every field of Options is one option's: setting each option's example
+// changes exactly one field, and no two options change the same one
+// (--up, --down and --both also fill --at's changes, which is --at's
+// field).
+func TestEveryOptionSetsOneField(t *testing.T) {
+	rt := reflect.TypeFor[Options]()
+	owner := map[string]string{}
+	seen := map[string]bool{}
+	for _, op := range Registry() {
+		if seen[op.Key] || op.Key == "" || op.Help == "" && op.Flag != "" || op.Recorded == "" {
+			t.Errorf("option %q is listed twice or incomplete: %+v", op.Key, op)
+		}
+		seen[op.Key] = true
+		if strings.Contains(op.Help, "`") {
+			t.Errorf("--%s: its help has a backquote, which pflag takes for the name of its value", op.Flag)
+		}
+		o, d := Defaults(), Defaults()
+		setExample(t, &o, op.Key, t.TempDir())
+		var changed []string
+		for i := range rt.NumField() {
+			if !reflect.DeepEqual(reflect.ValueOf(o).Field(i).Interface(), reflect.ValueOf(d).Field(i).Interface()) {
+				changed = append(changed, rt.Field(i).Name)
+			}
+		}
+		if op.Key == "at" {
+			changed = changed[:1] // its chain, set by --up, goes to the change
+		}
+		if len(changed) != 1 {
+			t.Errorf("option %s sets fields %v, want one", op.Key, changed)
+			continue
+		}
+		if other, ok := owner[changed[0]]; ok {
+			t.Errorf("options %s and %s both set Options.%s", other, op.Key, changed[0])
+		}
+		owner[changed[0]] = op.Key
+		if !op.inUse(&o) || op.Texts(&o) == nil {
+			t.Errorf("option %s: its example %q does not count as given", op.Key, examples[op.Key])
+		}
+	}
+	for i := range rt.NumField() {
+		if _, ok := owner[rt.Field(i).Name]; !ok {
+			t.Errorf("Options.%s is no option's: add it to the registry", rt.Field(i).Name)
+		}
+	}
+}
+
+// docs/options.md is Markdown() (regenerate with -update), with a row per
+// option that holds its flag, its key and its help.
 func TestOptionsDoc(t *testing.T) {
 	const path = "../docs/options.md"
 	want := Markdown()
@@ -62,9 +107,14 @@ func TestOptionsDoc(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(got) != want {
-		t.Errorf("%s differs from testrun.Table: regenerate it with `go test ./testrun -run TestOptionsDoc -update`", path)
+		t.Errorf("%s differs from testrun.Registry: regenerate it with `go test ./testrun -run TestOptionsDoc -update`", path)
 	}
-	if n := strings.Count(want, "\n| `"); n != len(Table) {
-		t.Errorf("the table has %d rows, Table %d entries", n, len(Table))
+	for _, op := range Registry() {
+		if row := "\n| " + op.flagCell() + " | `" + op.Key + "` | "; !strings.Contains(want, row) || !strings.Contains(want, MarkdownText(op.Usage())) {
+			t.Errorf("docs/options.md has no row %q with the help %q", row, op.Usage())
+		}
+	}
+	if n := strings.Count(want, "\n| `"); n != len(Registry()) {
+		t.Errorf("the table has %d rows, Registry %d entries", n, len(Registry()))
 	}
 }

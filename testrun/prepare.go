@@ -23,13 +23,23 @@ import (
 
 // BadOption is an error in the options: the run cannot start as given.
 // Its message names the problem and the fix; `wanlab run` exits 2 on it.
-type BadOption struct{ msg string }
+type BadOption struct {
+	// Key is the option at fault, by its experiment key (Option.Key), or
+	// "" when no one option is: an experiment reports the error at that
+	// key's line.
+	Key string
+	msg string
+}
 
 func (e *BadOption) Error() string { return e.msg }
 
-func badf(format string, args ...any) error {
-	return &BadOption{msg: fmt.Sprintf(format, args...)}
+// bad is a *BadOption of the option key.
+func bad(key, format string, args ...any) error {
+	return &BadOption{Key: key, msg: fmt.Sprintf(format, args...)}
 }
+
+// badf is a *BadOption of no one option.
+func badf(format string, args ...any) error { return bad("", format, args...) }
 
 // IsBadOption reports whether err is (or wraps) a *BadOption.
 func IsBadOption(err error) bool {
@@ -125,26 +135,44 @@ func (s *Setup) Length() time.Duration { return s.Lead + s.Duration + s.Tail }
 // CheckGiven refuses what Prepare cannot see in Options: an option given
 // with the value that, in Options, stands for "not given" (a user who
 // types --streams 0 asked for something, and must not silently get the
-// default), and an option given where it does not apply although its
-// value is the default (--seed with --lab). given reports whether a flag
-// was given, by its name ("streams"); a run's options pass through
-// CheckGiven and then Prepare, from the command line and from an
-// experiment file alike.
+// default: Option.ZeroFix), and an option given where it does nothing
+// although its value is the default (--seed 1 with --lab). given reports
+// whether an option was given, by its flag's name ("streams"); a run's
+// options pass through CheckGiven and then Prepare (PrepareGiven), from
+// the command line and from an experiment file alike.
 func CheckGiven(o Options, given func(flag string) bool) error {
-	switch {
-	case given("streams") && o.Streams == 0:
-		return badf("--streams 0: give 1 to %d flows, or leave it out for 4", catalog.MaxStreams)
-	case given("udp-size") && o.UDPSize == 0:
-		return badf("--udp-size 0: give a UDP payload from 24 to 65507 bytes, or leave it out for 1470")
-	case given("seed") && o.Lab != "":
-		return badf("--seed: --lab %s runs on that testbed, whose path draws from the seed it was started with: drop --seed, or start the testbed with `wanlab up --seed %d`", o.Lab, o.Seed)
-	}
-	for _, out := range []struct{ flag, path string }{{"output", o.Output}, {"flent", o.Flent}, {"pcap", o.Pcap}} {
-		if given(out.flag) && out.path == "" {
-			return badf("--%s is empty: give a file name (- for stdout), or leave --%s out", out.flag, out.flag)
+	for _, op := range registry {
+		if op.ZeroFix == "" || op.Flag == "" || !given(op.Flag) || !op.zero(&o) {
+			continue
 		}
+		if op.Type() == "string" {
+			return bad(op.Key, "%s is empty: %s", op.Name(), op.ZeroFix)
+		}
+		return bad(op.Key, "%s 0: %s", op.Name(), op.ZeroFix)
 	}
-	return nil
+	test, err := lookupTest(o)
+	if err != nil {
+		return nil // Prepare says why
+	}
+	return notApplying(test, &o, func(op *Option) bool { return op.Flag != "" && given(op.Flag) && !op.zero(&o) })
+}
+
+// PrepareGiven is CheckGiven, then Prepare: the whole check of a run's
+// options, which `wanlab run` and every run of an experiment make.
+func PrepareGiven(o Options, given func(flag string) bool, tc tcspec.Options) (*Setup, error) {
+	if err := CheckGiven(o, given); err != nil {
+		return nil, err
+	}
+	return Prepare(o, tc)
+}
+
+// lookupTest returns the test of o: the main job's when it names none.
+func lookupTest(o Options) (catalog.Test, error) {
+	name := o.Test
+	if name == "" {
+		name = DefaultTest
+	}
+	return catalog.Lookup(name, catalog.Options{Streams: o.Streams})
 }
 
 // Prepare checks o and resolves its defaults without creating anything:
@@ -154,21 +182,20 @@ func CheckGiven(o Options, given func(flag string) bool) error {
 // for --cc and --sysctl, and trace files.
 func Prepare(o Options, tc tcspec.Options) (*Setup, error) {
 	s := &Setup{Opts: o, TOS: -1, Mode: ModeTestbed}
-	testName, mainJob := o.Test, o.Test == ""
-	if mainJob {
-		testName = DefaultTest
-	}
-	test, err := catalog.Lookup(testName, catalog.Options{Streams: o.Streams})
+	mainJob := o.Test == ""
+	test, err := lookupTest(o)
 	if err != nil {
 		if o.Streams != 0 && strings.HasPrefix(err.Error(), "--streams") {
-			return nil, badf("%v", err)
+			return nil, bad("streams", "%v", err)
 		}
-		return nil, badf("%v (wanlab run without a test runs %s)", err, DefaultTest)
-	}
-	if o.Streams != 0 && test.Name != "tcp_nup" && test.Name != "tcp_ndown" {
-		return nil, badf("--streams is for tcp_nup and tcp_ndown, not %s: drop it or run tcp_nup", test.Name)
+		return nil, bad("test", "%v (wanlab run without a test runs %s)", err, DefaultTest)
 	}
 	s.Test = test
+	// An option that does nothing in this run is refused, not recorded
+	// as if it had applied.
+	if err := notApplying(test, &o, func(op *Option) bool { return op.inUse(&o) }); err != nil {
+		return nil, err
+	}
 	if err := s.resolveTimes(o, mainJob); err != nil {
 		return nil, err
 	}
@@ -215,62 +242,55 @@ func (s *Setup) resolveTimes(o Options, mainJob bool) error {
 	if o.Tail != nil {
 		s.Tail = *o.Tail
 	}
+	// offGrid is the first of lead, load and tail that is not a whole
+	// number of steps, by its key.
+	offGrid := ""
+	for _, p := range []struct {
+		key string
+		d   time.Duration
+	}{{"lead", s.Lead}, {"duration", s.Duration}, {"tail", s.Tail}} {
+		if s.Step > 0 && p.d%s.Step != 0 && offGrid == "" {
+			offGrid = p.key
+		}
+	}
 	switch {
 	case s.Duration <= 0:
-		return badf("--duration %v: give a positive length, e.g. --duration 30s", s.Duration)
+		return bad("duration", "--duration %v: give a positive length, e.g. --duration 30s", s.Duration)
 	case s.Step < minStep:
-		return badf("--step %v: give at least %v (Flent's default is 200ms)", s.Step, minStep)
+		return bad("step", "--step %v: give at least %v (Flent's default is 200ms)", s.Step, minStep)
 	case s.Step > s.Duration:
-		return badf("--step %v is longer than the load (--duration %v): shorten the step or lengthen the run", s.Step, s.Duration)
-	case s.Lead < 0 || s.Tail < 0:
-		return badf("--lead %v, --tail %v: give 0 or more (Flent's are 5s each)", s.Lead, s.Tail)
-	case s.Test.NoLoad && (s.Lead > 0 || s.Tail > 0):
-		return badf("--lead and --tail surround a load, and %s has none: drop them and set the length with --duration", s.Test.Name)
-	case s.Lead%s.Step != 0 || s.Duration%s.Step != 0 || s.Tail%s.Step != 0:
+		return bad("step", "--step %v is longer than the load (--duration %v): shorten the step or lengthen the run", s.Step, s.Duration)
+	case s.Lead < 0:
+		return bad("lead", "--lead %v, --tail %v: give 0 or more (Flent's are 5s each)", s.Lead, s.Tail)
+	case s.Tail < 0:
+		return bad("tail", "--lead %v, --tail %v: give 0 or more (Flent's are 5s each)", s.Lead, s.Tail)
+	case offGrid != "":
 		// The load must start and end on the grid: a throughput sample is
 		// the bytes of one whole step.
-		return badf("--lead %v, --duration %v and --tail %v must each be a whole number of steps (--step %v): round them, or choose a step that divides them",
+		return bad(offGrid, "--lead %v, --duration %v and --tail %v must each be a whole number of steps (--step %v): round them, or choose a step that divides them",
 			s.Lead, s.Duration, s.Tail, s.Step)
 	case s.Length() > maxLength:
-		return badf("the run would last %v (lead, load and tail): keep it within %v", s.Length(), maxLength)
+		return bad("duration", "the run would last %v (lead, load and tail): keep it within %v", s.Length(), maxLength)
 	case s.Length()/s.Step > maxPoints:
-		return badf("--step %v over %v makes more than %d grid points: lengthen the step", s.Step, s.Length(), maxPoints)
+		return bad("step", "--step %v over %v makes more than %d grid points: lengthen the step", s.Step, s.Length(), maxPoints)
 	}
 	return nil
 }
 
 func (s *Setup) resolveMode(o Options) error {
-	pathGiven := o.Up != "" || o.Down != "" || o.Both != "" || o.Profile != "" || o.AQM != "" ||
-		o.TraceUp != "" || o.TraceDown != "" || len(o.At) > 0
-	switch {
-	case o.Direct && o.Lab != "":
-		return badf("--direct and --lab exclude each other: --direct joins the hosts without a router, --lab uses a running testbed's")
-	case o.Direct && pathGiven:
-		return badf("--direct joins the hosts with a plain veth pair, without a router: drop the path flags (--up, --down, --both, --profile, --aqm, --trace-*, --at)")
-	case o.Direct && o.Pcap != "":
-		return badf("--pcap records what the router forwards, and --direct has no router: drop --pcap, or capture with `ip netns exec` and tcpdump")
-	case o.Lab != "" && (o.Up != "" || o.Down != "" || o.Both != "" || o.Profile != "" || o.AQM != "" || o.TraceUp != "" || o.TraceDown != ""):
-		return badf("--lab %s runs on that testbed's path: drop the path flags, or change its chains first with `wanlab set %s`", o.Lab, o.Lab)
-	case o.Lab != "" && o.Pcap != "":
-		return badf("--lab %s: the testbed records packets itself: start it with `wanlab up --pcap FILE`, and drop --pcap here", o.Lab)
-	case (o.Lab != "" || o.Direct) && o.Framing != "":
-		return badf("--framing is how a testbed the run builds counts bytes; with --lab or --direct there is none: drop --framing")
-	case o.Lab != "" && o.Granularity != "":
-		return badf("--granularity is how a testbed the run builds takes GSO super-packets; --lab %s runs on one that has its own (wanlab up --granularity): drop --granularity", o.Lab)
-	case o.Direct && o.Granularity != "":
-		return badf("--granularity is how the router's qdiscs take GSO super-packets, and --direct has no router: drop --granularity")
-	}
+	// Where the options of the path apply is the registry's (NotFor),
+	// checked before.
 	if o.Framing != "" {
 		f, err := qdisc.ParseFraming(o.Framing)
 		if err != nil {
-			return badf("--framing: %v", err)
+			return bad("framing", "--framing: %v", err)
 		}
 		s.Framing = f
 	}
 	if o.Granularity != "" {
 		g, err := qdisc.ParseGranularity(o.Granularity)
 		if err != nil {
-			return badf("--granularity: %v", err)
+			return bad("granularity", "--granularity: %v", err)
 		}
 		s.Granularity = g
 	}
@@ -282,7 +302,7 @@ func (s *Setup) resolveMode(o Options) error {
 		s.Mode = ModeLab
 		name, err := lab.Resolve(o.Lab)
 		if err != nil {
-			return badf("--lab: %v", err)
+			return bad("lab", "--lab: %v", err)
 		}
 		s.Lab = name
 	default:
@@ -301,21 +321,21 @@ func (s *Setup) resolvePath(o Options, tc tcspec.Options) error {
 	}
 	explicit := o.Up != "" || o.Down != "" || o.Both != ""
 	if explicit && o.Profile != "" {
-		return badf("--profile %s gives both chains: drop it, or drop --up, --down and --both", o.Profile)
+		return bad("profile", "--profile %s gives both chains: drop it, or drop --up, --down and --both", o.Profile)
 	}
 	if o.Both != "" && (o.Up != "" || o.Down != "") {
-		return badf("--both sets both directions: give either --both, or --up and/or --down")
+		return bad("both", "--both sets both directions: give either --both, or --up and/or --down")
 	}
 	var err error
 	if explicit {
-		upText, downText := o.Up, o.Down
+		upKey, upText, downKey, downText := "up", o.Up, "down", o.Down
 		if o.Both != "" {
-			upText, downText = o.Both, o.Both
+			upKey, upText, downKey, downText = "both", o.Both, "both", o.Both
 		}
-		if s.Up, err = parseChain("--up", upText, tc); err != nil {
+		if s.Up, err = parseChain(upKey, "--up", upText, tc); err != nil {
 			return err
 		}
-		if s.Down, err = parseChain("--down", downText, tc); err != nil {
+		if s.Down, err = parseChain(downKey, "--down", downText, tc); err != nil {
 			return err
 		}
 	} else {
@@ -325,7 +345,7 @@ func (s *Setup) resolvePath(o Options, tc tcspec.Options) error {
 		}
 		p, err := profile.Lookup(name)
 		if err != nil {
-			return badf("--profile: %v", err)
+			return bad("profile", "--profile: %v", err)
 		}
 		if s.Up, s.Down, err = p.Chains(tc); err != nil {
 			return fmt.Errorf("testrun: %w", err) // a broken built-in profile is wanlab's bug
@@ -333,37 +353,39 @@ func (s *Setup) resolvePath(o Options, tc tcspec.Options) error {
 	}
 	if o.AQM != "" {
 		if s.Up, err = profile.WithAQM(s.Up, o.AQM); err != nil {
-			return badf("up: %v", err)
+			return bad("aqm", "up: %v", err)
 		}
 		if s.Down, err = profile.WithAQM(s.Down, o.AQM); err != nil {
-			return badf("down: %v", err)
+			return bad("aqm", "down: %v", err)
 		}
 	}
 	s.UpText, s.DownText = tcspec.FormatChain(s.Up), tcspec.FormatChain(s.Down)
-	if s.TraceUp, err = readTrace("--trace-up", o.TraceUp); err != nil {
+	if s.TraceUp, err = readTrace("trace_up", o.TraceUp); err != nil {
 		return err
 	}
-	if s.TraceDown, err = readTrace("--trace-down", o.TraceDown); err != nil {
+	if s.TraceDown, err = readTrace("trace_down", o.TraceDown); err != nil {
 		return err
 	}
 	return nil
 }
 
-func parseChain(flag, text string, tc tcspec.Options) ([]qdisc.Spec, error) {
+// parseChain parses the chain of the option key, which messages call what.
+func parseChain(key, what, text string, tc tcspec.Options) ([]qdisc.Spec, error) {
 	specs, err := tcspec.ParseChain(text, tc)
 	if err != nil {
-		return nil, badf("%s: %v", flag, err)
+		return nil, bad(key, "%s: %v", what, err)
 	}
 	return specs, nil
 }
 
-func readTrace(flag, path string) (*link.Trace, error) {
+// readTrace reads the trace file of the option key.
+func readTrace(key, path string) (*link.Trace, error) {
 	if path == "" {
 		return nil, nil
 	}
 	t, err := tracefile.Load(path)
 	if err != nil {
-		return nil, badf("%s: %v", flag, err)
+		return nil, bad(key, "%s: %v", LookupOption(key).Name(), err)
 	}
 	return t, nil
 }
@@ -372,21 +394,21 @@ func (s *Setup) resolveChanges(o Options, tc tcspec.Options) error {
 	for i, c := range o.At {
 		what := c.String()
 		if c.At <= 0 || c.At >= s.Length() {
-			return badf("%s: the time must lie inside the run, after 0 and before its end at %v (lead %v, load %v, tail %v)",
+			return bad("at", "%s: the time must lie inside the run, after 0 and before its end at %v (lead %v, load %v, tail %v)",
 				what, s.Length(), s.Lead, s.Duration, s.Tail)
 		}
 		if c.Up == "" && c.Down == "" && c.Both == "" {
-			return badf("--at %v changes nothing: follow it with the chains to set, e.g. --at %v --up \"tbf rate 1mbit burst 32k latency 50ms\"", c.At, c.At)
+			return bad("at", "--at %v changes nothing: follow it with the chains to set, e.g. --at %v --up \"tbf rate 1mbit burst 32k latency 50ms\"", c.At, c.At)
 		}
 		if c.Both != "" && (c.Up != "" || c.Down != "") {
-			return badf("%s: --both sets both directions: give either --both, or --up and/or --down", what)
+			return bad("at", "%s: --both sets both directions: give either --both, or --up and/or --down", what)
 		}
 		tch := TimedChange{At: c.At}
 		for _, d := range [][2]string{{"up", c.Up}, {"down", c.Down}, {"up", c.Both}, {"down", c.Both}} {
 			if d[1] == "" {
 				continue
 			}
-			chain, err := parseChain(fmt.Sprintf("--at %v --%s", c.At, d[0]), d[1], tc)
+			chain, err := parseChain("at", fmt.Sprintf("--at %v --%s", c.At, d[0]), d[1], tc)
 			if err != nil {
 				return err
 			}
@@ -395,7 +417,7 @@ func (s *Setup) resolveChanges(o Options, tc tcspec.Options) error {
 			tch.Texts = append(tch.Texts, tcspec.FormatChain(chain))
 		}
 		if i > 0 && c.At < o.At[i-1].At {
-			return badf("%s comes before the change listed ahead of it (--at %v): list the changes in time order", what, o.At[i-1].At)
+			return bad("at", "%s comes before the change listed ahead of it (--at %v): list the changes in time order", what, o.At[i-1].At)
 		}
 		s.Changes = append(s.Changes, tch)
 	}
@@ -407,30 +429,31 @@ func (s *Setup) resolveTraffic(o Options) error {
 	if s.CCUp, s.CCDown, err = parseCC(o.CC); err != nil {
 		return err
 	}
-	if err := s.checkCCApplies(o.CC); err != nil {
+	if err := s.checkCCDirections(o.CC); err != nil {
 		return err
 	}
 	if o.TOS != "" {
 		if s.TOS, err = ParseTOS(o.TOS); err != nil {
-			return badf("--tos: %v", err)
+			return bad("tos", "--tos: %v", err)
 		}
 	}
-	if o.SendBuffer < 0 || o.ReceiveBuffer < 0 || o.SendBuffer > 1<<30 || o.ReceiveBuffer > 1<<30 {
-		return badf("--sndbuf %d, --rcvbuf %d: give a size from 0 (the kernel's autotuning) to 1 GiB", o.SendBuffer, o.ReceiveBuffer)
-	}
-	isFlood := slices.ContainsFunc(s.Test.Flows, func(f catalog.Flow) bool { return f.Transport == catalog.UDPFlood })
-	if !isFlood && (o.UDPRate != "" || o.UDPSize != 0) {
-		return badf("--udp-rate and --udp-size are for udp_flood, not %s: drop them", s.Test.Name)
+	for _, b := range []struct {
+		key  string
+		size int
+	}{{"sndbuf", o.SendBuffer}, {"rcvbuf", o.ReceiveBuffer}} {
+		if b.size < 0 || b.size > 1<<30 {
+			return bad(b.key, "--%s %d: give a size from 0 (the kernel's autotuning) to 1 GiB", b.key, b.size)
+		}
 	}
 	rate := o.UDPRate
 	if rate == "" {
 		rate = DefaultUDPRate
 	}
 	if s.UDPRate, err = ParseRate(rate); err != nil {
-		return badf("--udp-rate: %v", err)
+		return bad("udp_rate", "--udp-rate: %v", err)
 	}
 	if o.UDPSize != 0 && (o.UDPSize < 24 || o.UDPSize > 65507) {
-		return badf("--udp-size %d: give a UDP payload from 24 to 65507 bytes (iperf's default is 1470)", o.UDPSize)
+		return bad("udp_size", "--udp-size %d: give a UDP payload from 24 to 65507 bytes (iperf's default is 1470)", o.UDPSize)
 	}
 	return nil
 }
@@ -438,43 +461,33 @@ func (s *Setup) resolveTraffic(o Options) error {
 // resolveTransports checks the options of wanlab's own tests: --tx-qlen
 // for TFRC, --server, --client and --server-wait for custom.
 func (s *Setup) resolveTransports(o Options) error {
-	isTFRC := slices.ContainsFunc(s.Test.Flows, func(f catalog.Flow) bool { return f.Transport == catalog.TFRC })
 	s.TxQLen = DefaultTxQLen
 	if o.TxQLen != nil {
-		if !isTFRC {
-			return badf("--tx-qlen is the TFRC sender's transmit buffer, and %s has no TFRC flow: drop it, or run tfrc_upload or tfrc_download", s.Test.Name)
-		}
 		s.TxQLen = *o.TxQLen
 		if s.TxQLen < 0 || s.TxQLen > tfrcflow.MaxTxQueueLen {
-			return badf("--tx-qlen %d: give 0 (unbounded, as net.dccp.default.tx_qlen=0: the 208 KiB send buffer bounds it) to %d packets (DCCP's default is %d)",
+			return bad("tx_qlen", "--tx-qlen %d: give 0 (unbounded, as net.dccp.default.tx_qlen=0: the 208 KiB send buffer bounds it) to %d packets (DCCP's default is %d)",
 				s.TxQLen, tfrcflow.MaxTxQueueLen, DefaultTxQLen)
 		}
 	}
 	if !s.Test.Custom {
-		if o.Server != "" || o.Client != "" || o.ServerWait != nil {
-			return badf("--server, --client and --server-wait are the custom test's: run `wanlab run custom --server CMD --client CMD`, or drop them")
-		}
 		return nil
 	}
-	if s.Mode == ModeDirect {
-		return badf("custom measures your programs' flows at the router, and --direct has none: drop --direct")
-	}
 	if strings.TrimSpace(o.Client) == "" {
-		return badf("custom runs your own sender: give it with --client, e.g. --client 'iperf3 -c @peer -p @port -t @duration' (and its receiver with --server 'iperf3 -s -p @port -1')")
+		return bad("client", "custom runs your own sender: give it with --client, e.g. --client 'iperf3 -c @peer -p @port -t @duration' (and its receiver with --server 'iperf3 -s -p @port -1')")
 	}
-	for _, c := range []struct{ flag, cmd string }{{"--server", o.Server}, {"--client", o.Client}} {
+	for _, c := range []struct{ key, cmd string }{{"server", o.Server}, {"client", o.Client}} {
 		if strings.ContainsRune(c.cmd, 0) {
-			return badf("%s: the command holds a NUL byte, which no program can take: remove it", c.flag)
+			return bad(c.key, "--%s: the command holds a NUL byte, which no program can take: remove it", c.key)
 		}
 	}
 	s.ServerWait = DefaultServerWait
 	if o.ServerWait != nil {
 		if o.Server == "" {
-			return badf("--server-wait is how long to wait for --server to listen, and there is no --server: drop it")
+			return bad("server_wait", "--server-wait is how long to wait for --server to listen, and there is no --server: drop it")
 		}
 		s.ServerWait = *o.ServerWait
 		if s.ServerWait < 0 || s.ServerWait > 10*time.Minute {
-			return badf("--server-wait %v: give 0 (start the client without waiting) to 10m", s.ServerWait)
+			return bad("server_wait", "--server-wait %v: give 0 (start the client without waiting) to 10m", s.ServerWait)
 		}
 	}
 	return nil
@@ -494,7 +507,7 @@ func parseCC(v string) (up, down string, err error) {
 	for _, part := range strings.Split(v, ",") {
 		dir, alg, ok := strings.Cut(part, "=")
 		if !ok || (dir != "up" && dir != "down") {
-			return "", "", badf("--cc %q: give one algorithm (--cc cubic) or one per direction (--cc up=cubic,down=bbr)", v)
+			return "", "", bad("cc", "--cc %q: give one algorithm (--cc cubic) or one per direction (--cc up=cubic,down=bbr)", v)
 		}
 		if err := checkCC(alg); err != nil {
 			return "", "", err
@@ -504,43 +517,23 @@ func parseCC(v string) (up, down string, err error) {
 			dst = &down
 		}
 		if *dst != "" {
-			return "", "", badf("--cc %q gives %s twice: give each direction once (--cc up=cubic,down=bbr)", v, dir)
+			return "", "", bad("cc", "--cc %q gives %s twice: give each direction once (--cc up=cubic,down=bbr)", v, dir)
 		}
 		*dst = alg
 	}
 	return up, down, nil
 }
 
-// checkCCApplies refuses --cc where no TCP flow of wanlab's takes it: the
-// test has none (its flows are QUIC, TFRC or UDP, or the user's own
-// programs), or none in a direction --cc names. The results would
-// otherwise record a congestion control that nothing used.
-func (s *Setup) checkCCApplies(v string) error {
-	if v == "" {
-		return nil
-	}
+// checkCCDirections refuses a direction that --cc names and no TCP flow of
+// the test takes: the results would otherwise record a congestion control
+// that nothing used. (A test without any TCP flow of wanlab's is refused
+// before, as the registry says: ccNotFor.)
+func (s *Setup) checkCCDirections(v string) error {
 	tcp := map[catalog.Direction]bool{}
-	var other *catalog.Flow
-	for i, f := range s.Test.Flows {
+	for _, f := range s.Test.Flows {
 		if f.Transport == catalog.TCP {
 			tcp[f.Dir] = true
-		} else {
-			other = &s.Test.Flows[i]
 		}
-	}
-	switch {
-	case s.Test.Custom:
-		return badf("--cc sets wanlab's own TCP flows, and custom's flows are your programs': choose their congestion control in the commands (e.g. iperf3 -C cubic), and drop --cc")
-	case len(tcp) > 0:
-	case other == nil:
-		return badf("--cc sets the TCP flows' congestion control, and %s has no load flow: drop --cc", s.Test.Name)
-	default:
-		kind := map[catalog.Transport]string{
-			catalog.UDPFlood: "a UDP flood at a set rate",
-			catalog.TFRC:     "TFRC, whose rate control is its own",
-			catalog.QUIC:     "QUIC, whose congestion control is quic-go's " + catalog.QUICCongestionControl,
-		}[other.Transport]
-		return badf("--cc sets the TCP flows' congestion control, and %s has none (its flow is %s): drop --cc", s.Test.Name, kind)
 	}
 	if !strings.Contains(v, "=") {
 		return nil
@@ -552,7 +545,7 @@ func (s *Setup) checkCCApplies(v string) error {
 			d = catalog.Down
 		}
 		if !tcp[d] {
-			return badf("--cc %s: %s has no TCP flow whose data goes %s: drop %s", v, s.Test.Name, dir, part)
+			return bad("cc", "--cc %s: %s has no TCP flow whose data goes %s: drop %s", v, s.Test.Name, dir, part)
 		}
 	}
 	return nil
@@ -565,7 +558,7 @@ func checkCC(alg string) error {
 	if alg == "" || len(alg) > 15 || strings.IndexFunc(alg, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
 	}) >= 0 {
-		return badf("--cc %q is not a congestion control name: use reno, cubic, bbr, ... (see /proc/sys/net/ipv4/tcp_available_congestion_control)", alg)
+		return bad("cc", "--cc %q is not a congestion control name: use reno, cubic, bbr, ... (see /proc/sys/net/ipv4/tcp_available_congestion_control)", alg)
 	}
 	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
 	if err != nil {
@@ -573,7 +566,7 @@ func checkCC(alg string) error {
 	}
 	avail := strings.Fields(string(b))
 	if !slices.Contains(avail, alg) {
-		return badf("--cc %s: the kernel has not loaded it (available: %s): load it with `modprobe tcp_%s` or choose another",
+		return bad("cc", "--cc %s: the kernel has not loaded it (available: %s): load it with `modprobe tcp_%s` or choose another",
 			alg, strings.Join(avail, ", "), alg)
 	}
 	return nil
@@ -629,7 +622,7 @@ func (s *Setup) resolveSysctls(o Options) error {
 	if o.ECN {
 		both("net.ipv4.tcp_ecn", "1")
 	}
-	for _, kv := range [][3]string{{"--tcp-rmem", "net.ipv4.tcp_rmem", o.TCPRmem}, {"--tcp-wmem", "net.ipv4.tcp_wmem", o.TCPWmem}} {
+	for _, kv := range [][3]string{{"tcp_rmem", "net.ipv4.tcp_rmem", o.TCPRmem}, {"tcp_wmem", "net.ipv4.tcp_wmem", o.TCPWmem}} {
 		if kv[2] == "" {
 			continue
 		}
@@ -641,7 +634,7 @@ func (s *Setup) resolveSysctls(o Options) error {
 			}
 		}
 		if !ok {
-			return badf("%s %q: give three byte counts, min default max, e.g. \"4096 131072 33554432\"", kv[0], kv[2])
+			return bad(kv[0], "%s %q: give three byte counts, min default max, e.g. \"4096 131072 33554432\"", LookupOption(kv[0]).Name(), kv[2])
 		}
 		both(kv[1], strings.Join(f, " "))
 	}
@@ -651,22 +644,22 @@ func (s *Setup) resolveSysctls(o Options) error {
 		if h, r, ok := strings.Cut(arg, ":"); ok && !strings.Contains(h, "=") {
 			role, err := lab.ParseRole(h)
 			if err != nil {
-				return badf("--sysctl %q: %v (or leave the prefix out for both hosts)", arg, err)
+				return bad("sysctls", "--sysctl %q: %v (or leave the prefix out for both hosts)", arg, err)
 			}
 			hosts, rest = []lab.Role{role}, r
 		}
 		key, val, ok := strings.Cut(rest, "=")
 		key = strings.TrimSpace(key)
 		if !ok || key == "" {
-			return badf("--sysctl %q: give [client:|server:]KEY=VALUE, e.g. --sysctl net.ipv4.tcp_recovery=0", arg)
+			return bad("sysctls", "--sysctl %q: give [client:|server:]KEY=VALUE, e.g. --sysctl net.ipv4.tcp_recovery=0", arg)
 		}
 		if !strings.HasPrefix(key, "net.") || strings.Contains(key, "..") || strings.Contains(key, "/") {
-			return badf("--sysctl %q: only keys under net. are per host (others would change the whole machine)", arg)
+			return bad("sysctls", "--sysctl %q: only keys under net. are per host (others would change the whole machine)", arg)
 		}
 		// The root namespace has every key a new namespace has (and some
 		// more): a key missing here is a typo.
 		if _, err := os.Stat(filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))); err != nil {
-			return badf("--sysctl %q: the kernel has no sysctl %s: check its name with `sysctl -a | grep %s`", arg, key, key[strings.LastIndexByte(key, '.')+1:])
+			return bad("sysctls", "--sysctl %q: the kernel has no sysctl %s: check its name with `sysctl -a | grep %s`", arg, key, key[strings.LastIndexByte(key, '.')+1:])
 		}
 		for _, h := range hosts {
 			s.Sysctls = append(s.Sysctls, Sysctl{h, key, val})
@@ -676,19 +669,16 @@ func (s *Setup) resolveSysctls(o Options) error {
 }
 
 func (s *Setup) checkOutputs(o Options) error {
-	if o.Flent != "" && !s.Test.Flent {
-		return badf("--flent: Flent has no test %s, and it loads a data file by running the test the file names: drop --flent; wanlab show, plot and report read the results file", s.Test.Name)
-	}
-	for _, out := range []struct{ label, path, suggest string }{
-		{"--output", o.Output, "results.json.gz"},
-		{"--flent", o.Flent, "results.flent.gz"},
-		{"--pcap", o.Pcap, "wan.pcap"},
+	for _, out := range []struct{ key, path, suggest string }{
+		{"output", o.Output, "results.json.gz"},
+		{"flent", o.Flent, "results.flent.gz"},
+		{"pcap", o.Pcap, "wan.pcap"},
 	} {
 		if out.path == "" {
 			continue
 		}
-		if err := outfile.Check(out.path, outfile.Options{Label: out.label, Suggest: out.suggest}); err != nil {
-			return badf("%v", err)
+		if err := outfile.Check(out.path, outfile.Options{Label: "--" + out.key, Suggest: out.suggest}); err != nil {
+			return bad(out.key, "%v", err)
 		}
 	}
 	if o.Output == "" {
@@ -696,17 +686,17 @@ func (s *Setup) checkOutputs(o Options) error {
 		// must take a new file now.
 		def := DefaultOutput(s.Test.Name, time.Now())
 		if err := outfile.Check(def, outfile.Options{Label: "the results file", NoClobber: true, ClobberHint: "name one with -o FILE"}); err != nil {
-			return badf("%v", err)
+			return bad("output", "%v", err)
 		}
 	}
 	if o.JSON && (o.Output == "-" || o.Flent == "-" || o.Pcap == "-") {
-		return badf("--json prints the results on stdout: give the other outputs a file name, not -")
+		return bad("json", "--json prints the results on stdout: give the other outputs a file name, not -")
 	}
 	if n := countStdout(o.Output, o.Flent, o.Pcap); n > 1 {
 		return badf("only one output can go to stdout (-): give the others file names")
 	}
 	if a, b, same := sameFile(map[string]string{"--output": o.Output, "--flent": o.Flent, "--pcap": o.Pcap}); same {
-		return badf("%s and %s name the same file: give each output its own", a, b)
+		return bad(b[2:], "%s and %s name the same file: give each output its own", a, b)
 	}
 	return nil
 }

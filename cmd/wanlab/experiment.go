@@ -6,19 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"wanlab/catalog"
 	"wanlab/experiment"
+	"wanlab/experiment/runner"
 	"wanlab/infile"
 	"wanlab/outfile"
-	"wanlab/results"
 	"wanlab/testrun"
 )
 
@@ -91,7 +87,7 @@ func runExperiment(s *streams, file string, f *experimentRunFlags) error {
 			return usagef("%v", err)
 		}
 	}
-	b := newRunBackend(s)
+	b := newRunner(s)
 	plan, err := experiment.Load(file, content, experiment.LoadOptions{Backend: b, TC: tcOptions(), Quick: f.quick})
 	if err != nil {
 		if _, ok := experiment.AsErrors(err); ok {
@@ -133,7 +129,7 @@ func defaultExperimentDir(name string, quick bool, shard experiment.Shard) strin
 }
 
 // executePlan runs a plan into dir and says how it went.
-func executePlan(s *streams, plan *experiment.Plan, b *runBackend, dir string, shard experiment.Shard) error {
+func executePlan(s *streams, plan *experiment.Plan, b experiment.Backend, dir string, shard experiment.Shard) error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("running an experiment needs root (it builds namespaces and TUN devices): run it with sudo, or look at the cases with --dry-run")
 	}
@@ -202,246 +198,10 @@ then runs whatever no shard completed.`,
 	return c
 }
 
-// runBackend runs an experiment's runs as `wanlab run` runs them: each
-// test entry's options are set through wanlab run's own flags, so a key
-// means exactly what its flag means (docs/options.md), and the run goes
-// through testrun.
-type runBackend struct {
-	s *streams
-	// flags maps each experiment key to its wanlab run flag.
-	flags map[string]string
-	keys  []string
-	// lengths are the lengths Check found, by case and test entry, for
-	// Estimate: preparing a run twice doubles the time a dry run of a
-	// large grid takes.
-	lengths map[entryKey]time.Duration
-}
-
-// entryKey is a test entry of one case: its runs differ in their seed.
-type entryKey struct {
-	c    *experiment.Case
-	test int
-}
-
-// experimentOwned are wanlab run's keys that an experiment file sets
-// another way: the test entry's test, the path, the derived seed, and the
-// results file the experiment names.
-var experimentOwned = map[string]bool{"test": true, "up": true, "down": true, "both": true, "seed": true, "output": true, "json": true}
-
-// The quick run's lengths (--quick).
-const (
-	quickDuration = 3 * time.Second
-	quickLeadTail = time.Second
-)
-
-var flagInTable = regexp.MustCompile("`--([a-z0-9-]+)`")
-
-func newRunBackend(s *streams) *runBackend {
-	b := &runBackend{s: s, flags: map[string]string{}, lengths: map[entryKey]time.Duration{}}
-	for _, o := range testrun.Table {
-		m := flagInTable.FindStringSubmatch(o.Flag)
-		if m == nil || experimentOwned[o.Key] {
-			continue
-		}
-		b.flags[o.Key] = m[1]
-		b.keys = append(b.keys, o.Key)
-	}
-	return b
-}
-
-func (b *runBackend) Keys() []string { return b.keys }
-
-// backendRun is a run of an experiment as wanlab run's flags.
-type backendRun struct {
-	o    testrun.Options
-	fs   *pflag.FlagSet
-	argv []string
-	// flent and pcap say that the test entry asks for the run's Flent
-	// file and capture, written beside its results file.
-	flent, pcap bool
-}
-
-// perRunOutputs are the keys whose value in an experiment is true or
-// false, not a file: each run writes its own file, named after its
-// results file (RUN.flent.gz, RUN.pcap), into the results directory.
-var perRunOutputs = map[string]string{"flent": ".flent.gz", "pcap": ".pcap"}
-
-// options turns a run into wanlab run's flags, the options they set and
-// the command line that stands for them.
-func (b *runBackend) options(r *experiment.Run) (*backendRun, error) {
-	f := &runFlags{o: testrun.Defaults()}
-	br := &backendRun{fs: pflag.NewFlagSet("run", pflag.ContinueOnError), argv: []string{"wanlab", "run", r.Test}}
-	f.register(br.fs)
-	f.o.Test = r.Test
-	set := func(key, flag, value string) error {
-		if err := br.fs.Set(flag, value); err != nil {
-			return &experiment.OptionError{Key: key, Err: fmt.Errorf("--%s %q: %v", flag, value, err)}
-		}
-		br.argv = append(br.argv, "--"+flag, value)
-		return nil
-	}
-	if r.Up() != "" {
-		if err := set("up", "up", r.Up()); err != nil {
-			return nil, err
-		}
-	}
-	if r.Down() != "" {
-		if err := set("down", "down", r.Down()); err != nil {
-			return nil, err
-		}
-	}
-	for _, opt := range r.Options {
-		if opt.Key == "at" {
-			return nil, &experiment.OptionError{Key: "at", Err: errors.New("timed chain changes are not available in experiment files yet: run them with wanlab run --at")}
-		}
-		var values []string
-		for _, v := range opt.Values {
-			// Empty after substitution: not given, as an empty chain is,
-			// so that one template serves tests that take the option and
-			// tests that do not (E2's tx_qlen).
-			if v != "" {
-				values = append(values, v)
-			}
-		}
-		if _, repeatable := br.fs.Lookup(b.flags[opt.Key]).Value.(pflag.SliceValue); len(values) > 1 && !repeatable {
-			return nil, &experiment.OptionError{Key: opt.Key, Err: fmt.Errorf("takes one value, and is given %d (%s): give one, or make it a variable to run each", len(values), strings.Join(values, ", "))}
-		}
-		if ext, ok := perRunOutputs[opt.Key]; ok && len(values) == 1 {
-			on := values[0] == "true"
-			if !on && values[0] != "false" {
-				return nil, &experiment.OptionError{Key: opt.Key, Err: fmt.Errorf("%q: in an experiment, each run writes its own file into the results directory, named after its results file (%s): give %s: true", values[0], strings.TrimSuffix(r.File, ".json.gz")+ext, opt.Key)}
-			}
-			if opt.Key == "flent" {
-				br.flent = on
-			} else {
-				br.pcap = on
-			}
-			continue
-		}
-		for _, v := range values {
-			if err := set(opt.Key, b.flags[opt.Key], v); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if f.o.Title == "" {
-		if err := set("title", "title", r.Title); err != nil {
-			return nil, err
-		}
-	}
-	if r.Quick {
-		set("duration", "duration", quickDuration.String())
-		if t, err := catalog.Lookup(r.Test, catalog.Options{Streams: f.o.Streams}); err == nil && !t.NoLoad {
-			set("lead", "lead", quickLeadTail.String())
-			set("tail", "tail", quickLeadTail.String())
-		}
-	}
-	if f.o.Lab == "" {
-		// A running testbed's path draws from the seed it was started
-		// with: the results record that one.
-		set("seed", "seed", strconv.FormatUint(r.Seed, 10))
-	}
-	br.o = f.o
-	return br, nil
-}
-
-// flagInMessage finds the flag a testrun message is about.
-var flagInMessage = regexp.MustCompile(`--([a-z0-9-]+)`)
-
-// prepare checks and resolves r as wanlab run would (prepareRun), with its
-// outputs at path and beside it, or, for path "", at /dev/null. A problem
-// with one option is an *experiment.OptionError naming its key.
-func (b *runBackend) prepare(r *experiment.Run, path string) (*testrun.Setup, *backendRun, error) {
-	br, err := b.options(r)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := func(ext string) string {
-		if path == "" {
-			return os.DevNull
-		}
-		return strings.TrimSuffix(path, ".json.gz") + ext
-	}
-	br.o.Output = out(".json.gz")
-	if br.flent {
-		br.o.Flent = out(perRunOutputs["flent"])
-	}
-	if br.pcap {
-		br.o.Pcap = out(perRunOutputs["pcap"])
-		br.argv = append(br.argv, "--pcap", br.o.Pcap)
-	}
-	if br.flent {
-		br.argv = append(br.argv, "--flent", br.o.Flent)
-	}
-	setup, err := prepareRun(br.fs, br.o)
-	if err != nil {
-		if m := flagInMessage.FindStringSubmatch(err.Error()); m != nil {
-			for key, flag := range b.flags {
-				if flag == m[1] {
-					return nil, nil, &experiment.OptionError{Key: key, Err: err}
-				}
-			}
-		}
-		return nil, nil, err
-	}
-	return setup, br, nil
-}
-
-// Check prepares the run as wanlab run would, without writing anything.
-func (b *runBackend) Check(r *experiment.Run) error {
-	setup, _, err := b.prepare(r, "")
-	if err != nil {
-		return err
-	}
-	b.lengths[entryKey{r.Case, r.TestIndex}] = setup.Length()
-	return nil
-}
-
-// Estimate is the run's lead, load and tail.
-func (b *runBackend) Estimate(r *experiment.Run) time.Duration {
-	if d, ok := b.lengths[entryKey{r.Case, r.TestIndex}]; ok {
-		return d
-	}
-	setup, _, err := b.prepare(r, "")
-	if err != nil {
-		return 0
-	}
-	return setup.Length()
-}
-
-// Run runs r with testrun and writes its results file, and the Flent file
-// and capture its test entry asks for beside it; a run cut short by ctx
-// writes what it measured, marked partial.
-func (b *runBackend) Run(ctx context.Context, r *experiment.Run, path string) error {
-	setup, br, err := b.prepare(r, path)
-	if err != nil {
-		return err
-	}
-	hooks := testrun.Hooks{Warnf: func(format string, args ...any) {
-		fmt.Fprintf(b.s.err, "wanlab: warning: %s: "+format+"\n", append([]any{filepath.Base(path)}, args...)...)
-	}}
-	doc, runErr := testrun.Run(ctx, setup, testrun.Info{Argv: br.argv, Version: wanlabVersion()}, hooks)
-	if doc == nil {
-		return runErr
-	}
-	// The measurements are written even when ctx is done (they are what
-	// the interrupted run measured, marked partial) and when removing the
-	// path failed after them (runErr): that failure is reported, not
-	// paid for with the run.
-	if err := results.WriteFile(context.Background(), path, doc, outfile.Options{Label: "the results file"}); err != nil {
-		return errors.Join(runErr, err)
-	}
-	if runErr != nil {
-		return runErr
-	}
-	if br.o.Flent != "" {
-		// After the results file, which a failed Flent file must not
-		// cost.
-		if err := results.WriteFlentFile(context.Background(), br.o.Flent, doc, outfile.Options{Label: "the Flent file"}); err != nil {
-			return err
-		}
-	}
-	return ctx.Err()
+// newRunner returns the backend that runs an experiment's runs as wanlab
+// run runs them.
+func newRunner(s *streams) *runner.Backend {
+	return runner.New(runner.Config{TC: tcOptions(), Version: wanlabVersion(), Warnings: s.err})
 }
 
 // registerSweep adds `wanlab run`'s --sweep flag.
@@ -452,44 +212,24 @@ func registerSweep(fs *pflag.FlagSet, sweeps *[]string) {
 // runSweep runs `wanlab run TEST --sweep VAR=V1,V2 ...`: the experiment
 // file those flags stand for, into a results directory (-o, default
 // TEST-sweep-results, resumed when run again), then prints its table.
-func runSweep(s *streams, fs *pflag.FlagSet, f *runFlags, sweeps []string) error {
-	if f.o.Test == "" {
+func runSweep(s *streams, fs *pflag.FlagSet, o *testrun.Options, sweeps []string) error {
+	if o.Test == "" {
 		return usagef("--sweep needs a test: wanlab run TEST --sweep VAR=V1,V2 ...")
 	}
-	if len(f.o.At) > 0 {
+	if len(o.At) > 0 {
 		return usagef("--at does not combine with --sweep yet: run the timed changes with wanlab run --at, one case at a time")
 	}
-	if f.o.JSON {
+	if o.JSON {
 		return usagef("--json prints one run's document: with --sweep, every run's document is in the results directory")
 	}
-	if err := testrun.CheckGiven(f.o, fs.Changed); err != nil {
+	if err := testrun.CheckGiven(*o, fs.Changed); err != nil {
 		return usagef("%v", err)
 	}
-	for flag, ext := range perRunOutputs {
-		if v := fs.Lookup(flag).Value.String(); v != "" && v != "true" && v != "false" {
-			return usagef("--%s %s with --sweep: each run writes its own into the results directory, named after its results file (RUN%s): give --%s true", flag, v, ext, flag)
-		}
+	spec, err := runner.Sweep(*o, sweeps, fs.Changed)
+	if err != nil {
+		return usagef("%v", err)
 	}
-	b := newRunBackend(s)
-	keyOf := map[string]string{}
-	for key, flag := range b.flags {
-		keyOf[flag] = key
-	}
-	spec := experiment.SweepSpec{Name: f.o.Test + "-sweep", Test: f.o.Test, Sweeps: sweeps, Up: f.o.Up, Down: f.o.Down, Both: f.o.Both}
-	fs.Visit(func(fl *pflag.Flag) {
-		if fl.Name == "seed" {
-			spec.Seed = f.o.Seed
-		}
-		key, ok := keyOf[fl.Name]
-		if !ok {
-			return
-		}
-		values := []string{fl.Value.String()}
-		if sv, ok := fl.Value.(pflag.SliceValue); ok {
-			values = sv.GetSlice()
-		}
-		spec.Options = append(spec.Options, experiment.Option{Key: key, Values: values})
-	})
+	b := newRunner(s)
 	content, err := experiment.SweepFile(spec)
 	if err != nil {
 		return usagef("%v", err)
@@ -501,7 +241,7 @@ func runSweep(s *streams, fs *pflag.FlagSet, f *runFlags, sweeps []string) error
 		}
 		return err
 	}
-	dir := f.o.Output
+	dir := o.Output
 	if dir == "" {
 		dir = defaultExperimentDir(plan.Name, false, experiment.Shard{})
 	}

@@ -12,7 +12,7 @@ import (
 // TestExperimentRefusesWhatRunRefuses: every option value that wanlab run
 // refuses (exit 2) is refused in an experiment file's test entry too, at
 // that option's line and naming its key, before anything runs: both go
-// through prepareRun (issue 26 item 7: streams: 0 ran 4 flows and was
+// through testrun.PrepareGiven (issue 26 item 7: streams: 0 ran 4 flows and was
 // recorded as 0; item 13: options that do not apply).
 func TestExperimentRefusesWhatRunRefuses(t *testing.T) {
 	dir := t.TempDir()
@@ -84,7 +84,7 @@ func TestExperimentRefusesWhatRunRefuses(t *testing.T) {
 }
 
 // TestShippedExamplesPass: every example experiment passes the whole
-// check a run makes (each case's options through prepareRun), as
+// check a run makes (each case's options through testrun.PrepareGiven), as
 // --dry-run does without root.
 func TestShippedExamplesPass(t *testing.T) {
 	files, _ := filepath.Glob("../../examples/*.yaml")

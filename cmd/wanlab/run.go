@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,13 +24,8 @@ import (
 
 func init() { addCommand(newRunCommand) }
 
-// runFlags are the flags of `wanlab run`, bound to the options.
-type runFlags struct {
-	o testrun.Options
-}
-
 func newRunCommand(s *streams) *cobra.Command {
-	f := &runFlags{o: testrun.Defaults()}
+	o := testrun.Defaults()
 	var sweeps []string
 	c := &cobra.Command{
 		Use:   "run [TEST] [path flags] [options]",
@@ -92,169 +86,59 @@ one that failed, and wanlab exits 1.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				f.o.Test = args[0]
+				o.Test = args[0]
 			}
 			if len(sweeps) > 0 {
-				if f.o.Output == "-" {
+				if o.Output == "-" {
 					return usagef("-o - with --sweep: a sweep writes a directory of results files, one per run, which cannot go to stdout: give the directory with -o DIR, or leave -o out")
 				}
-				return runSweep(s, c.Flags(), f, sweeps)
+				return runSweep(s, c.Flags(), &o, sweeps)
 			}
-			return runRun(s, c.Flags(), f, os.Args)
+			return runRun(s, c.Flags(), o, os.Args)
 		},
 	}
-	f.register(c.Flags())
+	registerRunOptions(c.Flags(), &o)
 	registerSweep(c.Flags(), &sweeps)
+	// A value an option's parser refuses is a *testrun.BadOption whose
+	// message names the flag, the value and the fix: it replaces pflag's
+	// wording, as root's flagError does for pflag's own types.
+	c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		var bad *testrun.BadOption
+		if errors.As(err, &bad) {
+			err = bad
+		}
+		return c.Root().FlagErrorFunc()(c, err)
+	})
 	return c
 }
 
-// prepareRun checks a run's options and resolves them: the flags given
-// (testrun.CheckGiven), then the options (testrun.Prepare). wanlab run and
-// every run of an experiment go through it, so that an option value is
-// refused in an experiment file exactly when its flag is.
-func prepareRun(fs *pflag.FlagSet, o testrun.Options) (*testrun.Setup, error) {
-	if err := testrun.CheckGiven(o, fs.Changed); err != nil {
-		return nil, err
-	}
-	return testrun.Prepare(o, tcOptions())
-}
-
-// durationPtr is a flag that sets a *time.Duration, leaving it nil (the
-// option's default) unless given.
-type durationPtr struct {
-	p   **time.Duration
-	def string
-}
-
-func (d durationPtr) String() string {
-	if d.p == nil || *d.p == nil {
-		return d.def
-	}
-	return (**d.p).String()
-}
-func (d durationPtr) Set(v string) error {
-	x, err := time.ParseDuration(v)
-	if err != nil {
-		return fmt.Errorf("%q is not a duration: write e.g. 30s, 500ms or 2m", v)
-	}
-	*d.p = &x
-	return nil
-}
-func (durationPtr) Type() string { return "duration" }
-
-// intPtr is a flag that sets an *int, leaving it nil (the option's
-// default) unless given.
-type intPtr struct {
-	p   **int
-	def string
-}
-
-func (i intPtr) String() string {
-	if i.p == nil || *i.p == nil {
-		return i.def
-	}
-	return strconv.Itoa(**i.p)
-}
-func (i intPtr) Set(v string) error {
-	x, err := strconv.Atoi(v)
-	if err != nil {
-		return fmt.Errorf("%q is not a whole number", v)
-	}
-	*i.p = &x
-	return nil
-}
-func (intPtr) Type() string { return "int" }
-
-// pathState orders the path flags: pflag calls Set in command-line order,
-// so a path flag after --at belongs to that change and one before any
-// --at to the run's start.
-type pathState struct {
-	o *testrun.Options
-}
-
-// chainFlag is --up, --down or --both.
-type chainFlag struct {
-	st  *pathState
-	dir string
-}
-
-func (c chainFlag) String() string { return "" }
-func (c chainFlag) Type() string   { return "chain" }
-func (c chainFlag) Set(v string) error {
-	o := c.st.o
-	var dst *string
-	if n := len(o.At); n > 0 {
-		ch := &o.At[n-1]
-		dst = map[string]*string{"up": &ch.Up, "down": &ch.Down, "both": &ch.Both}[c.dir]
-		if *dst != "" {
-			return fmt.Errorf("--at %v takes one --%s; give another --at for a later change", ch.At, c.dir)
+// registerRunOptions adds a flag for every option of a run that has one
+// (testrun.Registry), with the registry's help, setting o through the
+// option's own parser: the one an experiment file's value goes through.
+func registerRunOptions(fs *pflag.FlagSet, o *testrun.Options) {
+	for _, op := range testrun.Registry() {
+		if op.Flag == "" {
+			continue // the test: the command's argument
 		}
-	} else {
-		dst = map[string]*string{"up": &o.Up, "down": &o.Down, "both": &o.Both}[c.dir]
+		fl := fs.VarPF(optionFlag{op, o}, op.Flag, op.Short, op.Usage())
+		// The usage shows the default already: pflag must not add its
+		// own.
+		fl.DefValue = ""
+		if op.Type() == "bool" {
+			fl.NoOptDefVal = "true"
+		}
 	}
-	if strings.TrimSpace(v) == "" {
-		return fmt.Errorf("empty chain: give qdiscs in tc syntax, e.g. \"netem delay 20ms\"")
-	}
-	*dst = v
-	return nil
 }
 
-// atFlag is --at: it starts a change that the path flags after it fill.
-type atFlag struct{ st *pathState }
-
-func (a atFlag) String() string { return "" }
-func (a atFlag) Type() string   { return "duration" }
-func (a atFlag) Set(v string) error {
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return fmt.Errorf("%q is not a duration: write the time into the run, e.g. --at 20s", v)
-	}
-	a.st.o.At = append(a.st.o.At, testrun.Change{At: d})
-	return nil
+// optionFlag is the flag of one option.
+type optionFlag struct {
+	op *testrun.Option
+	o  *testrun.Options
 }
 
-func (f *runFlags) register(fs *pflag.FlagSet) {
-	o := &f.o
-	fs.Var(durationPtr{&o.Duration, "60s"}, "duration", "length of the load (30s for the main job)")
-	fs.DurationVar(&o.Step, "step", o.Step, "sampling step of every series")
-	fs.Var(durationPtr{&o.Lead, "5s"}, "lead", "probing before the load (0 for ping)")
-	fs.Var(durationPtr{&o.Tail, "5s"}, "tail", "probing after the load (0 for ping)")
-	fs.IntVar(&o.Streams, "streams", 0, "flows of tcp_nup and tcp_ndown (default 4)")
-	fs.StringVar(&o.UDPRate, "udp-rate", "", "udp_flood's rate of UDP payload, e.g. 20mbit or 20M (default 100mbit)")
-	fs.IntVar(&o.UDPSize, "udp-size", 0, "udp_flood's UDP payload per packet in bytes (default 1470, 1450 over IPv6)")
-	fs.Var(intPtr{&o.TxQLen, "5"}, "tx-qlen", "TFRC sender's transmit buffer in packets, as DCCP's net.dccp.default.tx_qlen (0: unbounded)")
-	fs.StringVar(&o.Server, "server", "", "custom: the receiver's command, run with sh -c in the server host before the run (@peer, @peer6, @port, @duration are replaced)")
-	fs.StringVar(&o.Client, "client", "", "custom: the sender's command, run with sh -c in the client host when the load starts")
-	fs.Var(durationPtr{&o.ServerWait, "10s"}, "server-wait", "custom: how long to wait for --server to listen (0: do not wait)")
-	fs.BoolVarP(&o.IPv6, "ipv6", "6", false, "run over the hosts' IPv6 addresses")
-	fs.StringVar(&o.CC, "cc", "", "TCP congestion control of every flow (cubic), or per direction (up=cubic,down=bbr)")
-	fs.StringVar(&o.TOS, "tos", "", "mark of the best-effort flows and probes: a DSCP name (EF, CS1, AF41) or a TOS byte (0xb8)")
-	fs.BoolVar(&o.ECN, "ecn", false, "ECN for TCP in both hosts (net.ipv4.tcp_ecn=1) and ECT(0) on UDP floods")
-	fs.IntVar(&o.SendBuffer, "sndbuf", 0, "SO_SNDBUF of every TCP sender in bytes (default: the kernel's autotuning)")
-	fs.IntVar(&o.ReceiveBuffer, "rcvbuf", 0, "SO_RCVBUF of every TCP receiver in bytes (default: the kernel's autotuning)")
-	fs.StringVar(&o.TCPRmem, "tcp-rmem", "", `net.ipv4.tcp_rmem of both hosts, e.g. "4096 131072 33554432"`)
-	fs.StringVar(&o.TCPWmem, "tcp-wmem", "", `net.ipv4.tcp_wmem of both hosts, e.g. "4096 16384 33554432"`)
-	fs.StringArrayVar(&o.Sysctls, "sysctl", nil, "[client:|server:]KEY=VALUE, a sysctl under net. of one host or both (repeatable), e.g. net.ipv4.tcp_recovery=0")
-	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of every random choice of the path")
-	fs.StringVar(&o.Title, "title", "", "label of the run in tables and plots")
-	fs.StringVar(&o.Framing, "framing", "", "what the path's qdiscs count in a packet's length: ethernet (the default: the IP length plus 14, as on an Ethernet interface) or ip (as on a TUN)")
-	fs.StringVar(&o.Granularity, "granularity", "", "what the path's qdiscs take as one packet when the kernel hands the router a GSO super-packet: segment (the default: each wire segment, as a link carrying them sees it) or gso (the super-packet whole, as tc on the sending host's own egress sees it)")
-	st := &pathState{o: o}
-	fs.Var(chainFlag{st, "up"}, "up", `qdisc chain client→server in tc syntax, root first: "netem delay 20ms; tbf rate 10mbit burst 32k latency 50ms"`)
-	fs.Var(chainFlag{st, "down"}, "down", "qdisc chain server→client, as --up")
-	fs.Var(chainFlag{st, "both"}, "both", "the same chain in each direction")
-	fs.Var(atFlag{st}, "at", "--at T followed by --up/--down/--both: change the chains T into the run (repeatable)")
-	fs.StringVar(&o.TraceUp, "trace-up", "", "mahimahi trace file limiting the up direction's capacity")
-	fs.StringVar(&o.TraceDown, "trace-down", "", "mahimahi trace file limiting the down direction's capacity")
-	fs.StringVar(&o.Profile, "profile", "", "built-in path: home (the default), lte, geo, datacenter")
-	fs.StringVar(&o.AQM, "aqm", "", "replace the bottleneck queue with fq_codel, codel, pie, pfifo, bfifo or pfifo_fast")
-	fs.BoolVar(&o.Direct, "direct", false, "join the hosts with a plain veth pair, without the router: the machine's own ceiling")
-	fs.StringVar(&o.Lab, "lab", "", "run on this running testbed (wanlab up --name NAME) instead of building one")
-	fs.StringVar(&o.Pcap, "pcap", "", "record every packet the router forwards, both directions, to this pcap file")
-	fs.StringVarP(&o.Output, "output", "o", "", "results file (default wanlab-TEST-YYYYmmdd-HHMMSS.json.gz; - for stdout)")
-	fs.StringVar(&o.Flent, "flent", "", "also write Flent's data file, e.g. run.flent.gz")
-	fs.BoolVar(&o.JSON, "json", false, "print the results document on stdout instead of the text summary")
-}
+func (f optionFlag) Set(v string) error { return f.op.Set(f.o, v) }
+func (f optionFlag) Type() string       { return f.op.Type() }
+func (f optionFlag) String() string     { return strings.Join(f.op.Texts(f.o), ",") }
 
 // wanlabVersion is the version recorded in results: the module's version
 // and, when the build recorded it, the commit.
@@ -272,9 +156,8 @@ func wanlabVersion() string {
 	return v
 }
 
-func runRun(s *streams, fs *pflag.FlagSet, f *runFlags, argv []string) error {
-	o := f.o
-	setup, err := prepareRun(fs, o)
+func runRun(s *streams, fs *pflag.FlagSet, o testrun.Options, argv []string) error {
+	setup, err := testrun.PrepareGiven(o, fs.Changed, tcOptions())
 	if err != nil {
 		if testrun.IsBadOption(err) {
 			return usagef("%v", err)

@@ -1,0 +1,478 @@
+package testrun
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"wanlab/catalog"
+	"wanlab/profile"
+	"wanlab/tfrc/tfrcudp"
+	"wanlab/traffic/tfrcflow"
+)
+
+// Option is one option of a run, described once. The flags of `wanlab
+// run`, the keys of an experiment file's test entries, docs/options.md and
+// the checks of the options given (CheckGiven, and Prepare's refusal of an
+// option that does nothing in the run) are all made from Registry: adding
+// an option is adding its field to Options and its entry here.
+type Option struct {
+	// Key names the option in experiment files and in a results file's
+	// run.options; Flag is its flag of `wanlab run` ("" for the test,
+	// which is the command's argument), Short its one-letter form.
+	Key, Flag, Short string
+	// Default is what a run takes without the option, as help shows it
+	// ("" when there is nothing to show).
+	Default string
+	// Help is the flag's usage line; docs/options.md's meaning starts with
+	// the same words. Plain text: no backquotes, which pflag would take
+	// for the name of the flag's value.
+	Help string
+	// Doc is the rest of the meaning, for docs/options.md alone (Markdown).
+	Doc string
+	// Recorded says where a results document records the option (Markdown).
+	Recorded string
+	// Experiment says how an experiment file gives the option.
+	Experiment ExperimentUse
+	// PerRun, for an output, is the suffix of the file each run of an
+	// experiment writes beside its results file when its test entry gives
+	// the option true (".pcap": RUN.pcap); in an experiment the option
+	// takes true or false, not a file.
+	PerRun string
+	// ZeroFix is, for an option whose zero value stands for "not given"
+	// in Options, the fix named when it is given that value all the same
+	// (--streams 0): the user asked for something, and must not silently
+	// get the default instead.
+	ZeroFix string
+	// NotFor says why the option does nothing in a run of test t with
+	// options o (its test has no flow the option sets, its testbed is
+	// not the run's own, ...), as the message that refuses it, naming the
+	// fix; "" where it applies. nil: it applies to every run.
+	NotFor func(t catalog.Test, o *Options) string
+
+	field value
+}
+
+// ExperimentUse says how an experiment file gives an option.
+type ExperimentUse uint8
+
+const (
+	// InEntry options are keys of a test entry, meaning what the flag
+	// means.
+	InEntry ExperimentUse = iota
+	// ByExperiment options are set by the experiment itself: the entry's
+	// test, the path, the seed derived for each run, the results file.
+	ByExperiment
+	// NotInExperiments options are not available in experiment files yet:
+	// a test entry that gives one is refused.
+	NotInExperiments
+)
+
+// Registry returns every option of a run, once, in the order of
+// docs/options.md. The entries are shared: do not change them.
+func Registry() []*Option { return registry }
+
+// LookupOption returns the option whose experiment key is key, or nil.
+func LookupOption(key string) *Option {
+	i := slices.IndexFunc(registry, func(op *Option) bool { return op.Key == key })
+	if i < 0 {
+		return nil
+	}
+	return registry[i]
+}
+
+// registry is every option of a run, in the order of docs/options.md.
+var registry = []*Option{
+	{
+		Key: "test", Recorded: "`run.test`", Experiment: ByExperiment,
+		Doc: "Flent's test: " + strings.Join(flentTests(), ", ") + "; or wanlab's: tfrc_upload, tfrc_download (TFRC, RFC 5348 as DCCP's CCID-3, over UDP), " +
+			"quic_upload, quic_download (quic-go, whose congestion control is " + catalog.QUICCongestionControl + "), custom (your programs, `--server` and `--client`). " +
+			"None: the main job, `" + DefaultTest + "` for 30 s on the `" + DefaultProfile + "` profile",
+		field: text(func(o *Options) *string { return &o.Test }),
+	},
+	{
+		Key: "duration", Flag: "duration", Default: helpDuration(DefaultDuration), Recorded: "`run.duration_s`",
+		Help:  "length of the load (" + helpDuration(MainJobDuration) + " for the main job)",
+		field: lengthOrNil(func(o *Options) **time.Duration { return &o.Duration }),
+	},
+	{
+		Key: "step", Flag: "step", Default: helpDuration(Defaults().Step), Recorded: "`run.step_s`",
+		Help:  "sampling step of every series",
+		field: length(func(o *Options) *time.Duration { return &o.Step }),
+	},
+	{
+		Key: "lead", Flag: "lead", Default: helpDuration(DefaultLeadTail), Recorded: "`run.lead_s`",
+		Help:   "probing before the load (0 for ping)",
+		NotFor: noLoad(func(o *Options) *time.Duration { return o.Lead }),
+		field:  lengthOrNil(func(o *Options) **time.Duration { return &o.Lead }),
+	},
+	{
+		Key: "tail", Flag: "tail", Default: helpDuration(DefaultLeadTail), Recorded: "`run.tail_s`",
+		Help:   "probing after the load (0 for ping)",
+		NotFor: noLoad(func(o *Options) *time.Duration { return o.Tail }),
+		field:  lengthOrNil(func(o *Options) **time.Duration { return &o.Tail }),
+	},
+	{
+		Key: "streams", Flag: "streams", Default: "4", Recorded: "`run.options.streams`",
+		Help:    "flows of tcp_nup and tcp_ndown",
+		ZeroFix: fmt.Sprintf("give 1 to %d flows, or leave it out for 4", catalog.MaxStreams),
+		NotFor: func(t catalog.Test, _ *Options) string {
+			if t.Name == "tcp_nup" || t.Name == "tcp_ndown" {
+				return ""
+			}
+			return fmt.Sprintf("--streams is for tcp_nup and tcp_ndown, not %s: drop it or run tcp_nup", t.Name)
+		},
+		field: whole(func(o *Options) *int { return &o.Streams }),
+	},
+	{
+		Key: "udp_rate", Flag: "udp-rate", Default: DefaultUDPRate, Recorded: "`run.options.udp_rate`",
+		Help:   "udp_flood's rate of UDP payload, e.g. 20mbit or 20M",
+		NotFor: udpFloodOnly,
+		field:  text(func(o *Options) *string { return &o.UDPRate }),
+	},
+	{
+		Key: "udp_size", Flag: "udp-size", Default: "1470, 1450 over IPv6", Recorded: "`run.options.udp_size`",
+		Help:    "udp_flood's UDP payload per packet in bytes",
+		ZeroFix: "give a UDP payload from 24 to 65507 bytes, or leave it out for 1470",
+		NotFor:  udpFloodOnly,
+		field:   whole(func(o *Options) *int { return &o.UDPSize }),
+	},
+	{
+		Key: "tx_qlen", Flag: "tx-qlen", Default: strconv.Itoa(DefaultTxQLen), Recorded: "`run.options.tx_qlen`",
+		Help: fmt.Sprintf("TFRC sender's transmit buffer in packets, as DCCP's net.dccp.default.tx_qlen (0: unbounded, bounded by the %d KiB send buffer; at most %d)",
+			tfrcudp.DefaultSendBuffer>>10, tfrcflow.MaxTxQueueLen),
+		NotFor: func(t catalog.Test, _ *Options) string {
+			if hasFlow(t, catalog.TFRC) {
+				return ""
+			}
+			return fmt.Sprintf("--tx-qlen is the TFRC sender's transmit buffer, and %s has no TFRC flow: drop it, or run tfrc_upload or tfrc_download", t.Name)
+		},
+		field: wholeOrNil(func(o *Options) **int { return &o.TxQLen }),
+	},
+	{
+		Key: "server", Flag: "server", Recorded: "`run.options.server`, `commands[]`",
+		Help:   "custom: the receiver's command, run with sh -c in the server host before the run (@peer, @peer6, @port, @duration are replaced)",
+		Doc:    "`@peer` and `@peer6` are the client's addresses, `@port` a free port wanlab chose, `@duration` the load in seconds",
+		NotFor: customOnly,
+		field:  text(func(o *Options) *string { return &o.Server }),
+	},
+	{
+		Key: "client", Flag: "client", Recorded: "`run.options.client`, `commands[]`",
+		Help:   "custom: the sender's command, run with sh -c in the client host when the load starts",
+		Doc:    fmt.Sprintf("it must exit within %v after the load; placeholders as `--server`", ClientGrace),
+		NotFor: customOnly,
+		field:  text(func(o *Options) *string { return &o.Client }),
+	},
+	{
+		Key: "server_wait", Flag: "server-wait", Default: helpDuration(DefaultServerWait), Recorded: "`run.options.server_wait`",
+		Help: "custom: how long to wait for --server to listen (0: do not wait)",
+		Doc: "it waits on `@port` if the command names it, else on any new port, before the run starts; a server that daemonises (`iperf3 -s -D`) " +
+			"may exit with status 0 first: its daemon gets the same time to listen, and the run ends it at its end (`commands[].daemon_pids`)",
+		NotFor: customOnly,
+		field:  lengthOrNil(func(o *Options) **time.Duration { return &o.ServerWait }),
+	},
+	{
+		Key: "ipv6", Flag: "ipv6", Short: "6", Recorded: "`run.options.ip_version`",
+		Help:  "run over the hosts' IPv6 addresses",
+		field: boolean(func(o *Options) *bool { return &o.IPv6 }),
+	},
+	{
+		Key: "cc", Flag: "cc", Recorded: "`run.options.cc`, `flows[].congestion_control`",
+		Help:   "TCP congestion control of every flow (cubic), or per direction (up=cubic,down=bbr)",
+		Doc:    "a direction that no TCP flow takes is refused",
+		NotFor: ccNotFor,
+		field:  text(func(o *Options) *string { return &o.CC }),
+	},
+	{
+		Key: "tos", Flag: "tos", Recorded: "`run.options.tos`, `flows[].tos`",
+		Help:  "mark of the best-effort flows and probes: a DSCP name (EF, CS1, AF41) or a TOS byte (0xb8)",
+		field: text(func(o *Options) *string { return &o.TOS }),
+	},
+	{
+		Key: "ecn", Flag: "ecn", Recorded: "`run.options.ecn`, `run.sysctls`",
+		Help:  "ECN for TCP in both hosts (net.ipv4.tcp_ecn=1) and ECT(0) on UDP floods",
+		field: boolean(func(o *Options) *bool { return &o.ECN }),
+	},
+	{
+		Key: "sndbuf", Flag: "sndbuf", Default: "0, the kernel's autotuning", Recorded: "`run.options.sndbuf`",
+		Help:  "SO_SNDBUF of every TCP sender in bytes",
+		field: whole(func(o *Options) *int { return &o.SendBuffer }),
+	},
+	{
+		Key: "rcvbuf", Flag: "rcvbuf", Default: "0, the kernel's autotuning", Recorded: "`run.options.rcvbuf`",
+		Help:  "SO_RCVBUF of every TCP receiver in bytes",
+		field: whole(func(o *Options) *int { return &o.ReceiveBuffer }),
+	},
+	{
+		Key: "tcp_rmem", Flag: "tcp-rmem", Recorded: "`run.sysctls`",
+		Help:  `net.ipv4.tcp_rmem of both hosts, e.g. "4096 131072 33554432"`,
+		field: text(func(o *Options) *string { return &o.TCPRmem }),
+	},
+	{
+		Key: "tcp_wmem", Flag: "tcp-wmem", Recorded: "`run.sysctls`",
+		Help:  `net.ipv4.tcp_wmem of both hosts, e.g. "4096 16384 33554432"`,
+		field: text(func(o *Options) *string { return &o.TCPWmem }),
+	},
+	{
+		Key: "sysctls", Flag: "sysctl", Recorded: "`run.sysctls`",
+		Help:  "[client:|server:]KEY=VALUE, a sysctl under net. of one host or both (repeatable), e.g. net.ipv4.tcp_recovery=0",
+		field: list{func(o *Options) *[]string { return &o.Sysctls }},
+	},
+	{
+		Key: "seed", Flag: "seed", Default: strconv.FormatUint(Defaults().Seed, 10), Recorded: "`run.seed`", Experiment: ByExperiment,
+		Help: "seed of every random choice of the path",
+		Doc:  "a testbed of `--lab` keeps the seed it was started with (`wanlab up --seed`)",
+		NotFor: func(_ catalog.Test, o *Options) string {
+			if o.Lab == "" {
+				return ""
+			}
+			return fmt.Sprintf("--seed: --lab %s runs on that testbed, whose path draws from the seed it was started with: drop --seed, or start the testbed with `wanlab up --seed %d`", o.Lab, o.Seed)
+		},
+		field: natural(func(o *Options) *uint64 { return &o.Seed }),
+	},
+	{
+		Key: "title", Flag: "title", Recorded: "`run.title`",
+		Help:  "label of the run in tables and plots",
+		field: text(func(o *Options) *string { return &o.Title }),
+	},
+	{
+		Key: "framing", Flag: "framing", Default: "ethernet", Recorded: "`run.framing`",
+		Help: "what the path's qdiscs count in a packet's length: ethernet (the IP length plus 14, as on an Ethernet interface) or ip (as on a TUN)",
+		NotFor: func(_ catalog.Test, o *Options) string {
+			if o.Lab == "" && !o.Direct {
+				return ""
+			}
+			return "--framing is how a testbed the run builds counts bytes; with --lab or --direct there is none: drop --framing"
+		},
+		field: text(func(o *Options) *string { return &o.Framing }),
+	},
+	{
+		Key: "granularity", Flag: "granularity", Default: "segment", Recorded: "`run.options.granularity`",
+		Help:   "what the path's qdiscs take as one packet when the kernel hands the router a GSO super-packet: segment (each wire segment, as a link carrying them sees it) or gso (the super-packet whole, as tc on the sending host's own egress sees it)",
+		NotFor: granularityNotFor,
+		field:  text(func(o *Options) *string { return &o.Granularity }),
+	},
+	{
+		Key: "up", Flag: "up", Recorded: "`run.path.up`", Experiment: ByExperiment,
+		Help:   `qdisc chain client→server in tc syntax, root first: "netem delay 20ms; tbf rate 10mbit burst 32k latency 50ms"`,
+		NotFor: pathOption("--up", true),
+		field:  chain{"up"},
+	},
+	{
+		Key: "down", Flag: "down", Recorded: "`run.path.down`", Experiment: ByExperiment,
+		Help:   "qdisc chain server→client, as --up",
+		NotFor: pathOption("--down", true),
+		field:  chain{"down"},
+	},
+	{
+		Key: "both", Flag: "both", Recorded: "`run.path`", Experiment: ByExperiment,
+		Help:   "the same chain in each direction",
+		NotFor: pathOption("--both", true),
+		field:  chain{"both"},
+	},
+	{
+		Key: "trace_up", Flag: "trace-up", Recorded: "`run.options.trace_up`",
+		Help:   "mahimahi trace file limiting the up direction's capacity",
+		NotFor: pathOption("--trace-up", true),
+		field:  text(func(o *Options) *string { return &o.TraceUp }),
+	},
+	{
+		Key: "trace_down", Flag: "trace-down", Recorded: "`run.options.trace_down`",
+		Help:   "mahimahi trace file limiting the down direction's capacity",
+		NotFor: pathOption("--trace-down", true),
+		field:  text(func(o *Options) *string { return &o.TraceDown }),
+	},
+	{
+		Key: "at", Flag: "at", Recorded: "`run.options.at`, `router.changes`", Experiment: NotInExperiments,
+		Help: "--at T followed by --up/--down/--both: change the chains T into the run (repeatable)",
+		// A running testbed's chains change as `wanlab set` changes
+		// them: --at applies with --lab.
+		NotFor: pathOption("--at", false),
+		field:  changeAt{},
+	},
+	{
+		Key: "profile", Flag: "profile", Default: DefaultProfile, Recorded: "`run.options.profile`, `run.path`",
+		Help:   "built-in path: " + strings.Join(profile.Names(), ", "),
+		NotFor: pathOption("--profile", true),
+		field:  text(func(o *Options) *string { return &o.Profile }),
+	},
+	{
+		Key: "aqm", Flag: "aqm", Recorded: "`run.options.aqm`, `run.path`",
+		Help:   "replace the bottleneck queue with " + orList(profile.AQMs),
+		NotFor: pathOption("--aqm", true),
+		field:  text(func(o *Options) *string { return &o.AQM }),
+	},
+	{
+		Key: "direct", Flag: "direct", Recorded: "`run.options.direct`, `router.mode`",
+		Help: "join the hosts with a plain veth pair, without the router: the machine's own ceiling",
+		NotFor: func(t catalog.Test, o *Options) string {
+			switch {
+			case o.Lab != "":
+				return directAndLab
+			case t.Custom:
+				return "custom measures your programs' flows at the router, and --direct has none: drop --direct"
+			}
+			return ""
+		},
+		field: boolean(func(o *Options) *bool { return &o.Direct }),
+	},
+	{
+		Key: "lab", Flag: "lab", Recorded: "`run.options.lab`, `router.mode`",
+		Help: "run on this running testbed (wanlab up --name NAME) instead of building one",
+		NotFor: func(_ catalog.Test, o *Options) string {
+			if o.Direct {
+				return directAndLab
+			}
+			return ""
+		},
+		field: text(func(o *Options) *string { return &o.Lab }),
+	},
+	{
+		Key: "pcap", Flag: "pcap", Recorded: "`run.options.pcap`", PerRun: ".pcap",
+		Help:    "record every packet the router forwards, both directions, to this pcap file",
+		ZeroFix: "give a file name (- for stdout), or leave --pcap out",
+		NotFor: func(_ catalog.Test, o *Options) string {
+			switch {
+			case o.Direct:
+				return "--pcap records what the router forwards, and --direct has no router: drop --pcap, or capture with `ip netns exec` and tcpdump"
+			case o.Lab != "":
+				return fmt.Sprintf("--lab %s: the testbed records packets itself: start it with `wanlab up --pcap FILE`, and drop --pcap here", o.Lab)
+			}
+			return ""
+		},
+		field: text(func(o *Options) *string { return &o.Pcap }),
+	},
+	{
+		Key: "output", Flag: "output", Short: "o", Default: "wanlab-TEST-YYYYmmdd-HHMMSS.json.gz", Recorded: "(the file itself)", Experiment: ByExperiment,
+		Help:    "results file (- for stdout)",
+		ZeroFix: "give a file name (- for stdout), or leave --output out",
+		field:   text(func(o *Options) *string { return &o.Output }),
+	},
+	{
+		Key: "flent", Flag: "flent", Recorded: "(the file itself)", PerRun: ".flent.gz",
+		Help:    "also write Flent's data file, e.g. run.flent.gz",
+		Doc:     "Flent loads a data file by running the test it names, so only Flent's tests have one",
+		ZeroFix: "give a file name (- for stdout), or leave --flent out",
+		NotFor: func(t catalog.Test, _ *Options) string {
+			if t.Flent {
+				return ""
+			}
+			return fmt.Sprintf("--flent: Flent has no test %s, and it loads a data file by running the test the file names: drop --flent; wanlab show, plot and report read the results file", t.Name)
+		},
+		field: text(func(o *Options) *string { return &o.Flent }),
+	},
+	{
+		Key: "json", Flag: "json", Recorded: "(the output itself)", Experiment: ByExperiment,
+		Help:  "print the results document on stdout instead of the text summary",
+		field: boolean(func(o *Options) *bool { return &o.JSON }),
+	},
+}
+
+// helpDuration writes a duration as help shows it: whole seconds as such
+// (60s, where time.Duration writes 1m0s).
+func helpDuration(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
+}
+
+// flentTests are the tests Flent has.
+func flentTests() []string {
+	var names []string
+	for _, n := range catalog.Names() {
+		if t, err := catalog.Lookup(n, catalog.Options{}); err == nil && t.Flent {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// directAndLab refuses --direct with --lab.
+const directAndLab = "--direct and --lab exclude each other: --direct joins the hosts without a router, --lab uses a running testbed's: drop one"
+
+// hasFlow reports whether test t has a load flow of transport tr.
+func hasFlow(t catalog.Test, tr catalog.Transport) bool {
+	return slices.ContainsFunc(t.Flows, func(f catalog.Flow) bool { return f.Transport == tr })
+}
+
+func orList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// noLoad refuses a lead or a tail for a test without a load (ping), which
+// Flent runs for its length alone.
+func noLoad(field func(*Options) *time.Duration) func(catalog.Test, *Options) string {
+	return func(t catalog.Test, o *Options) string {
+		if d := field(o); !t.NoLoad || d == nil || *d == 0 {
+			return ""
+		}
+		return fmt.Sprintf("--lead and --tail surround a load, and %s has none: drop them and set the length with --duration", t.Name)
+	}
+}
+
+func udpFloodOnly(t catalog.Test, _ *Options) string {
+	if hasFlow(t, catalog.UDPFlood) {
+		return ""
+	}
+	return fmt.Sprintf("--udp-rate and --udp-size are for udp_flood, not %s: drop them", t.Name)
+}
+
+func customOnly(t catalog.Test, _ *Options) string {
+	if t.Custom {
+		return ""
+	}
+	return fmt.Sprintf("--server, --client and --server-wait are the custom test's, not %s's: run `wanlab run custom --server CMD --client CMD`, or drop them", t.Name)
+}
+
+// ccNotFor refuses --cc where no TCP flow of wanlab's takes it: the results
+// would otherwise record a congestion control that nothing used. (A
+// direction that --cc names and no TCP flow takes is refused with the
+// value, in Prepare.)
+func ccNotFor(t catalog.Test, _ *Options) string {
+	switch {
+	case t.Custom:
+		return "--cc sets wanlab's own TCP flows, and custom's flows are your programs': choose their congestion control in the commands (e.g. iperf3 -C cubic), and drop --cc"
+	case hasFlow(t, catalog.TCP):
+		return ""
+	case len(t.Flows) == 0:
+		return fmt.Sprintf("--cc sets the TCP flows' congestion control, and %s has no load flow: drop --cc", t.Name)
+	}
+	kind := map[catalog.Transport]string{
+		catalog.UDPFlood: "a UDP flood at a set rate",
+		catalog.TFRC:     "TFRC, whose rate control is its own",
+		catalog.QUIC:     "QUIC, whose congestion control is quic-go's " + catalog.QUICCongestionControl,
+	}[t.Flows[0].Transport]
+	return fmt.Sprintf("--cc sets the TCP flows' congestion control, and %s has none (its flow is %s): drop --cc", t.Name, kind)
+}
+
+// granularityNotFor refuses --granularity where no testbed of the run's own
+// has a router.
+func granularityNotFor(_ catalog.Test, o *Options) string {
+	switch {
+	case o.Lab != "":
+		return fmt.Sprintf("--granularity is how a testbed the run builds takes GSO super-packets; --lab %s runs on one that has its own (wanlab up --granularity): drop --granularity", o.Lab)
+	case o.Direct:
+		return "--granularity is how the router's qdiscs take GSO super-packets, and --direct has no router: drop --granularity"
+	}
+	return ""
+}
+
+// pathOption refuses the path option flag with --direct, which has no
+// path, and, when withLab, with --lab, whose testbed has its own.
+func pathOption(flag string, withLab bool) func(catalog.Test, *Options) string {
+	return func(_ catalog.Test, o *Options) string {
+		switch {
+		case o.Direct:
+			return fmt.Sprintf("--direct joins the hosts with a plain veth pair, without a router, so %s has no path to shape: drop the path flags (--up, --down, --both, --profile, --aqm, --trace-*, --at)", flag)
+		case withLab && o.Lab != "":
+			return fmt.Sprintf("--lab %s runs on that testbed's path, which %s would replace: drop the path flags, or change its chains first with `wanlab set %s`", o.Lab, flag, o.Lab)
+		}
+		return ""
+	}
+}
