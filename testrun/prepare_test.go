@@ -173,17 +173,21 @@ func TestPrepareResolves(t *testing.T) {
 	o.Test = "udp_flood"
 	o.UDPRate = "20M"
 	o.TOS = "af41"
+	s, err := Prepare(o, tcspec.Options{})
+	if err != nil || s.UDPRate != 20_000_000 || s.TOS != 34<<2 {
+		t.Fatalf("%v: rate %d, tos %#x", err, s.UDPRate, s.TOS)
+	}
+	// TCP's sysctls for a test with TCP flows: udp_flood would refuse
+	// --tcp-rmem, which nothing of it reads.
+	o = Defaults()
+	o.Test = "tcp_upload"
 	o.ECN = true
 	o.TCPRmem = "4096  87380 6291456"
 	o.Sysctls = []string{"client:net.ipv4.tcp_recovery=0", "net.ipv4.tcp_sack=0"}
 	o.Both = "netem delay 10ms"
 	o.At = []Change{{At: 3 * time.Second, Up: "netem delay 20ms"}, {At: 4 * time.Second, Both: "netem delay 5ms"}}
-	s, err := Prepare(o, tcspec.Options{})
-	if err != nil {
+	if s, err = Prepare(o, tcspec.Options{}); err != nil {
 		t.Fatal(err)
-	}
-	if s.UDPRate != 20_000_000 || s.TOS != 34<<2 {
-		t.Errorf("rate %d, tos %#x", s.UDPRate, s.TOS)
 	}
 	for cc, want := range map[string][2]string{"up=reno,down=cubic": {"reno", "cubic"}, "down=cubic": {"", "cubic"}, "reno": {"reno", "reno"}} {
 		o := Defaults()

@@ -192,28 +192,42 @@ var registry = []*Option{
 	},
 	{
 		Key: "ecn", Flag: "ecn", Recorded: "`run.options.ecn`, `run.sysctls`",
-		Help:  "ECN for TCP in both hosts (net.ipv4.tcp_ecn=1) and ECT(0) on UDP floods",
+		Help: "ECN for TCP in both hosts (net.ipv4.tcp_ecn=1) and ECT(0) on UDP floods",
+		NotFor: func(t catalog.Test, _ *Options) string {
+			if hasFlow(t, catalog.TCP) || hasFlow(t, catalog.UDPFlood) || t.Custom {
+				return ""
+			}
+			load := loadOf(t)
+			if hasFlow(t, catalog.QUIC) {
+				load += ", whose ECN quic-go sets itself"
+			}
+			return fmt.Sprintf("--ecn turns on ECN for TCP and marks UDP floods ECT(0), and %s has neither (%s): drop --ecn", t.Name, load)
+		},
 		field: boolean(func(o *Options) *bool { return &o.ECN }),
 	},
 	{
 		Key: "sndbuf", Flag: "sndbuf", Default: "0, the kernel's autotuning", Recorded: "`run.options.sndbuf`",
-		Help:  "SO_SNDBUF of every TCP sender in bytes",
-		field: whole(func(o *Options) *int { return &o.SendBuffer }),
+		Help:   "SO_SNDBUF of every TCP sender in bytes",
+		NotFor: wanlabTCPOnly("--sndbuf", "the send buffer"),
+		field:  whole(func(o *Options) *int { return &o.SendBuffer }),
 	},
 	{
 		Key: "rcvbuf", Flag: "rcvbuf", Default: "0, the kernel's autotuning", Recorded: "`run.options.rcvbuf`",
-		Help:  "SO_RCVBUF of every TCP receiver in bytes",
-		field: whole(func(o *Options) *int { return &o.ReceiveBuffer }),
+		Help:   "SO_RCVBUF of every TCP receiver in bytes",
+		NotFor: wanlabTCPOnly("--rcvbuf", "the receive buffer"),
+		field:  whole(func(o *Options) *int { return &o.ReceiveBuffer }),
 	},
 	{
 		Key: "tcp_rmem", Flag: "tcp-rmem", Recorded: "`run.sysctls`",
-		Help:  `net.ipv4.tcp_rmem of both hosts, e.g. "4096 131072 33554432"`,
-		field: text(func(o *Options) *string { return &o.TCPRmem }),
+		Help:   `net.ipv4.tcp_rmem of both hosts, e.g. "4096 131072 33554432"`,
+		NotFor: tcpInHosts("--tcp-rmem", "net.ipv4.tcp_rmem"),
+		field:  text(func(o *Options) *string { return &o.TCPRmem }),
 	},
 	{
 		Key: "tcp_wmem", Flag: "tcp-wmem", Recorded: "`run.sysctls`",
-		Help:  `net.ipv4.tcp_wmem of both hosts, e.g. "4096 16384 33554432"`,
-		field: text(func(o *Options) *string { return &o.TCPWmem }),
+		Help:   `net.ipv4.tcp_wmem of both hosts, e.g. "4096 16384 33554432"`,
+		NotFor: tcpInHosts("--tcp-wmem", "net.ipv4.tcp_wmem"),
+		field:  text(func(o *Options) *string { return &o.TCPWmem }),
 	},
 	{
 		Key: "sysctls", Flag: "sysctl", Recorded: "`run.sysctls`",
@@ -398,6 +412,23 @@ func hasFlow(t catalog.Test, tr catalog.Transport) bool {
 	return slices.ContainsFunc(t.Flows, func(f catalog.Flow) bool { return f.Transport == tr })
 }
 
+// loadOf says what test t's load is, for a message saying why an option
+// does nothing in it.
+func loadOf(t catalog.Test) string {
+	switch {
+	case t.Custom:
+		return "its load is your programs'"
+	case len(t.Flows) == 0:
+		return "it has no load flow"
+	}
+	return "its flow is " + map[catalog.Transport]string{
+		catalog.TCP:      "TCP",
+		catalog.UDPFlood: "a UDP flood",
+		catalog.TFRC:     "TFRC, over UDP",
+		catalog.QUIC:     "QUIC, over UDP",
+	}[t.Flows[0].Transport]
+}
+
 func orList(s []string) string {
 	if len(s) < 2 {
 		return strings.Join(s, "")
@@ -451,16 +482,45 @@ func ccNotFor(t catalog.Test, _ *Options) string {
 	return fmt.Sprintf("--cc sets the TCP flows' congestion control, and %s has none (its flow is %s): drop --cc", t.Name, kind)
 }
 
+// wanlabTCPOnly refuses a socket option of wanlab's own TCP flows for a
+// test that has none.
+func wanlabTCPOnly(flag, what string) func(catalog.Test, *Options) string {
+	return func(t catalog.Test, _ *Options) string {
+		switch {
+		case hasFlow(t, catalog.TCP):
+			return ""
+		case t.Custom:
+			return fmt.Sprintf("%s sets %s of wanlab's own TCP flows, and custom's flows are your programs': set it in the commands (e.g. iperf3 -w), and drop %s", flag, what, flag)
+		}
+		return fmt.Sprintf("%s sets %s of wanlab's TCP flows, and %s has none (%s): drop %s", flag, what, t.Name, loadOf(t), flag)
+	}
+}
+
+// tcpInHosts refuses a TCP sysctl of the hosts for a test in which nothing
+// speaks TCP: custom's programs may, and keep it.
+func tcpInHosts(flag, sysctl string) func(catalog.Test, *Options) string {
+	return func(t catalog.Test, _ *Options) string {
+		if hasFlow(t, catalog.TCP) || t.Custom {
+			return ""
+		}
+		return fmt.Sprintf("%s sets %s, which only TCP reads, and %s has no TCP flow (%s): drop %s", flag, sysctl, t.Name, loadOf(t), flag)
+	}
+}
+
 // granularityNotFor refuses --granularity where no testbed of the run's own
-// has a router.
-func granularityNotFor(_ catalog.Test, o *Options) string {
+// has a router, and for a test whose packets are never GSO super-packets:
+// its flows send one datagram per packet (UDP floods, TFRC) and its probes
+// are single packets, so segment and gso are the same.
+func granularityNotFor(t catalog.Test, o *Options) string {
 	switch {
 	case o.Lab != "":
 		return fmt.Sprintf("--granularity is how a testbed the run builds takes GSO super-packets; --lab %s runs on one that has its own (wanlab up --granularity): drop --granularity", o.Lab)
 	case o.Direct:
 		return "--granularity is how the router's qdiscs take GSO super-packets, and --direct has no router: drop --granularity"
+	case t.Custom || hasFlow(t, catalog.TCP) || hasFlow(t, catalog.QUIC):
+		return ""
 	}
-	return ""
+	return fmt.Sprintf("--granularity is how the router's qdiscs take GSO super-packets, and %s sends none (no TCP or QUIC flow: its packets go one at a time): drop --granularity", t.Name)
 }
 
 // pathOption refuses the path option flag with --direct, which has no

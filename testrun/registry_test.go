@@ -2,9 +2,102 @@ package testrun
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"wanlab/catalog"
+	"wanlab/tcspec"
 )
+
+// TestOptionsApplyOrAreRefused: every option, given in a run of every
+// test (and with --direct, and with --lab), is either taken or refused
+// with one message that names the option, the test (or the mode that
+// refuses it) and the fix, as its registry entry says (issue 17 item 2):
+// no option is recorded as if it had done something it did not.
+func TestOptionsApplyOrAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "TRACE")
+	if err := os.WriteFile(trace, []byte("1\n2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir) // the default results file's directory
+	type context struct {
+		name, test string
+		mode       string // "--direct" or "--lab", or "" for the run's own testbed
+	}
+	var contexts []context
+	for _, name := range catalog.Names() {
+		contexts = append(contexts, context{name: name, test: name})
+	}
+	contexts = append(contexts, context{"tcp_upload --direct", "tcp_upload", "--direct"}, context{"tcp_upload --lab", "tcp_upload", "--lab"})
+	refusals := 0
+	for _, op := range Registry() {
+		if op.Flag == "" {
+			continue // the test itself
+		}
+		for _, c := range contexts {
+			if op.Name() == c.mode {
+				continue
+			}
+			o := Defaults()
+			o.Test = c.test
+			given := map[string]bool{}
+			if c.test == "custom" {
+				o.Client, o.Server = "true", "true"
+			}
+			switch c.mode {
+			case "--direct":
+				o.Direct, given["direct"] = true, true
+			case "--lab":
+				o.Lab, given["lab"] = "wl-nosuch", true
+			}
+			setExample(t, &o, op.Key, dir)
+			if op.Key == "trace_up" || op.Key == "trace_down" {
+				*map[string]*string{"trace_up": &o.TraceUp, "trace_down": &o.TraceDown}[op.Key] = trace
+			}
+			given[op.Flag] = true
+			if op.Key == "at" {
+				given["up"] = true
+			}
+			test, _ := catalog.Lookup(c.test, catalog.Options{Streams: o.Streams})
+			why := op.NotFor != nil && op.NotFor(test, &o) != ""
+			_, err := PrepareGiven(o, func(f string) bool { return given[f] }, tcspec.Options{})
+			var bad *BadOption
+			switch {
+			case why:
+				refusals++
+				msg := op.NotFor(test, &o)
+				about := c.test
+				plain := o
+				plain.Direct, plain.Lab = false, ""
+				if c.mode != "" && op.NotFor(test, &plain) == "" {
+					about = c.mode // the mode refuses it, not the test
+				}
+				// --direct and --lab refuse each other: either may say so.
+				modeKey := strings.TrimPrefix(c.mode, "--")
+				if !errors.As(err, &bad) || bad.Key != op.Key && bad.Key != modeKey || err.Error() != msg {
+					t.Errorf("%s in %s: %v (key %q); want the registry's refusal %q", op.Name(), c.name, err, keyOf(err), msg)
+				}
+				if !strings.Contains(msg, op.Name()) || !strings.Contains(msg, about) || !strings.Contains(msg, "drop") || strings.Contains(msg, "\n") {
+					t.Errorf("%s in %s: the refusal %q should name the option, %s and the fix, on one line", op.Name(), c.name, msg, about)
+				}
+			case c.mode == "--lab" || op.Key == "lab":
+				// Nothing of the lab runs here: the option passed if the
+				// missing testbed is all that Prepare refused.
+				if err == nil || !errors.As(err, &bad) || bad.Key != "lab" || !strings.Contains(err.Error(), "is not running") {
+					t.Errorf("%s in %s: %v; want it taken, and only the missing testbed refused", op.Name(), c.name, err)
+				}
+			case err != nil:
+				t.Errorf("%s %q in %s: %v; want it taken", op.Name(), examples[op.Key], c.name, err)
+			}
+		}
+	}
+	if refusals == 0 {
+		t.Fatal("nothing was refused: is the registry's NotFor wired?")
+	}
+}
 
 func keyOf(err error) string {
 	var bad *BadOption

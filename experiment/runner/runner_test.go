@@ -91,6 +91,7 @@ func TestBadOptionAtItsKey(t *testing.T) {
 		want string
 	}{
 		{"tcp_nup", experiment.Option{Key: "streams", Values: []string{"0x"}}, "streams", `--streams "0x": give a whole number`},
+		{"udp_flood", experiment.Option{Key: "rcvbuf", Values: []string{"65536"}}, "rcvbuf", "udp_flood has none"},
 		{"tcp_upload", experiment.Option{Key: "rcvbuf", Values: []string{"-1"}}, "rcvbuf", "--rcvbuf -1: give a size"},
 		{"tcp_upload", experiment.Option{Key: "tail", Values: []string{"300ms"}}, "tail", "whole number of steps"},
 		{"ping", experiment.Option{Key: "tail", Values: []string{"1s"}}, "tail", "ping has none"},
