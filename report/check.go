@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
+	"wanlab/fidelity"
 	"wanlab/results"
 )
 
@@ -44,33 +46,47 @@ type checkCell struct {
 
 const unknown = "—"
 
-// buildFidelity reads the run's router data and compares it with the
+// buildFidelity compares what the run's router report recorded with the
 // path the run recorded.
 func buildFidelity(d *results.Document) fidelityView {
-	rv := readRouter(d.Router)
-	v := fidelityView{State: rv.State, Notes: rv.Notes}
-	for _, vd := range rv.Verdicts {
-		for _, c := range vd.Causes {
-			v.Causes = append(v.Causes, cause{Direction: vd.Direction, Code: c.Code, Text: c.Text})
-		}
-	}
+	rep := d.Router
+	v := fidelityView{State: stateOf(rep), Notes: routerNotes(rep)}
 
 	// The columns: the router's directions, or the path's when the router
-	// data has none.
-	dirs := rv.Directions
-	if len(dirs) == 0 {
-		dirs = []directionFigures{{Name: "up"}, {Name: "down"}}
+	// report has none.
+	var dirs []*results.DirectionReport
+	names := []string{"up", "down"}
+	if rep != nil && len(rep.Directions) > 0 {
+		names = names[:0]
+		for i := range rep.Directions {
+			dirs = append(dirs, &rep.Directions[i])
+			names = append(names, rep.Directions[i].Name)
+		}
 	}
 	chainOf := map[string]string{"up": d.Run.Path.Up, "down": d.Run.Path.Down}
 	var cols []column
-	for _, df := range dirs {
-		c := column{fig: df, chain: chainOf[df.Name]}
-		if _, known := chainOf[df.Name]; !known {
-			c.chain = df.Chain
+	for i, name := range names {
+		c := column{chain: chainOf[name]}
+		if dirs != nil {
+			c.dir = dirs[i]
+			if _, known := chainOf[name]; !known {
+				c.chain = c.dir.ChainStart
+			}
 		}
+		c.verdict = verdictOf(rep, c.dir)
 		c.conf, c.confOK = readConfigured(c.chain)
+		if c.dir != nil {
+			// What the run recorded: a trace's rate counts, which the
+			// chain's text does not say.
+			c.conf.RateBps, c.conf.Delay = c.dir.ConfiguredRateBps, time.Duration(c.dir.ConfiguredDelayNs)
+		}
+		if c.verdict != nil {
+			for _, cs := range c.verdict.Causes {
+				v.Causes = append(v.Causes, cause{Direction: c.verdict.Direction, Code: cs.Code, Text: cs.Text})
+			}
+		}
 		cols = append(cols, c)
-		v.Directions = append(v.Directions, df.Name)
+		v.Directions = append(v.Directions, name)
 	}
 	for _, r := range checkRows {
 		row := checkRow{What: r.what}
@@ -92,8 +108,14 @@ func buildFidelity(d *results.Document) fidelityView {
 
 // column is what a direction's cells are made from.
 type column struct {
-	fig    directionFigures
-	chain  string
+	// dir is the router report's direction, nil without one; verdict is
+	// its verdict, nil without one.
+	dir     *results.DirectionReport
+	verdict *fidelity.Verdict
+	chain   string
+	// conf is what the direction was set to do: the router report's rate
+	// and delay, the chain's loss; without a router report all from the
+	// chain, if it parses (confOK).
 	conf   configured
 	confOK bool
 }
@@ -110,27 +132,46 @@ var checkRows = []struct {
 		}
 		return checkCell{Text: c.chain}
 	}},
-	{"Chain at the end of the run", func(c column) checkCell { return checkCell{Text: c.fig.ChainEnd} }},
+	{"Chain at the end of the run", func(c column) checkCell {
+		if c.dir == nil || c.dir.ChainEnd == c.dir.ChainStart {
+			return checkCell{}
+		}
+		return checkCell{Text: c.dir.ChainEnd}
+	}},
 	{"Rate configured", func(c column) checkCell {
 		switch {
-		case !c.confOK:
+		case !c.confOK && c.dir == nil:
 			return checkCell{}
 		case c.conf.RateBps == 0:
 			return checkCell{Text: "no limit"}
 		}
 		return checkCell{Text: mbit(float64(c.conf.RateBps))}
 	}},
-	{"Rate achieved during the load", func(c column) checkCell { return optional(c.fig.AchievedRateBps, mbit) }},
+	{"Rate achieved during the load", func(c column) checkCell {
+		if c.dir == nil {
+			return checkCell{}
+		}
+		return checkCell{Text: mbit(c.dir.LoadRateBps)}
+	}},
 	{"Delay configured (netem)", func(c column) checkCell {
-		if !c.confOK {
+		if !c.confOK && c.dir == nil {
 			return checkCell{}
 		}
 		return checkCell{Text: ms(float64(c.conf.Delay))}
 	}},
 	{"Delay achieved: min / median / mean", func(c column) checkCell {
-		return joined(ms, c.fig.DelayMinNs, c.fig.DelayP50Ns, c.fig.DelayMeanNs)
+		if !delivered(c) {
+			return checkCell{}
+		}
+		dl := c.dir.Delay
+		return joined(ms, dl.MinMs*1e6, dl.P50Ms*1e6, dl.MeanMs*1e6)
 	}},
-	{"Delay achieved: 99th % / max", func(c column) checkCell { return joined(ms, c.fig.DelayP99Ns, c.fig.DelayMaxNs) }},
+	{"Delay achieved: 99th % / max", func(c column) checkCell {
+		if !delivered(c) {
+			return checkCell{}
+		}
+		return joined(ms, c.dir.Delay.P99Ms*1e6, c.dir.Delay.MaxMs*1e6)
+	}},
 	{"Loss configured (netem)", func(c column) checkCell {
 		switch {
 		case !c.confOK:
@@ -143,41 +184,53 @@ var checkRows = []struct {
 		return checkCell{Text: percent(c.conf.Loss)}
 	}},
 	{"Loss achieved (netem's loss drops / packets in)", func(c column) checkCell {
-		if c.fig.LossDrops == nil || c.fig.Sent == nil {
+		switch {
+		case c.dir == nil:
 			return checkCell{}
-		}
-		if *c.fig.Sent == 0 {
+		case c.dir.Sent == 0:
 			return checkCell{Text: "no packets"}
 		}
-		return checkCell{Text: fmt.Sprintf("%s (%s of %s)", percent(*c.fig.LossDrops / *c.fig.Sent), count(*c.fig.LossDrops), count(*c.fig.Sent))}
+		// Reasons with no drops are left out: loss dropped nothing.
+		loss, sent := float64(c.dir.DroppedByReason["loss"]), float64(c.dir.Sent)
+		return checkCell{Text: fmt.Sprintf("%s (%s of %s)", percent(loss/sent), count(loss), count(sent))}
 	}},
 	{"All drops by the chain", func(c column) checkCell {
-		if c.fig.Dropped == nil {
+		if c.dir == nil {
 			return checkCell{}
 		}
-		return checkCell{Text: count(*c.fig.Dropped) + results.DropReasons(c.fig.DroppedByReason)}
+		return checkCell{Text: count(float64(c.dir.Dropped)) + results.DropReasons(c.dir.DroppedByReason)}
 	}},
 	{"Release lateness: median / 99th % / max", func(c column) checkCell {
-		cell := joined(duration, c.fig.LatenessP50Ns, c.fig.LatenessP99Ns, c.fig.LatenessMaxNs)
-		if vd := c.fig.Verdict; vd != nil && c.fig.LatenessP99Ns != nil && vd.ToleranceNs > 0 {
-			cell.Bad = *c.fig.LatenessP99Ns > float64(vd.ToleranceNs)
+		if c.dir == nil {
+			return checkCell{}
+		}
+		l := c.dir.Lateness
+		cell := joined(duration, float64(l.P50Ns), float64(l.P99Ns), float64(l.MaxNs))
+		if vd := c.verdict; vd != nil && vd.ToleranceNs > 0 {
+			cell.Bad = l.P99Ns > vd.ToleranceNs
 		}
 		return cell
 	}},
 	{"Lateness allowed (99th %)", func(c column) checkCell {
-		if c.fig.Verdict == nil || c.fig.Verdict.ToleranceNs == 0 {
+		if c.verdict == nil || c.verdict.ToleranceNs == 0 {
 			return checkCell{}
 		}
-		return checkCell{Text: duration(float64(c.fig.Verdict.ToleranceNs))}
+		return checkCell{Text: duration(float64(c.verdict.ToleranceNs))}
 	}},
 	{"Drops in the TUN ring before the router", func(c column) checkCell {
-		cell := optional(c.fig.RingDrops, count)
-		cell.Bad = c.fig.RingDrops != nil && *c.fig.RingDrops > 0
-		return cell
+		if c.dir == nil {
+			return checkCell{}
+		}
+		return checkCell{Text: count(float64(c.dir.RingDrops)), Bad: c.dir.RingDrops > 0}
 	}},
-	{"Packets the egress device refused", func(c column) checkCell { return optional(c.fig.WriteDrops, count) }},
+	{"Packets the egress device refused", func(c column) checkCell {
+		if c.dir == nil {
+			return checkCell{}
+		}
+		return checkCell{Text: count(float64(c.dir.WriteDrops))}
+	}},
 	{"Verdict", func(c column) checkCell {
-		vd := c.fig.Verdict
+		vd := c.verdict
 		switch {
 		case vd == nil:
 			return checkCell{}
@@ -192,27 +245,15 @@ var checkRows = []struct {
 	}},
 }
 
-// optional formats a figure the router data may lack.
-func optional(v *float64, f func(float64) string) checkCell {
-	if v == nil {
-		return checkCell{}
-	}
-	return checkCell{Text: f(*v)}
-}
+// delivered reports whether the direction delivered packets, whose delays
+// the report has (without any, its delay figures are zeros, not delays).
+func delivered(c column) bool { return c.dir != nil && c.dir.Delay.N > 0 }
 
-// joined formats several figures of one kind as "a / b / c", unknown ones
-// as dashes; all unknown is an unknown cell.
-func joined(f func(float64) string, vs ...*float64) checkCell {
+// joined formats several figures of one kind as "a / b / c".
+func joined(f func(float64) string, vs ...float64) checkCell {
 	parts := make([]string, len(vs))
-	known := false
 	for i, v := range vs {
-		parts[i] = unknown
-		if v != nil {
-			parts[i], known = f(*v), true
-		}
-	}
-	if !known {
-		return checkCell{}
+		parts[i] = f(v)
 	}
 	return checkCell{Text: strings.Join(parts, " / ")}
 }

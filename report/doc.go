@@ -31,9 +31,9 @@
 // console. Graphs are SVG images in data: URIs, so they scale to the
 // screen and print sharply.
 //
-// The router's part of a document (Document.Router) is read tolerantly,
-// since its schema grows with the router: the report looks for fidelity
-// verdicts wherever they are and for each direction's figures under their
-// documented names, shows what it finds, and says "no router data" when
-// there is none.
+// The fidelity check shows what the run's router report
+// (results.RouterReport) recorded: the configured rate (a trace's mean
+// rate included) and delay, and what the router achieved; only the
+// configured loss, which the report does not record, is read from the
+// chain. A document without a router report says "no router data".
 package report

@@ -147,8 +147,8 @@ func checkRun(t *testing.T, a *html.Node, r Run, c reportCase) {
 	if w := warnings("unfaithful"); len(w) != wantUnfaithful {
 		t.Errorf("%d unfaithful warnings, want %d", len(w), wantUnfaithful)
 	} else if wantUnfaithful == 1 {
-		rv := readRouter(d.Router)
-		for _, v := range rv.Verdicts {
+		for _, dr := range d.Router.Directions {
+			v := dr.Verdict
 			for _, cs := range v.Causes {
 				if !strings.Contains(text(w[0]), v.Direction+": "+cs.Text) {
 					t.Errorf("the warning %q lacks the cause %s: %s", text(w[0]), v.Direction, cs.Text)

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -28,7 +27,7 @@ var synthPings = map[string][]string{
 	"rrul": {"Ping (ms) UDP EF", "Ping (ms) UDP BK", "Ping (ms) UDP BE"},
 }
 
-// fidelityCase is what a synthetic run's router data says.
+// fidelityCase is what a synthetic run's router report says.
 type fidelityCase int
 
 const (
@@ -36,15 +35,15 @@ const (
 	faithfulRun
 	lateUp          // the up direction released packets late
 	ringDropsDown   // the down direction lost packets in the TUN ring
-	directNoVerdict // a run on a veth pair: router data without a verdict
+	directNoVerdict // a run on a veth pair: a router report without a verdict
 )
 
 // synthRun builds a results document shaped like those `wanlab run`
 // writes: 2 s of lead, 10 s of load and 2 s of tail every 0.2 s; load
 // series sharing a 10 Mbit/s bottleneck; pings 13 ms after each grid point
 // with a few lost; each TCP flow with its TCP_INFO at both ends and the
-// router's per-flow view; the computed series and summaries; and router
-// data in the layout of `wanlab run`'s report, per fc.
+// router's per-flow view; the computed series and summaries; and a router
+// report per fc.
 func synthRun(test, title string, seed uint64, fc fidelityCase) *results.Document {
 	rng := rand.New(rand.NewPCG(seed, 5))
 	lead, dur, tail, step := 2.0, 10.0, 2.0, 0.2
@@ -128,19 +127,19 @@ func synthRun(test, title string, seed uint64, fc fidelityCase) *results.Documen
 	return d
 }
 
-// synthRouter returns router data in the layout of `wanlab run`'s report:
-// the overall verdict, and per direction its chain, counters, delay,
+// synthRouter returns a router report as `wanlab run` makes it: the
+// overall verdict, and per direction its chain, counters, delay,
 // lateness, ring drops and fidelity.Verdict, made by fidelity.Judge.
-func synthRouter(fc fidelityCase, chain string) json.RawMessage {
-	if fc == noRouter {
+func synthRouter(fc fidelityCase, chain string) *results.RouterReport {
+	switch fc {
+	case noRouter:
 		return nil
-	}
-	if fc == directNoVerdict {
-		return mustJSON(map[string]any{"mode": "direct", "testbed": "wl-x", "faithful": nil,
-			"note": "the hosts were joined by a plain veth pair: no router, no emulation, no verdict"})
+	case directNoVerdict:
+		return &results.RouterReport{Mode: results.RouterDirect, Testbed: "wl-x",
+			Note: "the hosts were joined by a plain veth pair: no router, no emulation, no verdict"}
 	}
 	faithful := true
-	var dirs []any
+	rep := &results.RouterReport{Mode: results.RouterTestbed, Testbed: "wl-run-1", Faithful: &faithful}
 	for _, name := range []string{"up", "down"} {
 		late, ring := 40*time.Microsecond, uint64(0)
 		if fc == lateUp && name == "up" {
@@ -151,29 +150,20 @@ func synthRouter(fc fidelityCase, chain string) json.RawMessage {
 		}
 		v := fidelity.Judge(fidelity.Direction{Name: name, Releases: 9000, LatenessP99: late, RingDrops: ring}, 20*time.Millisecond)
 		faithful = faithful && v.Faithful
-		dirs = append(dirs, map[string]any{
-			"name": name, "chain_start": chain, "chain_end": chain,
-			"configured_rate_bps": 10_000_000, "configured_delay_ns": 20_000_000,
-			"load_rate_bps": 9_561_000.0,
-			"sent":          10_000, "bytes_in": 15_000_000, "delivered": 9_880, "bytes_out": 14_820_000,
-			"dropped": 120, "dropped_by_reason": map[string]any{"limit": 120},
-			"marked": 0, "duplicated": 0, "reordered": 0,
-			"delay":             map[string]any{"n": 9_880, "mean_ms": 48.2, "min_ms": 20.01, "p50_ms": 47.5, "p99_ms": 79.9, "max_ms": 81.3},
-			"lateness":          map[string]any{"n": 9_000, "p50_ns": 12_000, "p99_ns": late.Nanoseconds(), "max_ns": late.Nanoseconds() * 2},
-			"percentiles_since": "run",
-			"ring_drops":        ring, "write_drops": 0,
-			"verdict": v,
+		rep.Directions = append(rep.Directions, results.DirectionReport{
+			Name: name, ChainStart: chain, ChainEnd: chain,
+			ConfiguredRateBps: 10_000_000, ConfiguredDelayNs: 20_000_000,
+			LoadRateBps: 9_561_000,
+			Sent:        10_000, BytesIn: 15_000_000, Delivered: 9_880, BytesOut: 14_820_000,
+			Dropped: 120, DroppedByReason: map[string]uint64{"limit": 120},
+			Delay:            results.DelayReport{N: 9_880, MeanMs: 48.2, MinMs: 20.01, P50Ms: 47.5, P99Ms: 79.9, MaxMs: 81.3},
+			Lateness:         results.LatenessReport{N: 9_000, P50Ns: 12_000, P99Ns: late.Nanoseconds(), MaxNs: late.Nanoseconds() * 2},
+			PercentilesSince: "run",
+			RingDrops:        ring,
+			Verdict:          v,
 		})
 	}
-	return mustJSON(map[string]any{"mode": "testbed", "testbed": "wl-run-1", "faithful": faithful, "directions": dirs})
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
+	return rep
 }
 
 // synthDir returns the direction of a load series by its Flent name.

@@ -62,7 +62,7 @@ func fullDoc(t *testing.T) *Document {
 	d.Run.Options = map[string]string{"ping_hosts": "a,b"}
 	d.Run.Partial, d.Run.PartialReason = true, "interrupted by SIGINT at 7.2 s"
 	d.Run.Start = d.Run.Start.In(time.FixedZone("CET", 3600)) // written in UTC
-	d.Router = json.RawMessage(`{"up":{"delivered":12},"verdict":"faithful"}`)
+	d.Router = sampleRouter()
 	return d
 }
 

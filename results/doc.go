@@ -11,7 +11,6 @@
 package results
 
 import (
-	"encoding/json"
 	"math"
 	"strings"
 	"time"
@@ -36,11 +35,9 @@ type Document struct {
 	// Flows describe each flow and probe and hold its per-flow series
 	// (TCP_INFO at both ends, the router's per-flow view, one-way delays).
 	Flows []Flow `json:"flows"`
-	// Router is filled by the lead with the router's per-direction counters
-	// and its fidelity verdict; its schema is documented in
-	// docs/results-format.md under "Counters, snapshots and status". This
-	// package carries it unchanged.
-	Router json.RawMessage `json:"router,omitempty"`
+	// Router is the router's report of the run: its per-direction
+	// counters and fidelity verdict; nil when the document has none.
+	Router *RouterReport `json:"router,omitempty"`
 	// Commands are the user's programs a custom run started, with how
 	// each ended and what it printed.
 	Commands []Command `json:"commands,omitempty"`

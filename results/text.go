@@ -1,7 +1,6 @@
 package results
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -11,21 +10,16 @@ import (
 	"time"
 )
 
-// RouterPrinter prints the router's part of a document (Document.Router,
-// whose schema the router's owner defines) at the end of WriteSummary's
-// text: its counters and the fidelity verdict.
-type RouterPrinter func(w io.Writer, router json.RawMessage) error
-
 // WriteSummary writes a text summary of the document in the style of
 // Flent's `-f stats`: a header with the run's provenance, a PARTIAL banner
 // when the run did not complete and one for each output that failed, then for each series its data points
 // (the samples summarised), lost probes, total (rate series), minimum,
 // median, 90th and 99th percentiles, maximum, mean, standard deviation
 // and variance, all over the series' window; with flowSeries, one line per
-// flow series (otherwise a line saying how to see them).
-// The figures are the document's summaries, so call Summarize first. If
-// router is not nil it is called last, with Document.Router.
-func WriteSummary(w io.Writer, d *Document, router RouterPrinter, flowSeries bool) error {
+// flow series (otherwise a line saying how to see them); the commands of a
+// custom run; and last the router's report (writeRouter).
+// The figures are the document's summaries, so call Summarize first.
+func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 	ew := &errWriter{w: w}
 	r := &d.Run
 	title := r.Test
@@ -102,11 +96,9 @@ func WriteSummary(w io.Writer, d *Document, router RouterPrinter, flowSeries boo
 		}
 	}
 
-	if router != nil && ew.err == nil {
-		ew.printf("\n")
-		if err := router(ew, d.Router); err != nil {
-			return err
-		}
+	ew.printf("\n")
+	if d.Router != nil {
+		writeRouter(ew, d.Router)
 	}
 	writeBanners(ew, r)
 	return ew.err
@@ -169,22 +161,14 @@ func orDash(s string) string {
 
 // DropReasons formats the router's drops by reason as they print after
 // the drop count, in the summary and in the report alike:
-// " (limit 3, loss 12)", by name; "" when there are none. The counts come
-// as the router counts them or as JSON decodes them.
-func DropReasons[N uint64 | float64](m map[string]N) string {
+// " (limit 3, loss 12)", by name; "" when there are none.
+func DropReasons(m map[string]uint64) string {
 	if len(m) == 0 {
 		return ""
 	}
 	parts := make([]string, 0, len(m))
 	for _, k := range sortedKeys(m) {
-		var n string
-		switch v := any(m[k]).(type) {
-		case uint64:
-			n = strconv.FormatUint(v, 10)
-		case float64:
-			n = strconv.FormatFloat(v, 'f', 0, 64)
-		}
-		parts = append(parts, k+" "+n)
+		parts = append(parts, k+" "+strconv.FormatUint(m[k], 10))
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
 }
@@ -268,4 +252,71 @@ func writeCommand(ew *errWriter, c *Command) {
 	if c.Error != "" {
 		ew.printf("         error: %s\n", c.Error)
 	}
+}
+
+// writeRouter writes the router's report: the verdict first, then each
+// direction's chain and its configured and achieved figures, then the
+// timed changes.
+func writeRouter(ew *errWriter, rep *RouterReport) {
+	switch {
+	case rep.Mode == RouterDirect:
+		ew.printf("Router: none (%s)\n", rep.Note)
+		return
+	case rep.Faithful == nil:
+		ew.printf("Router: no readings (%s)\n", rep.Note)
+		return
+	case *rep.Faithful:
+		ew.printf("Verdict: faithful: the router released every packet on time, lost none in front of the chains and kept up\n")
+	default:
+		ew.printf("Verdict: NOT FAITHFUL\n")
+		for _, d := range rep.Directions {
+			for _, c := range d.Verdict.Causes {
+				ew.printf("  %s: %s\n", d.Name, c.Text)
+			}
+		}
+	}
+	where := "testbed " + rep.Testbed
+	if rep.Mode == RouterLab {
+		where = "running " + where
+	}
+	ew.printf("\nRouter (%s):\n", where)
+	for _, d := range rep.Directions {
+		ew.printf(" %-4s %s\n", d.Name, orNone(d.ChainStart))
+		if d.ChainEnd != d.ChainStart {
+			ew.printf("      at the end: %s\n", orNone(d.ChainEnd))
+		}
+		rate := "unlimited"
+		if d.ConfiguredRateBps > 0 {
+			rate = fmt.Sprintf("%.3f Mbit/s", float64(d.ConfiguredRateBps)/1e6)
+		}
+		ew.printf("      configured: rate %s, delay %.3f ms\n", rate, float64(d.ConfiguredDelayNs)/1e6)
+		ew.printf("      achieved:   %.3f Mbit/s during the load, delay mean %.3f ms, median %.3f, 99th %% %.3f, max %.3f ms\n",
+			d.LoadRateBps/1e6, d.Delay.MeanMs, d.Delay.P50Ms, d.Delay.P99Ms, d.Delay.MaxMs)
+		ew.printf("      packets:    %d in, %d delivered, %d dropped%s, %d marked, %d duplicated, %d reordered\n",
+			d.Sent, d.Delivered, d.Dropped, DropReasons(d.DroppedByReason), d.Marked, d.Duplicated, d.Reordered)
+		ew.printf("      router:     lateness median %s, 99th %% %s, max %s (tolerance %s); ring drops %d, write drops %d; loop busy %.0f%%, held %.0f%%\n",
+			time.Duration(d.Lateness.P50Ns), time.Duration(d.Lateness.P99Ns), time.Duration(d.Lateness.MaxNs),
+			time.Duration(d.Verdict.ToleranceNs), d.RingDrops, d.WriteDrops, 100*d.LoopBusy, 100*d.LoopHeld)
+	}
+	for _, c := range rep.Changes {
+		if c.Error != "" {
+			ew.printf(" change at %gs: %s to %q FAILED: %s\n", c.AtS, c.Direction, c.Chain, c.Error)
+		} else {
+			ew.printf(" change at %gs (applied at %.3fs): %s to %s\n", c.AtS, c.AppliedS, c.Direction, orNone(c.Chain))
+			if c.Effect != "" {
+				ew.printf("      %s\n", c.Effect)
+			}
+		}
+	}
+	if rep.Note != "" {
+		ew.printf(" note: %s\n", rep.Note)
+	}
+}
+
+// orNone names an empty chain.
+func orNone(chain string) string {
+	if chain == "" {
+		return "(no qdisc)"
+	}
+	return chain
 }

@@ -1,7 +1,6 @@
 package testrun
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/netip"
@@ -112,11 +111,7 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 		return nil, err
 	}
 	d.Summarize()
-	raw, err := json.Marshal(rec.report(s))
-	if err != nil {
-		return nil, err
-	}
-	d.Router = raw
+	d.Router = rec.report(s)
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("testrun: the document came out invalid (a wanlab bug): %w", err)
 	}

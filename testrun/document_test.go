@@ -254,18 +254,14 @@ func TestDocumentPartialWindow(t *testing.T) {
 		t.Errorf("ping: n %d, max %v; want the 9 probes from 1.1 to 2.7 s, the slow one among them", sm.N, sm.Max)
 	}
 	var text strings.Builder
-	if err := results.WriteSummary(&text, doc, PrintRouter, false); err != nil {
+	if err := results.WriteSummary(&text, doc, false); err != nil {
 		t.Fatal(err)
 	}
 	if out := text.String(); !strings.Contains(out, "Window:      1 to 2.8 s") || strings.Contains(out, "to 6 s") {
 		t.Errorf("summary:\n%s\nwant every window from 1 to 2.8 s", out)
 	}
 	// The router's load rate: 50 kB a step from 1 s to 2.6 s.
-	var rep RouterReport
-	if err := json.Unmarshal(doc.Router, &rep); err != nil {
-		t.Fatal(err)
-	}
-	if rep.Directions[0].LoadRateBps != 2e6 {
+	if rep := doc.Router; rep.Directions[0].LoadRateBps != 2e6 {
 		t.Errorf("load rate %v bit/s, want 2e6 (50 kB a step over the load the run had)", rep.Directions[0].LoadRateBps)
 	}
 

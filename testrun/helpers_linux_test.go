@@ -2,7 +2,6 @@ package testrun
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -102,14 +101,13 @@ func within(r roottest.Reporter, what string, got, lo, hi float64) {
 	}
 }
 
-// routerReport decodes the document's router part.
-func routerReport(t testing.TB, d *results.Document) RouterReport {
+// routerReport returns the document's router part.
+func routerReport(t testing.TB, d *results.Document) results.RouterReport {
 	t.Helper()
-	var rep RouterReport
-	if err := json.Unmarshal(d.Router, &rep); err != nil {
-		t.Fatalf("router: %v", err)
+	if d.Router == nil {
+		t.Fatal("the document has no router part")
 	}
-	return rep
+	return *d.Router
 }
 
 // sum adds a series' values over all its samples, lost ones left out.

@@ -309,7 +309,7 @@ func (w *watcher) startChanges(ctx context.Context) {
 			}
 			w.rec.mu.Lock()
 			for i, dir := range c.Dirs {
-				ac := AppliedChange{AtS: c.At.Seconds(), AppliedS: applied, Direction: dir, Chain: c.Texts[i], Effect: effects[dir]}
+				ac := results.AppliedChange{AtS: c.At.Seconds(), AppliedS: applied, Direction: dir, Chain: c.Texts[i], Effect: effects[dir]}
 				if err != nil {
 					ac.Error = err.Error()
 				}

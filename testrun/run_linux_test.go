@@ -139,7 +139,7 @@ func TestCatalogThroughTheRouter(t *testing.T) {
 					r.Errorf("run %+v", d.Run)
 				}
 				rep := routerReport(t, d)
-				if rep.Mode != ModeTestbed || len(rep.Directions) != 2 || rep.Directions[0].ChainStart == "" {
+				if rep.Mode != results.RouterTestbed || len(rep.Directions) != 2 || rep.Directions[0].ChainStart == "" {
 					r.Errorf("router report %+v", rep)
 				}
 				checkSeries(r, d)
@@ -203,7 +203,7 @@ func TestRunVariants(t *testing.T) {
 			t.Errorf("ping over the veth pair: min %.3f ms, want well under 1 ms", p)
 		}
 		rep := routerReport(t, d)
-		if rep.Mode != ModeDirect || rep.Faithful != nil || len(rep.Directions) != 0 || d.Run.Path.Up != "" {
+		if rep.Mode != results.RouterDirect || rep.Faithful != nil || len(rep.Directions) != 0 || d.Run.Path.Up != "" {
 			t.Errorf("direct report %+v, path %+v", rep, d.Run.Path)
 		}
 	})
@@ -222,7 +222,7 @@ func TestRunVariants(t *testing.T) {
 		o.At = []Change{{At: time.Second, Up: "netem delay 25ms"}}
 		d := runDoc(t, o)
 		rep := routerReport(t, d)
-		if rep.Mode != ModeLab || rep.Testbed != name || d.Run.Seed != 42 || !strings.Contains(d.Run.Path.Up, "delay 15ms") ||
+		if rep.Mode != results.RouterLab || rep.Testbed != name || d.Run.Seed != 42 || !strings.Contains(d.Run.Path.Up, "delay 15ms") ||
 			rep.Directions[0].ConfiguredDelayNs != int64(15*time.Millisecond) {
 			t.Errorf("report %+v, seed %d, path %+v", rep, d.Run.Seed, d.Run.Path)
 		}

@@ -253,7 +253,7 @@ func writeRunOutputs(s *streams, o *testrun.Options, setup *testrun.Setup, doc *
 	if o.JSON {
 		err = doc.Encode(s.out)
 	} else {
-		err = results.WriteSummary(out, doc, testrun.PrintRouter, false)
+		err = results.WriteSummary(out, doc, false)
 	}
 	if err != nil {
 		failures = append(failures, err)

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"wanlab/results"
-	"wanlab/testrun"
 )
 
 func init() { addCommand(newShowCommand) }
@@ -34,7 +33,7 @@ series (TCP_INFO at both ends, the router's per-flow view).`,
 			if asJSON {
 				return doc.Encode(s.out)
 			}
-			return results.WriteSummary(s.out, doc, testrun.PrintRouter, flowSeries)
+			return results.WriteSummary(s.out, doc, flowSeries)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the document as JSON")

@@ -1,0 +1,147 @@
+package results
+
+import "wanlab/fidelity"
+
+// RouterMode is where a run's traffic crossed: the value of the router
+// report's "mode" key.
+type RouterMode string
+
+const (
+	// RouterTestbed: a testbed of the run's own.
+	RouterTestbed RouterMode = "testbed"
+	// RouterLab: a running testbed another process owns (--lab).
+	RouterLab RouterMode = "lab"
+	// RouterDirect: a veth pair, no router (--direct).
+	RouterDirect RouterMode = "direct"
+)
+
+// RouterReport is the document's "router" object: what the router did
+// during the run, per direction, with the fidelity verdict, the timed
+// changes as applied, and per-step counters.
+type RouterReport struct {
+	// Mode says where the traffic crossed; with RouterDirect nothing
+	// below is set but Testbed and Note.
+	Mode RouterMode `json:"mode"`
+	// Testbed names the testbed (or the veth pair's namespaces wl-NAME-c
+	// and wl-NAME-s).
+	Testbed string `json:"testbed"`
+	// Faithful is true when every direction's verdict is; nil without a
+	// router or without readings of it.
+	Faithful *bool `json:"faithful"`
+	// Directions are "up" and "down".
+	Directions []DirectionReport `json:"directions,omitempty"`
+	// Changes are the timed chain changes, with when they took effect.
+	Changes []AppliedChange `json:"changes,omitempty"`
+	// Steps are the router's counters on the run's grid.
+	Steps *RouterSteps `json:"steps,omitempty"`
+	// Note explains a report without a router, or a gap in it.
+	Note string `json:"note,omitempty"`
+}
+
+// DirectionReport is one direction's figures over the run. Counts are
+// differences between the router's readings just before the run and at
+// its end, in wire segments and bytes as the router counts them (see
+// Run.Framing). Delay and Lateness percentiles cover the router's life:
+// the run itself for a testbed of the run's own, the testbed's whole life
+// with --lab (PercentilesSince says which).
+type DirectionReport struct {
+	Name string `json:"name"`
+	// ChainStart and ChainEnd are the chain in tc syntax at the start and
+	// the end of the run (they differ after a timed change).
+	ChainStart string `json:"chain_start"`
+	ChainEnd   string `json:"chain_end"`
+	// ConfiguredRateBps is the smallest rate the starting chain sets (tbf
+	// or netem rate) or its trace's mean rate, in bit/s, 0 if none;
+	// ConfiguredDelayNs the sum of its netem delays.
+	ConfiguredRateBps uint64 `json:"configured_rate_bps"`
+	ConfiguredDelayNs int64  `json:"configured_delay_ns"`
+	// LoadRateBps is what the direction delivered during the load (up to
+	// the last reading, if the run was cut short), in bit/s of the
+	// router's bytes.
+	LoadRateBps float64 `json:"load_rate_bps"`
+	// Packets entering (sent to the chain), delivered, dropped (with
+	// the reasons), CE-marked, duplicated and reordered.
+	Sent            uint64            `json:"sent"`
+	BytesIn         uint64            `json:"bytes_in"`
+	Delivered       uint64            `json:"delivered"`
+	BytesOut        uint64            `json:"bytes_out"`
+	Dropped         uint64            `json:"dropped"`
+	DroppedByReason map[string]uint64 `json:"dropped_by_reason,omitempty"`
+	Marked          uint64            `json:"marked"`
+	Duplicated      uint64            `json:"duplicated"`
+	Reordered       uint64            `json:"reordered"`
+	// Delay is the delay through the chain of delivered packets: its mean
+	// over the run, and percentiles as PercentilesSince says.
+	Delay DelayReport `json:"delay"`
+	// Lateness is how late the router released packets against their
+	// due time.
+	Lateness LatenessReport `json:"lateness"`
+	// PercentilesSince is "run" or "testbed".
+	PercentilesSince string `json:"percentiles_since"`
+	// RingDrops counts packets the kernel dropped in the TUN ring in
+	// front of the router; WriteDrops packets the egress device refused.
+	RingDrops  uint64 `json:"ring_drops"`
+	WriteDrops uint64 `json:"write_drops"`
+	// LoopBusy is the share of the run the direction's loop spent working
+	// on packets (0 to 1), LoopHeld the share it spent holding reads back
+	// so as to release on time what it had taken in: together near 1, it
+	// was saturated.
+	LoopBusy float64 `json:"loop_busy"`
+	LoopHeld float64 `json:"loop_held"`
+	// Verdict is fidelity.Judge's.
+	Verdict fidelity.Verdict `json:"verdict"`
+}
+
+// DelayReport summarises the delays of N packets, in ms; every figure is
+// 0 when N is 0.
+type DelayReport struct {
+	N      uint64  `json:"n"`
+	MeanMs float64 `json:"mean_ms"`
+	MinMs  float64 `json:"min_ms"`
+	P50Ms  float64 `json:"p50_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	MaxMs  float64 `json:"max_ms"`
+}
+
+// LatenessReport summarises the release lateness of N packets, in ns.
+type LatenessReport struct {
+	N     uint64 `json:"n"`
+	P50Ns int64  `json:"p50_ns"`
+	P99Ns int64  `json:"p99_ns"`
+	MaxNs int64  `json:"max_ns"`
+}
+
+// AppliedChange is one timed change as it happened.
+type AppliedChange struct {
+	// AtS is when it was due and AppliedS when it took effect, in seconds
+	// from T0.
+	AtS      float64 `json:"at_s"`
+	AppliedS float64 `json:"applied_s"`
+	// Direction and Chain are what was set; Effect says what that did,
+	// position by position, as `wanlab set` prints it ("2 tbf: changed").
+	Direction string `json:"direction"`
+	Chain     string `json:"chain"`
+	Effect    string `json:"effect,omitempty"`
+	// Error is why it failed, if it did.
+	Error string `json:"error,omitempty"`
+}
+
+// RouterSteps are per-step router counters, in columns: TS[i] is the time
+// of step i in seconds from T0, and each direction's columns hold, for the
+// step ending then, the bytes delivered, the packets dropped and marked,
+// the mean delay through the chain of the packets delivered (nil if none),
+// and the packets queued at its end.
+type RouterSteps struct {
+	TS   []float64          `json:"t_s"`
+	Up   RouterStepsColumns `json:"up"`
+	Down RouterStepsColumns `json:"down"`
+}
+
+// RouterStepsColumns are one direction's per-step columns.
+type RouterStepsColumns struct {
+	DeliveredBytes []uint64   `json:"delivered_bytes"`
+	Dropped        []uint64   `json:"dropped"`
+	Marked         []uint64   `json:"marked"`
+	DelayMeanMs    []*float64 `json:"delay_mean_ms"`
+	Queued         []uint64   `json:"queued"`
+}
