@@ -164,13 +164,13 @@ var checkRows = []struct {
 			return checkCell{}
 		}
 		dl := c.dir.Delay
-		return joined(ms, dl.MinMs*1e6, dl.P50Ms*1e6, dl.MeanMs*1e6)
+		return joined(ms, dl.MinNs, dl.P50Ns, dl.MeanNs)
 	}},
 	{"Delay achieved: 99th % / max", func(c column) checkCell {
 		if !delivered(c) {
 			return checkCell{}
 		}
-		return joined(ms, c.dir.Delay.P99Ms*1e6, c.dir.Delay.MaxMs*1e6)
+		return joined(ms, c.dir.Delay.P99Ns, c.dir.Delay.MaxNs)
 	}},
 	{"Loss configured (netem)", func(c column) checkCell {
 		switch {

@@ -156,7 +156,7 @@ func synthRouter(fc fidelityCase, chain string) *results.RouterReport {
 			LoadRateBps: 9_561_000,
 			Sent:        10_000, BytesIn: 15_000_000, Delivered: 9_880, BytesOut: 14_820_000,
 			Dropped: 120, DroppedByReason: map[string]uint64{"limit": 120},
-			Delay:            results.DelayReport{N: 9_880, MeanMs: 48.2, MinMs: 20.01, P50Ms: 47.5, P99Ms: 79.9, MaxMs: 81.3},
+			Delay:            results.DelayReport{N: 9_880, MeanNs: 48.2e6, MinNs: 20.01e6, P50Ns: 47.5e6, P99Ns: 79.9e6, MaxNs: 81.3e6},
 			Lateness:         results.LatenessReport{N: 9_000, P50Ns: 12_000, P99Ns: late.Nanoseconds(), MaxNs: late.Nanoseconds() * 2},
 			PercentilesSince: "run",
 			RingDrops:        ring,

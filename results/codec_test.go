@@ -113,7 +113,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	if err := d.Encode(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.HasPrefix(buf.Bytes(), []byte(`{"format":"wanlab-results","version":1,"run":{`)) {
+	if !bytes.HasPrefix(buf.Bytes(), []byte(`{"format":"wanlab-results","version":2,"run":{`)) {
 		t.Errorf("document starts %.60s", buf.Bytes())
 	}
 	if !bytes.Contains(buf.Bytes(), []byte(`"start":"2026-03-04T05:06:07.123456789Z"`)) {
@@ -155,8 +155,8 @@ func TestDecodeRejects(t *testing.T) {
 	cases := []struct {
 		name, input, want string
 	}{
-		{"newer major version", `{"format":"wanlab-results","version":2,"run":{"test":"rrul"},"series":{"changed":"shape"}}`,
-			"version 2, newer than this wanlab reads (up to 1)"},
+		{"newer major version", `{"format":"wanlab-results","version":3,"run":{"test":"rrul"},"series":{"changed":"shape"}}`,
+			"version 3, newer than this wanlab reads (up to 2)"},
 		{"no version", `{"format":"wanlab-results","run":{}}`, `no "version" key`},
 		{"other format", `{"format":"something-else","version":1}`, `format "something-else"`},
 		{"Flent file", string(flent), "Flent data file"},

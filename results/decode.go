@@ -234,8 +234,17 @@ func (s *stream) document() (*Document, error) {
 		format                     *string
 		version                    *int
 		hasRun, xValues, rawValues bool
+		// router is the router's report as text, read once the
+		// version, which says its units, is known.
+		router json.RawMessage
 	)
 	err := s.fields(reflect.ValueOf(&d).Elem(), func(key string) (bool, error) {
+		if strings.EqualFold(key, "router") {
+			if err := s.leaf(&router, s.lim.value); err != nil {
+				return true, at(key, err)
+			}
+			return true, nil
+		}
 		switch key {
 		case "format":
 			if err := s.leaf(&format, s.lim.value); err != nil {
@@ -283,6 +292,11 @@ func (s *stream) document() (*Document, error) {
 	}
 	if !hasRun {
 		return nil, errors.New(`results: the document has no "run" key: it is not a whole results document`)
+	}
+	if len(router) > 0 {
+		if d.Router, err = decodeRouter(router, *version); err != nil {
+			return nil, at("router", err)
+		}
 	}
 	return &d, nil
 }

@@ -152,7 +152,7 @@ func TestReadFileChecks(t *testing.T) {
 		{write("invalid.json", `{"format":"wanlab-results","version":1,"run":{"test":"ping","step_s":0}}`), "run.step_s is 0", true},
 		{write("cut.json", `{"format":"wanlab-results","version":1,"run":{"te`), "cut.json: results: the file is cut short", true},
 		{write("index.json", `{"format":"wanlab-experiment","version":1}`), `format "wanlab-experiment"`, true},
-		{write("newer.json", `{"format":"wanlab-results","version":2}`), "newer than this wanlab reads", false},
+		{write("newer.json", `{"format":"wanlab-results","version":3}`), "newer than this wanlab reads", false},
 		{filepath.Join(dir, "missing.json.gz"), "no such file", true},
 		{dir, "is a directory", true},
 	} {

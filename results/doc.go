@@ -21,8 +21,11 @@ const Format = "wanlab-results"
 
 // Version is the document's major version, the value of its "version" key.
 // Additions that an older reader can ignore keep it; Decode refuses a
-// document whose version is higher than this one.
-const Version = 1
+// document whose version is higher than this one, and reads older ones as
+// this version has them. Version 2 gives the router's delays in ns, as
+// every other delay of the document's router part; version 1 gave them in
+// ms.
+const Version = 2
 
 // Document is one run's results.
 type Document struct {

@@ -1,6 +1,10 @@
 package results
 
-import "wanlab/fidelity"
+import (
+	"encoding/json"
+
+	"wanlab/fidelity"
+)
 
 // RouterMode is where a run's traffic crossed: the value of the router
 // report's "mode" key.
@@ -92,15 +96,15 @@ type DirectionReport struct {
 	Verdict fidelity.Verdict `json:"verdict"`
 }
 
-// DelayReport summarises the delays of N packets, in ms; every figure is
+// DelayReport summarises the delays of N packets, in ns; every figure is
 // 0 when N is 0.
 type DelayReport struct {
 	N      uint64  `json:"n"`
-	MeanMs float64 `json:"mean_ms"`
-	MinMs  float64 `json:"min_ms"`
-	P50Ms  float64 `json:"p50_ms"`
-	P99Ms  float64 `json:"p99_ms"`
-	MaxMs  float64 `json:"max_ms"`
+	MeanNs float64 `json:"mean_ns"`
+	MinNs  float64 `json:"min_ns"`
+	P50Ns  float64 `json:"p50_ns"`
+	P99Ns  float64 `json:"p99_ns"`
+	MaxNs  float64 `json:"max_ns"`
 }
 
 // LatenessReport summarises the release lateness of N packets, in ns.
@@ -142,6 +146,64 @@ type RouterStepsColumns struct {
 	DeliveredBytes []uint64   `json:"delivered_bytes"`
 	Dropped        []uint64   `json:"dropped"`
 	Marked         []uint64   `json:"marked"`
-	DelayMeanMs    []*float64 `json:"delay_mean_ms"`
+	DelayMeanNs    []*float64 `json:"delay_mean_ns"`
 	Queued         []uint64   `json:"queued"`
+}
+
+// decodeRouter reads a document's "router" object as the document's
+// version wrote it. Version 1 gave the delays through the chain in ms
+// (delay's mean_ms … max_ms, the steps' delay_mean_ms); they are read
+// into the ns figures of later versions.
+func decodeRouter(raw json.RawMessage, version int) (*RouterReport, error) {
+	var r *RouterReport
+	if err := json.Unmarshal(raw, &r); err != nil || r == nil || version >= 2 {
+		return r, err
+	}
+	var v1 struct {
+		Directions []struct {
+			Delay struct {
+				MeanMs float64 `json:"mean_ms"`
+				MinMs  float64 `json:"min_ms"`
+				P50Ms  float64 `json:"p50_ms"`
+				P99Ms  float64 `json:"p99_ms"`
+				MaxMs  float64 `json:"max_ms"`
+			} `json:"delay"`
+		} `json:"directions"`
+		Steps *struct {
+			Up struct {
+				DelayMeanMs []*float64 `json:"delay_mean_ms"`
+			} `json:"up"`
+			Down struct {
+				DelayMeanMs []*float64 `json:"delay_mean_ms"`
+			} `json:"down"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(raw, &v1); err != nil {
+		return nil, err
+	}
+	for i, d := range v1.Directions {
+		r.Directions[i].Delay = DelayReport{N: r.Directions[i].Delay.N,
+			MeanNs: d.Delay.MeanMs * 1e6, MinNs: d.Delay.MinMs * 1e6, P50Ns: d.Delay.P50Ms * 1e6,
+			P99Ns: d.Delay.P99Ms * 1e6, MaxNs: d.Delay.MaxMs * 1e6}
+	}
+	if v1.Steps != nil && r.Steps != nil {
+		r.Steps.Up.DelayMeanNs = msToNs(v1.Steps.Up.DelayMeanMs)
+		r.Steps.Down.DelayMeanNs = msToNs(v1.Steps.Down.DelayMeanMs)
+	}
+	return r, nil
+}
+
+// msToNs converts a column of delays in ms, nil for none, to ns.
+func msToNs(col []*float64) []*float64 {
+	if col == nil {
+		return nil
+	}
+	out := make([]*float64, len(col))
+	for i, v := range col {
+		if v != nil {
+			ns := *v * 1e6
+			out[i] = &ns
+		}
+	}
+	return out
 }

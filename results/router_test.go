@@ -1,6 +1,9 @@
 package results
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,7 +15,7 @@ import (
 // that is not faithful, a timed change, steps and a note.
 func sampleRouter() *RouterReport {
 	faithful := false
-	d12 := 12.0
+	d12 := 12e6
 	return &RouterReport{
 		Mode: RouterLab, Testbed: "wl-lab", Faithful: &faithful,
 		Directions: []DirectionReport{{
@@ -20,7 +23,7 @@ func sampleRouter() *RouterReport {
 			ConfiguredRateBps: 9_000_000, LoadRateBps: 8.5e6,
 			Sent: 1000, BytesIn: 1_500_000, Delivered: 990, BytesOut: 1_485_000, Dropped: 10,
 			DroppedByReason: map[string]uint64{"loss": 6, "limit": 4}, Marked: 2, Reordered: 1,
-			Delay:            DelayReport{N: 990, MeanMs: 12.5, MinMs: 1, P50Ms: 12, P99Ms: 30, MaxMs: 31.25},
+			Delay:            DelayReport{N: 990, MeanNs: 12.5e6, MinNs: 1e6, P50Ns: 12e6, P99Ns: 30e6, MaxNs: 31.25e6},
 			Lateness:         LatenessReport{N: 990, P50Ns: 2000, P99Ns: 1_500_000, MaxNs: 3_000_000},
 			PercentilesSince: "testbed", LoopBusy: 0.2, LoopHeld: 0.05,
 			Verdict: fidelity.Verdict{Direction: "up", ToleranceNs: 1_000_000,
@@ -29,8 +32,8 @@ func sampleRouter() *RouterReport {
 		Changes: []AppliedChange{{AtS: 1, AppliedS: 1.002, Direction: "up", Chain: "", Effect: "1 tbf: removed"},
 			{AtS: 2, AppliedS: 2, Direction: "down", Chain: "netem delay 1ms", Error: "refused"}},
 		Steps: &RouterSteps{TS: []float64{0, 0.2},
-			Up:   RouterStepsColumns{DeliveredBytes: []uint64{0, 100}, Dropped: []uint64{0, 1}, Marked: []uint64{0, 0}, DelayMeanMs: []*float64{nil, &d12}, Queued: []uint64{0, 3}},
-			Down: RouterStepsColumns{DeliveredBytes: []uint64{0, 0}, Dropped: []uint64{0, 0}, Marked: []uint64{0, 0}, DelayMeanMs: []*float64{nil, nil}, Queued: []uint64{0, 0}}},
+			Up:   RouterStepsColumns{DeliveredBytes: []uint64{0, 100}, Dropped: []uint64{0, 1}, Marked: []uint64{0, 0}, DelayMeanNs: []*float64{nil, &d12}, Queued: []uint64{0, 3}},
+			Down: RouterStepsColumns{DeliveredBytes: []uint64{0, 0}, Dropped: []uint64{0, 0}, Marked: []uint64{0, 0}, DelayMeanNs: []*float64{nil, nil}, Queued: []uint64{0, 0}}},
 		Note: "a note",
 	}
 }
@@ -56,5 +59,59 @@ func TestWriteRouterWithoutReadings(t *testing.T) {
 		if !strings.HasSuffix(b.String(), c.want) {
 			t.Errorf("%s: the summary ends\n%s\nwant %q", c.rep.Mode, b.String(), c.want)
 		}
+	}
+}
+
+// A version 1 document, stored as a run of that version wrote it (a
+// tcp_upload run whose up direction a trace of 6 Mbit/s limited), gave
+// the router's delays in ms. It reads as version 2 has them, in ns, and
+// its summary is the text that version printed (testdata/*.summary.txt,
+// printed by `wanlab show` of the wanlab that made the run), before and
+// after it is written again as version 2.
+func TestReadVersion1(t *testing.T) {
+	d, err := ReadFile(filepath.Join("testdata", "v1-trace.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", "v1-trace.summary.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := d.Router.Directions[0]
+	if up.ConfiguredRateBps != 6_000_000 || up.Delay.N != 1120 || up.Delay.MinNs != 5_379_064 || up.Delay.MaxNs != 47_599_839 {
+		t.Errorf("up: configured %d bit/s, delay %+v", up.ConfiguredRateBps, up.Delay)
+	}
+	if got := *d.Router.Steps.Up.DelayMeanNs[1]; got != 6_131_007 {
+		t.Errorf("the step's mean delay %v ns, want 6131007", got)
+	}
+	if d.Router.Steps.Up.DelayMeanNs[0] != nil {
+		t.Error("a step without deliveries has a mean delay")
+	}
+	summary := func(d *Document) string {
+		var b strings.Builder
+		if err := WriteSummary(&b, d, false); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if got := summary(d); got != string(want) {
+		t.Errorf("the version 1 document's summary differs from the one its version printed:\n%s\nwant\n%s", got, want)
+	}
+
+	var v2 bytes.Buffer
+	if err := d.Encode(&v2); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(v2.Bytes(), []byte(`{"format":"wanlab-results","version":2,`)) ||
+		!bytes.Contains(v2.Bytes(), []byte(`"delay":{"n":1120,"mean_ns":`)) || !bytes.Contains(v2.Bytes(), []byte(`"delay_mean_ns":[null,6131007,`)) ||
+		bytes.Contains(v2.Bytes(), []byte(`_ms"`)) {
+		t.Errorf("written again: %s", v2.Bytes())
+	}
+	back, err := Decode(&v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(back); got != string(want) {
+		t.Errorf("written again as version 2, its summary differs:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -291,7 +291,7 @@ func writeRouter(ew *errWriter, rep *RouterReport) {
 		}
 		ew.printf("      configured: rate %s, delay %.3f ms\n", rate, float64(d.ConfiguredDelayNs)/1e6)
 		ew.printf("      achieved:   %.3f Mbit/s during the load, delay mean %.3f ms, median %.3f, 99th %% %.3f, max %.3f ms\n",
-			d.LoadRateBps/1e6, d.Delay.MeanMs, d.Delay.P50Ms, d.Delay.P99Ms, d.Delay.MaxMs)
+			d.LoadRateBps/1e6, d.Delay.MeanNs/1e6, d.Delay.P50Ns/1e6, d.Delay.P99Ns/1e6, d.Delay.MaxNs/1e6)
 		ew.printf("      packets:    %d in, %d delivered, %d dropped%s, %d marked, %d duplicated, %d reordered\n",
 			d.Sent, d.Delivered, d.Dropped, DropReasons(d.DroppedByReason), d.Marked, d.Duplicated, d.Reordered)
 		ew.printf("      router:     lateness median %s, 99th %% %s, max %s (tolerance %s); ring drops %d, write drops %d; loop busy %.0f%%, held %.0f%%\n",

@@ -114,9 +114,9 @@ func (rec *routerRecord) report(s *Setup) *results.RouterReport {
 			dr.LoadRateBps = float64(d.to.BytesOut-d.from.BytesOut) * 8 / span.Seconds()
 		}
 		n := d.end.DelayN - d.base.DelayN
-		dr.Delay = results.DelayReport{N: n, MinMs: d.end.DelayMin / 1e6, P50Ms: d.end.DelayP50 / 1e6, P99Ms: d.end.DelayP99 / 1e6, MaxMs: d.end.DelayMax / 1e6}
+		dr.Delay = results.DelayReport{N: n, MinNs: d.end.DelayMin, P50Ns: d.end.DelayP50, P99Ns: d.end.DelayP99, MaxNs: d.end.DelayMax}
 		if n > 0 {
-			dr.Delay.MeanMs = (d.end.DelaySum - d.base.DelaySum) / float64(n) / 1e6
+			dr.Delay.MeanNs = (d.end.DelaySum - d.base.DelaySum) / float64(n)
 		}
 		running, busy := time.Duration(d.end.LoopRunNs-d.base.LoopRunNs), time.Duration(d.end.LoopBusyNs-d.base.LoopBusyNs)
 		held := time.Duration(d.end.LoopHeldNs - d.base.LoopHeldNs)
@@ -166,10 +166,10 @@ func (rec *routerRecord) columns(s *Setup) *results.RouterSteps {
 			c.col.Queued = append(c.col.Queued, c.v.Queued)
 			var mean *float64
 			if n := sub(c.v.DelayN, c.p.DelayN); n > 0 {
-				m := (c.v.DelaySum - c.p.DelaySum) / float64(n) / 1e6
+				m := (c.v.DelaySum - c.p.DelaySum) / float64(n)
 				mean = &m
 			}
-			c.col.DelayMeanMs = append(c.col.DelayMeanMs, mean)
+			c.col.DelayMeanNs = append(c.col.DelayMeanNs, mean)
 		}
 		prev = st.View
 	}

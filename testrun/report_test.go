@@ -11,7 +11,7 @@ import (
 
 // The router's report counts what happened between the reading before the
 // run and the last one, judges each direction with package fidelity, and
-// lays the steps out per direction. (Its keys are checked
+// lays the steps out per direction, delays in ns. (Its keys are checked
 // against the documentation in package results, which owns its types.)
 func TestRouterReport(t *testing.T) {
 	o := Defaults()
@@ -43,7 +43,7 @@ func TestRouterReport(t *testing.T) {
 	}
 	up := rep.Directions[0]
 	if up.Name != "up" || up.ConfiguredRateBps != 10_000_000 || up.ConfiguredDelayNs != int64(2*time.Millisecond) ||
-		up.BytesOut != 1_000_000 || up.Delay.N != 1000 || up.Delay.MeanMs != 2 || up.RingDrops != 3 {
+		up.BytesOut != 1_000_000 || up.Delay.N != 1000 || up.Delay.MeanNs != 2e6 || up.RingDrops != 3 {
 		t.Errorf("up %+v", up)
 	}
 	// The load is grid points 5 to 10: 5 steps of 100 kB in 1 s.
@@ -57,7 +57,7 @@ func TestRouterReport(t *testing.T) {
 			t.Errorf("%s verdict %+v", d.Name, d.Verdict)
 		}
 	}
-	if len(rep.Steps.TS) != 11 || rep.Steps.Up.DeliveredBytes[3] != 100_000 || *rep.Steps.Down.DelayMeanMs[4] != 2 {
+	if len(rep.Steps.TS) != 11 || rep.Steps.Up.DeliveredBytes[3] != 100_000 || *rep.Steps.Down.DelayMeanNs[4] != 2e6 {
 		t.Errorf("steps %+v", rep.Steps)
 	}
 	var b strings.Builder
