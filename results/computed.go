@@ -60,7 +60,7 @@ func (d *Document) AddComputed() error {
 				continue
 			}
 			if v := c.reduce.apply(vals); !math.IsNaN(v) {
-				out.Samples = append(out.Samples, Sample{T: gridTime(k, d.Run.StepS), V: v})
+				out.Samples = append(out.Samples, Sample{T: GridTime(k, d.Run.StepS), V: v})
 			}
 		}
 		out.Summarize(d.Run.StepS)

@@ -117,7 +117,7 @@ func flentFile(d *Document) (*flentData, error) {
 		RawValues: make(map[string][]map[string]any, len(d.Series)),
 	}
 	for k := range f.XValues {
-		f.XValues[k] = gridTime(k, step)
+		f.XValues[k] = GridTime(k, step)
 	}
 
 	seriesMeta := make(map[string]any, len(d.Series))

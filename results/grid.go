@@ -17,9 +17,11 @@ const gridEps = 1e-6
 // still be interpolated to it: Flent's aggregator allows 5 steps.
 const gridReach = 5
 
-// gridTime is the time of grid point k, rounded to the nanosecond so that
-// 3·0.2 is 0.6, as a reader expects.
-func gridTime(k int, step float64) float64 {
+// GridTime is the time of grid point k of a grid of the given step, in
+// seconds from T0, rounded to the nanosecond so that 3·0.2 is 0.6, as a
+// reader expects. Every writer of samples on the grid takes its times from
+// here.
+func GridTime(k int, step float64) float64 {
 	return math.Round(float64(k)*step*1e9) / 1e9
 }
 
@@ -64,7 +66,7 @@ func Grid(samples []Sample, step float64, n int) []float64 {
 	out := make([]float64, n)
 	i := 0 // the first sample later than the current point, once past it
 	for k := range out {
-		x := gridTime(k, step)
+		x := GridTime(k, step)
 		eps := gridEps * step
 		for i < len(samples) && samples[i].T <= x+eps {
 			i++

@@ -238,7 +238,7 @@ func (b *docBuilder) customSeries(rec *routerRecord, own *ownFlows, firstID int)
 		}
 		sum := b.series("Custom "+word, "Mbits/s")
 		for j, v := range total {
-			sum.Samples = append(sum.Samples, results.Sample{T: gridSeconds(j, b.s.Step), V: v})
+			sum.Samples = append(sum.Samples, results.Sample{T: b.gridTime(j), V: v})
 		}
 		sums = append(sums, sum)
 	}

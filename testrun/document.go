@@ -210,6 +210,9 @@ func (b *docBuilder) series(name, unit string) results.Series {
 	return results.Series{Name: name, Unit: unit, Window: b.window}
 }
 
+// gridTime is the time of grid point k in seconds from T0.
+func (b *docBuilder) gridTime(k int) float64 { return results.GridTime(k, b.s.Step.Seconds()) }
+
 // at returns a time on the run's clock in seconds from T0.
 func (b *docBuilder) at(t clock.Time) float64 { return t.Sub(b.t0).Seconds() }
 
@@ -231,7 +234,7 @@ func (b *docBuilder) rateSteps(ser *results.Series, k0 int, ks []int, counts []i
 		n := k - prevK
 		v := b.mbps(counts[i]-prev, n)
 		for j := prevK + 1; j <= k; j++ {
-			ser.Samples = append(ser.Samples, results.Sample{T: gridSeconds(j, b.s.Step), V: v})
+			ser.Samples = append(ser.Samples, results.Sample{T: b.gridTime(j), V: v})
 		}
 		prevK, prev = k, counts[i]
 	}
@@ -309,7 +312,7 @@ func (b *docBuilder) tcp(r *traffic.TCPResult) (results.Series, []results.Series
 				if !smp.Connected {
 					continue
 				}
-				ser.Samples = append(ser.Samples, results.Sample{T: gridSeconds(smp.K, b.s.Step), V: f.get(side.get(smp))})
+				ser.Samples = append(ser.Samples, results.Sample{T: b.gridTime(smp.K), V: f.get(side.get(smp))})
 			}
 			own = append(own, ser)
 		}
@@ -341,7 +344,7 @@ func (b *docBuilder) flood(r *traffic.FloodResult) (results.Series, []results.Se
 		own[i] = b.series(r.Label+"::"+n.key, n.unit)
 	}
 	for _, st := range r.Steps {
-		t := gridSeconds(st.K, b.s.Step)
+		t := b.gridTime(st.K)
 		loss := math.NaN()
 		if st.SentPackets > 0 {
 			loss = 100 * float64(st.LostPackets) / float64(st.SentPackets)
@@ -461,7 +464,7 @@ func (b *docBuilder) router(label string, rec *routerRecord, dir, proto string, 
 			continue
 		}
 		seen = true
-		t := gridSeconds(st.K, b.s.Step)
+		t := b.gridTime(st.K)
 		add := func(s *results.Series, v float64) { s.Samples = append(s.Samples, results.Sample{T: t, V: v}) }
 		add(&delivered, float64(sub(c.Payload, prev.Payload)))
 		add(&wire, float64(sub(c.Bytes, prev.Bytes)))

@@ -155,7 +155,7 @@ func (rec *routerRecord) columns(s *Setup) *results.RouterSteps {
 	out := &results.RouterSteps{}
 	prev := rec.base
 	for _, st := range rec.steps {
-		out.TS = append(out.TS, gridSeconds(st.K, s.Step))
+		out.TS = append(out.TS, results.GridTime(st.K, s.Step.Seconds()))
 		for _, c := range []struct {
 			col  *results.RouterStepsColumns
 			p, v dirView
@@ -196,12 +196,6 @@ func configuredRate(chain []qdisc.Spec, trace *link.Trace) uint64 {
 		r = b
 	}
 	return r
-}
-
-// gridSeconds is the time of grid point k in seconds from T0, rounded to
-// the nanosecond as results' grid is.
-func gridSeconds(k int, step time.Duration) float64 {
-	return math.Round(float64(k)*step.Seconds()*1e9) / 1e9
 }
 
 func nan() float64 { return math.NaN() }

@@ -27,7 +27,7 @@ func stateSeries[S any](b *docBuilder, label string, fields []stateField[S], ks 
 			if f.skip != nil && f.skip(&samples[j]) {
 				continue
 			}
-			out[i].Samples = append(out[i].Samples, results.Sample{T: gridSeconds(ks[j], b.s.Step), V: f.get(&samples[j])})
+			out[i].Samples = append(out[i].Samples, results.Sample{T: b.gridTime(ks[j]), V: f.get(&samples[j])})
 		}
 	}
 	return out
