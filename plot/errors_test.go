@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"wanlab/internal/resultstest"
 	"wanlab/results"
 )
 
@@ -34,9 +35,9 @@ func without(d *results.Document, drop func(name string) bool) *results.Document
 }
 
 func TestErrorsNameWhatIsMissing(t *testing.T) {
-	path := synthPath{10, 40, 100}
-	rrul := synthRun("rrul", "rrul run", 1, path)
-	up := synthRun("tcp_upload", "upload run", 2, path)
+	path := resultstest.DefaultPath
+	rrul := resultstest.Run("rrul", "rrul run", 1, path)
+	up := resultstest.Run("tcp_upload", "upload run", 2, path)
 	noSeries := without(up, func(string) bool { return true })
 	lostPings := without(up, func(n string) bool { return strings.HasPrefix(n, "Ping") })
 	for _, s := range up.Series {
@@ -52,7 +53,7 @@ func TestErrorsNameWhatIsMissing(t *testing.T) {
 	noRouter := without(rrul, func(n string) bool { return strings.Contains(n, "::router_") })
 	invalid := *up
 	invalid.Run.StepS = 0
-	msUnit := synthRun("tcp_upload", "seconds", 3, path)
+	msUnit := resultstest.Run("tcp_upload", "seconds", 3, path)
 	for i := range msUnit.Series {
 		if strings.HasPrefix(msUnit.Series[i].Name, "Ping") {
 			msUnit.Series[i].Unit = "s"
@@ -116,9 +117,9 @@ func TestErrorsNameWhatIsMissing(t *testing.T) {
 // TestDrawsWhatExists checks that a run missing some series does not stop
 // the graph of the others, and that the graph says which runs it left out.
 func TestDrawsWhatExists(t *testing.T) {
-	path := synthPath{10, 40, 100}
-	rrul := synthRun("rrul", "full", 1, path)
-	bare := without(synthRun("rrul", "bare", 2, path), func(string) bool { return true })
+	path := resultstest.DefaultPath
+	rrul := resultstest.Run("rrul", "full", 1, path)
+	bare := without(resultstest.Run("rrul", "bare", 2, path), func(string) bool { return true })
 	var svg bytes.Buffer
 	lay, err := drawKind(&svg, AllScaled, []*results.Document{rrul, bare}, Options{Format: SVG})
 	if err != nil {
@@ -142,7 +143,7 @@ func TestDrawsWhatExists(t *testing.T) {
 // TestPingHasNoLoadMarks checks that Flent's ping test, which has no load,
 // gets no marks of a load period.
 func TestPingHasNoLoadMarks(t *testing.T) {
-	lay, err := drawKind(&bytes.Buffer{}, AllScaled, []*results.Document{synthRun("ping", "idle", 1, synthPath{10, 40, 0})}, Options{})
+	lay, err := drawKind(&bytes.Buffer{}, AllScaled, []*results.Document{resultstest.Run("ping", "idle", 1, resultstest.Path{RateMbit: 10, BaseRTTMs: 40, BloatMs: 0})}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

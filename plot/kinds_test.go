@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"wanlab/internal/resultstest"
 	"wanlab/results"
 )
 
@@ -86,9 +87,9 @@ func TestDeliveredRate(t *testing.T) {
 }
 
 func TestRunLabels(t *testing.T) {
-	a := synthRun("rrul", "same", 1, synthPath{10, 40, 100})
-	b := synthRun("rrul", "same", 2, synthPath{10, 40, 100})
-	c := synthRun("tcp_upload", "", 3, synthPath{10, 40, 100})
+	a := resultstest.Run("rrul", "same", 1, resultstest.DefaultPath)
+	b := resultstest.Run("rrul", "same", 2, resultstest.DefaultPath)
+	c := resultstest.Run("tcp_upload", "", 3, resultstest.DefaultPath)
 	got, err := runLabels([]*results.Document{a, b, c}, Options{})
 	want := []string{"same #1", "same #2", "tcp_upload 2026-03-04 05:09:07"}
 	if err != nil || !slices.Equal(got, want) {

@@ -17,6 +17,7 @@ import (
 
 	"gonum.org/v1/plot/vg/draw"
 
+	"wanlab/internal/resultstest"
 	"wanlab/results"
 )
 
@@ -41,14 +42,14 @@ func (c renderCase) draw(w io.Writer) (layout, error) {
 }
 
 func renderCases() []renderCase {
-	bloated := synthPath{rate: 10, baseRTT: 40, bloat: 120}
-	fq := synthPath{rate: 10, baseRTT: 40, bloat: 8}
-	rrulA := synthRun("rrul", "pfifo_fast", 1, bloated)
-	rrulB := synthRun("rrul", "fq_codel", 2, fq)
-	up := synthRun("tcp_upload", "upload", 3, bloated)
-	down := synthRun("tcp_download", "download", 4, bloated)
-	nup := synthRun("tcp_nup", "four flows", 5, bloated)
-	ping := synthRun("ping", "idle", 6, bloated)
+	bloated := resultstest.Path{RateMbit: 10, BaseRTTMs: 40, BloatMs: 120}
+	fq := resultstest.Path{RateMbit: 10, BaseRTTMs: 40, BloatMs: 8}
+	rrulA := resultstest.Run("rrul", "pfifo_fast", 1, bloated)
+	rrulB := resultstest.Run("rrul", "fq_codel", 2, fq)
+	up := resultstest.Run("tcp_upload", "upload", 3, bloated)
+	down := resultstest.Run("tcp_download", "download", 4, bloated)
+	nup := resultstest.Run("tcp_nup", "four flows", 5, bloated)
+	ping := resultstest.Run("ping", "idle", 6, bloated)
 	docs := func(ds ...*results.Document) []*results.Document { return ds }
 	logSweep := synthSweep(false)
 	logSweep.XLog = true
@@ -304,7 +305,7 @@ func near(a, b uint8) bool { return a-b <= 1 || b-a <= 1 }
 // TestDrawWritesOnlyWholeImages checks that an error writes nothing, and
 // that Draw's output is the one drawKind checks in the render test.
 func TestDrawWritesOnlyWholeImages(t *testing.T) {
-	d := synthRun("tcp_upload", "x", 1, synthPath{10, 40, 100})
+	d := resultstest.Run("tcp_upload", "x", 1, resultstest.DefaultPath)
 	var a, b bytes.Buffer
 	if err := Draw(&a, AllScaled, []*results.Document{d}, Options{Format: SVG}); err != nil {
 		t.Fatal(err)
@@ -322,7 +323,7 @@ func TestDrawWritesOnlyWholeImages(t *testing.T) {
 }
 
 func TestTitleOption(t *testing.T) {
-	d := synthRun("tcp_upload", "x", 1, synthPath{10, 40, 100})
+	d := resultstest.Run("tcp_upload", "x", 1, resultstest.DefaultPath)
 	var buf bytes.Buffer
 	if err := Draw(&buf, AllScaled, []*results.Document{d}, Options{Format: SVG, Title: "My own <title>"}); err != nil {
 		t.Fatal(err)
@@ -336,7 +337,7 @@ func TestTitleOption(t *testing.T) {
 // read back (lost probes written as null) is the graph drawn from the
 // document in memory: plots depend on nothing but the document.
 func TestDrawsSavedDocuments(t *testing.T) {
-	d := synthRun("rrul", "saved", 1, synthPath{10, 40, 100})
+	d := resultstest.Run("rrul", "saved", 1, resultstest.DefaultPath)
 	var file bytes.Buffer
 	if err := d.EncodeGzip(&file); err != nil {
 		t.Fatal(err)
