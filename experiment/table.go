@@ -27,7 +27,7 @@ type TableOptions struct {
 	// one value is fixed; one left several still varies, among them.
 	Where map[string][]string
 	// Series is the series whose statistic fills the cells. Empty: each
-	// run's main throughput series (MainSeries).
+	// run's main throughput series (results.Document.MainSeries).
 	Series string
 	// Stat is the statistic of each run's series: mean (the default),
 	// median, min, max, p90, p99, stddev, variance or total.
@@ -99,33 +99,15 @@ type tableRun struct {
 	found bool
 }
 
-// MainSeries is the series a table shows of a run by default: its test's
-// main throughput. A test with a computed total has it ("TCP totals" for
-// rrul, "TCP upload sum" for tcp_nup, "Custom totals" for custom: what the
-// user's flows delivered both ways); otherwise a test with one load flow
-// has that flow's series ("TCP upload", "UDP upload", "TFRC upload"). A
-// test with several load flows and no total (tcp_bidirectional) has none:
-// choose a series.
-func MainSeries(d *results.Document) (string, error) {
-	has := map[string]bool{}
-	for _, s := range d.Series {
-		has[s.Name] = true
-	}
-	for _, name := range []string{"TCP totals", "TCP upload sum", "TCP download sum", "Custom totals"} {
-		if has[name] {
-			return name, nil
-		}
-	}
-	var load []string
-	for _, f := range d.Flows {
-		if (f.Direction == "up" || f.Direction == "down") && has[f.Label] {
-			load = append(load, f.Label)
-		}
-	}
-	switch len(load) {
-	case 1:
-		return load[0], nil
-	case 0:
+// mainSeries is the series a table shows of a run by default: its main
+// throughput (results.Document.MainSeries). A run without one is an error
+// that says to choose a series.
+func mainSeries(d *results.Document) (string, error) {
+	s, load := d.MainSeries()
+	switch {
+	case s != nil:
+		return s.Name, nil
+	case len(load) == 0:
 		return "", choicef("a %s run has no throughput series: choose a series with --series (e.g. \"Ping (ms) ICMP\")", d.Run.Test)
 	}
 	return "", choicef("a %s run has several throughput series (%s): choose one with --series", d.Run.Test, strings.Join(load, ", "))
@@ -291,7 +273,7 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 			}
 			name := o.Series
 			if name == "" {
-				if name, err = MainSeries(doc); err != nil {
+				if name, err = mainSeries(doc); err != nil {
 					return nil, choicef("%s: %v", r.File, err)
 				}
 			}

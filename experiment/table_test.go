@@ -206,19 +206,3 @@ func TestTableBidirectionalNeedsASeries(t *testing.T) {
 		t.Fatalf("tables %v, err %v", tables, err)
 	}
 }
-
-// A custom run's main series is what the user's flows delivered both ways,
-// whatever flows it had; a TFRC run's is its one flow's.
-func TestMainSeriesOwnTests(t *testing.T) {
-	custom := &results.Document{Run: results.Run{Test: "custom"},
-		Series: []results.Series{{Name: "Custom upload"}, {Name: "Custom download"}, {Name: "Custom totals"}, {Name: "Custom upload::1"}, {Name: "Custom upload::2"}},
-		Flows:  []results.Flow{{Label: "Custom upload::1", Direction: "up"}, {Label: "Custom upload::2", Direction: "up"}}}
-	if got, err := MainSeries(custom); err != nil || got != "Custom totals" {
-		t.Errorf("custom: %q, %v", got, err)
-	}
-	tfrc := &results.Document{Run: results.Run{Test: "tfrc_upload"}, Series: []results.Series{{Name: "TFRC upload"}, {Name: "Ping (ms) ICMP"}},
-		Flows: []results.Flow{{Label: "TFRC upload", Direction: "up"}, {Label: "Ping (ms) ICMP", Direction: "both"}}}
-	if got, err := MainSeries(tfrc); err != nil || got != "TFRC upload" {
-		t.Errorf("tfrc_upload: %q, %v", got, err)
-	}
-}

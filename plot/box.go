@@ -104,25 +104,22 @@ func (b *boxes) DataRange() (xmin, xmax, ymin, ymax float64) {
 }
 
 // boxSeries returns the series a Box graph draws: the one Options.Series
-// names, or else the runs' ICMP ping, or else the first latency probe
-// series any run has.
+// names, or else the runs' latency series (results.Document.LatencySeries):
+// the ICMP ping if any run has it, or else the first run's that has one.
 func boxSeries(docs []*results.Document, o Options) string {
 	if o.Series != "" {
 		return o.Series
 	}
+	name := ""
 	for _, d := range docs {
-		if d.FindSeries("Ping (ms) ICMP") != nil {
-			return "Ping (ms) ICMP"
+		if s := d.LatencySeries(); s != nil && (name == "" || s.Name == results.ICMPPing) {
+			name = s.Name
 		}
 	}
-	for _, d := range docs {
-		for i := range d.Series {
-			if panel, agg := classify(&d.Series[i]); panel == latencyPanel && !agg {
-				return d.Series[i].Name
-			}
-		}
+	if name == "" {
+		return results.ICMPPing
 	}
-	return "Ping (ms) ICMP"
+	return name
 }
 
 func boxPlot(docs []*results.Document, labels []string, o Options, t theme) (*figure, error) {

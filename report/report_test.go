@@ -95,10 +95,10 @@ func TestSeveralRuns(t *testing.T) {
 		if !strings.Contains(cells, runHeading(d)) || !strings.Contains(cells, d.Run.Test) {
 			t.Errorf("overview row %d %q lacks the run's heading %q or test", i+1, cells, runHeading(d))
 		}
-		if p := pingSeries(d); !strings.Contains(cells, figure(p.Summary.Median)) {
+		if p := d.LatencySeries(); !strings.Contains(cells, figure(p.Summary.Median)) {
 			t.Errorf("overview row %d %q lacks the ping median %s", i+1, cells, figure(p.Summary.Median))
 		}
-		if up := loadSeries(d, "upload"); up != nil && !strings.Contains(cells, figure(up.Summary.Mean)) {
+		if up := d.LoadSeries("up"); up != nil && !strings.Contains(cells, figure(up.Summary.Mean)) {
 			t.Errorf("overview row %d %q lacks the mean of %s, %s", i+1, cells, up.Name, figure(up.Summary.Mean))
 		}
 		wantState := map[fidelityState]string{stateFaithful: "faithful", stateUnfaithful: "NOT FAITHFUL", stateAbsent: "no router data", stateUnknown: "no verdict"}[reportCases[i].state]
@@ -366,6 +366,10 @@ func TestLoadSeries(t *testing.T) {
 		{"tcp_upload", "TCP upload", "", "Ping (ms) ICMP"},
 		{"tcp_bidirectional", "TCP upload", "TCP download", "Ping (ms) ICMP"},
 		{"ping", "", "", "Ping (ms) ICMP"},
+		{"udp_flood", "UDP upload", "", "Ping (ms) ICMP"},
+		{"tfrc_upload", "TFRC upload", "", "Ping (ms) ICMP"},
+		{"quic_download", "", "QUIC download", "Ping (ms) ICMP"},
+		{"custom", "Custom upload", "Custom download", "Ping (ms) ICMP"},
 	} {
 		d := synthRun(c.test, "", 1, noRouter)
 		name := func(s *results.Series) string {
@@ -374,14 +378,55 @@ func TestLoadSeries(t *testing.T) {
 			}
 			return s.Name
 		}
-		if got := name(loadSeries(d, "upload")); got != c.up {
+		if got := name(d.LoadSeries("up")); got != c.up {
 			t.Errorf("%s: upload %q, want %q", c.test, got, c.up)
 		}
-		if got := name(loadSeries(d, "download")); got != c.down {
+		if got := name(d.LoadSeries("down")); got != c.down {
 			t.Errorf("%s: download %q, want %q", c.test, got, c.down)
 		}
-		if got := name(pingSeries(d)); got != c.ping {
+		if got := name(d.LatencySeries()); got != c.ping {
 			t.Errorf("%s: ping %q, want %q", c.test, got, c.ping)
+		}
+	}
+}
+
+// TestOverviewOwnTests: the table across runs shows the throughput of
+// wanlab's own tests (TFRC, QUIC, custom) as it does Flent's: each
+// direction's mean and median of the series that stands for its load.
+func TestOverviewOwnTests(t *testing.T) {
+	cases := []struct{ test, up, down string }{
+		{"tfrc_upload", "TFRC upload", ""},
+		{"tfrc_download", "", "TFRC download"},
+		{"quic_upload", "QUIC upload", ""},
+		{"quic_download", "", "QUIC download"},
+		{"custom", "Custom upload", "Custom download"},
+	}
+	var runs []Run
+	for i, c := range cases {
+		runs = append(runs, Run{Doc: synthRun(c.test, c.test, uint64(i+1), faithfulRun)})
+	}
+	rows := findAll(byID(parse(t, render(t, runs, Options{})), "overview"), func(n *html.Node) bool { return n.Data == "tr" && attr(n, "data-run") != "" })
+	if len(rows) != len(cases) {
+		t.Fatalf("%d overview rows, want %d", len(rows), len(cases))
+	}
+	for i, c := range cases {
+		d := runs[i].Doc
+		cells := findAll(rows[i], tag("td"))
+		var got []string
+		for _, cell := range cells {
+			got = append(got, text(cell))
+		}
+		// Test, upload mean and median, download mean and median, ping
+		// median, fidelity (the run's heading is the row's th).
+		want := []string{"—", "—", "—", "—"}
+		for j, name := range []string{c.up, c.down} {
+			if name != "" {
+				s := d.FindSeries(name)
+				want[2*j], want[2*j+1] = figure(s.Summary.Mean), figure(s.Summary.Median)
+			}
+		}
+		if len(got) != 7 || !slices.Equal(got[1:5], want) {
+			t.Errorf("%s: overview row %q, want upload and download %q", c.test, got, want)
 		}
 	}
 }

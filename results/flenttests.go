@@ -77,6 +77,19 @@ var flentTests = map[string]flentTest{
 	},
 }
 
+// isComputed reports whether a series of this name is one Flent computes
+// from others, in any of its tests.
+func isComputed(name string) bool {
+	for _, t := range flentTests {
+		for _, c := range t.computed {
+			if c.name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // FlentTests returns the names of the Flent tests this package knows (the
 // ones WriteFlent exports), sorted.
 func FlentTests() []string {

@@ -162,7 +162,7 @@ func Run(test, title string, seed uint64, path Path) *results.Document {
 		sum("Custom download", func(k int) float64 { return sums["down"][k] })
 		sum("Custom totals", func(k int) float64 { return sums["up"][k] + sums["down"][k] })
 	}
-	for _, name := range append([]string{"Ping (ms) ICMP"}, Pings[test]...) {
+	for _, name := range append([]string{results.ICMPPing}, Pings[test]...) {
 		s := results.Series{Name: name, Unit: "ms", Window: window}
 		up := results.Series{Name: name + "::owd_up", Unit: "ms", Window: window}
 		down := results.Series{Name: name + "::owd_down", Unit: "ms", Window: window}
@@ -183,7 +183,7 @@ func Run(test, title string, seed uint64, path Path) *results.Document {
 		d.Series = append(d.Series, s)
 		id++
 		f := results.Flow{ID: id, Label: name, Direction: "both", Protocol: "udp", Series: []results.Series{up, down}}
-		if name == "Ping (ms) ICMP" {
+		if name == results.ICMPPing {
 			f.Protocol, f.Series = "icmp", nil
 		}
 		d.Flows = append(d.Flows, f)
