@@ -300,7 +300,21 @@ func checkSVG(t *testing.T, data []byte, lay layout, w, h int) {
 	}
 }
 
-func near(a, b uint8) bool { return a-b <= 1 || b-a <= 1 }
+// near reports whether two 8-bit colour components differ by at most one.
+// The difference is taken largest first: one of two uint8s wraps (0-255
+// is 1, which made black match white).
+func near(a, b uint8) bool { return max(a, b)-min(a, b) <= 1 }
+
+func TestNear(t *testing.T) {
+	for _, c := range []struct {
+		a, b uint8
+		want bool
+	}{{0, 0, true}, {3, 4, true}, {4, 3, true}, {254, 255, true}, {3, 5, false}, {5, 3, false}, {0, 255, false}, {255, 0, false}, {1, 255, false}} {
+		if got := near(c.a, c.b); got != c.want {
+			t.Errorf("near(%d, %d) = %v", c.a, c.b, got)
+		}
+	}
+}
 
 // TestDrawWritesOnlyWholeImages checks that an error writes nothing, and
 // that Draw's output is the one drawKind checks in the render test.
