@@ -16,8 +16,6 @@ import (
 	"wanlab/lab"
 )
 
-func init() { addCommand(newCalibrateCommand) }
-
 func newCalibrateCommand(s *streams) *cobra.Command {
 	var (
 		cfg    calib.Config

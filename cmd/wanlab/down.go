@@ -10,8 +10,6 @@ import (
 	"wanlab/netns"
 )
 
-func init() { addCommand(newDownCommand) }
-
 func newDownCommand(s *streams) *cobra.Command {
 	var all bool
 	c := &cobra.Command{

@@ -14,8 +14,6 @@ import (
 	"wanlab/lab"
 )
 
-func init() { addCommand(newExecCommand) }
-
 func newExecCommand(s *streams) *cobra.Command {
 	var on string
 	var tty bool

@@ -18,8 +18,6 @@ import (
 	"wanlab/testrun"
 )
 
-func init() { addCommand(newExperimentCommand) }
-
 func newExperimentCommand(s *streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "experiment run FILE | merge DIR... -o OUT",

@@ -11,8 +11,6 @@ import (
 	"wanlab/results"
 )
 
-func init() { addCommand(newExportCommand) }
-
 func newExportCommand(s *streams) *cobra.Command {
 	var flent string
 	c := &cobra.Command{

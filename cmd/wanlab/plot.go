@@ -13,8 +13,6 @@ import (
 	"wanlab/results"
 )
 
-func init() { addCommand(newPlotCommand) }
-
 type plotOptions struct {
 	kind          string
 	output        string

@@ -18,8 +18,6 @@ import (
 	"wanlab/results"
 )
 
-func init() { addCommand(newReportCommand) }
-
 type reportOptions struct {
 	output string
 	title  string

@@ -59,11 +59,18 @@ type streams struct {
 	out, err io.Writer
 }
 
-// commands lists the constructors of the subcommands; each subcommand's file
-// adds itself in an init function.
-var commands []func(s *streams) *cobra.Command
-
-func addCommand(f func(s *streams) *cobra.Command) { commands = append(commands, f) }
+// commands lists the constructors of wanlab's subcommands, one file each
+// (help lists them by name).
+var commands = []func(s *streams) *cobra.Command{
+	// Runs and sweeps: build a path, drive traffic, write results.
+	newRunCommand, newExperimentCommand, newCalibrateCommand,
+	// A testbed that stays up: build it, use it, change it, remove it.
+	newUpCommand, newStatusCommand, newExecCommand, newShellCommand, newSetCommand, newDownCommand,
+	// The views of saved results.
+	newShowCommand, newTableCommand, newPlotCommand, newReportCommand, newExportCommand,
+	// The emulation on a virtual clock, without root.
+	newSimCommand,
+}
 
 // newRoot builds the command tree.
 func newRoot(s *streams) *cobra.Command {
@@ -91,6 +98,7 @@ func newRoot(s *streams) *cobra.Command {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	refuseUnknownCommands(root)
+	argsAreUsage(root)
 	return root
 }
 
@@ -189,7 +197,7 @@ func run(args []string, in io.Reader, out, errOut io.Writer) int {
 		return se.code
 	}
 	var ue *usageError
-	if errors.As(err, &ue) || errors.Is(err, lab.ErrBadInput) || isCobraUsage(err) {
+	if errors.As(err, &ue) || errors.Is(err, lab.ErrBadInput) {
 		return exitUsage
 	}
 	return exitFailure
@@ -210,16 +218,24 @@ func (o *outputWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// isCobraUsage recognises the errors cobra itself returns for bad command
-// lines (unknown commands, wrong argument counts), which are usage errors.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "requires at most", "invalid argument"} {
-		if strings.Contains(msg, p) {
-			return true
+// argsAreUsage makes every argument check of the tree under c (cobra's
+// ExactArgs, MinimumNArgs, ... and the commands' own) a usage error, so
+// that a wrong number of arguments exits 2 without the exit code depending
+// on the wording of cobra's messages.
+func argsAreUsage(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			err := check(cmd, args)
+			var ue *usageError
+			if err == nil || errors.As(err, &ue) {
+				return err
+			}
+			return usagef("%v (see '%s --help')", err, cmd.CommandPath())
 		}
 	}
-	return false
+	for _, sub := range c.Commands() {
+		argsAreUsage(sub)
+	}
 }
 
 // flagValueError matches pflag's message for a value its type cannot take:

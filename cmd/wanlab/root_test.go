@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -50,5 +51,36 @@ func TestUnknownSubcommandsRefused(t *testing.T) {
 	}
 	if out, _, code := runWanlab(t, "help", "experiment", "run"); code != exitOK || !strings.Contains(out, "wanlab experiment run") {
 		t.Errorf("wanlab help experiment run: exit %d, %q; want its help", code, out)
+	}
+}
+
+// Every command given far too many arguments exits 2 with one line,
+// whichever check refuses them (cobra's counts, a command's own, a file
+// that does not exist), without depending on the wording of cobra's
+// messages.
+func TestTooManyArgumentsAreUsage(t *testing.T) {
+	root := newRoot(&streams{in: strings.NewReader(""), out: new(strings.Builder), err: new(strings.Builder)})
+	junk := make([]string, 30)
+	for i := range junk {
+		junk[i] = fmt.Sprintf("wl-nonexistent-%d", i)
+	}
+	leaves := 0
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		if c.Runnable() && !c.HasSubCommands() {
+			leaves++
+			args := append(append([]string(nil), path...), junk...)
+			out, errOut, code := runWanlab(t, args...)
+			if msg := strings.TrimSpace(errOut); code != exitUsage || strings.Contains(msg, "\n") || out != "" {
+				t.Errorf("wanlab %s with 30 arguments: exit %d, stdout %q, stderr %q; want 2 and one line", strings.Join(path, " "), code, out, errOut)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub, append(append([]string(nil), path...), sub.Name()))
+		}
+	}
+	walk(root, nil)
+	if leaves < 15 {
+		t.Errorf("tried %d commands; want every one", leaves)
 	}
 }

@@ -22,8 +22,6 @@ import (
 	"wanlab/testrun"
 )
 
-func init() { addCommand(newRunCommand) }
-
 func newRunCommand(s *streams) *cobra.Command {
 	o := testrun.Defaults()
 	var sweeps []string

@@ -11,8 +11,6 @@ import (
 	"wanlab/lab"
 )
 
-func init() { addCommand(newSetCommand) }
-
 func newSetCommand(s *streams) *cobra.Command {
 	var p pathFlags
 	c := &cobra.Command{

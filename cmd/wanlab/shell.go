@@ -14,8 +14,6 @@ import (
 	"wanlab/lab"
 )
 
-func init() { addCommand(newShellCommand) }
-
 func newShellCommand(s *streams) *cobra.Command {
 	var on string
 	c := &cobra.Command{

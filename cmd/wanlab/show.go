@@ -10,8 +10,6 @@ import (
 	"wanlab/results"
 )
 
-func init() { addCommand(newShowCommand) }
-
 func newShowCommand(s *streams) *cobra.Command {
 	var asJSON, flowSeries bool
 	c := &cobra.Command{

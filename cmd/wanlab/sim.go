@@ -19,8 +19,6 @@ import (
 	"wanlab/tracefile"
 )
 
-func init() { addCommand(newSimCommand) }
-
 type simOptions struct {
 	path       pathFlags
 	flows      []string

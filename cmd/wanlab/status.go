@@ -19,8 +19,6 @@ import (
 	"wanlab/tcspec"
 )
 
-func init() { addCommand(newStatusCommand) }
-
 func newStatusCommand(s *streams) *cobra.Command {
 	var asJSON bool
 	var flows int

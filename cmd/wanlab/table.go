@@ -17,8 +17,6 @@ import (
 	"wanlab/plot"
 )
 
-func init() { addCommand(newTableCommand) }
-
 type tableFlags struct {
 	rows, cols, series, stat, spread, format, out string
 	where                                         []string

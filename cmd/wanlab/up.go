@@ -24,8 +24,6 @@ import (
 	"wanlab/tun"
 )
 
-func init() { addCommand(newUpCommand) }
-
 // readyFDEnv names the descriptor on which a testbed started by `up
 // --detach` reports, to the process that started it, that it is ready (or
 // why it is not). Only that process sets it.
