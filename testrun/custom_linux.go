@@ -185,8 +185,8 @@ func (f *commandFlow) watch(ctx context.Context) {
 		return false
 	}
 	clk := f.env.Clock
-	timer := time.NewTimer(f.env.At(f.s.Lead).Sub(clk.Now()))
-	defer timer.Stop()
+	w := traffic.NewWaiter(clk)
+	lead := w.Alarm(f.env.At(f.s.Lead))
 wait:
 	for {
 		select {
@@ -196,7 +196,7 @@ wait:
 			if serverDone() {
 				return
 			}
-		case <-timer.C:
+		case <-lead:
 			break wait
 		}
 	}
@@ -207,7 +207,7 @@ wait:
 	}
 	clientExited := f.client.exited
 	loadEnd := f.env.At(f.s.Lead + f.s.Duration)
-	timer.Reset(loadEnd.Add(ClientGrace).Sub(clk.Now()))
+	hung := w.Alarm(loadEnd.Add(ClientGrace))
 	for {
 		select {
 		case <-ctx.Done():
@@ -217,8 +217,7 @@ wait:
 				return
 			}
 		case <-clientExited:
-			clientExited = nil
-			timer.Stop()
+			clientExited, hung = nil, nil
 			if f.client.judgeExit(f.env) {
 				f.stop(errors.New(f.client.failureText()))
 				return
@@ -227,7 +226,7 @@ wait:
 				f.warnf("the client command exited %v into the load of %v, with status 0: what it sent is all there is",
 					at.Sub(f.env.At(f.s.Lead)).Round(time.Millisecond), f.s.Duration)
 			}
-		case <-timer.C:
+		case <-hung:
 			f.client.fail(f.hungText())
 			f.stop(errors.New(f.client.failureText()))
 			return
@@ -256,14 +255,12 @@ func (f *commandFlow) Close() {
 	if c := f.client; c.isRunning() {
 		if f.traffic.Err() == nil {
 			deadline := f.env.At(f.s.Lead + f.s.Duration + ClientGrace)
-			t := time.NewTimer(deadline.Sub(f.env.Clock.Now()))
 			select {
 			case <-c.exited:
 				c.judgeExit(f.env)
-			case <-t.C:
+			case <-traffic.NewWaiter(f.env.Clock).Alarm(deadline):
 				c.fail(f.hungText())
 			}
-			t.Stop()
 		}
 		c.terminate()
 	}

@@ -291,14 +291,10 @@ func (w *watcher) startChanges(ctx context.Context) {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		timer := time.NewTimer(time.Hour)
-		defer timer.Stop()
+		wait := traffic.NewWaiter(w.clk)
 		for _, c := range w.s.Changes {
-			timer.Reset(w.t0.Add(c.At).Sub(w.clk.Now()))
-			select {
-			case <-ctx.Done():
+			if !wait.Until(ctx, w.t0.Add(c.At)) {
 				return
-			case <-timer.C:
 			}
 			// The directions of one change are set together, as one
 			// `wanlab set` does: all or none.

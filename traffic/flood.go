@@ -318,13 +318,13 @@ func (f *Flood) send(ctx context.Context) {
 		f.fail(err)
 		return
 	}
-	clk, w := f.env.Clock, newWaiter(f.env.Clock)
+	clk, w := f.env.Clock, NewWaiter(f.env.Clock)
 	start, stop, gap := f.env.At(f.cfg.Start), f.env.At(f.cfg.Stop), f.gap()
 	due := func(i uint64) clock.Time { return start + clock.Time(math.Round(float64(i)*gap)) }
 	var i uint64
 	for {
 		next := due(i)
-		if next >= stop || !w.until(ctx, next) {
+		if next >= stop || !w.Until(ctx, next) {
 			return
 		}
 		now := clk.Now()

@@ -172,10 +172,10 @@ func Run(ctx context.Context, p Plan) (*Result, error) {
 	}
 	res := &Result{T0: t0, Start: clk.Wall(t0), Step: p.Step, Length: p.Length}
 	last := int(p.Length / p.Step)
-	w := newWaiter(clk)
+	w := NewWaiter(clk)
 	for k := 0; k <= last; k++ {
 		due := env.Grid(k)
-		if !w.until(ctx, due) {
+		if !w.Until(ctx, due) {
 			res.Partial, res.Stopped = true, clk.Now()
 			break
 		}
@@ -239,37 +239,3 @@ func (p Plan) check() error {
 // the flow closed the socket itself (Close, or the end of the run): not a
 // failure of the flow.
 func errClosed(err error) bool { return errors.Is(err, net.ErrClosed) }
-
-// waiter sleeps until absolute times on a real clock. It keeps one timer,
-// so that pacing loops allocate nothing per wait.
-type waiter struct {
-	clk   *clock.Real
-	timer *time.Timer
-}
-
-func newWaiter(clk *clock.Real) *waiter {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return &waiter{clk: clk, timer: t}
-}
-
-// until returns once clk reads t or later, true; or false as soon as ctx
-// ends, even if t has passed.
-func (w *waiter) until(ctx context.Context, t clock.Time) bool {
-	for {
-		if ctx.Err() != nil {
-			return false
-		}
-		d := t.Sub(w.clk.Now())
-		if d <= 0 {
-			return true
-		}
-		w.timer.Reset(d)
-		select {
-		case <-w.timer.C:
-		case <-ctx.Done():
-			w.timer.Stop()
-			return false
-		}
-	}
-}

@@ -232,8 +232,7 @@ func (f *TCP) adopt(c net.Conn) bool {
 func (f *TCP) run(ctx context.Context) {
 	defer f.wg.Done()
 	defer f.live.Add(-1)
-	w := newWaiter(f.env.Clock)
-	if !w.until(ctx, f.env.At(f.cfg.Start)) {
+	if !SleepUntil(ctx, f.env.Clock, f.env.At(f.cfg.Start)) {
 		return
 	}
 	client, server, err := f.connect(ctx)

@@ -150,10 +150,10 @@ func (p *UDPProbe) Start(ctx context.Context, env Env) {
 // while that is before T0 + stop, until ctx ends or send returns false.
 // The schedule is absolute: a late send does not delay the next one.
 func sendProbes(ctx context.Context, env Env, start, stop, interval time.Duration, send func() bool) {
-	w := newWaiter(env.Clock)
+	w := NewWaiter(env.Clock)
 	for i := 0; ; i++ {
 		due := env.At(start + time.Duration(i)*interval)
-		if due >= env.At(stop) || !w.until(ctx, due) || !send() {
+		if due >= env.At(stop) || !w.Until(ctx, due) || !send() {
 			return
 		}
 	}

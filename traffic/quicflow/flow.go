@@ -430,7 +430,7 @@ func (f *Flow) adopt(c *quic.Conn) bool {
 func (f *Flow) run(ctx context.Context) {
 	defer f.wg.Done()
 	defer f.live.Add(-1)
-	if !f.waitUntil(ctx, f.env.At(f.cfg.Start)) {
+	if !traffic.SleepUntil(ctx, f.env.Clock, f.env.At(f.cfg.Start)) {
 		return
 	}
 	client, server, err := f.connect(ctx)
@@ -461,23 +461,6 @@ func (f *Flow) run(ctx context.Context) {
 	f.live.Add(1)
 	go f.receive(ctx, rcv)
 	f.send(snd)
-}
-
-// waitUntil returns once the run's clock reads t, true; or false as soon
-// as ctx ends.
-func (f *Flow) waitUntil(ctx context.Context, t clock.Time) bool {
-	d := t.Sub(f.env.Clock.Now())
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return ctx.Err() == nil
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // connect makes the connection: the client dials, the server accepts.

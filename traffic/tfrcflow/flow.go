@@ -265,11 +265,7 @@ func (f *Flow) Start(ctx context.Context, env traffic.Env) {
 // send runs the sender and a bulk application from Start to Stop.
 func (f *Flow) send(ctx context.Context) {
 	clk := f.env.Clock
-	wait := time.NewTimer(f.env.At(f.cfg.Start).Sub(clk.Now()))
-	select {
-	case <-wait.C:
-	case <-ctx.Done():
-		wait.Stop()
+	if !traffic.SleepUntil(ctx, clk, f.env.At(f.cfg.Start)) {
 		f.snd.Run(ctx) // releases the socket and the sender's eventfd
 		return
 	}
