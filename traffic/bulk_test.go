@@ -11,7 +11,7 @@ import (
 // deadline error once it has taken cap bytes in all.
 type shortWriter struct {
 	max, cap, took int
-	// sent is the count WriteBulk keeps; ahead is set if a write began
+	// sent is the count writeBulk keeps; ahead is set if a write began
 	// while it counted more than the writer had taken, and seen is the
 	// most it counted at the start of a write.
 	sent  *atomic.Int64
@@ -33,7 +33,7 @@ func (w *shortWriter) Write(b []byte) (int, error) {
 	return n1, nil
 }
 
-// WriteBulk stops at the byte limit or the deadline, whichever is first,
+// writeBulk stops at the byte limit or the deadline, whichever is first,
 // and counts what each write took once it has returned: the count never
 // runs ahead of the writer, so it never has to be taken back, and a
 // sampler reading it never sees it fall (a fall was a negative step in
@@ -52,7 +52,7 @@ func TestWriteBulk(t *testing.T) {
 	} {
 		var sent atomic.Int64
 		w := &shortWriter{max: c.short, cap: c.cap, sent: &sent}
-		if err := WriteBulk(w, make([]byte, 512), c.limit, &sent); err != nil {
+		if err := writeBulk(w, make([]byte, 512), c.limit, &sent); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 		}
 		if sent.Load() != c.want || int64(w.took) != c.want || w.ahead || w.seen > sent.Load() {
@@ -61,7 +61,7 @@ func TestWriteBulk(t *testing.T) {
 	}
 	var sent atomic.Int64
 	boom := errors.New("boom")
-	if err := WriteBulk(errWriter{boom}, make([]byte, 8), 0, &sent); !errors.Is(err, boom) || sent.Load() != 0 {
+	if err := writeBulk(errWriter{boom}, make([]byte, 8), 0, &sent); !errors.Is(err, boom) || sent.Load() != 0 {
 		t.Errorf("failing writer: %v, sent %d", err, sent.Load())
 	}
 }

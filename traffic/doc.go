@@ -52,6 +52,9 @@
 // (charged to the step a packet was sent in), RFC 3550 jitter, RFC 4737
 // reordering, duplicates and one-way delay.
 //
-// Another transport (QUIC, TFRC, a user's program) joins by implementing
-// Flow and returning its own FlowResult.
+// Another transport joins by implementing Flow and returning its own
+// FlowResult (TFRC, a user's program), or, for a bulk flow of one stream,
+// by implementing BulkTransport and embedding the BulkFlow that runs it,
+// as TCP and QUIC do: BulkFlow starts, connects, writes, reads, samples
+// and closes every bulk flow the same way.
 package traffic

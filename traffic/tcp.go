@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"wanlab/clock"
@@ -52,29 +50,16 @@ type TCPConfig struct {
 // until the end of the stream, so the flow ends complete when every byte
 // written has been read.
 type TCP struct {
-	cfg TCPConfig
+	*BulkFlow[net.Conn, SocketInfo, TCPSample]
+}
 
-	// Set before Start, read only afterwards.
-	ln         net.Listener
-	senderOpts sockOpts
-	recvOpts   sockOpts
-	env        Env
-	wg         sync.WaitGroup
+var _ Flow = (*TCP)(nil)
 
-	sent, received atomic.Int64 // bytes written and read by the two ends
-	// live counts the flow's goroutines still running; at 0 nothing the
-	// flow records changes any more.
-	live atomic.Int32
-
-	mu     sync.Mutex // guards what follows
-	closed bool
-	conns  []net.Conn // every connection made, for Close
-	snd    net.Conn   // the sending end, once connected
-	rcv    net.Conn   // the receiving end, once connected
-	res    TCPResult
-
-	// Used only on the sampling goroutine.
-	opened, ended bool
+// tcpTransport is what a bulk TCP flow does its own way.
+type tcpTransport struct {
+	cfg                  TCPConfig
+	senderOpts, recvOpts sockOpts
+	ln                   net.Listener // set by Open
 }
 
 // NewTCP checks cfg and returns the flow.
@@ -97,14 +82,18 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 	if len(cfg.CC) >= 16 {
 		return nil, fmt.Errorf("traffic: TCP flow %q: congestion control name %q is longer than the kernel allows (15 bytes)", cfg.Label, cfg.CC)
 	}
-	f := &TCP{cfg: cfg}
-	f.senderOpts = sockOpts{cc: cfg.CC, tos: cfg.TOS, sndbuf: cfg.SendBuffer}
-	f.recvOpts = sockOpts{cc: cfg.CC, tos: cfg.TOS, rcvbuf: cfg.ReceiveBuffer}
-	f.res = TCPResult{
-		FlowInfo: FlowInfo{Label: cfg.Label, Kind: "tcp", Start: cfg.Start, Stop: cfg.Stop},
-		Dir:      cfg.Dir, CC: cfg.CC, TOS: cfg.TOS, Bytes: cfg.Bytes,
+	t := &tcpTransport{
+		cfg:        cfg,
+		senderOpts: sockOpts{cc: cfg.CC, tos: cfg.TOS, sndbuf: cfg.SendBuffer},
+		recvOpts:   sockOpts{cc: cfg.CC, tos: cfg.TOS, rcvbuf: cfg.ReceiveBuffer},
 	}
-	return f, nil
+	spec := BulkSpec{
+		Name:  "traffic: a TCP flow",
+		Label: cfg.Label, Kind: "tcp", Start: cfg.Start, Stop: cfg.Stop,
+		Dir: cfg.Dir, Bytes: cfg.Bytes,
+		WriteSize: 128 << 10, ReadSize: 128 << 10,
+	}
+	return &TCP{NewBulkFlow[net.Conn, SocketInfo, TCPSample](spec, t)}, nil
 }
 
 // TCPResult is what a TCP flow recorded.
@@ -166,15 +155,9 @@ type TCPSample struct {
 	Receiver TCPInfo `json:"receiver"`
 }
 
-// Label returns the flow's label.
-func (f *TCP) Label() string { return f.cfg.Label }
-
-// Window returns the flow's start and stop offsets.
-func (f *TCP) Window() (start, stop time.Duration) { return f.cfg.Start, f.cfg.Stop }
-
 // network returns "tcp4" or "tcp6" for the server's address family.
-func (f *TCP) network() string {
-	if f.cfg.Server.Addr.Is4() {
+func (t *tcpTransport) network() string {
+	if t.cfg.Server.Addr.Is4() {
 		return "tcp4"
 	}
 	return "tcp6"
@@ -182,104 +165,33 @@ func (f *TCP) network() string {
 
 // Open listens on the server. The listener carries the options of the
 // server's end, which the accepted connection inherits.
-func (f *TCP) Open(ctx context.Context) error {
-	if f.opened {
-		return errors.New("traffic: a TCP flow runs once: make a new one for each run")
+func (t *tcpTransport) Open(ctx context.Context) error {
+	opts := t.recvOpts
+	if t.cfg.Dir == Down {
+		opts = t.senderOpts
 	}
-	f.opened = true
-	opts := f.recvOpts
-	if f.cfg.Dir == Down {
-		opts = f.senderOpts
-	}
-	ln, err := f.cfg.Server.Net.Listen(ctx, f.network(), f.cfg.Server.listenAddr(), opts.control())
+	ln, err := t.cfg.Server.Net.Listen(ctx, t.network(), t.cfg.Server.listenAddr(), opts.control())
 	if err != nil {
 		return err
 	}
-	f.ln = ln
+	t.ln = ln
 	return nil
 }
 
-// Start launches the flow: at Start it connects and sends.
-func (f *TCP) Start(ctx context.Context, env Env) {
-	f.env = env
-	f.wg.Add(1)
-	f.live.Add(1)
-	go f.run(ctx)
-}
-
-// fail records the first error of the flow's goroutines.
-func (f *TCP) fail(err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.res.Error == "" && !f.closed {
-		f.res.Error = err.Error()
-	}
-}
-
-// adopt records a new connection so that Close closes it; if Close came
-// first, it closes c and returns false.
-func (f *TCP) adopt(c net.Conn) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		c.Close()
-		return false
-	}
-	f.conns = append(f.conns, c)
-	return true
-}
-
-func (f *TCP) run(ctx context.Context) {
-	defer f.wg.Done()
-	defer f.live.Add(-1)
-	if !SleepUntil(ctx, f.env.Clock, f.env.At(f.cfg.Start)) {
-		return
-	}
-	client, server, err := f.connect(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			f.fail(err)
-		}
-		return
-	}
-	snd, rcv := client, server
-	if f.cfg.Dir == Down {
-		snd, rcv = server, client
-	}
-	sndState, err1 := readSockState(snd, true)
-	rcvState, err2 := readSockState(rcv, true)
-	if err := errors.Join(err1, err2); err != nil {
-		f.fail(err)
-		return
-	}
-	f.mu.Lock()
-	f.snd, f.rcv = snd, rcv
-	f.res.Connected = true
-	f.res.ConnectedAt = f.env.Clock.Now()
-	f.res.Sender = socketInfo(snd, sndState)
-	f.res.Receiver = socketInfo(rcv, rcvState)
-	f.mu.Unlock()
-
-	f.wg.Add(1)
-	f.live.Add(1)
-	go f.receive(rcv)
-	f.send(snd)
-}
-
-// connect makes the connection: the client dials, the server accepts it.
+// Connect makes the connection: the client dials, the server accepts it.
 // A connection from anywhere else that reaches the listener first is
 // turned away.
-func (f *TCP) connect(ctx context.Context) (client, server net.Conn, err error) {
-	addr := f.ln.Addr().String()
-	client, err = f.cfg.Client.Net.Dial(ctx, f.network(), f.cfg.Client.bindAddr(), addr, f.clientOpts().control())
+func (t *tcpTransport) Connect(ctx context.Context, adopt func(net.Conn) bool) (client, server net.Conn, err error) {
+	addr := t.ln.Addr().String()
+	client, err = t.cfg.Client.Net.Dial(ctx, t.network(), t.cfg.Client.bindAddr(), addr, t.clientOpts().control())
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
-	if !f.adopt(client) {
+	if !adopt(client) {
 		return nil, nil, net.ErrClosed
 	}
 	for {
-		server, err = f.ln.Accept()
+		server, err = t.ln.Accept()
 		if err != nil {
 			return nil, nil, fmt.Errorf("accept on %s: %w", addr, err)
 		}
@@ -289,140 +201,101 @@ func (f *TCP) connect(ctx context.Context) (client, server net.Conn, err error) 
 		server.Close()
 	}
 	// One connection per flow: the listener has done its job.
-	f.ln.Close()
-	if !f.adopt(server) {
+	t.ln.Close()
+	if !adopt(server) {
 		return nil, nil, net.ErrClosed
 	}
 	return client, server, nil
 }
 
-func (f *TCP) clientOpts() sockOpts {
-	if f.cfg.Dir == Up {
-		return f.senderOpts
+func (t *tcpTransport) clientOpts() sockOpts {
+	if t.cfg.Dir == Up {
+		return t.senderOpts
 	}
-	return f.recvOpts
+	return t.recvOpts
 }
 
-// send writes until Stop or Bytes, then shuts its side down.
-func (f *TCP) send(c net.Conn) {
-	if err := f.write(c); err != nil {
-		if !errClosed(err) {
-			f.fail(fmt.Errorf("send: %w", err))
-		}
-		return
+// End reads back how the kernel set up one end of the connection.
+func (t *tcpTransport) End(c net.Conn, _ bool) (SocketInfo, error) {
+	st, err := readSockState(c, true)
+	if err != nil {
+		return SocketInfo{}, err
 	}
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		if err := cw.CloseWrite(); err != nil && !errClosed(err) {
-			f.fail(fmt.Errorf("shut down the sending side: %w", err))
-		}
-	}
+	return socketInfo(c, st), nil
 }
 
-// write writes until Stop or Bytes, and records when it stopped.
-func (f *TCP) write(c net.Conn) error {
-	defer func() {
-		f.mu.Lock()
-		f.res.StoppedAt = f.env.Clock.Now()
-		f.mu.Unlock()
-	}()
-	c.SetWriteDeadline(f.env.Clock.Wall(f.env.At(f.cfg.Stop)))
-	return WriteBulk(c, make([]byte, 128<<10), f.cfg.Bytes, &f.sent)
-}
-
-// receive reads and discards until the end of the stream.
-func (f *TCP) receive(c net.Conn) {
-	defer f.wg.Done()
-	defer f.live.Add(-1)
-	buf := make([]byte, 128<<10)
-	for {
-		n, err := c.Read(buf)
-		f.received.Add(int64(n))
-		if err == io.EOF {
-			f.mu.Lock()
-			// An end of stream that Close caused is not the sender's.
-			if !f.closed {
-				f.res.Complete = true
-				f.res.CompletedAt = f.env.Clock.Now()
+// SendStream is the sending socket itself; the stream ends when the
+// sender shuts its side down.
+func (t *tcpTransport) SendStream(c net.Conn) (StreamWriter, func() error, error) {
+	end := func() error {
+		if cw, ok := c.(interface{ CloseWrite() error }); ok {
+			if err := cw.CloseWrite(); err != nil {
+				return fmt.Errorf("shut down the sending side: %w", err)
 			}
-			f.mu.Unlock()
-			return
 		}
-		if err != nil {
-			if !errClosed(err) {
-				f.fail(fmt.Errorf("receive: %w", err))
-			}
-			return
-		}
+		return nil
 	}
+	return c, end, nil
 }
 
-// Sample reads both ends' byte counts and TCP_INFO, from the first grid
-// point at or after Start until the flow has ended.
-func (f *TCP) Sample(k int, t clock.Time) {
-	if f.ended || f.env.Grid(k) < f.env.At(f.cfg.Start) {
-		return
-	}
-	// Read whether the flow has ended before reading its counts: if it
-	// has, they are final and this is its last sample.
-	f.ended = f.live.Load() == 0
-	f.mu.Lock()
-	snd, rcv := f.snd, f.rcv
-	f.mu.Unlock()
+// ReceiveStream is the receiving socket itself.
+func (t *tcpTransport) ReceiveStream(_ context.Context, c net.Conn) (io.Reader, error) {
+	return c, nil
+}
+
+// Sample reads both ends' byte counts and TCP_INFO.
+func (t *tcpTransport) Sample(k int, at clock.Time, snd, rcv net.Conn, connected bool, n *BulkCounts) (TCPSample, error) {
 	// Each count is read before the one it must not exceed: what the
 	// receiver read before what the sender wrote, the sender's kernel's
 	// acknowledged bytes before what it wrote, and what the receiver read
 	// before its kernel's received bytes. What was read or acknowledged
 	// was written, even if the write that took it has not returned yet.
-	s := TCPSample{K: k, T: t, Connected: snd != nil}
-	s.ReceivedBytes = f.received.Load()
+	s := TCPSample{K: k, T: at, Connected: connected}
+	s.ReceivedBytes = n.Received()
 	var err1, err2 error
-	if s.Connected {
+	if connected {
 		s.Sender, err1 = tcpInfoOf(snd)
 	}
-	s.SentBytes = SentAtLeast(f.sent.Load(), s.ReceivedBytes, int64(s.Sender.BytesAcked)-2)
-	if s.Connected {
+	s.SentBytes = n.Sent(s.ReceivedBytes, int64(s.Sender.BytesAcked)-2)
+	if connected {
 		s.Receiver, err2 = tcpInfoOf(rcv)
 	}
 	if err := errors.Join(err1, err2); err != nil {
-		f.fail(fmt.Errorf("TCP_INFO: %w", err))
+		return s, fmt.Errorf("TCP_INFO: %w", err)
 	}
-	f.mu.Lock()
-	f.res.Samples = append(f.res.Samples, s)
-	f.mu.Unlock()
+	return s, nil
 }
 
-// Close stops the flow and closes its sockets, with a reset (SO_LINGER 0)
-// so that nothing it queued crosses the path after the run.
-func (f *TCP) Close() {
-	f.mu.Lock()
-	f.closed = true
-	conns := f.conns
-	f.mu.Unlock()
-	if f.ln != nil {
-		f.ln.Close()
+// CloseConn resets the connection (SO_LINGER 0) rather than closing it: a
+// plain close would leave the kernel sending what is still in the send
+// buffer after the run is over.
+func (t *tcpTransport) CloseConn(c net.Conn) {
+	if l, ok := c.(interface{ SetLinger(int) error }); ok {
+		l.SetLinger(0)
 	}
-	for _, c := range conns {
-		// Reset rather than close: a plain close would leave the
-		// kernel sending what is still in the send buffer after the
-		// run is over.
-		if l, ok := c.(interface{ SetLinger(int) error }); ok {
-			l.SetLinger(0)
-		}
-		c.Close()
-	}
-	f.wg.Wait()
-	f.mu.Lock()
-	f.res.SentBytes = f.sent.Load()
-	f.res.ReceivedBytes = f.received.Load()
-	f.mu.Unlock()
+	c.Close()
 }
 
-// Result returns what the flow recorded.
-func (f *TCP) Result() FlowResult {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r := f.res
-	return &r
+// Abort closes the listener.
+func (t *tcpTransport) Abort() {
+	if t.ln != nil {
+		t.ln.Close()
+	}
+}
+
+// Release has nothing left to close: the listener and the connections
+// are all the sockets a TCP flow has.
+func (t *tcpTransport) Release() {}
+
+// Result is the flow's configuration and what it recorded.
+func (t *tcpTransport) Result(r BulkRecord[SocketInfo, TCPSample]) FlowResult {
+	return &TCPResult{
+		FlowInfo: r.Info,
+		Dir:      t.cfg.Dir, CC: t.cfg.CC, TOS: t.cfg.TOS, Bytes: t.cfg.Bytes,
+		Sender: r.Sender, Receiver: r.Receiver,
+		BulkOutcome: r.Outcome,
+		Samples:     r.Samples,
+	}
 }
 
 // socketInfo describes one end of a connection from what was read back.

@@ -1,7 +1,7 @@
 // Package traffictest holds what the tests of the traffic generators
-// share: checks that a flow leaves no goroutine or file descriptor behind,
-// and a sniffer that reads the TOS byte of the packets on a namespace's
-// loopback device. It is for tests only, and imports no traffic package,
+// share: checks that a flow leaves no goroutine or file descriptor behind
+// and that a bulk flow's samples add up, and a sniffer that reads the TOS
+// byte of the packets on a namespace's loopback device. It is for tests only, and imports no traffic package,
 // so that package traffic's own tests can use it.
 package traffictest
 

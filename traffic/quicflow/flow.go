@@ -3,13 +3,10 @@ package quicflow
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -74,6 +71,12 @@ const maxWindow = 1<<62 - 1
 // end of the run both ends close the connection (CONNECTION_CLOSE),
 // discarding whatever the sender still had queued.
 type Flow struct {
+	*traffic.BulkFlow[*quic.Conn, EndInfo, Sample]
+	t *transport
+}
+
+// transport is what a bulk QUIC flow does its own way.
+type transport struct {
 	cfg            Config
 	network        string // "udp4" or "udp6"
 	clientConf     *quic.Config
@@ -82,29 +85,10 @@ type Flow struct {
 	serverRec      recorder
 	sndRec, rcvRec *recorder // the sender's and the receiver's
 
-	// Set by Open and Start, read only afterwards.
+	// Set by Open, read only afterwards.
 	clientPC, serverPC net.PacketConn
 	clientTr, serverTr *quic.Transport
 	ln                 *quic.Listener
-	env                traffic.Env
-	runCtx             context.Context
-	stopAbort          func() bool
-	wg                 sync.WaitGroup
-
-	sent, received atomic.Int64 // bytes written and read by the two ends
-	// live counts the flow's goroutines still running; at 0 nothing the
-	// flow records changes any more.
-	live atomic.Int32
-
-	abortOnce sync.Once
-	mu        sync.Mutex // guards what follows
-	closed    bool
-	conns     []*quic.Conn // every connection made, for abort
-	snd, rcv  *quic.Conn   // the sending and the receiving end, once connected
-	res       Result
-
-	// Used only on the sampling goroutine.
-	opened, ended bool
 }
 
 var _ traffic.Flow = (*Flow)(nil)
@@ -257,44 +241,37 @@ func New(cfg Config) (*Flow, error) {
 	if cfg.StreamWindow > maxWindow || cfg.ConnectionWindow > maxWindow {
 		return nil, fmt.Errorf("quicflow: flow %q: flow-control windows %d and %d: QUIC's limit is 2^62-1 bytes", cfg.Label, cfg.StreamWindow, cfg.ConnectionWindow)
 	}
-	f := &Flow{cfg: cfg, network: "udp6"}
+	t := &transport{cfg: cfg, network: "udp6"}
 	if cfg.Server.Addr.Is4() {
-		f.network = "udp4"
+		t.network = "udp4"
 	}
-	f.sndRec, f.rcvRec = &f.clientRec, &f.serverRec
+	t.sndRec, t.rcvRec = &t.clientRec, &t.serverRec
 	if cfg.Dir == traffic.Down {
-		f.sndRec, f.rcvRec = &f.serverRec, &f.clientRec
+		t.sndRec, t.rcvRec = &t.serverRec, &t.clientRec
 	}
-	f.res = Result{
-		FlowInfo:         traffic.FlowInfo{Label: cfg.Label, Kind: Kind, Start: cfg.Start, Stop: cfg.Stop},
-		Dir:              cfg.Dir,
-		TOS:              cfg.TOS,
-		Bytes:            cfg.Bytes,
-		StreamWindow:     cfg.StreamWindow,
-		ConnectionWindow: cfg.ConnectionWindow,
-		CC:               CongestionControl,
+	spec := traffic.BulkSpec{
+		Name:  "quicflow: a QUIC flow",
+		Label: cfg.Label, Kind: Kind, Start: cfg.Start, Stop: cfg.Stop,
+		Dir: cfg.Dir, Bytes: cfg.Bytes,
+		WriteSize: writeChunk, ReadSize: 64 << 10,
+		// When the run ends, the connections close.
+		AbortOnCancel: true,
 	}
-	return f, nil
+	return &Flow{traffic.NewBulkFlow[*quic.Conn, EndInfo, Sample](spec, t), t}, nil
 }
-
-// Label returns the flow's label.
-func (f *Flow) Label() string { return f.cfg.Label }
-
-// Window returns the flow's start and stop offsets.
-func (f *Flow) Window() (start, stop time.Duration) { return f.cfg.Start, f.cfg.Stop }
 
 // quicConfig returns the QUIC configuration of one end, whose events rec
 // records.
-func (f *Flow) quicConfig(rec *recorder) *quic.Config {
+func (t *transport) quicConfig(rec *recorder) *quic.Config {
 	return &quic.Config{
-		InitialStreamReceiveWindow:     f.cfg.StreamWindow,
-		MaxStreamReceiveWindow:         f.cfg.StreamWindow,
-		InitialConnectionReceiveWindow: f.cfg.ConnectionWindow,
-		MaxConnectionReceiveWindow:     f.cfg.ConnectionWindow,
+		InitialStreamReceiveWindow:     t.cfg.StreamWindow,
+		MaxStreamReceiveWindow:         t.cfg.StreamWindow,
+		InitialConnectionReceiveWindow: t.cfg.ConnectionWindow,
+		MaxConnectionReceiveWindow:     t.cfg.ConnectionWindow,
 		// A path that stays silent (a long outage the experiment
 		// imposes) must not end the connection before the run does: the
 		// idle timeout outlasts the flow's window.
-		MaxIdleTimeout: f.cfg.Stop - f.cfg.Start + 30*time.Second,
+		MaxIdleTimeout: t.cfg.Stop - t.cfg.Start + 30*time.Second,
 		// The flow uses one unidirectional stream, opened by the sender.
 		MaxIncomingStreams:    -1,
 		MaxIncomingUniStreams: 1,
@@ -306,181 +283,106 @@ func (f *Flow) quicConfig(rec *recorder) *quic.Config {
 
 // Open makes both ends' UDP sockets and starts the server listening, so
 // that a bad address or option is an error before the run starts.
-func (f *Flow) Open(ctx context.Context) (err error) {
-	if f.opened {
-		return errors.New("quicflow: a QUIC flow runs once: make a new one for each run")
-	}
-	f.opened = true
-	defer func() {
-		if err != nil {
-			f.abort()
-			f.closeSockets()
-		}
-	}()
+func (t *transport) Open(ctx context.Context) error {
 	serverTLS, clientTLS, err := tlsConfigs(time.Now())
 	if err != nil {
 		return err
 	}
-	f.clientTLS = clientTLS
-	ctl := traffic.TOSControl(f.cfg.TOS)
-	f.serverPC, err = f.cfg.Server.Net.ListenPacket(ctx, f.network, netip.AddrPortFrom(f.cfg.Server.Addr, 0).String(), ctl)
+	t.clientTLS = clientTLS
+	ctl := traffic.TOSControl(t.cfg.TOS)
+	t.serverPC, err = t.cfg.Server.Net.ListenPacket(ctx, t.network, netip.AddrPortFrom(t.cfg.Server.Addr, 0).String(), ctl)
 	if err != nil {
 		return fmt.Errorf("quicflow: server socket: %w", err)
 	}
 	clientAddr := ":0"
-	if f.cfg.Client.Addr.IsValid() {
-		clientAddr = netip.AddrPortFrom(f.cfg.Client.Addr, 0).String()
+	if t.cfg.Client.Addr.IsValid() {
+		clientAddr = netip.AddrPortFrom(t.cfg.Client.Addr, 0).String()
 	}
-	f.clientPC, err = f.cfg.Client.Net.ListenPacket(ctx, f.network, clientAddr, ctl)
+	t.clientPC, err = t.cfg.Client.Net.ListenPacket(ctx, t.network, clientAddr, ctl)
 	if err != nil {
 		return fmt.Errorf("quicflow: client socket: %w", err)
 	}
-	serverConn, err := f.withDSCP(f.serverPC)
+	serverConn, err := t.withDSCP(t.serverPC)
 	if err != nil {
 		return err
 	}
-	clientConn, err := f.withDSCP(f.clientPC)
+	clientConn, err := t.withDSCP(t.clientPC)
 	if err != nil {
 		return err
 	}
-	f.serverTr = &quic.Transport{Conn: serverConn}
-	f.clientTr = &quic.Transport{Conn: clientConn}
-	f.clientConf = f.quicConfig(&f.clientRec)
-	serverConf := f.quicConfig(&f.serverRec)
+	t.serverTr = &quic.Transport{Conn: serverConn}
+	t.clientTr = &quic.Transport{Conn: clientConn}
+	t.clientConf = t.quicConfig(&t.clientRec)
+	serverConf := t.quicConfig(&t.serverRec)
 	listenConf := serverConf.Clone()
-	from := traffic.AddrPort(f.clientPC.LocalAddr())
+	from := traffic.AddrPort(t.clientPC.LocalAddr())
 	listenConf.GetConfigForClient = func(info *quic.ClientInfo) (*quic.Config, error) {
 		// One connection per flow: one from anywhere but the client's
 		// socket is refused before it begins.
-		if !f.fromClient(from, traffic.AddrPort(info.RemoteAddr)) {
+		if !t.fromClient(from, traffic.AddrPort(info.RemoteAddr)) {
 			return nil, fmt.Errorf("quicflow: connection from %v refused: expecting the flow's client", info.RemoteAddr)
 		}
 		return serverConf, nil
 	}
-	f.ln, err = f.serverTr.Listen(serverTLS, listenConf)
+	t.ln, err = t.serverTr.Listen(serverTLS, listenConf)
 	if err != nil {
-		return fmt.Errorf("quicflow: listen on %v: %w", f.serverPC.LocalAddr(), err)
+		return fmt.Errorf("quicflow: listen on %v: %w", t.serverPC.LocalAddr(), err)
 	}
 	return nil
 }
 
 // withDSCP returns the socket quic-go is to use: pc itself, or pc wrapped
 // so that quic-go's ECN control messages keep the flow's DSCP.
-func (f *Flow) withDSCP(pc net.PacketConn) (net.PacketConn, error) {
-	if f.cfg.TOS == 0 {
+func (t *transport) withDSCP(pc net.PacketConn) (net.PacketConn, error) {
+	if t.cfg.TOS == 0 {
 		return pc, nil
 	}
 	u, ok := pc.(*net.UDPConn)
 	if !ok {
 		return nil, fmt.Errorf("quicflow: the host's Net made a %T, not a *net.UDPConn, which a DSCP needs", pc)
 	}
-	return &dscpConn{UDPConn: u, dscp: byte(f.cfg.TOS)}, nil
+	return &dscpConn{UDPConn: u, dscp: byte(t.cfg.TOS)}, nil
 }
 
 // fromClient reports whether a connection attempt from remote comes from
 // the client's socket, bound to local. The port identifies it; when the
 // socket is bound to the unspecified address, the source address is the
 // kernel's choice and is not compared.
-func (f *Flow) fromClient(local, remote netip.AddrPort) bool {
+func (t *transport) fromClient(local, remote netip.AddrPort) bool {
 	if remote.Port() != local.Port() {
 		return false
 	}
 	return local.Addr().IsUnspecified() || remote.Addr() == local.Addr()
 }
 
-// Start launches the flow: at Start it dials and sends. When ctx ends,
-// the connections close.
-func (f *Flow) Start(ctx context.Context, env traffic.Env) {
-	f.env = env
-	f.runCtx = ctx
-	f.stopAbort = context.AfterFunc(ctx, f.abort)
-	f.wg.Add(1)
-	f.live.Add(1)
-	go f.run(ctx)
-}
-
-// fail records the first error of the flow's goroutines. Errors once the
-// run's context has ended or the flow was closed are the closing's doing,
-// not the flow's failure, and are not recorded.
-func (f *Flow) fail(err error) {
-	if f.runCtx.Err() != nil {
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.res.Error == "" && !f.closed {
-		f.res.Error = err.Error()
-	}
-}
-
-// adopt records a new connection so that abort closes it; if abort came
-// first, it closes c and returns false.
-func (f *Flow) adopt(c *quic.Conn) bool {
-	f.mu.Lock()
-	if !f.closed {
-		f.conns = append(f.conns, c)
-		f.mu.Unlock()
-		return true
-	}
-	f.mu.Unlock()
-	c.CloseWithError(0, "")
-	return false
-}
-
-func (f *Flow) run(ctx context.Context) {
-	defer f.wg.Done()
-	defer f.live.Add(-1)
-	if !traffic.SleepUntil(ctx, f.env.Clock, f.env.At(f.cfg.Start)) {
-		return
-	}
-	client, server, err := f.connect(ctx)
-	if err != nil {
-		f.fail(err)
-		return
-	}
-	snd, rcv := client, server
-	sndPC, rcvPC := f.clientPC, f.serverPC
-	if f.cfg.Dir == traffic.Down {
-		snd, rcv = server, client
-		sndPC, rcvPC = f.serverPC, f.clientPC
-	}
-	sndInfo, err1 := endInfo(snd, sndPC)
-	rcvInfo, err2 := endInfo(rcv, rcvPC)
-	if err := errors.Join(err1, err2); err != nil {
-		f.fail(err)
-		return
-	}
-	f.mu.Lock()
-	f.snd, f.rcv = snd, rcv
-	f.res.Connected = true
-	f.res.ConnectedAt = f.env.Clock.Now()
-	f.res.Sender, f.res.Receiver = sndInfo, rcvInfo
-	f.mu.Unlock()
-
-	f.wg.Add(1)
-	f.live.Add(1)
-	go f.receive(ctx, rcv)
-	f.send(snd)
-}
-
-// connect makes the connection: the client dials, the server accepts.
-func (f *Flow) connect(ctx context.Context) (client, server *quic.Conn, err error) {
-	addr := f.ln.Addr()
-	client, err = f.clientTr.Dial(ctx, addr, f.clientTLS, f.clientConf)
+// Connect makes the connection: the client dials, the server accepts.
+func (t *transport) Connect(ctx context.Context, adopt func(*quic.Conn) bool) (client, server *quic.Conn, err error) {
+	addr := t.ln.Addr()
+	client, err = t.clientTr.Dial(ctx, addr, t.clientTLS, t.clientConf)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to %v: %w", addr, err)
 	}
-	if !f.adopt(client) {
+	if !adopt(client) {
 		return nil, nil, net.ErrClosed
 	}
-	server, err = f.ln.Accept(ctx)
+	server, err = t.ln.Accept(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("accept on %v: %w", addr, err)
 	}
-	if !f.adopt(server) {
+	if !adopt(server) {
 		return nil, nil, net.ErrClosed
 	}
 	return client, server, nil
+}
+
+// End describes one end of the connection from the connection and its
+// socket.
+func (t *transport) End(c *quic.Conn, client bool) (EndInfo, error) {
+	pc := t.serverPC
+	if client {
+		pc = t.clientPC
+	}
+	return endInfo(c, pc)
 }
 
 // endInfo describes one end of a connection from the connection and its
@@ -503,89 +405,46 @@ func endInfo(c *quic.Conn, pc net.PacketConn) (EndInfo, error) {
 	}, nil
 }
 
-// send opens the stream, writes until Stop or Bytes, then closes the
-// stream (FIN).
-func (f *Flow) send(c *quic.Conn) {
-	st, err := c.OpenUniStream()
-	if err != nil {
-		f.fail(fmt.Errorf("open stream: %w", err))
-		return
-	}
-	if err := f.write(st); err != nil {
-		f.fail(fmt.Errorf("send: %w", err))
-		return
-	}
-	if err := st.Close(); err != nil {
-		f.fail(fmt.Errorf("close stream: %w", err))
-	}
-}
-
 // writeChunk is how much the sender hands quic-go per write.
 const writeChunk = 32 << 10
 
-// write writes until Stop or Bytes, and records when it stopped.
-func (f *Flow) write(st *quic.SendStream) error {
-	defer func() {
-		f.mu.Lock()
-		f.res.StoppedAt = f.env.Clock.Now()
-		f.mu.Unlock()
-	}()
-	st.SetWriteDeadline(f.env.Clock.Wall(f.env.At(f.cfg.Stop)))
-	return traffic.WriteBulk(st, make([]byte, writeChunk), f.cfg.Bytes, &f.sent)
+// SendStream opens the flow's one unidirectional stream; closing it sends
+// its FIN.
+func (t *transport) SendStream(c *quic.Conn) (traffic.StreamWriter, func() error, error) {
+	st, err := c.OpenUniStream()
+	if err != nil {
+		return nil, nil, fmt.Errorf("open stream: %w", err)
+	}
+	end := func() error {
+		if err := st.Close(); err != nil {
+			return fmt.Errorf("close stream: %w", err)
+		}
+		return nil
+	}
+	return st, end, nil
 }
 
-// receive accepts the sender's stream and reads and discards it until its
-// end.
-func (f *Flow) receive(ctx context.Context, c *quic.Conn) {
-	defer f.wg.Done()
-	defer f.live.Add(-1)
+// ReceiveStream accepts the sender's stream.
+func (t *transport) ReceiveStream(ctx context.Context, c *quic.Conn) (io.Reader, error) {
 	st, err := c.AcceptUniStream(ctx)
 	if err != nil {
-		f.fail(fmt.Errorf("accept stream: %w", err))
-		return
+		return nil, fmt.Errorf("accept stream: %w", err)
 	}
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := st.Read(buf)
-		f.received.Add(int64(n))
-		if err == io.EOF {
-			f.mu.Lock()
-			f.res.Complete = true
-			f.res.CompletedAt = f.env.Clock.Now()
-			f.mu.Unlock()
-			return
-		}
-		if err != nil {
-			f.fail(fmt.Errorf("receive: %w", err))
-			return
-		}
-	}
+	return st, nil
 }
 
-// Sample reads both ends' byte counts and recovery state, from the first
-// grid point at or after Start until the flow has ended.
-func (f *Flow) Sample(k int, t clock.Time) {
-	if f.ended || f.env.Grid(k) < f.env.At(f.cfg.Start) {
-		return
-	}
-	// Read whether the flow has ended before reading its counts: if it
-	// has, they are final and this is its last sample.
-	f.ended = f.live.Load() == 0
-	f.mu.Lock()
-	snd, rcv := f.snd, f.rcv
-	f.mu.Unlock()
-	s := Sample{K: k, T: t, Connected: snd != nil}
+// Sample reads both ends' byte counts and recovery state.
+func (t *transport) Sample(k int, at clock.Time, snd, rcv *quic.Conn, connected bool, n *traffic.BulkCounts) (Sample, error) {
+	s := Sample{K: k, T: at, Connected: connected}
 	// What the receiver read is read before what the sender wrote, which
 	// it cannot exceed even while the write that took it is in progress.
-	s.ReceivedBytes = f.received.Load()
-	s.SentBytes = traffic.SentAtLeast(f.sent.Load(), s.ReceivedBytes)
-	if s.Connected {
-		s.Sender = endStats(snd, f.sndRec)
-		s.Receiver = endStats(rcv, f.rcvRec)
+	s.ReceivedBytes = n.Received()
+	s.SentBytes = n.Sent(s.ReceivedBytes)
+	if connected {
+		s.Sender = endStats(snd, t.sndRec)
+		s.Receiver = endStats(rcv, t.rcvRec)
 	}
-	f.mu.Lock()
-	f.res.Samples = append(f.res.Samples, s)
-	f.mu.Unlock()
+	return s, nil
 }
 
 // endStats reads one end's recovery state.
@@ -615,57 +474,45 @@ func endStats(c *quic.Conn, rec *recorder) EndStats {
 	}
 }
 
-// abort closes both connections (CONNECTION_CLOSE), the listener and both
-// transports, which ends every blocked dial, accept, write and read; it
-// runs once, when the run's context ends or at Close.
-func (f *Flow) abort() {
-	f.abortOnce.Do(func() {
-		f.mu.Lock()
-		f.closed = true
-		conns := f.conns
-		f.mu.Unlock()
-		for _, c := range conns {
-			c.CloseWithError(0, "")
-		}
-		if f.ln != nil {
-			f.ln.Close()
-		}
-		for _, tr := range []*quic.Transport{f.clientTr, f.serverTr} {
-			if tr != nil {
-				tr.Close()
-			}
-		}
-	})
-}
+// CloseConn closes a connection (CONNECTION_CLOSE), discarding whatever
+// its end still had queued.
+func (t *transport) CloseConn(c *quic.Conn) { c.CloseWithError(0, "") }
 
-// Close stops the flow, waits for its goroutines and closes its sockets.
-func (f *Flow) Close() {
-	if f.stopAbort != nil {
-		f.stopAbort()
+// Abort closes the listener and both transports, which ends every
+// blocked dial, accept, write and read.
+func (t *transport) Abort() {
+	if t.ln != nil {
+		t.ln.Close()
 	}
-	// If the context's AfterFunc is running abort, this waits for it.
-	f.abort()
-	f.wg.Wait()
-	f.closeSockets()
-	f.mu.Lock()
-	f.res.SentBytes = f.sent.Load()
-	f.res.ReceivedBytes = f.received.Load()
-	f.mu.Unlock()
+	for _, tr := range []*quic.Transport{t.clientTr, t.serverTr} {
+		if tr != nil {
+			tr.Close()
+		}
+	}
 }
 
-// closeSockets closes the UDP sockets, once quic-go is done with them.
-func (f *Flow) closeSockets() {
-	for _, pc := range []net.PacketConn{f.clientPC, f.serverPC} {
+// Release closes the UDP sockets, once quic-go is done with them.
+func (t *transport) Release() {
+	for _, pc := range []net.PacketConn{t.clientPC, t.serverPC} {
 		if pc != nil {
 			pc.Close()
 		}
 	}
 }
 
-// Result returns what the flow recorded.
-func (f *Flow) Result() traffic.FlowResult {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r := f.res
-	return &r
+// Result is the flow's configuration and what it recorded.
+func (t *transport) Result(r traffic.BulkRecord[EndInfo, Sample]) traffic.FlowResult {
+	return &Result{
+		FlowInfo:         r.Info,
+		Dir:              t.cfg.Dir,
+		TOS:              t.cfg.TOS,
+		Bytes:            t.cfg.Bytes,
+		StreamWindow:     t.cfg.StreamWindow,
+		ConnectionWindow: t.cfg.ConnectionWindow,
+		CC:               CongestionControl,
+		Sender:           r.Sender,
+		Receiver:         r.Receiver,
+		BulkOutcome:      r.Outcome,
+		Samples:          r.Samples,
+	}
 }

@@ -36,7 +36,7 @@ func TestDSCPOnTheWire(t *testing.T) {
 	sn.Close()
 	for i, fr := range res.Flows {
 		r := fr.(*Result)
-		tos := flows[i].(*Flow).cfg.TOS
+		tos := flows[i].(*Flow).t.cfg.TOS
 		checkFlow(t, res, r, tos)
 		seen := sn.Seen(r.Sender.Local.Port(), r.Sender.Remote.Port())
 		var packets, ect0 int
