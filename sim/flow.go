@@ -95,8 +95,10 @@ func (c CBR) validate() error {
 //	poisson rate=RATE size=BYTES [...the same options]
 //
 // RATE is a number with tc's units, case-insensitive: bit (also a bare
-// number), kbit, mbit, gbit, tbit in bits per second with steps of 1000,
-// and bps, kbps, mbps, gbps, tbps in bytes per second. T is a number with
+// number), kbit, mbit, gbit, tbit in bits per second with steps of 1000
+// (kibit … with steps of 1024), and bps, kbps, mbps, gbps, tbps in bytes
+// per second; or with iperf's k, m, g, t in bits per second
+// (tcspec.ParseRate). T is a number with
 // ns, us, ms or s. tos is decimal or 0x hex. count is at least 1. The
 // defaults are dir=up, start=0s, no count limit, tos=0 and ecn=notect.
 func ParseFlow(s string) (Flow, error) {
@@ -197,24 +199,14 @@ func (c *CBR) set(key, val string) error {
 	return nil
 }
 
-// rateUnits maps tc's rate suffixes to bits per second.
-var rateUnits = map[string]float64{
-	"": 1, "bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12,
-	"bps": 8, "kbps": 8e3, "mbps": 8e6, "gbps": 8e9, "tbps": 8e12,
-}
-
-// parseRate parses a tc rate into bytes per second, rounded to nearest.
+// parseRate parses a rate (tcspec.ParseRate: tc's units or iperf's
+// letters) into bytes per second, rounded to nearest.
 func parseRate(s string) (qdisc.Rate, error) {
-	num, unit := splitNumber(s)
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || num == "" {
-		return 0, fmt.Errorf("not a rate; give a number and a unit, e.g. 10mbit or 1.5gbit")
+	bits, err := tcspec.ParseRate(s)
+	if err != nil {
+		return 0, err
 	}
-	scale, ok := rateUnits[strings.ToLower(unit)]
-	if !ok {
-		return 0, fmt.Errorf("unknown unit %s; use bit, kbit, mbit, gbit (bits/s) or bps, kbps, mbps, gbps (bytes/s)", tcspec.Quote(unit))
-	}
-	bytes := math.Round(v * scale / 8)
+	bytes := math.Round(bits / 8)
 	if !(bytes >= 1) || bytes > math.MaxInt64 {
 		return 0, fmt.Errorf("rate must be at least 8bit (1 byte/s) and finite")
 	}

@@ -22,6 +22,9 @@ func TestParseFlow(t *testing.T) {
 		{"cbr rate=800 size=28 start=3us", CBR{Rate: 100, Size: 28, Dir: "up", Start: 3 * time.Microsecond}},
 		{"cbr rate=8bit size=28 start=2s", CBR{Rate: 1, Size: 28, Dir: "up", Start: 2 * time.Second}},
 		{"cbr rate=2mbps size=1000 start=5ns", CBR{Rate: 2000000, Size: 1000, Dir: "up", Start: 5}},
+		// iperf's letters are bits, as in iperf -b.
+		{"cbr rate=20M size=1000", CBR{Rate: 2500000, Size: 1000, Dir: "up"}},
+		{"cbr rate=500k size=100", CBR{Rate: 62500, Size: 100, Dir: "up"}},
 		{"poisson rate=1gbit size=1500 dir=up", Poisson{Rate: 125000000, Size: 1500, Dir: "up"}},
 	} {
 		got, err := ParseFlow(c.in)
@@ -51,8 +54,9 @@ func TestParseFlowErrors(t *testing.T) {
 		{"cbr rate=1mbit", "size= is missing"},
 		{"cbr rate=1mbit size=100 colour=red", "\"colour=red\": unknown key"},
 		{"cbr rate=1mbit size=100 size=200", "\"size\" is given twice"},
-		{"cbr rate=1furlong size=100", "\"rate=1furlong\": unknown unit \"furlong\""},
-		{"cbr rate=fast size=100", "\"rate=fast\": not a rate"},
+		{"cbr rate=1furlong size=100", "\"rate=1furlong\": bad rate \"1furlong\": unknown unit \"furlong\": use a number with a unit"},
+		{"cbr rate=fast size=100", "\"rate=fast\": bad rate \"fast\": use a number with a unit"},
+		{"cbr rate=-1mbit size=100", "\"rate=-1mbit\": bad rate \"-1mbit\": out of range"},
 		{"cbr rate=1bit size=100", "at least 8bit"},
 		{"cbr rate=1mbit size=20", "size=20 is outside 28..65535"},
 		{"cbr rate=1mbit size=big", "\"size=big\": not a whole number"},

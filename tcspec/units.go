@@ -33,31 +33,86 @@ var rateSuffixes = []struct {
 	{"gibps", 8 * 1024 * 1024 * 1024}, {"gbps", 8e9}, {"tibps", 8 * 1024 * 1024 * 1024 * 1024}, {"tbps", 8e12},
 }
 
+// iperfRateSuffixes are iperf's one-letter rate suffixes (iperf -b, in
+// either case): bits per second, in steps of 1000.
+var iperfRateSuffixes = []struct {
+	name  string
+	scale float64
+}{{"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12}}
+
 const rateHelp = "use a number with a unit: bit, kbit, mbit, gbit, tbit (×1000), kibit, mibit, gibit, tibit (×1024), or bytes per second: bps, kbps, mbps, gbps (so 10mbps is 80 Mbit/s)"
 
-// getRate64 reads a rate in bit/s units and returns bytes per second.
-func getRate64(s string) (qdisc.Rate, error) {
+// iperfRateHelp is rateHelp for the readers that take iperf's suffixes too.
+const iperfRateHelp = rateHelp + ", or iperf's k, m, g, t for bits (so 20M is 20 Mbit/s)"
+
+// ParseRate reads a rate as a flag or a flow gives it and returns it in
+// bits per second: a number with one of tc's units (tc(8), any case: bit,
+// kbit, mbit, gbit, tbit in steps of 1000, kibit, mibit, gibit, tibit in
+// steps of 1024, and in bytes per second bps, kbps, mbps, gbps, tbps and
+// kibps … tibps, so 10mbps is 80 Mbit/s) or with one of iperf's letters
+// (iperf -b, either case: k, m, g, t, bits per second in steps of 1000, so
+// 20M is 20 Mbit/s). A bare number is bits per second; spaces around the
+// rate are ignored. It refuses a negative, infinite or NaN rate; each
+// caller sets its own bounds. A qdisc's rate takes tc's units alone, as
+// tc does.
+func ParseRate(s string) (float64, error) {
+	return scanRate(strings.TrimSpace(s), true)
+}
+
+// scanRate reads a number (as strtod does) and a rate unit, tc's and,
+// with iperf, iperf's letters, and returns bits per second, refusing a
+// negative, infinite or NaN rate.
+func scanRate(s string, iperf bool) (float64, error) {
+	help := rateHelp
+	if iperf {
+		help = iperfRateHelp
+	}
 	f := scanFloat(s)
 	if f.n == 0 {
-		return 0, fmt.Errorf("bad rate %q: %s", s, rateHelp)
+		return 0, fmt.Errorf("bad rate %s: %s", Quote(s), help)
 	}
-	bps := f.v
+	bits := f.v
 	if unit := s[f.n:]; unit != "" {
-		found := false
-		for _, u := range rateSuffixes {
+		scale, ok := rateScale(unit, iperf)
+		if !ok {
+			return 0, fmt.Errorf("bad rate %s: unknown unit %s: %s", Quote(s), Quote(unit), help)
+		}
+		bits *= scale
+	}
+	if math.IsNaN(bits) || bits < 0 || math.IsInf(bits, 0) {
+		return 0, fmt.Errorf("bad rate %s: out of range: %s", Quote(s), help)
+	}
+	return bits, nil
+}
+
+// rateScale returns the bits per second of one unit, tc's table searched
+// first, as tc does, and then, with iperf, iperf's letters.
+func rateScale(unit string, iperf bool) (float64, bool) {
+	for _, u := range rateSuffixes {
+		if strings.EqualFold(u.name, unit) {
+			return u.scale, true
+		}
+	}
+	if iperf {
+		for _, u := range iperfRateSuffixes {
 			if strings.EqualFold(u.name, unit) {
-				bps *= u.scale
-				found = true
-				break
+				return u.scale, true
 			}
 		}
-		if !found {
-			return 0, fmt.Errorf("bad rate %q: unknown unit %q: %s", s, unit, rateHelp)
-		}
 	}
-	bps /= 8
-	if math.IsNaN(bps) || bps < 0 || bps >= 1<<64 {
-		return 0, fmt.Errorf("bad rate %q: out of range: %s", s, rateHelp)
+	return 0, false
+}
+
+// getRate64 reads a rate in tc's units and returns bytes per second,
+// truncated as tc does.
+func getRate64(s string) (qdisc.Rate, error) {
+	bits, err := scanRate(s, false)
+	if err != nil {
+		return 0, err
+	}
+	bps := bits / 8
+	if bps >= 1<<64 {
+		return 0, fmt.Errorf("bad rate %s: out of range: %s", Quote(s), rateHelp)
 	}
 	return qdisc.Rate(bps), nil
 }

@@ -2,6 +2,7 @@ package tcspec
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,6 +42,58 @@ func TestGetRate64(t *testing.T) {
 	for _, bad := range []string{"", "mbit", "10mbitz", "10mbit/s", "-1mbit", "nan", "inf", "1e30tbit", "10m", "10 mbit"} {
 		if r, err := getRate64(bad); err == nil {
 			t.Errorf("getRate64(%q) = %d, want an error", bad, r)
+		}
+	}
+}
+
+// ParseRate takes tc's units, in which mbps is megabytes per second as in
+// tc(8), and iperf's letters, which are bits (iperf -b), in either case;
+// what it refuses, it says how to write.
+func TestParseRate(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		bits float64
+	}{
+		{"64000", 64000}, {"8bit", 8}, {" 20mbit ", 20e6},
+		{"100mbit", 100e6}, {"10Mbit", 10e6}, {"1.5gbit", 1.5e9}, {"1tbit", 1e12},
+		{"1kibit", 1024}, {"1mibit", 1 << 20},
+		{"1bps", 8}, {"10mbps", 80e6}, {"10MBps", 80e6}, {"1kibps", 8 * 1024}, {"1gbps", 8e9},
+		{"20M", 20e6}, {"20m", 20e6}, {"500k", 500e3}, {"500K", 500e3}, {"2G", 2e9}, {"1T", 1e12}, {"2.5M", 2.5e6},
+		{"0", 0}, {"1e3kbit", 1e6}, {"0x10kbit", 16000},
+	} {
+		got, err := ParseRate(tt.in)
+		if err != nil || got != tt.bits {
+			t.Errorf("ParseRate(%q) = %v bit/s, %v; want %v", tt.in, got, err, tt.bits)
+		}
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"", `bad rate "": use a number with a unit: bit, kbit, mbit`},
+		{"fast", `bad rate "fast": use a number with a unit`},
+		{"10mbz", `bad rate "10mbz": unknown unit "mbz": use a number with a unit`},
+		{"10 mbit", `unknown unit " mbit"`},
+		{"10Mb", `unknown unit "Mb"`},
+		{"10mbit/s", `unknown unit "mbit/s"`},
+		{"-5M", `bad rate "-5M": out of range`},
+		{"nan", "out of range"},
+		{"inf", "out of range"},
+		{"1e400bit", "out of range"},
+	} {
+		_, err := ParseRate(tt.in)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseRate(%q): %v; want an error saying %q", tt.in, err, tt.want)
+			continue
+		}
+		// Every refusal lists both spellings, and what mbps means.
+		for _, say := range []string{"kbit", "10mbps is 80 Mbit/s", "iperf's k, m, g, t for bits", "20M is 20 Mbit/s"} {
+			if !strings.Contains(err.Error(), say) {
+				t.Errorf("ParseRate(%q): %q does not say %q", tt.in, err, say)
+			}
+		}
+	}
+	// A qdisc's rate is tc's alone: tc refuses iperf's letters.
+	for _, in := range []string{"20M", "500k"} {
+		if _, err := getRate64(in); err == nil || strings.Contains(err.Error(), "iperf") {
+			t.Errorf("getRate64(%q): %v; want tc's refusal", in, err)
 		}
 	}
 }

@@ -593,23 +593,15 @@ func ParseTOS(v string) (int, error) {
 	return int(n), nil
 }
 
-// ParseRate reads a rate in bit/s: a number with an optional unit, tc's
-// (bit, kbit, mbit, gbit) or iperf's (k, m, g, K, M, G), all decimal.
+// ParseRate reads a rate in bit/s as tcspec.ParseRate does (tc's units,
+// in which 10mbps is 80 Mbit/s, or iperf's k, m, g, t: 20M is 20 Mbit/s),
+// from 1 kbit/s to 1000 Gbit/s.
 func ParseRate(v string) (int64, error) {
-	s := strings.ToLower(strings.TrimSpace(v))
-	mult := 1.0
-	for _, u := range []struct {
-		suffix string
-		m      float64
-	}{{"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1}, {"g", 1e9}, {"m", 1e6}, {"k", 1e3}} {
-		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSuffix(s, u.suffix), u.m
-			break
-		}
+	r, err := tcspec.ParseRate(v)
+	if err != nil {
+		return 0, err
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	r := f * mult
-	if err != nil || !(r >= 1000) || r > 1e12 {
+	if r < 1000 || r > 1e12 {
 		return 0, fmt.Errorf("%q: give a rate from 1kbit to 1000gbit, e.g. 20mbit or 20M", v)
 	}
 	return int64(r), nil

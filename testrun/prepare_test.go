@@ -74,7 +74,7 @@ func TestPrepareBadInput(t *testing.T) {
 		{"lab with a bad name", func(o *Options) { o.Lab = "Big Lab" }, "--lab: testbed name"},
 		{"lab with a path", func(o *Options) { o.Lab = "x"; o.Both = "netem delay 1ms" }, "drop the path flags"},
 		{"udp rate for tcp", func(o *Options) { o.Test = "tcp_upload"; o.UDPRate = "1M" }, "--udp-rate and --udp-size are for udp_flood"},
-		{"bad udp rate", func(o *Options) { o.Test = "udp_flood"; o.UDPRate = "fast" }, `--udp-rate: "fast": give a rate`},
+		{"bad udp rate", func(o *Options) { o.Test = "udp_flood"; o.UDPRate = "fast" }, `--udp-rate: bad rate "fast": use a number with a unit`},
 		{"zero udp rate", func(o *Options) { o.Test = "udp_flood"; o.UDPRate = "0" }, "--udp-rate"},
 		{"bad udp size", func(o *Options) { o.Test = "udp_flood"; o.UDPSize = 70000 }, "--udp-size 70000"},
 		{"negative buffer", func(o *Options) { o.SendBuffer = -1 }, "--sndbuf -1"},
@@ -218,12 +218,13 @@ func TestParseTOSAndRate(t *testing.T) {
 			t.Errorf("ParseTOS(%q) = %#x, %v; want %#x", in, got, err, want)
 		}
 	}
-	for in, want := range map[string]int64{"100mbit": 100e6, "20M": 20e6, "500k": 500e3, "1.5gbit": 1.5e9, "64000": 64000, "10Mbit": 10e6} {
+	for in, want := range map[string]int64{"100mbit": 100e6, "20M": 20e6, "500k": 500e3, "1.5gbit": 1.5e9, "64000": 64000, "10Mbit": 10e6,
+		"10mbps": 80e6, "1mibit": 1 << 20, "1T": 1e12} {
 		if got, err := ParseRate(in); err != nil || got != want {
 			t.Errorf("ParseRate(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "fast", "-5M", "10", "NaN", "2000gbit"} {
+	for _, in := range []string{"", "fast", "-5M", "10", "NaN", "2000gbit", "2T", "20Mb"} {
 		if _, err := ParseRate(in); err == nil {
 			t.Errorf("ParseRate(%q) accepted", in)
 		}
