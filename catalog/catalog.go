@@ -95,15 +95,8 @@ const (
 // TOS returns the IPv4 TOS byte (IPv6 traffic class) of the mark: the
 // DSCP in its six high bits, ECN bits clear.
 func (m Mark) TOS() uint8 {
-	switch m {
-	case BK:
-		return 8 << 2
-	case CS5:
-		return 40 << 2
-	case EF:
-		return 46 << 2
-	}
-	return 0
+	d, _ := DSCP(string(m))
+	return d << 2
 }
 
 // Flow is one load flow of a test.

@@ -572,23 +572,15 @@ func checkCC(alg string) error {
 	return nil
 }
 
-// ParseTOS reads a TOS byte: a DSCP name (BE, CS0-CS7, AF11-AF43, EF) or a
-// number from 0 to 255 (decimal, or hex with 0x).
+// ParseTOS reads a TOS byte: a DSCP name (catalog.DSCPNames) or a number
+// from 0 to 255 (decimal, or hex with 0x).
 func ParseTOS(v string) (int, error) {
-	u := strings.ToUpper(v)
-	switch {
-	case u == "BE":
-		return 0, nil
-	case u == "EF":
-		return 46 << 2, nil
-	case len(u) == 3 && u[:2] == "CS" && u[2] >= '0' && u[2] <= '7':
-		return int(u[2]-'0') << 5, nil
-	case len(u) == 4 && u[:2] == "AF" && u[2] >= '1' && u[2] <= '4' && u[3] >= '1' && u[3] <= '3':
-		return (int(u[2]-'0')*8 + int(u[3]-'0')*2) << 2, nil
+	if d, ok := catalog.DSCP(v); ok {
+		return int(d) << 2, nil
 	}
 	n, err := strconv.ParseUint(v, 0, 8)
 	if err != nil {
-		return 0, fmt.Errorf("%q is neither a DSCP name (BE, CS0-CS7, AF11-AF43, EF) nor a TOS byte from 0 to 255 (EF is 0xb8)", v)
+		return 0, fmt.Errorf("%q is neither a DSCP name (%s) nor a TOS byte from 0 to 255 (EF is 0xb8)", v, catalog.DSCPNames)
 	}
 	return int(n), nil
 }
