@@ -41,7 +41,7 @@ type BulkSpec struct {
 //
 // BulkFlow calls Open, Sample and Result on the goroutine that drives the
 // run, Connect, End and the streams' methods on the flow's own
-// goroutines, and CloseConn and Abort on either; Release comes last, once
+// goroutines, and CloseConn and Abort on any of them; Release comes last, once
 // the flow's goroutines have ended.
 type BulkTransport[C, E, S any] interface {
 	// Open makes the sockets the flow needs before the run starts (see
