@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 )
 
 // ExecOptions say where and how Execute runs a plan.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"wanlab/catalog"
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 	"wanlab/results"
 )
 

@@ -11,8 +11,8 @@ import (
 	"sort"
 	"syscall"
 
-	"wanlab/infile"
-	"wanlab/outfile"
+	"wanlab/internal/infile"
+	"wanlab/internal/outfile"
 	"wanlab/results"
 )
 

@@ -10,8 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"wanlab/infile"
-	"wanlab/outfile"
+	"wanlab/internal/infile"
+	"wanlab/internal/outfile"
 )
 
 // Merge joins results directories of one experiment (the shards of a

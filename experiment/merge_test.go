@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 	"wanlab/results"
 )
 

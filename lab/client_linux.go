@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"wanlab/distfile"
+	"wanlab/internal/distfile"
 	"wanlab/netns"
 	"wanlab/tcspec"
 )

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"wanlab/internal/outfile"
 	"wanlab/link"
 	"wanlab/netns"
-	"wanlab/outfile"
 	"wanlab/qdisc"
 	"wanlab/router"
 	"wanlab/tcspec"

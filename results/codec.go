@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 )
 
 // envelope is the document as written: the format and version keys first,

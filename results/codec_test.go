@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 )
 
 // nanFree returns a deep copy of d (through JSON, so NaN survives as

@@ -12,7 +12,7 @@ import (
 	"reflect"
 	"strings"
 
-	"wanlab/infile"
+	"wanlab/internal/infile"
 )
 
 // MaxText bounds a results document's JSON text, after decompression. A

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 )
 
 // flentFileVersion is the data file version Flent 2.1.1 and later write and

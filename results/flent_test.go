@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 )
 
 // needFlent skips the test when Flent is not installed.

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"wanlab/internal/outfile"
 	"wanlab/internal/roottest"
 	"wanlab/lab"
-	"wanlab/outfile"
 	"wanlab/results"
 	"wanlab/tcspec"
 )

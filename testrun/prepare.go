@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"wanlab/catalog"
+	"wanlab/internal/outfile"
+	"wanlab/internal/tracefile"
 	"wanlab/lab"
 	"wanlab/link"
-	"wanlab/outfile"
 	"wanlab/profile"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
-	"wanlab/tracefile"
 	"wanlab/traffic/tfrcflow"
 )
 

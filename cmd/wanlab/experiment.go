@@ -13,8 +13,8 @@ import (
 
 	"wanlab/experiment"
 	"wanlab/experiment/runner"
-	"wanlab/infile"
-	"wanlab/outfile"
+	"wanlab/internal/infile"
+	"wanlab/internal/outfile"
 	"wanlab/testrun"
 )
 

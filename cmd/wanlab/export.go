@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 	"wanlab/results"
 )
 

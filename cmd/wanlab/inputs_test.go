@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"wanlab/experiment"
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 	"wanlab/results"
 )
 

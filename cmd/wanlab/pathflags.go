@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"wanlab/distfile"
+	"wanlab/internal/distfile"
 	"wanlab/lab"
 	"wanlab/qdisc"
 	"wanlab/tcspec"

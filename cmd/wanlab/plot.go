@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 	"wanlab/plot"
 	"wanlab/results"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 	"wanlab/report"
 	"wanlab/results"
 )

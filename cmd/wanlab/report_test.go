@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 	"wanlab/results"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 	"wanlab/plot"
 	"wanlab/qdisc"
 	"wanlab/results"

@@ -12,11 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"wanlab/internal/outfile"
+	"wanlab/internal/tracefile"
 	"wanlab/link"
-	"wanlab/outfile"
 	"wanlab/qdisc"
 	"wanlab/sim"
-	"wanlab/tracefile"
 )
 
 type simOptions struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"wanlab/experiment"
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 	"wanlab/plot"
 )
 

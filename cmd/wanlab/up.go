@@ -18,8 +18,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"wanlab/internal/outfile"
 	"wanlab/lab"
-	"wanlab/outfile"
 	"wanlab/qdisc"
 	"wanlab/tun"
 )

@@ -21,7 +21,7 @@ import (
 
 	"wanlab/catalog"
 	"wanlab/experiment"
-	"wanlab/outfile"
+	"wanlab/internal/outfile"
 	"wanlab/results"
 	"wanlab/tcspec"
 	"wanlab/testrun"

@@ -21,32 +21,32 @@ var core = []string{"clock", "packet", "qdisc", "tcspec", "link", "sim", "stats"
 // forbidden maps import paths (or prefixes ending in "/") to the reason the
 // core may not use them.
 var forbidden = map[string]string{
-	"os":                       "file and process I/O belongs to the edge (cmd, netns, router)",
-	"os/":                      "file and process I/O belongs to the edge",
-	"net":                      "network I/O belongs to the router and traffic packages",
-	"net/":                     "network I/O belongs to the router and traffic packages",
-	"syscall":                  "system calls belong to the edge",
-	"golang.org/x/sys/":        "system calls belong to the edge",
-	"io/ioutil":                "file I/O belongs to the edge",
-	"io/fs":                    "file I/O belongs to the edge",
-	"path/filepath":            "file paths belong to the edge",
-	"log":                      "the core reports through return values and hooks, not logs",
-	"log/":                     "the core reports through return values and hooks, not logs",
-	"math/rand":                "use math/rand/v2 with an explicit seed",
-	"crypto/rand":              "randomness must be seeded and reproducible",
-	"github.com/vishvananda/":  "netlink belongs to netns",
-	"golang.zx2c4.com/":        "TUN devices belong to the tun package",
-	"wanlab/netns":             "edge package",
-	"wanlab/tun":               "edge package",
-	"wanlab/router":            "edge package",
-	"wanlab/lab":               "edge package",
-	"wanlab/distfile":          "reading files belongs to the edge",
-	"wanlab/outfile":           "file output belongs to the edge",
-	"wanlab/tracefile":         "reading files belongs to the edge",
-	"wanlab/infile":            "reading files belongs to the edge",
-	"wanlab/traffic":           "edge package",
-	"wanlab/cmd/":              "edge package",
-	"wanlab/internal/coretest": "test helpers: only the core's _test.go files may use them",
+	"os":                        "file and process I/O belongs to the edge (cmd, netns, router)",
+	"os/":                       "file and process I/O belongs to the edge",
+	"net":                       "network I/O belongs to the router and traffic packages",
+	"net/":                      "network I/O belongs to the router and traffic packages",
+	"syscall":                   "system calls belong to the edge",
+	"golang.org/x/sys/":         "system calls belong to the edge",
+	"io/ioutil":                 "file I/O belongs to the edge",
+	"io/fs":                     "file I/O belongs to the edge",
+	"path/filepath":             "file paths belong to the edge",
+	"log":                       "the core reports through return values and hooks, not logs",
+	"log/":                      "the core reports through return values and hooks, not logs",
+	"math/rand":                 "use math/rand/v2 with an explicit seed",
+	"crypto/rand":               "randomness must be seeded and reproducible",
+	"github.com/vishvananda/":   "netlink belongs to netns",
+	"golang.zx2c4.com/":         "TUN devices belong to the tun package",
+	"wanlab/netns":              "edge package",
+	"wanlab/tun":                "edge package",
+	"wanlab/router":             "edge package",
+	"wanlab/lab":                "edge package",
+	"wanlab/internal/distfile":  "reading files belongs to the edge",
+	"wanlab/internal/outfile":   "file output belongs to the edge",
+	"wanlab/internal/tracefile": "reading files belongs to the edge",
+	"wanlab/internal/infile":    "reading files belongs to the edge",
+	"wanlab/traffic":            "edge package",
+	"wanlab/cmd/":               "edge package",
+	"wanlab/internal/coretest":  "test helpers: only the core's _test.go files may use them",
 }
 
 // wallClock lists time functions that read or wait on the real clock. The
@@ -139,5 +139,85 @@ func TestCheckerCatchesViolations(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join("..", "..", "go.mod")); err != nil {
 		t.Fatalf("module root not where expected: %v", err)
+	}
+}
+
+// views are the packages that read saved results: every one of their
+// figures must come from the results document, so that a saved file gives
+// the same view on any machine, root or not.
+var views = []string{"results", "plot", "report", "experiment"}
+
+// lab lists the packages that build or run a path, which no view may
+// depend on, directly or through another package.
+var lab = map[string]string{
+	"wanlab/lab":     "testbeds",
+	"wanlab/router":  "the real-time router",
+	"wanlab/netns":   "namespaces",
+	"wanlab/tun":     "TUN devices",
+	"wanlab/traffic": "live traffic",
+	"wanlab/testrun": "running a test",
+}
+
+// wanlabImports returns the wanlab packages that the non-test files of
+// the package at path (an import path) import.
+func wanlabImports(t *testing.T, path string) []string {
+	t.Helper()
+	dir := filepath.Join("..", "..", strings.TrimPrefix(path, "wanlab/"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	var out []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range file.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(p, "wanlab/") {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// labPath returns the chain of imports by which pkg reaches a package of
+// lab, or nil.
+func labPath(t *testing.T, pkg string) []string {
+	seen := map[string]bool{}
+	var walk func(p string) []string
+	walk = func(p string) []string {
+		if _, bad := lab[p]; bad {
+			return []string{p}
+		}
+		if seen[p] {
+			return nil
+		}
+		seen[p] = true
+		for _, q := range wanlabImports(t, p) {
+			if chain := walk(q); chain != nil {
+				return append([]string{p}, chain...)
+			}
+		}
+		return nil
+	}
+	return walk(pkg)
+}
+
+// TestViewsStayOffTheLab: the views import nothing that builds or runs a
+// path, however indirectly (experiment runs its runs through a Backend,
+// which experiment/runner implements).
+func TestViewsStayOffTheLab(t *testing.T) {
+	for _, v := range views {
+		if chain := labPath(t, "wanlab/"+v); chain != nil {
+			t.Errorf("%s reaches %s (%s) through %s", v, chain[len(chain)-1], lab[chain[len(chain)-1]], strings.Join(chain, " -> "))
+		}
+	}
+	// The check can fail: the runner, which runs an experiment's runs,
+	// reaches the lab.
+	if labPath(t, "wanlab/experiment/runner") == nil {
+		t.Error("experiment/runner does not reach the lab: is the check blind?")
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"wanlab/infile"
+	"wanlab/internal/infile"
 	"wanlab/qdisc"
 )
 

@@ -7,7 +7,7 @@ package tracefile
 import (
 	"fmt"
 
-	"wanlab/infile"
+	"wanlab/internal/infile"
 	"wanlab/link"
 )
 
