@@ -155,10 +155,8 @@ type loop struct {
 	pacer   readPacer
 	held    bool
 	passEnd clock.Time
-	// What the current pass has read: bytes, and of them superBytes in
-	// supers GSO super-packets; it may read superQuota of them (unpaced:
-	// any number).
-	readBytes, supers, superBytes, superQuota int
+	// read is what the current pass has read, reset at its start.
+	read passRead
 	// arrived records an Enqueue since the last release. Only after one, or
 	// once lastNext has come, can a packet be due; asking the link at other
 	// times (the loop polls often near deadlines) would only make a
@@ -185,6 +183,13 @@ type loop struct {
 	reqMu    sync.Mutex
 	reqs     []func()
 	hasReq   atomic.Bool
+}
+
+// passRead is what one pass of the loop has read: bytes, and of them
+// superBytes in supers GSO super-packets, of which it may read superQuota
+// (unpaced: any number). readAllowance resets it as each pass starts.
+type passRead struct {
+	bytes, supers, superBytes, superQuota int
 }
 
 func newLoop(r *Router, cfg link.Config, in, out tun.Device, ring func() (RingCounters, error), rtPrio int) (*loop, error) {
@@ -275,14 +280,13 @@ func (l *loop) pass() (int, bool, error) {
 	l.held = k == 0
 	n, more := 0, true
 	var err error
-	l.readBytes, l.supers, l.superBytes = 0, 0, 0
 	if k > 0 {
 		n, more, err = l.in.read(k, l)
 	}
 	t := l.clk.Now()
 	if n > 0 {
 		l.readCost += (time.Duration(t-at)/time.Duration(n) - l.readCost) / 8
-		l.pacer.charge(at, l.readBytes, l.supers, l.superBytes, time.Duration(t-at))
+		l.pacer.charge(at, l.read.bytes, l.read.supers, l.read.superBytes, time.Duration(t-at))
 		// A read that took all it was allowed left packets waiting
 		// whatever limited it: the time until the next read is the
 		// router's own delay on them.
@@ -303,17 +307,17 @@ func (l *loop) pass() (int, bool, error) {
 // when the read pacer holds reads back (see readPacer), else a batch, or
 // as many as fit before the link's next deadline at what a read has been
 // costing (at least one), so that reading never holds a due release back
-// by more than about one packet's read; and it sets how many super-packets
-// of them the pacer allows (l.superQuota).
+// by more than about one packet's read. It starts the pass's record of
+// what it reads (l.read), with how many super-packets the pacer allows.
 func (l *loop) readAllowance(now clock.Time) int {
-	l.superQuota = unpaced
+	l.read = passRead{superQuota: unpaced}
 	if l.dir.Len() > 0 {
 		// Only a link that holds packets has releases to come that
 		// reads could crowd; one that released all it had keeps its
 		// loop's time for what the next read brings.
-		l.superQuota = l.pacer.allowance(now)
+		l.read.superQuota = l.pacer.allowance(now)
 	}
-	if l.superQuota == 0 {
+	if l.read.superQuota == 0 {
 		return 0
 	}
 	if l.lastNext == clock.Never {
@@ -344,10 +348,10 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 	if vnet {
 		h, _ = packet.DecodeVirtioNetHdr(buf[off-tun.VNetHdrLen : off])
 	}
-	l.readBytes += len(pkt)
+	l.read.bytes += len(pkt)
 	if h.GSOType != packet.GSONone {
-		l.supers++
-		l.superBytes += len(pkt)
+		l.read.supers++
+		l.read.superBytes += len(pkt)
 	}
 	// What is not an IP packet of its own length (bytes an AF_PACKET
 	// socket put on the host's device) is no use to the receiving kernel,
@@ -406,7 +410,9 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 
 // enough implements arriver: the pass has read the super-packets the read
 // pacer allowed.
-func (l *loop) enough() bool { return l.superQuota != unpaced && l.supers >= l.superQuota }
+func (l *loop) enough() bool {
+	return l.read.superQuota != unpaced && l.read.supers >= l.read.superQuota
+}
 
 // malformedRead implements arriver.
 func (l *loop) malformedRead(n uint64) { l.st.malformed += n }
