@@ -117,10 +117,8 @@ type Config struct {
 	// SCHED_FIFO scheduling policy at that priority, so that the programs
 	// whose packets they carry (woken by the loop's own writes) cannot
 	// preempt them; 0 keeps normal scheduling. It is meant for loops that
-	// have CPUs to themselves: on the 2-CPU machines measured in
-	// docs/benchmarks.md it did not lower the lateness tail, and with the
-	// hosts' programs on the same CPUs the kernel's real-time throttling
-	// once stalled a loop for about a second.
+	// have CPUs to themselves (docs/benchmarks.md measures it on a machine
+	// where they do not).
 	RealTimePriority int
 }
 

@@ -19,31 +19,10 @@
 //
 // # Congestion control
 //
-// quic-go v0.65.0 has one congestion controller, and it is NewReno: its
-// internal/congestion package holds a CUBIC sender whose constructor takes
-// a reno flag, and internal/ackhandler always sets it, with no option to
-// choose otherwise. Its behaviour, read from that package:
-//
-//   - The initial window is 32 packets (RFC 9002 §7.2 suggests 10) of the
-//     current maximum datagram size, 1280 bytes until path MTU discovery
-//     raises it (to 1452 at most). The window is capped at 10000 packets.
-//   - Slow start adds one datagram per acknowledged packet and ends on the
-//     first loss, or earlier by the hybrid slow start's delay test: once
-//     the window is at least 16 packets, when the smallest of the first 8
-//     RTT samples of a round exceeds the connection's minimum RTT by more
-//     than minRTT/8, clamped to 4–16 ms.
-//   - Congestion avoidance adds one datagram per window's worth of
-//     acknowledged packets, and only while the sender fills its window.
-//   - A loss (or an increase of the CE count the peer reports, RFC 9000
-//     §13.4) multiplies the window by 0.7, not RFC 9002's 0.5, to no less
-//     than 2 datagrams; further losses of packets sent before the cut are
-//     the same event (a recovery period, as RFC 6582 and RFC 9002 §7.3.2).
-//     A cut caused only by losses later found spurious is undone.
-//   - A probe timeout does not reduce the window: quic-go does not
-//     implement RFC 9002's persistent congestion (§7.6).
-//   - The sender paces at 2·cwnd/srtt in slow start and 1.25·cwnd/srtt
-//     afterwards, in bursts of up to 10 datagrams or 2 ms at that rate,
-//     whichever is more.
+// quic-go has one congestion controller, NewReno (as
+// catalog.QUICCongestionControl records); docs/quic.md describes what it
+// does, read from the quic-go release go.mod names, with its figures that
+// differ from RFC 9002's.
 //
 // # Flow control
 //
