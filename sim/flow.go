@@ -160,7 +160,7 @@ func (c *CBR) set(key, val string) error {
 			return fmt.Errorf("use dir=up or dir=down")
 		}
 	case "start":
-		d, err := parseTime(val)
+		d, err := tcspec.ParseTime(val)
 		if err != nil {
 			return err
 		}
@@ -211,43 +211,6 @@ func parseRate(s string) (qdisc.Rate, error) {
 		return 0, fmt.Errorf("rate must be at least 8bit (1 byte/s) and finite")
 	}
 	return qdisc.Rate(bytes), nil
-}
-
-var timeUnits = map[string]time.Duration{
-	"ns": time.Nanosecond, "nsec": time.Nanosecond, "nsecs": time.Nanosecond,
-	"us": time.Microsecond, "usec": time.Microsecond, "usecs": time.Microsecond,
-	"ms": time.Millisecond, "msec": time.Millisecond, "msecs": time.Millisecond,
-	"s": time.Second, "sec": time.Second, "secs": time.Second,
-}
-
-// parseTime parses NUMBER followed by ns, us, ms or s.
-func parseTime(s string) (time.Duration, error) {
-	num, unit := splitNumber(s)
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || num == "" {
-		return 0, fmt.Errorf("not a time; give a number and a unit, e.g. 500ms")
-	}
-	if unit == "" {
-		return 0, fmt.Errorf("no unit; write the number with ms or s, e.g. 500ms")
-	}
-	scale, ok := timeUnits[strings.ToLower(unit)]
-	if !ok {
-		return 0, fmt.Errorf("unknown unit %s; use ns, us, ms or s", tcspec.Quote(unit))
-	}
-	d := v * float64(scale)
-	if !(d >= 0) || d > math.MaxInt64/2 {
-		return 0, fmt.Errorf("must be a non-negative time")
-	}
-	return time.Duration(math.Round(d)), nil
-}
-
-// splitNumber splits "1.5mbit" into "1.5" and "mbit".
-func splitNumber(s string) (num, unit string) {
-	i := 0
-	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.' || (i == 0 && (s[i] == '+' || s[i] == '-'))) {
-		i++
-	}
-	return s[:i], s[i:]
 }
 
 // format prints a flow in ParseFlow's syntax, with exact units.

@@ -225,6 +225,28 @@ func scanTime(s string, withNS bool) (v float64, scale float64, bare bool, ok bo
 	return 0, 0, false, false
 }
 
+// ParseTime reads a time written as tc writes one, a number and one of its
+// units (ns, us, ms, s and their long forms, in any case), for wanlab's own
+// syntax (sim's flows): unlike tc's, a bare number is refused, since
+// whether it means µs or ns depends on the tc option. The result is
+// rounded to the nearest nanosecond and may not be negative.
+func ParseTime(s string) (time.Duration, error) {
+	v, scale, bare, ok := scanTime(s, true)
+	switch {
+	case !ok && scanFloat(s).n == 0:
+		return 0, fmt.Errorf("not a time; give a number and a unit, e.g. 500ms")
+	case !ok:
+		return 0, fmt.Errorf("unknown unit %s; use ns, us, ms or s", Quote(s[scanFloat(s).n:]))
+	case bare:
+		return 0, fmt.Errorf("no unit; write the number with ms or s, e.g. 500ms")
+	}
+	ns := v * scale
+	if !(ns >= 0) || ns > math.MaxInt64/2 {
+		return 0, fmt.Errorf("must be a non-negative time")
+	}
+	return time.Duration(math.Round(ns)), nil
+}
+
 // getTime reads a time as tc's get_time: a bare number is µs, the result is
 // truncated to whole µs and must fit a u32.
 func getTime(s string) (time.Duration, error) {

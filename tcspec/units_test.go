@@ -361,3 +361,35 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+func TestParseTime(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+		err  string
+	}{
+		{"500ms", 500 * time.Millisecond, ""},
+		{"1.5s", 1500 * time.Millisecond, ""},
+		{"2SECS", 2 * time.Second, ""},
+		{"10usec", 10 * time.Microsecond, ""},
+		{"7ns", 7, ""},
+		{"0.4ns", 0, ""},
+		{"0.6ns", 1, ""},
+		{"0s", 0, ""},
+		{"", 0, "not a time"},
+		{"ms", 0, "not a time"},
+		{"500", 0, "no unit"},
+		{"5min", 0, `unknown unit "min"`},
+		{"-1ms", 0, "non-negative"},
+		{"nanms", 0, "non-negative"},
+		{"1e30s", 0, "non-negative"},
+	} {
+		got, err := ParseTime(c.in)
+		switch {
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("ParseTime(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("ParseTime(%q) = %v, %v; want an error saying %q", c.in, got, err, c.err)
+		}
+	}
+}
