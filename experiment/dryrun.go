@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"wanlab/internal/errwriter"
 )
 
 // WriteDryRun prints what Execute would run for shard s: every case with
@@ -12,7 +14,7 @@ import (
 // and each run's seed and results file. The backend, when not nil, gives
 // the total time.
 func (p *Plan) WriteDryRun(w io.Writer, s Shard, b Backend) error {
-	ew := &errWriter{w: w}
+	ew := errwriter.New(w)
 	runs := p.Runs(s)
 	var total time.Duration
 	if b != nil {
@@ -27,7 +29,7 @@ func (p *Plan) WriteDryRun(w io.Writer, s Shard, b Backend) error {
 	if p.Quick {
 		quick = ", quick"
 	}
-	ew.printf("experiment %s (%s, sha256 %.12s%s): %s, %s, %s: %s",
+	ew.Linef("experiment %s (%s, sha256 %.12s%s): %s, %s, %s: %s",
 		p.Name, p.FileName, p.SHA256, quick, plural(len(p.Cases), "case"), plural(p.Tests, "test"), plural(p.Repeat, "repetition"),
 		plural(len(p.Cases)*p.Tests*p.Repeat, "run"))
 	if !s.Whole() {
@@ -37,43 +39,43 @@ func (p *Plan) WriteDryRun(w io.Writer, s Shard, b Backend) error {
 				n++
 			}
 		}
-		ew.printf("shard %s: %s, %s", s, plural(n, "case"), plural(len(runs), "run"))
+		ew.Linef("shard %s: %s, %s", s, plural(n, "case"), plural(len(runs), "run"))
 	}
 	if p.Quick {
-		ew.printf("quick: each run shortened to a few seconds, whatever its options say")
+		ew.Linef("quick: each run shortened to a few seconds, whatever its options say")
 	}
 	if b != nil {
-		ew.printf("time: about %s of runs", roundDuration(total))
+		ew.Linef("time: about %s of runs", roundDuration(total))
 	}
 	if p.Shuffle {
-		ew.printf("order: shuffled (shuffle seed %d)", p.ShuffleSeed)
+		ew.Linef("order: shuffled (shuffle seed %d)", p.ShuffleSeed)
 	} else {
-		ew.printf("order: each repetition of every case in turn")
+		ew.Linef("order: each repetition of every case in turn")
 	}
 	for _, c := range p.Cases {
 		if !s.Contains(c.Number) {
 			continue
 		}
-		ew.printf("")
-		ew.printf("case %d of %d: %s", c.Number, len(p.Cases), c.Label())
+		ew.Linef("")
+		ew.Linef("case %d of %d: %s", c.Number, len(p.Cases), c.Label())
 		if len(c.Bound) > 0 {
-			ew.printf("  bound: %s", varsLabel(c.Bound))
+			ew.Linef("  bound: %s", varsLabel(c.Bound))
 		}
-		ew.printf("  up:   %s", chainOrDirect(c.UpTC))
-		ew.printf("  down: %s", chainOrDirect(c.DownTC))
+		ew.Linef("  up:   %s", chainOrDirect(c.UpTC))
+		ew.Linef("  down: %s", chainOrDirect(c.DownTC))
 		for _, r := range c.Runs {
 			if r.Repetition != 1 {
 				continue
 			}
-			ew.printf("  %s%s", r.Test, formatOptions(r.Options))
+			ew.Linef("  %s%s", r.Test, formatOptions(r.Options))
 			for _, rr := range c.Runs {
 				if rr.TestIndex == r.TestIndex {
-					ew.printf("    #%d seed %d -> %s", rr.Repetition, rr.Seed, rr.File)
+					ew.Linef("    #%d seed %d -> %s", rr.Repetition, rr.Seed, rr.File)
 				}
 			}
 		}
 	}
-	return ew.err
+	return ew.Err()
 }
 
 func chainOrDirect(tc string) string {
@@ -104,16 +106,4 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// errWriter keeps the first write error, so a printer need not check each.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) printf(format string, args ...any) {
-	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format+"\n", args...)
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"wanlab/internal/errwriter"
 	"wanlab/results"
 	"wanlab/stats"
 )
@@ -503,31 +504,31 @@ func (t *Table) WriteText(w io.Writer) error {
 
 // WriteMarkdown writes the table as a Markdown table under its caption.
 func (t *Table) WriteMarkdown(w io.Writer) error {
-	ew := &errWriter{w: w}
-	ew.printf("%s", mdEscape(t.Caption()))
-	ew.printf("")
+	ew := errwriter.New(w)
+	ew.Linef("%s", mdEscape(t.Caption()))
+	ew.Linef("")
 	h := t.header()
 	for i := range h {
 		h[i] = mdEscape(h[i])
 	}
-	ew.printf("| %s |", strings.Join(h, " | "))
-	ew.printf("|%s", strings.Repeat("---|", len(h)))
+	ew.Linef("| %s |", strings.Join(h, " | "))
+	ew.Linef("|%s", strings.Repeat("---|", len(h)))
 	for i, rv := range t.Rows {
 		row := []string{mdEscape(rv)}
 		for j := range t.Cols {
 			row = append(row, t.text(t.Cells[i][j]))
 		}
-		ew.printf("| %s |", strings.Join(row, " | "))
+		ew.Linef("| %s |", strings.Join(row, " | "))
 	}
 	if t.Skipped > 0 {
-		ew.printf("")
-		ew.printf("%s not complete, left out.", plural(t.Skipped, "run"))
+		ew.Linef("")
+		ew.Linef("%s not complete, left out.", plural(t.Skipped, "run"))
 	}
 	if t.Lacking > 0 {
-		ew.printf("")
-		ew.printf("%s without %s, left out.", plural(t.Lacking, "run"), mdEscape(t.Series[0]))
+		ew.Linef("")
+		ew.Linef("%s without %s, left out.", plural(t.Lacking, "run"), mdEscape(t.Series[0]))
 	}
-	return ew.err
+	return ew.Err()
 }
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"wanlab/internal/errwriter"
 )
 
 // WriteSummary writes a text summary of the document in the style of
@@ -20,32 +22,32 @@ import (
 // custom run; and last the router's report (writeRouter).
 // The figures are the document's summaries, so call Summarize first.
 func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
-	ew := &errWriter{w: w}
+	ew := errwriter.New(w)
 	r := &d.Run
 	title := r.Test
 	if r.Title != "" {
 		title += " - " + r.Title
 	}
-	ew.printf("wanlab %s\n", title)
-	ew.printf(" started:   %s\n", r.Start.UTC().Format(time.RFC3339Nano))
+	ew.Printf("wanlab %s\n", title)
+	ew.Printf(" started:   %s\n", r.Start.UTC().Format(time.RFC3339Nano))
 	if len(r.Argv) > 0 {
-		ew.printf(" command:   %s\n", ShellJoin(r.Argv))
+		ew.Printf(" command:   %s\n", ShellJoin(r.Argv))
 	}
 	if r.WanlabVersion != "" {
-		ew.printf(" version:   %s\n", r.WanlabVersion)
+		ew.Printf(" version:   %s\n", r.WanlabVersion)
 	}
-	ew.printf(" load:      %gs after a %gs lead, then a %gs tail; step %gs\n", r.DurationS, r.LeadS, r.TailS, r.StepS)
-	ew.printf(" seed:      %d   framing: %s   kernel: %s\n", r.Seed, r.Framing, orDash(r.KernelRelease))
-	ew.printf(" path up:   %s\n", orDash(r.Path.Up))
-	ew.printf(" path down: %s\n", orDash(r.Path.Down))
+	ew.Printf(" load:      %gs after a %gs lead, then a %gs tail; step %gs\n", r.DurationS, r.LeadS, r.TailS, r.StepS)
+	ew.Printf(" seed:      %d   framing: %s   kernel: %s\n", r.Seed, r.Framing, orDash(r.KernelRelease))
+	ew.Printf(" path up:   %s\n", orDash(r.Path.Up))
+	ew.Printf(" path down: %s\n", orDash(r.Path.Down))
 	if len(r.Options) > 0 {
-		ew.printf(" options:   %s\n", joinMap(r.Options))
+		ew.Printf(" options:   %s\n", joinMap(r.Options))
 	}
 	for _, host := range sortedKeys(r.Sysctls) {
-		ew.printf(" sysctls %s: %s\n", host, joinMap(r.Sysctls[host]))
+		ew.Printf(" sysctls %s: %s\n", host, joinMap(r.Sysctls[host]))
 	}
 	writeBanners(ew, r)
-	ew.printf("\nEach series is summarised over its window; lost probes are counted, not summarised.\n")
+	ew.Printf("\nEach series is summarised over its window; lost probes are counted, not summarised.\n")
 
 	for i := range d.Series {
 		writeSeriesStats(ew, &d.Series[i])
@@ -59,72 +61,72 @@ func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 				seriesW = max(seriesW, len(f.Series[j].Name))
 			}
 		}
-		ew.printf("\nFlows:\n")
+		ew.Printf("\nFlows:\n")
 		for _, f := range d.Flows {
-			ew.printf(" %3d  %-*s  %-4s  %-4s  tos 0x%02x  %s\n", f.ID, labelW, f.Label, f.Direction, f.Protocol, f.TOS, orDash(f.CongestionControl))
+			ew.Printf(" %3d  %-*s  %-4s  %-4s  tos 0x%02x  %s\n", f.ID, labelW, f.Label, f.Direction, f.Protocol, f.TOS, orDash(f.CongestionControl))
 			if f.FiveTuple != "" {
-				ew.printf("      %s\n", f.FiveTuple)
+				ew.Printf("      %s\n", f.FiveTuple)
 			}
 			if f.Error != "" {
-				ew.printf("      error: %s\n", f.Error)
+				ew.Printf("      error: %s\n", f.Error)
 			}
 		}
 		header := false
 		for _, f := range d.Flows {
 			if !flowSeries {
 				if len(f.Series) > 0 {
-					ew.printf("\n Each flow has %d series of its own (TCP_INFO at both ends, the router's view): see them with 'wanlab show FILE --flow-series'.\n", len(f.Series))
+					ew.Printf("\n Each flow has %d series of its own (TCP_INFO at both ends, the router's view): see them with 'wanlab show FILE --flow-series'.\n", len(f.Series))
 				}
 				break
 			}
 			for j := range f.Series {
 				if !header {
-					ew.printf("\n %-*s %6s %6s %12s %12s %12s\n", seriesW, "series", "n", "lost", "mean", "median", "99th %")
+					ew.Printf("\n %-*s %6s %6s %12s %12s %12s\n", seriesW, "series", "n", "lost", "mean", "median", "99th %")
 					header = true
 				}
 				s := &f.Series[j]
 				sm := &s.Summary
-				ew.printf(" %-*s %6d %6d %12s %12s %12s %s\n", seriesW, s.Name, sm.N, s.Lost, num(sm.Mean), num(sm.Median), num(sm.P99), s.Unit)
+				ew.Printf(" %-*s %6d %6d %12s %12s %12s %s\n", seriesW, s.Name, sm.N, s.Lost, num(sm.Mean), num(sm.Median), num(sm.P99), s.Unit)
 			}
 		}
 	}
 
 	if len(d.Commands) > 0 {
-		ew.printf("\nCommands:\n")
+		ew.Printf("\nCommands:\n")
 		for _, c := range d.Commands {
 			writeCommand(ew, &c)
 		}
 	}
 
-	ew.printf("\n")
+	ew.Printf("\n")
 	if d.Router != nil {
 		writeRouter(ew, d.Router)
 	}
 	writeBanners(ew, r)
-	return ew.err
+	return ew.Err()
 }
 
 // writeBanners says, at the top and the bottom of the summary, that the
 // run did not complete and which of its outputs failed.
-func writeBanners(ew *errWriter, r *Run) {
+func writeBanners(ew *errwriter.Writer, r *Run) {
 	if r.Partial {
-		ew.printf("\n*** PARTIAL RUN: %s ***\n", orDash(r.PartialReason))
+		ew.Printf("\n*** PARTIAL RUN: %s ***\n", orDash(r.PartialReason))
 	}
 	for _, f := range r.FailedOutputs {
-		ew.printf("\n*** OUTPUT FAILED: %s; the measurements are whole ***\n", f.Error)
+		ew.Printf("\n*** OUTPUT FAILED: %s; the measurements are whole ***\n", f.Error)
 	}
 }
 
 // writeSeriesStats writes one series' block, with Flent's labels in Flent's
 // order and our extra figures (window, lost, 90th percentile) beside them.
-func writeSeriesStats(ew *errWriter, s *Series) {
+func writeSeriesStats(ew *errwriter.Writer, s *Series) {
 	sm := &s.Summary
-	ew.printf("\n %s:\n", s.Name)
-	ew.printf("  Window:      %g to %g s\n", s.Window[0], s.Window[1])
-	ew.printf("  Data points: %d\n", sm.N)
-	ew.printf("  Lost:        %d\n", s.Lost)
+	ew.Printf("\n %s:\n", s.Name)
+	ew.Printf("  Window:      %g to %g s\n", s.Window[0], s.Window[1])
+	ew.Printf("  Data points: %d\n", sm.N)
+	ew.Printf("  Lost:        %d\n", s.Lost)
 	if sm.N == 0 {
-		ew.printf("  No data.\n")
+		ew.Printf("  No data.\n")
 		return
 	}
 	unit := ""
@@ -132,16 +134,16 @@ func writeSeriesStats(ew *errWriter, s *Series) {
 		unit = " " + s.Unit
 	}
 	if s.IsRate() {
-		ew.printf("  Total:       %s %s\n", num(sm.Total), s.TotalUnit())
+		ew.Printf("  Total:       %s %s\n", num(sm.Total), s.TotalUnit())
 	}
-	ew.printf("  Min:         %s%s\n", num(sm.Min), unit)
-	ew.printf("  Median:      %s%s\n", num(sm.Median), unit)
-	ew.printf("  90th %%:      %s%s\n", num(sm.P90), unit)
-	ew.printf("  99th %%:      %s%s\n", num(sm.P99), unit)
-	ew.printf("  Max:         %s%s\n", num(sm.Max), unit)
-	ew.printf("  Mean:        %s%s\n", num(sm.Mean), unit)
-	ew.printf("  Std dev:     %s\n", num(sm.StdDev))
-	ew.printf("  Variance:    %s\n", num(sm.Variance))
+	ew.Printf("  Min:         %s%s\n", num(sm.Min), unit)
+	ew.Printf("  Median:      %s%s\n", num(sm.Median), unit)
+	ew.Printf("  90th %%:      %s%s\n", num(sm.P90), unit)
+	ew.Printf("  99th %%:      %s%s\n", num(sm.P99), unit)
+	ew.Printf("  Max:         %s%s\n", num(sm.Max), unit)
+	ew.Printf("  Mean:        %s%s\n", num(sm.Mean), unit)
+	ew.Printf("  Std dev:     %s\n", num(sm.StdDev))
+	ew.Printf("  Variance:    %s\n", num(sm.Variance))
 }
 
 // num formats a figure as Flent does (%f), "-" for NaN.
@@ -216,62 +218,42 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// errWriter keeps the first write error so the summary's many small writes
-// need no checks each.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
-
-func (e *errWriter) printf(format string, args ...any) {
-	fmt.Fprintf(e, format, args...)
-}
-
 // writeCommand writes how one of the user's commands ran.
-func writeCommand(ew *errWriter, c *Command) {
-	ew.printf(" %-6s  sh -c %s\n", c.Role, ShellJoin([]string{c.Expanded}))
+func writeCommand(ew *errwriter.Writer, c *Command) {
+	ew.Printf(" %-6s  sh -c %s\n", c.Role, ShellJoin([]string{c.Expanded}))
 	switch {
 	case !c.Started:
-		ew.printf("         did not start\n")
+		ew.Printf("         did not start\n")
 	case c.EndedByWanlab:
-		ew.printf("         ran from %.3fs to %.3fs, ended by wanlab (status %d); printed %d bytes to stdout, %d to stderr\n",
+		ew.Printf("         ran from %.3fs to %.3fs, ended by wanlab (status %d); printed %d bytes to stdout, %d to stderr\n",
 			c.StartS, c.EndS, c.ExitCode, c.StdoutBytes, c.StderrBytes)
 	default:
-		ew.printf("         ran from %.3fs to %.3fs, exit status %d; printed %d bytes to stdout, %d to stderr\n",
+		ew.Printf("         ran from %.3fs to %.3fs, exit status %d; printed %d bytes to stdout, %d to stderr\n",
 			c.StartS, c.EndS, c.ExitCode, c.StdoutBytes, c.StderrBytes)
 	}
 	if c.Error != "" {
-		ew.printf("         error: %s\n", c.Error)
+		ew.Printf("         error: %s\n", c.Error)
 	}
 }
 
 // writeRouter writes the router's report: the verdict first, then each
 // direction's chain and its configured and achieved figures, then the
 // timed changes.
-func writeRouter(ew *errWriter, rep *RouterReport) {
+func writeRouter(ew *errwriter.Writer, rep *RouterReport) {
 	switch {
 	case rep.Mode == RouterDirect:
-		ew.printf("Router: none (%s)\n", rep.Note)
+		ew.Printf("Router: none (%s)\n", rep.Note)
 		return
 	case rep.Faithful == nil:
-		ew.printf("Router: no readings (%s)\n", rep.Note)
+		ew.Printf("Router: no readings (%s)\n", rep.Note)
 		return
 	case *rep.Faithful:
-		ew.printf("Verdict: faithful: the router released every packet on time, lost none in front of the chains and kept up\n")
+		ew.Printf("Verdict: faithful: the router released every packet on time, lost none in front of the chains and kept up\n")
 	default:
-		ew.printf("Verdict: NOT FAITHFUL\n")
+		ew.Printf("Verdict: NOT FAITHFUL\n")
 		for _, d := range rep.Directions {
 			for _, c := range d.Verdict.Causes {
-				ew.printf("  %s: %s\n", d.Name, c.Text)
+				ew.Printf("  %s: %s\n", d.Name, c.Text)
 			}
 		}
 	}
@@ -279,37 +261,37 @@ func writeRouter(ew *errWriter, rep *RouterReport) {
 	if rep.Mode == RouterLab {
 		where = "running " + where
 	}
-	ew.printf("\nRouter (%s):\n", where)
+	ew.Printf("\nRouter (%s):\n", where)
 	for _, d := range rep.Directions {
-		ew.printf(" %-4s %s\n", d.Name, orNone(d.ChainStart))
+		ew.Printf(" %-4s %s\n", d.Name, orNone(d.ChainStart))
 		if d.ChainEnd != d.ChainStart {
-			ew.printf("      at the end: %s\n", orNone(d.ChainEnd))
+			ew.Printf("      at the end: %s\n", orNone(d.ChainEnd))
 		}
 		rate := "unlimited"
 		if d.ConfiguredRateBps > 0 {
 			rate = fmt.Sprintf("%.3f Mbit/s", float64(d.ConfiguredRateBps)/1e6)
 		}
-		ew.printf("      configured: rate %s, delay %.3f ms\n", rate, float64(d.ConfiguredDelayNs)/1e6)
-		ew.printf("      achieved:   %.3f Mbit/s during the load, delay mean %.3f ms, median %.3f, 99th %% %.3f, max %.3f ms\n",
+		ew.Printf("      configured: rate %s, delay %.3f ms\n", rate, float64(d.ConfiguredDelayNs)/1e6)
+		ew.Printf("      achieved:   %.3f Mbit/s during the load, delay mean %.3f ms, median %.3f, 99th %% %.3f, max %.3f ms\n",
 			d.LoadRateBps/1e6, d.Delay.MeanNs/1e6, d.Delay.P50Ns/1e6, d.Delay.P99Ns/1e6, d.Delay.MaxNs/1e6)
-		ew.printf("      packets:    %d in, %d delivered, %d dropped%s, %d marked, %d duplicated, %d reordered\n",
+		ew.Printf("      packets:    %d in, %d delivered, %d dropped%s, %d marked, %d duplicated, %d reordered\n",
 			d.Sent, d.Delivered, d.Dropped, DropReasons(d.DroppedByReason), d.Marked, d.Duplicated, d.Reordered)
-		ew.printf("      router:     lateness median %s, 99th %% %s, max %s (tolerance %s); ring drops %d, write drops %d; loop busy %.0f%%, held %.0f%%\n",
+		ew.Printf("      router:     lateness median %s, 99th %% %s, max %s (tolerance %s); ring drops %d, write drops %d; loop busy %.0f%%, held %.0f%%\n",
 			time.Duration(d.Lateness.P50Ns), time.Duration(d.Lateness.P99Ns), time.Duration(d.Lateness.MaxNs),
 			time.Duration(d.Verdict.ToleranceNs), d.RingDrops, d.WriteDrops, 100*d.LoopBusy, 100*d.LoopHeld)
 	}
 	for _, c := range rep.Changes {
 		if c.Error != "" {
-			ew.printf(" change at %gs: %s to %q FAILED: %s\n", c.AtS, c.Direction, c.Chain, c.Error)
+			ew.Printf(" change at %gs: %s to %q FAILED: %s\n", c.AtS, c.Direction, c.Chain, c.Error)
 		} else {
-			ew.printf(" change at %gs (applied at %.3fs): %s to %s\n", c.AtS, c.AppliedS, c.Direction, orNone(c.Chain))
+			ew.Printf(" change at %gs (applied at %.3fs): %s to %s\n", c.AtS, c.AppliedS, c.Direction, orNone(c.Chain))
 			if c.Effect != "" {
-				ew.printf("      %s\n", c.Effect)
+				ew.Printf("      %s\n", c.Effect)
 			}
 		}
 	}
 	if rep.Note != "" {
-		ew.printf(" note: %s\n", rep.Note)
+		ew.Printf(" note: %s\n", rep.Note)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"wanlab/internal/errwriter"
 	"wanlab/lab"
 )
 
@@ -132,10 +133,10 @@ func stdioFiles(s *streams) (files [3]*os.File, done func(), err error) {
 		}()
 	}
 	for i, w := range []io.Writer{s.out, s.err} {
-		if o, ok := w.(*outputWriter); ok {
+		if o, ok := w.(*errwriter.Writer); ok {
 			// The program writes to the file itself, a terminal
 			// staying a terminal.
-			w = o.w
+			w = o.Underlying()
 		}
 		if f, ok := w.(*os.File); ok {
 			files[i+1] = f

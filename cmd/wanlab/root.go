@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"wanlab/internal/errwriter"
 	"wanlab/lab"
 )
 
@@ -173,16 +174,16 @@ func unknownCommand(c *cobra.Command, name string) error {
 
 // run executes the command line and returns the exit status.
 func run(args []string, in io.Reader, out, errOut io.Writer) int {
-	stdout := &outputWriter{w: out}
+	stdout := errwriter.New(out)
 	s := &streams{in: in, out: stdout, err: errOut}
 	root := newRoot(s)
 	root.SetArgs(args)
 	err := root.Execute()
-	if err == nil && stdout.err != nil {
+	if err == nil && stdout.Err() != nil {
 		// A summary, table or document that did not reach its reader (a
 		// full disk or device behind the redirection) is a failure, not
 		// a success that printed nothing.
-		err = fmt.Errorf("writing the standard output: %w", stdout.err)
+		err = fmt.Errorf("writing the standard output: %w", stdout.Err())
 	}
 	if err == nil {
 		return exitOK
@@ -201,21 +202,6 @@ func run(args []string, in io.Reader, out, errOut io.Writer) int {
 		return exitUsage
 	}
 	return exitFailure
-}
-
-// outputWriter passes writes to the standard output on and keeps the
-// first error, which the commands' many small prints do not check.
-type outputWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (o *outputWriter) Write(p []byte) (int, error) {
-	n, err := o.w.Write(p)
-	if err != nil && o.err == nil {
-		o.err = err
-	}
-	return n, err
 }
 
 // argsAreUsage makes every argument check of the tree under c (cobra's
