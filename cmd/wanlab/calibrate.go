@@ -14,13 +14,15 @@ import (
 
 	calib "wanlab/calibrate"
 	"wanlab/lab"
+	"wanlab/testrun"
 )
 
 func newCalibrateCommand(s *streams) *cobra.Command {
 	var (
-		cfg    calib.Config
-		tests  string
-		asJSON bool
+		cfg     calib.Config
+		tests   string
+		udpRate string
+		asJSON  bool
 	)
 	c := &cobra.Command{
 		Use:   "calibrate [--chain CHAIN] [--tests tcp,udp] [--duration 10s] [--runs N] [--json]",
@@ -63,9 +65,15 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 				return usagef("--flows %d: give at most %d flows, as wanlab run --streams takes", cfg.Flows, maxCalibrateFlows)
 			case cfg.Duration <= 0 || cfg.Warmup <= 0:
 				return usagef("--duration %v --warmup %v: give positive times, the duration longer", cfg.Duration, cfg.Warmup)
-			case cfg.UDPRate != 0 && (cfg.UDPRate < minCalibrateRate || cfg.UDPRate > maxCalibrateRate):
-				return usagef("--udp-rate %d: give %d to %d bit/s (1 kbit/s to 1000 Gbit/s, as wanlab run --udp-rate takes), or 0 for 120 %% of the chain's smallest rate",
-					cfg.UDPRate, minCalibrateRate, int64(maxCalibrateRate))
+			}
+			if udpRate != "" {
+				// The same rates as wanlab run --udp-rate, through the
+				// same parser.
+				r, err := testrun.ParseRate(udpRate)
+				if err != nil {
+					return usagef("--udp-rate: %v (or leave it out for 120 %% of the chain's smallest rate)", err)
+				}
+				cfg.UDPRate = r
 			}
 			// The flows choose it per socket, which any loaded one can
 			// be; a typo must not wait until the namespaces are built.
@@ -119,7 +127,7 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 	f.IntVar(&cfg.Runs, "runs", 1, "how many times each test runs on each engine")
 	f.StringVar(&cfg.CC, "cc", "cubic", "the TCP flows' congestion control")
 	f.IntVar(&cfg.Flows, "flows", 1, "how many TCP flows the tcp test runs in parallel")
-	f.Int64Var(&cfg.UDPRate, "udp-rate", 0, "the UDP flood's rate in bit/s of payload (default 120 % of the chain's smallest rate)")
+	f.StringVar(&udpRate, "udp-rate", "", "the UDP flood's rate of payload, as wanlab run --udp-rate takes it: 20mbit or 20M (default 120 % of the chain's smallest rate)")
 	f.BoolVar(&asJSON, "json", false, "print the measurements and the comparison as JSON")
 	return c
 }
@@ -130,11 +138,4 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 const (
 	maxCalibrateFlows = 256
 	maxCalibrateTime  = 24 * time.Hour
-)
-
-// The bounds of --udp-rate, those of wanlab run's --udp-rate: below them
-// a flood sends no packet worth measuring, above them it is a typo.
-const (
-	minCalibrateRate = 1000
-	maxCalibrateRate = 1e12
 )

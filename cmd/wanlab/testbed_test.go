@@ -53,9 +53,10 @@ func TestTestbedCommandUsageErrors(t *testing.T) {
 		// Refused before any namespace is built.
 		{[]string{"calibrate", "--cc", "nosuch", "--tests", "tcp", "--duration", "3s", "--warmup", "1s"}, "--cc: congestion control nosuch is not loaded"},
 		{[]string{"calibrate", "--cc", "Bad CC", "--tests", "tcp", "--duration", "3s", "--warmup", "1s"}, `--cc: "Bad CC" is not a congestion control name`},
-		{[]string{"calibrate", "--udp-rate", "-1"}, "--udp-rate -1: give 1000 to 1000000000000 bit/s"},
-		{[]string{"calibrate", "--udp-rate", "999", "--tests", "udp", "--duration", "3s", "--warmup", "1s"}, "--udp-rate 999: give 1000 to 1000000000000 bit/s"},
-		{[]string{"calibrate", "--udp-rate", "9223372036854775807", "--tests", "udp", "--duration", "3s", "--warmup", "1s"}, "--udp-rate 9223372036854775807: give 1000"},
+		{[]string{"calibrate", "--udp-rate", "-1"}, `--udp-rate: bad rate "-1": out of range`},
+		{[]string{"calibrate", "--udp-rate", "999", "--tests", "udp", "--duration", "3s", "--warmup", "1s"}, `--udp-rate: "999": give a rate from 1kbit to 1000gbit`},
+		{[]string{"calibrate", "--udp-rate", "9223372036854775807", "--tests", "udp", "--duration", "3s", "--warmup", "1s"}, `--udp-rate: "9223372036854775807": give a rate from 1kbit to 1000gbit`},
+		{[]string{"calibrate", "--udp-rate", "20mbits"}, `--udp-rate: bad rate "20mbits": unknown unit "mbits"`},
 		{[]string{"calibrate", "--warmup", "-1s"}, "give positive times"},
 		// A name that commands would read as an option is refused
 		// where it is made, not only where it is used.
