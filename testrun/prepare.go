@@ -17,6 +17,7 @@ import (
 	"wanlab/link"
 	"wanlab/profile"
 	"wanlab/qdisc"
+	"wanlab/results"
 	"wanlab/tcspec"
 	"wanlab/traffic/tfrcflow"
 )
@@ -47,16 +48,17 @@ func IsBadOption(err error) bool {
 	return errors.As(err, &b)
 }
 
-// Mode is where a run's traffic crosses.
-type Mode string
+// Mode is where a run's traffic crosses: the router mode its results
+// record, one concept with one set of values.
+type Mode = results.RouterMode
 
 const (
 	// ModeTestbed: a testbed the run builds and removes.
-	ModeTestbed Mode = "testbed"
+	ModeTestbed = results.RouterTestbed
 	// ModeLab: a testbed another process runs (Options.Lab).
-	ModeLab Mode = "lab"
+	ModeLab = results.RouterLab
 	// ModeDirect: a veth pair between the hosts, no router.
-	ModeDirect Mode = "direct"
+	ModeDirect = results.RouterDirect
 )
 
 // Limits on the options, so that a typo cannot ask for a run of years or

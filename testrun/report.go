@@ -35,7 +35,7 @@ type routerRecord struct {
 
 // report builds the router's report of a run set up by s.
 func (rec *routerRecord) report(s *Setup) *results.RouterReport {
-	rep := &results.RouterReport{Mode: results.RouterMode(s.Mode), Testbed: s.Lab, Changes: rec.changes}
+	rep := &results.RouterReport{Mode: s.Mode, Testbed: s.Lab, Changes: rec.changes}
 	if s.Mode == ModeDirect {
 		rep.Note = "the hosts were joined by a plain veth pair: no router, no emulation, no verdict"
 		return rep
