@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,10 +143,11 @@ func statOf(s results.Summary, name string) float64 {
 // as not complete, whatever the index says. Every error names what to
 // change.
 func Tables(dir string, o TableOptions) ([]*Table, error) {
-	ix, err := ReadIndex(dir)
+	rs, err := OpenRuns(dir, OpenOptions{Warnf: o.Warnf})
 	if err != nil {
 		return nil, err
 	}
+	ix := rs.Index
 	if o.Stat == "" {
 		o.Stat = "mean"
 	}
@@ -261,17 +261,12 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 			// The results file decides, not the index: a file missing or
 			// holding no whole run is a run not made, whatever the index
 			// says.
-			doc, status, reason, err := runStatus(filepath.Join(dir, r.File), r.Test)
-			if err != nil {
-				return nil, &DirError{fmt.Sprintf("%v: move it out of %s to lay out the other runs", err, dir)}
-			}
-			if status != StatusComplete {
-				if status == StatusPending && reason != "" && o.Warnf != nil {
-					o.Warnf("%s: left out, as a run not made", strings.Replace(reason, "results: ", "", 1))
-				}
+			rr := rs.Run(r.File)
+			if rr.Status != StatusComplete {
 				skipped++
 				continue
 			}
+			doc := rr.Doc
 			name := o.Series
 			if name == "" {
 				if name, err = mainSeries(doc); err != nil {
@@ -293,7 +288,7 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 				// only a series no run has is an error.
 				if lacking == 0 {
 					lackErr = choicef("%s (a %s run) has no series %q; its series are %s, and its flows' own (wanlab show %s --flow-series)",
-						r.File, doc.Run.Test, o.Series, doc.SeriesList(), filepath.Join(dir, r.File))
+						r.File, doc.Run.Test, o.Series, doc.SeriesList(), rs.Where(r.File))
 				}
 				lacking++
 				continue

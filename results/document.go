@@ -133,6 +133,11 @@ type Run struct {
 	// failed during the run (a capture whose reader went away): the
 	// measurements are whole, these outputs are not.
 	FailedOutputs []FailedOutput `json:"failed_outputs,omitempty"`
+	// SamplesDropped says the document is a summary of a run: its series'
+	// samples and the router's per-step readings were dropped (see
+	// WithoutSamples), and every summary, flow and the router's report
+	// kept. Views that draw or summarise samples refuse such a document.
+	SamplesDropped bool `json:"samples_dropped,omitempty"`
 }
 
 // FailedOutput is an output of a run that could not be written in full.

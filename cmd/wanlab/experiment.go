@@ -20,14 +20,14 @@ import (
 
 func newExperimentCommand(s *streams) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "experiment run FILE | merge DIR... -o OUT",
+		Use:   "experiment run FILE | merge DIR... -o OUT | summarize DIR",
 		Short: "Run a sweep from an experiment file, resume it, and merge its shards",
 		Long: `experiment runs the sweep an experiment file describes (variables crossed
 into cases, a path and tests that use ${var}, repetitions) into a results
 directory: one results file per run and an index. docs/experiments.md
 describes the file.`,
 	}
-	c.AddCommand(newExperimentRunCommand(s), newExperimentMergeCommand(s))
+	c.AddCommand(newExperimentRunCommand(s), newExperimentMergeCommand(s), newExperimentSummarizeCommand(s))
 	return c
 }
 
@@ -251,4 +251,58 @@ func runSweep(s *streams, fs *pflag.FlagSet, o *testrun.Options, sweeps []string
 		return err
 	}
 	return writeTables(s.out, tables, "text")
+}
+
+func newExperimentSummarizeCommand(s *streams) *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "summarize DIR [-o FILE]",
+		Short: "Write an experiment's results in a compact file that tables, sweep graphs and comparisons read",
+		Long: `summarize writes one file that holds an experiment's index and each run's
+results without their samples: every series' statistics, the flows', the
+router's report and the fidelity verdict, the setup and the seed. It is a
+few kilobytes a run instead of a few hundred, so an experiment's results
+can be kept or shipped whole; 'wanlab table', 'wanlab plot --kind sweep'
+and 'wanlab compare' read it as they read the directory, with the same
+figures. Graphs over time need the runs' own results files.
+
+Without -o the file is DIR.summary.json.gz beside DIR, never over an
+existing file.`,
+		Example: `  wanlab experiment summarize e1-results
+  wanlab table e1-results.summary.json.gz --where variant=fixed`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir := args[0]
+			o := outfile.Options{Label: "--output", Suggest: "experiment.summary.json.gz", Stdout: s.out}
+			path := out
+			if path == "" {
+				path = filepath.Clean(dir) + ".summary.json.gz"
+				o.NoClobber, o.ClobberHint = true, "give another name with -o FILE"
+			}
+			if err := outfile.Check(path, o); err != nil {
+				return usagef("%v", err)
+			}
+			ctx, stop := outfile.NotifyContext(context.Background(), stopSignals...)
+			defer stop()
+			rs, written, err := experiment.Summarize(ctx, dir, path, o)
+			var de *experiment.DirError
+			if errors.As(err, &de) || errors.Is(err, experiment.ErrNoIndex) {
+				return usagef("%v", err)
+			}
+			if err != nil {
+				return err
+			}
+			n := map[string]int{}
+			for _, c := range rs.Index.Cases {
+				for _, r := range c.Runs {
+					n[rs.Run(r.File).Status]++
+				}
+			}
+			fmt.Fprintf(s.err, "%s: %d cases, %d runs complete, %d partial, %d failed, %d not run\n", outfile.Printable(written), len(rs.Index.Cases),
+				n[experiment.StatusComplete], n[experiment.StatusPartial], n[experiment.StatusFailed], n[experiment.StatusPending])
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&out, "output", "o", "", "the summary file to write (default DIR.summary.json.gz beside DIR)")
+	return c
 }
