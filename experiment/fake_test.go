@@ -36,6 +36,8 @@ type fakeBackend struct {
 	// partial, when set, gives the reason a run ends early ("" for
 	// none): its results are written, marked partial with it.
 	partial func(r *Run) string
+	// edit, when set, changes each run's document before it is written.
+	edit func(r *Run, d *results.Document)
 }
 
 func (b *fakeBackend) Keys() []string {
@@ -83,6 +85,9 @@ func (b *fakeBackend) Run(ctx context.Context, r *Run, path string) error {
 		b.cancel()
 	}
 	doc := fakeDoc(r)
+	if b.edit != nil {
+		b.edit(r, doc)
+	}
 	if b.partial != nil {
 		if why := b.partial(r); why != "" {
 			doc.Run.Partial, doc.Run.PartialReason = true, why
@@ -120,6 +125,7 @@ func fakeDoc(r *Run) *results.Document {
 	names := map[string][]string{
 		"tcp_upload": {"TCP upload"}, "tcp_download": {"TCP download"}, "udp_flood": {"UDP upload"},
 		"tcp_bidirectional": {"TCP download", "TCP upload"}, "ping": nil,
+		"rrul": {"TCP download", "TCP upload"},
 	}[r.Test]
 	for i, name := range names {
 		s := results.Series{Name: name, Unit: "Mbits/s", Window: [2]float64{0, 2}}
@@ -134,6 +140,14 @@ func fakeDoc(r *Run) *results.Document {
 			own.Samples = append(own.Samples, results.Sample{T: float64(k) * 0.2, V: float64(k)})
 		}
 		doc.Flows = append(doc.Flows, results.Flow{ID: i + 1, Label: name, Direction: "up", Protocol: "tcp", Series: []results.Series{own}})
+	}
+	if r.Test == "rrul" {
+		// rrul's main series: the total of its flows both ways.
+		totals := results.Series{Name: "TCP totals", Unit: "Mbits/s", Window: [2]float64{0, 2}}
+		for k := range doc.Series[0].Samples {
+			totals.Samples = append(totals.Samples, results.Sample{T: doc.Series[0].Samples[k].T, V: doc.Series[0].Samples[k].V + doc.Series[1].Samples[k].V})
+		}
+		doc.Series = append(doc.Series, totals)
 	}
 	ping := results.Series{Name: "Ping (ms) ICMP", Unit: "ms", Window: [2]float64{0, 2}}
 	for k := 1; k <= 10; k++ {

@@ -1,16 +1,12 @@
 package experiment
 
 import (
-	"encoding/csv"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
-	"wanlab/internal/errwriter"
 	"wanlab/results"
 	"wanlab/stats"
 )
@@ -27,17 +23,35 @@ type TableOptions struct {
 	// one value is fixed; one left several still varies, among them.
 	Where map[string][]string
 	// Series is the series whose statistic fills the cells. Empty: each
-	// run's main throughput series (results.Document.MainSeries).
+	// run's main throughput series (results.Document.MainSeries); when
+	// the runs are of several tests, a test whose runs have none gets a
+	// table per load series (tcp_bidirectional's download and upload).
 	Series string
-	// Stat is the statistic of each run's series: mean (the default),
-	// median, min, max, p90, p99, stddev, variance or total.
+	// Stat is the statistic of each run's series, the run's figure: mean
+	// (the default), median, min, max, p90, p99, stddev, variance or
+	// total (Stats).
 	Stat string
-	// Spread is how a cell shows the spread across repetitions: "stddev"
-	// (the default: the sample standard deviation of the runs' figures),
-	// "minmax", or "none".
+	// Spread is the spread across repetitions that follows a cell's
+	// figure and makes its graph's error bars: "stddev" (the default: the
+	// sample standard deviation of the runs' figures), "ci95" (the 95 %
+	// confidence interval of their mean), "minmax", or "none". It is
+	// Show's shorthand ("--spread minmax" is "--show mean,minmax"): give
+	// one or the other.
 	Spread string
+	// Show lists what each cell gives of its runs' figures, in order (see
+	// Shows). Empty: their mean, then Spread.
+	Show []string
+	// Reference, if not nil, puts its figures beside the cells: a figure
+	// per cell whose variables, series and Stat it has (Cell.Reference),
+	// with the ratio of the cell's figure to it.
+	Reference *Reference
+	// FaithfulOnly leaves out the runs whose fidelity verdict is not
+	// faithful (results.RouterReport.Faithful false); every cell still
+	// counts them (Cell.NotFaithful). A run without a verdict is kept.
+	FaithfulOnly bool
 	// Warnf, if not nil, is told of each results file left out because it
-	// holds no whole run (cut short, damaged, not a regular file).
+	// holds no whole run (cut short, damaged, not a regular file), and of
+	// each reference figure for a value the experiment does not have.
 	Warnf func(format string, args ...any)
 }
 
@@ -51,11 +65,28 @@ func choicef(format string, args ...any) error {
 	return &ChoiceError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// Stats are the statistics a table can show.
+// Stats are the statistics of a run's series a table can show, one
+// figure per run.
 var Stats = []string{"mean", "median", "min", "max", "p90", "p99", "stddev", "variance", "total"}
 
-// Spreads are the ways a cell can show the spread across repetitions.
-var Spreads = []string{"stddev", "minmax", "none"}
+// Shows are what a cell can give of its runs' figures (each run's Stat of
+// the series): their mean, median, min and max; stddev, their sample
+// standard deviation; ci95, the 95 % confidence interval of their mean by
+// Student's t (given as its half-width); minmax, min and max together; n,
+// the number of runs; and points, the number of data points behind them
+// (the sum of the runs' series' sample counts).
+var Shows = []string{"mean", "median", "min", "max", "stddev", "ci95", "minmax", "n", "points"}
+
+// Spreads are the ways a cell can show the spread across repetitions
+// after its figure, the first spread of Shows or none.
+var Spreads = []string{"stddev", "ci95", "minmax", "none"}
+
+// DefaultSpread is the spread a table shows when neither Spread nor Show
+// is given.
+const DefaultSpread = "stddev"
+
+// Confidence is the confidence of the interval "ci95" gives.
+const Confidence = 0.95
 
 // Table is a statistic of one series laid out by two variables, for one
 // combination of the other varying variables.
@@ -65,52 +96,197 @@ type Table struct {
 	// Fixed are the other variables' values this table is for (the
 	// variables that vary but are neither rows nor columns).
 	Fixed []Var
+	// Given are the variables that vary in the experiment and that
+	// TableOptions.Where left one value, in the file's order ("test" last).
+	Given []Var
 	// RowVar and ColVar name the variables; ColVar is empty for a single
 	// column.
 	RowVar, ColVar string
 	Rows, Cols     []string
 	// Cells[i][j] is row i, column j.
 	Cells [][]Cell
-	// Stat, Spread and Series are the options the table was made with
-	// (Series lists the series used when each run's main one was taken);
+	// Stat is each run's statistic (TableOptions.Stat). Spread is the
+	// spread across repetitions shown after a cell's figure and drawn as
+	// its error bars: the first of stddev, ci95 and minmax in Show, or
+	// "none". Series lists the series of the table's runs (several when
+	// each run's main one was taken and the cases run different tests);
 	// Unit is the series' unit.
 	Stat, Spread string
 	Series       []string
 	Unit         string
+	// Show is what each cell gives (TableOptions.Show, resolved); Center
+	// is the figure that stands for a cell's runs, "mean" or "median":
+	// the first of the two in Show, or the mean.
+	Show   []string
+	Center string
+	// SplitSeries is the series this table is for when the runs' test has
+	// no main series and the tests vary (tcp_bidirectional beside rrul):
+	// one table per load series. Empty otherwise.
+	SplitSeries string
 	// Skipped counts the runs left out because they are not complete.
 	Skipped int
 	// Lacking counts the complete runs left out because they have no
 	// series of the chosen name (a case that runs another test).
 	Lacking int
+	// Notes say what else was left out and the option that shows it.
+	Notes []string
+	// FaithfulOnly says the runs not faithful were left out. Verdicts
+	// counts the table's runs that have a fidelity verdict, NotFaithful
+	// those whose verdict is not faithful (left out or not).
+	FaithfulOnly          bool
+	Verdicts, NotFaithful int
+	// runs counts the table's runs, those left out by FaithfulOnly
+	// included.
+	runs int
+	// Reference is the file of the cells' reference figures, nil without
+	// one.
+	Reference *Reference
 }
 
-// Cell summarises the statistic over the repetitions of one cell.
+// Cell summarises the runs' figures of one cell.
 type Cell struct {
 	// N is the number of runs; Summary describes their figures (its
 	// SampleStdDev is the spread across repetitions).
 	N       int
 	Summary stats.Summary
+	// Interval is the Confidence interval of their mean (Student's t);
+	// its HalfWidth is NaN for fewer than two runs.
+	Interval stats.Interval
+	// Points is the number of data points behind the cell: the sum of its
+	// runs' series' sample counts (results.Summary.N).
+	Points int
+	// NotFaithful counts the cell's runs whose fidelity verdict is not
+	// faithful: among the N, or left out with FaithfulOnly.
+	NotFaithful int
+	// Reference is the published figure for the cell, nil when the
+	// reference has none.
+	Reference *ReferenceRow
 }
 
-// tableRun is one complete run with its position on every dimension.
+// figure returns one of Shows' single figures of a cell (NaN when it
+// cannot be given).
+func (c Cell) figure(name string) float64 {
+	switch name {
+	case "mean":
+		return c.Summary.Mean
+	case "median":
+		return c.Summary.Median
+	case "min":
+		return c.Summary.Min
+	case "max":
+		return c.Summary.Max
+	case "stddev":
+		return c.Summary.SampleStdDev
+	case "ci95":
+		return c.Interval.HalfWidth
+	case "n":
+		return float64(c.N)
+	case "points":
+		return float64(c.Points)
+	}
+	return math.NaN()
+}
+
+// Extent returns what a cell's point on a graph shows: the table's Center
+// figure and the ends of its Spread (for ci95 the Interval's ends, which
+// are the mean's whatever the center). lo and hi equal the center when
+// there is no spread to draw (Spread "none", one run); all three are NaN
+// for a cell without runs.
+func (t *Table) Extent(c Cell) (center, lo, hi float64) {
+	if c.N == 0 {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	center = c.figure(t.Center)
+	lo, hi = center, center
+	switch t.Spread {
+	case "stddev":
+		if sd := c.Summary.SampleStdDev; !math.IsNaN(sd) {
+			lo, hi = center-sd, center+sd
+		}
+	case "ci95":
+		if !math.IsNaN(c.Interval.HalfWidth) {
+			lo, hi = c.Interval.Lo(), c.Interval.Hi()
+		}
+	case "minmax":
+		lo, hi = c.Summary.Min, c.Summary.Max
+	}
+	return center, lo, hi
+}
+
+// Ratio returns the cell's Center figure divided by its reference figure:
+// NaN without either, or for a reference of 0.
+func (t *Table) Ratio(c Cell) float64 {
+	if c.N == 0 || c.Reference == nil || c.Reference.Value == 0 {
+		return math.NaN()
+	}
+	return c.figure(t.Center) / c.Reference.Value
+}
+
+// Selection returns the options that select this table alone among the
+// tables of its directory ("--where test=rrul"), for a view that takes one.
+func (t *Table) Selection() []string {
+	var out []string
+	for _, v := range t.Fixed {
+		out = append(out, "--where "+v.Name+"="+v.Value)
+	}
+	if t.SplitSeries != "" {
+		out = append(out, "--series "+strconv.Quote(t.SplitSeries))
+	}
+	return out
+}
+
+// tableRun is one complete run's figure with its position on every
+// dimension. A run of a test without a main series gives one per load
+// series when the tables split by series.
 type tableRun struct {
-	dims  map[string]string
-	value float64
-	found bool
+	dims map[string]string
+	// series is the series of the figure; main says it is the run's main
+	// series (which a reference row without a series stands for); split is
+	// the series when the tables are split by it, "" otherwise.
+	series, split string
+	main          bool
+	unit          string
+	value         float64
+	points        int
+	// verdict says the run has a fidelity verdict, unfaithful that it is
+	// not faithful; leftOut that FaithfulOnly leaves it out.
+	verdict, unfaithful, leftOut bool
 }
 
-// mainSeries is the series a table shows of a run by default: its main
-// throughput (results.Document.MainSeries). A run without one is an error
-// that says to choose a series.
-func mainSeries(d *results.Document) (string, error) {
+// runSeries returns the series a table shows of a run: the one asked for,
+// or else its main series (results.Document.MainSeries). When the tables
+// hold several tests (severalTests), a run whose test has no main series
+// gives its load flows' series, each for a table of its own (split), or
+// none for a run without load (ping), which the caller counts and names.
+// Otherwise a run without a main series is an error that names the series
+// to choose.
+func runSeries(d *results.Document, asked string, severalTests bool) (names []string, split bool, err error) {
+	if asked != "" {
+		return []string{asked}, false, nil
+	}
 	s, load := d.MainSeries()
 	switch {
 	case s != nil:
-		return s.Name, nil
+		return []string{s.Name}, false, nil
+	case severalTests:
+		return load, len(load) > 0, nil
 	case len(load) == 0:
-		return "", choicef("a %s run has no throughput series: choose a series with --series (e.g. \"Ping (ms) ICMP\")", d.Run.Test)
+		return nil, false, choicef("a %s run has no throughput series: choose a series with --series (e.g. %q)", d.Run.Test, latencyName(d))
 	}
-	return "", choicef("a %s run has several throughput series (%s): choose one with --series", d.Run.Test, strings.Join(load, ", "))
+	var choices []string
+	for _, name := range load {
+		choices = append(choices, "--series "+strconv.Quote(name))
+	}
+	return nil, false, choicef("a %s run has several throughput series (%s): choose one with %s", d.Run.Test, strings.Join(load, ", "), strings.Join(choices, " or "))
+}
+
+// latencyName names the run's latency series, for a message that suggests
+// one.
+func latencyName(d *results.Document) string {
+	if s := d.LatencySeries(); s != nil {
+		return s.Name
+	}
+	return results.ICMPPing
 }
 
 // statOf returns a summary's figure by name.
@@ -136,30 +312,71 @@ func statOf(s results.Summary, name string) float64 {
 	return s.Mean
 }
 
-// Tables lays out a results directory's complete runs: one table per
-// combination of the varying variables that are neither rows nor columns.
-// The results files decide which runs are complete, as for resuming: a
-// run whose file is missing, cut short or damaged is left out and counted
-// as not complete, whatever the index says. Every error names what to
-// change.
+// resolveShow checks the statistic, the spread and what the cells show,
+// and returns Show with the defaults filled in, its spread and its center.
+func resolveShow(o *TableOptions) (show []string, spread, center string, err error) {
+	if !contains(Stats, o.Stat) {
+		return nil, "", "", choicef("--stat %q: use one of %s (the statistic of each run's series; --show chooses what a cell gives of the runs' figures)", o.Stat, strings.Join(Stats, ", "))
+	}
+	if o.Spread != "" && !contains(Spreads, o.Spread) {
+		return nil, "", "", choicef("--spread %q: use one of %s", o.Spread, strings.Join(Spreads, ", "))
+	}
+	if len(o.Show) == 0 {
+		spread = o.Spread
+		if spread == "" {
+			spread = DefaultSpread
+		}
+		show = []string{"mean"}
+		if spread != "none" {
+			show = append(show, spread)
+		}
+		return show, spread, "mean", nil
+	}
+	if o.Spread != "" {
+		return nil, "", "", choicef("--spread %s and --show %s: --spread is --show's shorthand (--spread %s is --show mean,%s): give one of them", o.Spread, strings.Join(o.Show, ","), o.Spread, o.Spread)
+	}
+	spread, center = "none", ""
+	for i, s := range o.Show {
+		switch {
+		case !contains(Shows, s):
+			return nil, "", "", choicef("--show %q: use one or several of %s, joined by commas", s, strings.Join(Shows, ", "))
+		case contains(o.Show[:i], s):
+			return nil, "", "", choicef("--show %s: %s is given twice", strings.Join(o.Show, ","), s)
+		case (s == "min" || s == "max") && contains(o.Show, "minmax"):
+			return nil, "", "", choicef("--show %s: minmax gives min and max already", strings.Join(o.Show, ","))
+		}
+		if center == "" && (s == "mean" || s == "median") {
+			center = s
+		}
+		if spread == "none" && contains(Spreads, s) {
+			spread = s
+		}
+	}
+	if center == "" {
+		center = "mean"
+	}
+	return slices.Clone(o.Show), spread, center, nil
+}
+
+// Tables lays out an experiment's complete runs, from its results
+// directory or its summary file (OpenRuns): one table per combination of
+// the varying variables that are neither rows nor columns. The results
+// files decide which runs are complete, as for resuming: a run whose file
+// is missing, cut short or damaged is left out and counted as not
+// complete, whatever the index says. Every error names what to change.
 func Tables(dir string, o TableOptions) ([]*Table, error) {
+	if o.Stat == "" {
+		o.Stat = "mean"
+	}
+	show, spread, center, err := resolveShow(&o)
+	if err != nil {
+		return nil, err
+	}
 	rs, err := OpenRuns(dir, OpenOptions{Warnf: o.Warnf})
 	if err != nil {
 		return nil, err
 	}
 	ix := rs.Index
-	if o.Stat == "" {
-		o.Stat = "mean"
-	}
-	if o.Spread == "" {
-		o.Spread = "stddev"
-	}
-	if !contains(Stats, o.Stat) {
-		return nil, choicef("--stat %q: use one of %s", o.Stat, strings.Join(Stats, ", "))
-	}
-	if !contains(Spreads, o.Spread) {
-		return nil, choicef("--spread %q: use one of %s", o.Spread, strings.Join(Spreads, ", "))
-	}
 	dims := append(append([]string{}, ix.Variables...), "test")
 	// Every dimension's values in order of first appearance.
 	values := map[string][]string{}
@@ -174,6 +391,11 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 		}
 		for _, r := range c.Runs {
 			addValue("test", r.Test)
+		}
+	}
+	if o.Reference != nil {
+		if err := checkReference(o.Reference, dims, values, o.Warnf); err != nil {
+			return nil, err
 		}
 	}
 	where := map[string][]string{}
@@ -194,6 +416,12 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 					where[name] = append(where[name], v)
 				}
 			}
+		}
+	}
+	var given []Var
+	for _, d := range dims {
+		if len(where[d]) == 1 && len(values[d]) > 1 {
+			given = append(given, Var{d, where[d][0]})
 		}
 	}
 	// Only the values kept are laid out, in the file's order.
@@ -242,14 +470,81 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 		}
 	}
 
-	// Read every complete run's figure.
-	var runs []tableRun
-	skipped := 0
-	seriesUsed := []string{}
-	unit := ""
-	lacking := 0
+	rd, err := readRuns(rs, where, &o, len(values["test"]) > 1)
+	if err != nil {
+		return nil, err
+	}
+	runs, notes := rd.runs, rd.notes
+
+	// Tables of several tests split the runs of a test without a main
+	// series by series: one table for the main series, one per load
+	// series of theirs.
+	splitSeries := []string{""}
+	for _, tr := range runs {
+		if tr.split != "" && !contains(splitSeries, tr.split) {
+			splitSeries = append(splitSeries, tr.split)
+		}
+	}
+	var tables []*Table
+	for _, fixed := range combinations(split, values) {
+		for _, ss := range splitSeries {
+			in := func(tr tableRun) bool {
+				if tr.split != ss {
+					return false
+				}
+				for _, f := range fixed {
+					if tr.dims[f.Name] != f.Value {
+						return false
+					}
+				}
+				return true
+			}
+			t := &Table{Name: ix.Name, Fixed: fixed, Given: given, RowVar: rowVar, ColVar: colVar, Stat: o.Stat, Spread: spread,
+				Show: show, Center: center, SplitSeries: ss, Skipped: rd.skipped, Lacking: rd.lacking, Notes: notes,
+				FaithfulOnly: o.FaithfulOnly, Reference: o.Reference}
+			t.Rows = presentValues(runs, rowVar, values[rowVar], in)
+			t.Cols = []string{""}
+			if colVar != "" {
+				t.Cols = presentValues(runs, colVar, values[colVar], in)
+			}
+			if len(t.Rows) == 0 || len(t.Cols) == 0 {
+				continue
+			}
+			t.fill(runs, in, o.Reference)
+			tables = append(tables, t)
+		}
+	}
+	switch {
+	case len(tables) == 0 && len(notes) > 0:
+		return nil, choicef("%s has no run with a throughput series to show%s: %s", dir, whereText(where), strings.Join(notes, "; "))
+	case len(tables) == 0:
+		return nil, choicef("%s has no complete run to show%s: run `wanlab experiment run` on it first", dir, whereText(where))
+	}
+	return tables, nil
+}
+
+// runsRead is what readRuns read: every complete run's figure, and what
+// was left out.
+type runsRead struct {
+	runs []tableRun
+	// skipped counts the runs not complete, lacking those without the
+	// series asked for; notes name the other runs left out and the options
+	// that show them.
+	skipped, lacking int
+	notes            []string
+}
+
+// readRuns reads the figure of every complete run that where selects.
+// severalTests says the runs are of several tests (see runSeries).
+func readRuns(rs *Runs, where map[string][]string, o *TableOptions, severalTests bool) (runsRead, error) {
+	var out runsRead
 	var lackErr error
-	for _, c := range ix.Cases {
+	// Runs without load in tables of several tests: left out, counted by
+	// test, and named with the options that show them.
+	var noLoad []string
+	noLoadRuns := map[string]int{}
+	noLoadSeries := map[string]string{}
+	for _, c := range rs.Index.Cases {
 		for _, r := range c.Runs {
 			rd := map[string]string{"test": r.Test}
 			for k, v := range c.Vars {
@@ -263,87 +558,136 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 			// says.
 			rr := rs.Run(r.File)
 			if rr.Status != StatusComplete {
-				skipped++
+				out.skipped++
 				continue
 			}
 			doc := rr.Doc
-			name := o.Series
-			if name == "" {
-				if name, err = mainSeries(doc); err != nil {
-					return nil, choicef("%s: %v", r.File, err)
-				}
+			names, splits, err := runSeries(doc, o.Series, severalTests)
+			if err != nil {
+				return out, choicef("%s: %v", r.File, err)
 			}
-			tr := tableRun{dims: rd}
-			// A flow's own series ("TCP upload::tcp_reordering") as well
-			// as the run's: both are summarised over the same window.
-			if s := doc.FindSeries(name); s != nil {
-				tr.value, tr.found = statOf(s.Summary, o.Stat), true
-				if unit == "" {
-					unit = s.Unit
+			if len(names) == 0 {
+				if noLoadRuns[r.Test] == 0 {
+					noLoad = append(noLoad, r.Test)
+					noLoadSeries[r.Test] = latencyName(doc)
 				}
-			}
-			if !tr.found && o.Series != "" {
-				// Cases may run different tests (E1's transports): a
-				// run without the series is left out and counted, and
-				// only a series no run has is an error.
-				if lacking == 0 {
-					lackErr = choicef("%s (a %s run) has no series %q; its series are %s, and its flows' own (wanlab show %s --flow-series)",
-						r.File, doc.Run.Test, o.Series, doc.SeriesList(), rs.Where(r.File))
-				}
-				lacking++
+				noLoadRuns[r.Test]++
 				continue
 			}
-			if !contains(seriesUsed, name) {
-				seriesUsed = append(seriesUsed, name)
+			main, _ := doc.MainSeries()
+			verdict, unfaithful := false, false
+			if rep := doc.Router; rep != nil && rep.Faithful != nil {
+				verdict, unfaithful = true, !*rep.Faithful
 			}
-			runs = append(runs, tr)
-		}
-	}
-
-	if lacking > 0 && len(runs) == 0 {
-		return nil, lackErr
-	}
-
-	var tables []*Table
-	for _, fixed := range combinations(split, values) {
-		t := &Table{Name: ix.Name, Fixed: fixed, RowVar: rowVar, ColVar: colVar, Stat: o.Stat, Spread: o.Spread,
-			Series: seriesUsed, Unit: unit, Skipped: skipped, Lacking: lacking}
-		in := func(tr tableRun) bool {
-			for _, f := range fixed {
-				if tr.dims[f.Name] != f.Value {
-					return false
-				}
-			}
-			return true
-		}
-		t.Rows = presentValues(runs, rowVar, values[rowVar], in)
-		t.Cols = []string{""}
-		if colVar != "" {
-			t.Cols = presentValues(runs, colVar, values[colVar], in)
-		}
-		if len(t.Rows) == 0 || len(t.Cols) == 0 {
-			continue
-		}
-		t.Cells = make([][]Cell, len(t.Rows))
-		for i, rv := range t.Rows {
-			t.Cells[i] = make([]Cell, len(t.Cols))
-			for j, cv := range t.Cols {
-				var xs []float64
-				for _, tr := range runs {
-					if in(tr) && tr.found && tr.dims[rowVar] == rv && (colVar == "" || tr.dims[colVar] == cv) {
-						xs = append(xs, tr.value)
+			for _, name := range names {
+				// A flow's own series ("TCP upload::tcp_reordering") as
+				// well as the run's: both are summarised over the same
+				// window.
+				s := doc.FindSeries(name)
+				if s == nil {
+					// Cases may run different tests (E1's transports): a
+					// run without the series is left out and counted, and
+					// only a series no run has is an error.
+					if out.lacking == 0 {
+						lackErr = choicef("%s (a %s run) has no series %q; its series are %s, and its flows' own (wanlab show %s --flow-series)",
+							r.File, doc.Run.Test, o.Series, doc.SeriesList(), rs.Where(r.File))
 					}
+					out.lacking++
+					continue
 				}
-				s := stats.Summarize(xs)
-				t.Cells[i][j] = Cell{N: s.N, Summary: s}
+				tr := tableRun{dims: rd, series: name, main: main != nil && main.Name == name, unit: s.Unit,
+					value: statOf(s.Summary, o.Stat), points: s.Summary.N,
+					verdict: verdict, unfaithful: unfaithful, leftOut: unfaithful && o.FaithfulOnly}
+				if splits {
+					tr.split = name
+				}
+				out.runs = append(out.runs, tr)
 			}
 		}
-		tables = append(tables, t)
 	}
-	if len(tables) == 0 {
-		return nil, choicef("%s has no complete run to show%s: run `wanlab experiment run` on it first", dir, whereText(where))
+	if out.lacking > 0 && len(out.runs) == 0 {
+		return out, lackErr
 	}
-	return tables, nil
+	for _, test := range noLoad {
+		out.notes = append(out.notes, fmt.Sprintf("%s %s no throughput series, left out: show them with --where test=%s --series %q",
+			plural(noLoadRuns[test], test+" run"), map[bool]string{true: "have", false: "has"}[noLoadRuns[test] > 1], test, noLoadSeries[test]))
+	}
+	return out, nil
+}
+
+// fill computes the table's cells from the runs in it, with their
+// reference figures, and the series, unit and verdicts of its runs.
+func (t *Table) fill(runs []tableRun, in func(tableRun) bool, ref *Reference) {
+	t.Cells = make([][]Cell, len(t.Rows))
+	for i, rv := range t.Rows {
+		t.Cells[i] = make([]Cell, len(t.Cols))
+		for j, cv := range t.Cols {
+			var xs []float64
+			var c Cell
+			var first *tableRun
+			for k := range runs {
+				tr := &runs[k]
+				if !in(*tr) || tr.dims[t.RowVar] != rv || (t.ColVar != "" && tr.dims[t.ColVar] != cv) {
+					continue
+				}
+				if first == nil {
+					first = tr
+				}
+				if !contains(t.Series, tr.series) {
+					t.Series = append(t.Series, tr.series)
+				}
+				if t.Unit == "" {
+					t.Unit = tr.unit
+				}
+				t.runs++
+				if tr.verdict {
+					t.Verdicts++
+				}
+				if tr.unfaithful {
+					t.NotFaithful++
+					c.NotFaithful++
+				}
+				if tr.leftOut {
+					continue
+				}
+				xs = append(xs, tr.value)
+				c.Points += tr.points
+			}
+			c.Summary = stats.Summarize(xs)
+			c.N = c.Summary.N
+			c.Interval = stats.MeanInterval(xs, Confidence)
+			if ref != nil && first != nil {
+				// Every run of a cell shares its case's variables and
+				// series, so the first stands for all.
+				if row, ok := ref.Lookup(first.dims, first.series, first.main, t.Stat); ok {
+					c.Reference = &row
+				}
+			}
+			t.Cells[i][j] = c
+		}
+	}
+}
+
+// checkReference refuses a reference whose columns are not the
+// experiment's variables, and warns of each figure for a value the
+// experiment does not have, which no table can show.
+func checkReference(ref *Reference, dims []string, values map[string][]string, warnf func(string, ...any)) error {
+	if err := ref.CheckVariables(dims); err != nil {
+		return &ChoiceError{Msg: "--reference " + err.Error()}
+	}
+	if warnf == nil {
+		return nil
+	}
+	for _, row := range ref.Rows {
+		for _, v := range ref.Vars {
+			if got := row.Vars[v]; !contains(values[v], got) {
+				warnf("%s:%d: %s=%s is not a value of the experiment (its values are %s): the figure is shown nowhere",
+					ref.Path, row.Line, v, got, strings.Join(values[v], ", "))
+				break
+			}
+		}
+	}
+	return nil
 }
 
 func whereText(where map[string][]string) string {
@@ -395,202 +739,4 @@ func presentValues(runs []tableRun, dim string, all []string, in func(tableRun) 
 		}
 	}
 	return out
-}
-
-// Caption describes the table in one line: what the cells are, and for
-// which values of the other variables.
-func (t *Table) Caption() string {
-	what := fmt.Sprintf("%s of %s", t.Stat, strings.Join(t.Series, " / "))
-	if t.Unit != "" {
-		what += " (" + t.Unit + ")"
-	}
-	repeated := false
-	for _, row := range t.Cells {
-		for _, c := range row {
-			repeated = repeated || c.N > 1
-		}
-	}
-	switch {
-	case !repeated:
-		what += ", one run each"
-	case t.Spread == "stddev":
-		what += ", ± sample std dev across repetitions"
-	case t.Spread == "minmax":
-		what += ", min–max across repetitions"
-	}
-	s := t.Name + ": " + what
-	if len(t.Fixed) > 0 {
-		s += "; " + varsLabel(t.Fixed)
-	}
-	return s
-}
-
-// text renders a cell for people: the figure to about three significant
-// digits, the spread with the same decimals, and the number of runs when
-// they differ between cells.
-func (t *Table) text(c Cell) string {
-	if c.N == 0 {
-		return "–"
-	}
-	m := c.Summary.Mean
-	dec := decimals(m)
-	s := strconv.FormatFloat(m, 'f', dec, 64)
-	if c.N > 1 {
-		switch t.Spread {
-		case "stddev":
-			s += " ± " + strconv.FormatFloat(c.Summary.SampleStdDev, 'f', dec, 64)
-		case "minmax":
-			s += " (" + strconv.FormatFloat(c.Summary.Min, 'f', dec, 64) + "–" + strconv.FormatFloat(c.Summary.Max, 'f', dec, 64) + ")"
-		}
-	}
-	return s
-}
-
-// decimals gives about three significant digits without an exponent.
-func decimals(x float64) int {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return 1
-	}
-	d := 2 - int(math.Floor(math.Log10(math.Abs(x))))
-	return max(0, min(d, 6))
-}
-
-func (t *Table) colTitle(j int) string {
-	if t.ColVar == "" {
-		return t.Stat
-	}
-	return t.Cols[j]
-}
-
-// header is the first row: the row variable, then the column values
-// (headed by the column variable's name when there is one).
-func (t *Table) header() []string {
-	h := []string{t.RowVar}
-	if t.ColVar != "" {
-		h[0] = t.RowVar + " \\ " + t.ColVar
-	}
-	for j := range t.Cols {
-		h = append(h, t.colTitle(j))
-	}
-	return h
-}
-
-// WriteText writes the table as aligned text under its caption.
-func (t *Table) WriteText(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
-	fmt.Fprintln(tw, t.Caption())
-	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, strings.Join(t.header(), "\t"))
-	for i, rv := range t.Rows {
-		row := []string{rv}
-		for j := range t.Cols {
-			row = append(row, t.text(t.Cells[i][j]))
-		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	if t.Skipped > 0 {
-		fmt.Fprintf(tw, "(%s not complete, left out)\n", plural(t.Skipped, "run"))
-	}
-	if t.Lacking > 0 {
-		fmt.Fprintf(tw, "(%s without %s, left out)\n", plural(t.Lacking, "run"), t.Series[0])
-	}
-	return tw.Flush()
-}
-
-// WriteMarkdown writes the table as a Markdown table under its caption.
-func (t *Table) WriteMarkdown(w io.Writer) error {
-	ew := errwriter.New(w)
-	ew.Linef("%s", mdEscape(t.Caption()))
-	ew.Linef("")
-	h := t.header()
-	for i := range h {
-		h[i] = mdEscape(h[i])
-	}
-	ew.Linef("| %s |", strings.Join(h, " | "))
-	ew.Linef("|%s", strings.Repeat("---|", len(h)))
-	for i, rv := range t.Rows {
-		row := []string{mdEscape(rv)}
-		for j := range t.Cols {
-			row = append(row, t.text(t.Cells[i][j]))
-		}
-		ew.Linef("| %s |", strings.Join(row, " | "))
-	}
-	if t.Skipped > 0 {
-		ew.Linef("")
-		ew.Linef("%s not complete, left out.", plural(t.Skipped, "run"))
-	}
-	if t.Lacking > 0 {
-		ew.Linef("")
-		ew.Linef("%s without %s, left out.", plural(t.Lacking, "run"), mdEscape(t.Series[0]))
-	}
-	return ew.Err()
-}
-
-func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
-
-// WriteCSV writes tables as one CSV: a column for each variable the tables
-// are split by, the row variable, then per column its figure and spread
-// (sample std dev, or min and max) and its number of runs, at full
-// precision; an empty field where a cell has no run.
-func WriteCSV(w io.Writer, tables []*Table) error {
-	cw := csv.NewWriter(w)
-	for ti, t := range tables {
-		if ti == 0 || !sameColumns(t, tables[ti-1]) {
-			h := []string{}
-			for _, f := range t.Fixed {
-				h = append(h, f.Name)
-			}
-			h = append(h, t.RowVar)
-			for j := range t.Cols {
-				name := t.colTitle(j)
-				if t.ColVar != "" {
-					name = t.ColVar + "=" + name
-				}
-				h = append(h, name)
-				switch t.Spread {
-				case "stddev":
-					h = append(h, name+" stddev")
-				case "minmax":
-					h = append(h, name+" min", name+" max")
-				}
-				h = append(h, name+" n")
-			}
-			if ti > 0 {
-				cw.Write(nil)
-			}
-			cw.Write(h)
-		}
-		for i, rv := range t.Rows {
-			row := []string{}
-			for _, f := range t.Fixed {
-				row = append(row, f.Value)
-			}
-			row = append(row, rv)
-			for j := range t.Cols {
-				c := t.Cells[i][j]
-				row = append(row, csvNum(c, c.Summary.Mean))
-				switch t.Spread {
-				case "stddev":
-					row = append(row, csvNum(c, c.Summary.SampleStdDev))
-				case "minmax":
-					row = append(row, csvNum(c, c.Summary.Min), csvNum(c, c.Summary.Max))
-				}
-				row = append(row, strconv.Itoa(c.N))
-			}
-			cw.Write(row)
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-func sameColumns(a, b *Table) bool {
-	return a.RowVar == b.RowVar && a.ColVar == b.ColVar && strings.Join(a.Cols, "\x00") == strings.Join(b.Cols, "\x00") && len(a.Fixed) == len(b.Fixed)
-}
-
-func csvNum(c Cell, x float64) string {
-	if c.N == 0 || math.IsNaN(x) {
-		return ""
-	}
-	return strconv.FormatFloat(x, 'g', -1, 64)
 }
