@@ -19,37 +19,52 @@ import (
 
 type tableFlags struct {
 	rows, cols, series, stat, spread, format, out string
-	where                                         []string
-	plot                                          string
+	where, show                                   []string
+	plot, reference                               string
+	faithfulOnly                                  bool
 }
 
 func newTableCommand(s *streams) *cobra.Command {
 	var f tableFlags
 	c := &cobra.Command{
-		Use:   "table DIR [--rows VAR] [--cols VAR] [--series NAME] [--stat STAT] [--format text|markdown|csv]",
+		Use:   "table DIR|SUMMARY [--rows VAR] [--cols VAR] [--series NAME] [--stat STAT] [--show LIST] [--format text|markdown|csv]",
 		Short: "Lay out an experiment's results as a table: one variable down, another across",
-		Long: `table reads a results directory of 'wanlab experiment run' and prints a
-statistic of one series for each case: rows are one variable's values,
-columns another's, and each cell is the statistic over the case's
-repetitions (the mean of each run's figure), with their spread (the sample
-standard deviation across repetitions, or min–max). The variables that vary
-but are neither rows nor columns give one table per value.
+		Long: `table reads the results directory of 'wanlab experiment run', or the
+summary file 'wanlab experiment summarize' makes of it, and prints a figure
+of one series for each case: rows are one variable's values, columns
+another's. Each run gives one figure, a statistic of its series over the
+load (--stat: its mean, median, p99, ...); each cell gives what --show
+asks of its runs' figures: by default their mean, with their spread (the
+sample standard deviation across repetitions; --spread ci95 for the 95 %
+confidence interval of the mean, minmax for min–max). The caption says
+what the cells are and over how many runs. The variables that vary but are
+neither rows nor columns give one table per value.
 
 Defaults: rows and columns are the first two variables whose value varies,
 in the experiment file's order ("test" counts as a variable when a case runs
-several tests); the series is each run's main throughput (TCP totals for
-rrul, the sum for tcp_nup and tcp_ndown, the one load flow's series
-otherwise); the statistic is the mean. Runs that are not complete are left
-out and counted: the results files decide, as for resuming, so a run whose
-file is missing, cut short or damaged is not complete whatever the index
-says (a warning names a file that is there but holds no whole run).
+several tests, which then get a table each); the series is each run's main
+throughput (TCP totals for rrul, the sum for tcp_nup and tcp_ndown, the one
+load flow's series otherwise; beside other tests, tcp_bidirectional gets a
+table for its download and one for its upload); the statistic is the mean.
+Runs that are not complete are left out and counted: the results files
+decide, as for resuming, so a run whose file is missing, cut short or
+damaged is not complete whatever the index says (a warning names a file
+that is there but holds no whole run).
+
+--reference FILE puts published figures beside the cells (a CSV of the
+variables' values, series, stat, value and source; docs/experiments.md):
+a reference and a ratio column per column that has figures, the sources
+under the table. Every table counts the runs whose fidelity verdict is not
+faithful, per cell (†N); --faithful-only leaves them out.
 
 --plot draws the table as a graph too: the row variable along the x axis,
 one line per column, error bars for the spread.`,
 		Example: `  wanlab table e1-results
   wanlab table e1-results --rows delay --cols transport --where variant=jitter
-  wanlab table e3-results --series "Ping (ms) ICMP" --stat median --format markdown
+  wanlab table e3-fq-codel-results --where test=rrul --series "Ping (ms) ICMP" --stat median
   wanlab table e2-results --spread minmax --format csv -o e2.csv
+  wanlab table e1-results --show mean,ci95,n,points --reference published.csv
+  wanlab table e1-results.summary.json.gz --faithful-only --format markdown
   wanlab table e1-quick --plot e1-quick.svg`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return runTable(s, args[0], &f) },
@@ -59,8 +74,13 @@ one line per column, error bars for the spread.`,
 	fs.StringVar(&f.cols, "cols", "", "variable across the top (default: the second that varies)")
 	fs.StringArrayVar(&f.where, "where", nil, "VAR=VALUE[,VALUE...]: only runs with one of these values (repeatable); a variable given one value is fixed, one given several still varies among them")
 	fs.StringVar(&f.series, "series", "", `series of the cells, e.g. "TCP upload", "Ping (ms) ICMP" or a flow's own "TCP upload::tcp_reordering" (default: each run's main throughput)`)
-	fs.StringVar(&f.stat, "stat", "mean", "statistic of each run's series: "+strings.Join(experiment.Stats, ", "))
-	fs.StringVar(&f.spread, "spread", "stddev", "spread across repetitions: "+strings.Join(experiment.Spreads, ", "))
+	fs.StringVar(&f.stat, "stat", "mean", "each run's figure, a statistic of its series: "+strings.Join(experiment.Stats, ", "))
+	fs.StringSliceVar(&f.show, "show", nil, "what each cell gives of its runs' figures, in order, joined by commas: "+strings.Join(experiment.Shows, ", ")+
+		" (ci95: the 95 % confidence interval of the mean, Student's t; n: runs; points: data points) (default: mean and --spread)")
+	fs.StringVar(&f.spread, "spread", "", "spread across repetitions after each cell's figure, and the graph's error bars: "+strings.Join(experiment.Spreads, ", ")+
+		" (default "+experiment.DefaultSpread+"; --spread X is --show mean,X)")
+	fs.StringVar(&f.reference, "reference", "", "CSV of published figures to show beside the cells, with the ratio of each cell's figure to its own")
+	fs.BoolVar(&f.faithfulOnly, "faithful-only", false, "leave out the runs whose fidelity verdict is not faithful (each cell still counts them)")
 	fs.StringVar(&f.format, "format", "text", "text (aligned columns), markdown or csv")
 	fs.StringVarP(&f.out, "output", "o", "-", "write the table to this file (- for stdout)")
 	fs.StringVar(&f.plot, "plot", "", "also draw the table as a graph into this .png or .svg file: rows along x, a line per column")
@@ -73,7 +93,8 @@ func runTable(s *streams, dir string, f *tableFlags) error {
 	if !slices.Contains(tableFormats, f.format) {
 		return usagef("--format %q: use text, markdown or csv", f.format)
 	}
-	o := experiment.TableOptions{Rows: f.rows, Cols: f.cols, Series: f.series, Stat: f.stat, Spread: f.spread, Where: map[string][]string{},
+	o := experiment.TableOptions{Rows: f.rows, Cols: f.cols, Series: f.series, Stat: f.stat, Spread: f.spread, Show: f.show,
+		FaithfulOnly: f.faithfulOnly, Where: map[string][]string{},
 		Warnf: func(format string, args ...any) { fmt.Fprintf(s.err, "wanlab: warning: "+format+"\n", args...) }}
 	for _, w := range f.where {
 		k, v, ok := strings.Cut(w, "=")
@@ -96,6 +117,13 @@ func runTable(s *streams, dir string, f *tableFlags) error {
 			return usagef("%v", err)
 		}
 	}
+	if f.reference != "" {
+		ref, err := experiment.ReadReference(f.reference)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		o.Reference = ref
+	}
 	tables, err := experiment.Tables(dir, o)
 	if err != nil {
 		var ce *experiment.ChoiceError
@@ -106,11 +134,7 @@ func runTable(s *streams, dir string, f *tableFlags) error {
 		return err
 	}
 	if f.plot != "" && len(tables) > 1 {
-		var fixed []string
-		for _, v := range tables[0].Fixed {
-			fixed = append(fixed, "--where "+v.Name+"="+v.Value)
-		}
-		return usagef("--plot draws one table and this directory gives %d: choose one with %s", len(tables), strings.Join(fixed, " "))
+		return usagef("--plot draws one table and %s gives %d: choose one with %s", dir, len(tables), strings.Join(tables[0].Selection(), " "))
 	}
 	ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()

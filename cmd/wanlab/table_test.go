@@ -1,10 +1,17 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"wanlab/experiment"
+	"wanlab/internal/outfile"
+	"wanlab/internal/resultstest"
+	"wanlab/results"
 )
 
 // Bad table command lines exit 2 with the fix, before anything is written.
@@ -31,5 +38,120 @@ func TestTableUsageErrors(t *testing.T) {
 	}
 	if _, errOut, code := runWanlab(t, "table", notIndex); code == 0 || !strings.Contains(errOut, "not an experiment index") {
 		t.Errorf("a foreign index.json: exit %d, %q", code, errOut)
+	}
+}
+
+// resultsBackend runs an experiment's runs in the test: each writes the
+// synthetic document resultstest.Run builds for its test.
+type resultsBackend struct{}
+
+func (resultsBackend) Keys() []string                         { return []string{"duration"} }
+func (resultsBackend) Check(*experiment.Run) error            { return nil }
+func (resultsBackend) Estimate(*experiment.Run) time.Duration { return time.Second }
+func (resultsBackend) Run(ctx context.Context, r *experiment.Run, path string) error {
+	return results.WriteFile(ctx, path, resultstest.Run(r.Test, r.Title, r.Seed, resultstest.DefaultPath), outfile.Options{})
+}
+
+// e3Dir runs examples/e3.yaml (without its pauses) into a new directory
+// with synthetic runs.
+func e3Dir(t *testing.T) string {
+	t.Helper()
+	content, err := os.ReadFile("../../examples/e3.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := experiment.Load("e3.yaml", content, experiment.LoadOptions{Backend: resultsBackend{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Pause = 0
+	dir := filepath.Join(t.TempDir(), "e3-fq-codel-results")
+	if _, err := experiment.Execute(context.Background(), p, resultsBackend{}, experiment.ExecOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// The obvious first command on E3, whose cases run rrul and
+// tcp_bidirectional, gives a table per test (tcp_bidirectional's download
+// and upload each their own) instead of exiting 2; a view that takes one
+// table names the options that choose each; a summary file gives the same
+// tables as the directory.
+func TestTableE3FirstCommand(t *testing.T) {
+	dir := e3Dir(t)
+	stdout, stderr, code := runWanlab(t, "table", dir)
+	if code != 0 || stderr != "" {
+		t.Fatalf("wanlab table %s: exit %d, stderr %q", dir, code, stderr)
+	}
+	for _, want := range []string{
+		"e3-fq-codel: mean of TCP totals (Mbits/s), mean of 3 runs ± sample std dev; test=rrul\n\nrate \\ qdisc   pfifo_fast",
+		"e3-fq-codel: mean of TCP download (Mbits/s), mean of 3 runs ± sample std dev; test=tcp_bidirectional\n",
+		"e3-fq-codel: mean of TCP upload (Mbits/s), mean of 3 runs ± sample std dev; test=tcp_bidirectional\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	_, stderr, code = runWanlab(t, "table", dir, "--plot", filepath.Join(t.TempDir(), "e3.svg"))
+	if code != exitUsage || !strings.Contains(stderr, "gives 3: choose one with --where test=rrul") {
+		t.Errorf("--plot of three tables: exit %d, %q", code, stderr)
+	}
+	_, stderr, code = runWanlab(t, "table", dir, "--where", "test=tcp_bidirectional")
+	if code != exitUsage || !strings.Contains(stderr, `choose one with --series "TCP download" or --series "TCP upload"`) {
+		t.Errorf("tcp_bidirectional alone: exit %d, %q", code, stderr)
+	}
+
+	sum := dir + ".summary.json.gz"
+	if _, stderr, code := runWanlab(t, "experiment", "summarize", dir); code != 0 {
+		t.Fatalf("summarize: exit %d, %q", code, stderr)
+	}
+	for _, args := range [][]string{
+		nil,
+		{"--show", "median,minmax,n,points", "--format", "csv"},
+		{"--where", "test=rrul", "--series", "Ping (ms) ICMP", "--stat", "median", "--spread", "ci95", "--format", "markdown"},
+	} {
+		fromDir, _, codeDir := runWanlab(t, append([]string{"table", dir}, args...)...)
+		fromSum, errSum, codeSum := runWanlab(t, append([]string{"table", sum}, args...)...)
+		if codeDir != 0 || codeSum != 0 || fromSum != fromDir {
+			t.Errorf("%q: the summary (exit %d, %q) gives\n%s\nthe directory (exit %d)\n%s", args, codeSum, errSum, fromSum, codeDir, fromDir)
+		}
+	}
+}
+
+// The reference and the statistics through the command line: a reference
+// column and ratio per column, and the usage errors of the new flags.
+func TestTableReferenceAndShowFlags(t *testing.T) {
+	dir := e3Dir(t)
+	ref := filepath.Join(t.TempDir(), "e3.ref.csv")
+	os.WriteFile(ref, []byte("rate,qdisc,test,series,stat,value,source\n10mbit,fq_codel,rrul,,mean,9,seed 003\n"), 0o644)
+	stdout, stderr, code := runWanlab(t, "table", dir, "--where", "test=rrul", "--reference", ref, "--show", "mean,ci95,n")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, %q", code, stderr)
+	}
+	for _, want := range []string{
+		"mean of 3 runs ± 95 % confidence interval, n (runs); test=rrul\n",
+		"pfifo_fast n   fq_codel",
+		"fq_codel n   fq_codel ref   fq_codel ratio\n",
+		"(ref: seed 003 (" + ref + "); ratio: the cell's mean / ref)\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	os.WriteFile(bad, []byte("delay,series,stat,value,source\n10ms,,mean,1,x\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--reference", filepath.Join(t.TempDir(), "none.csv")}, "--reference: "},
+		{[]string{"--reference", bad}, `column "delay" is not a variable of the experiment`},
+		{[]string{"--show", "mean,ci", "--where", "test=rrul"}, `--show "ci": use one or several of`},
+		{[]string{"--show", "mean", "--spread", "minmax", "--where", "test=rrul"}, "--spread is --show's shorthand"},
+	} {
+		_, stderr, code := runWanlab(t, append([]string{"table", dir}, c.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
 	}
 }
