@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"fmt"
 	"image/color"
 
 	gplot "gonum.org/v1/plot"
@@ -27,6 +28,17 @@ var palette = []color.RGBA{
 	{0x8a, 0x78, 0xe2, 0xff}, // lavender, 0.516 / 0.539
 	{0x1d, 0x58, 0x22, 0xff}, // dark green, 0.281 / 0.252
 	{0x00, 0x00, 0x00, 0xff}, // black, 0 / 0
+}
+
+// Palette returns the colours lines take, in order, as CSS colours
+// ("#2471a8"), so that graphs drawn elsewhere (the report's interactive
+// ones) colour their lines as these do.
+func Palette() []string {
+	out := make([]string, len(palette))
+	for i, c := range palette {
+		out[i] = fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)
+	}
+	return out
 }
 
 // dashes are the dash patterns lines take, in points at the default size:

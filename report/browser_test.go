@@ -369,7 +369,9 @@ func TestInChromium(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &f); err != nil {
 		t.Fatal(err)
 	}
-	if f.Title != "wanlab report: 5 runs" || f.Scripts != 0 || !f.Overview {
+	// The package's script, the charts' configuration, and each run's
+	// series for its graph.
+	if f.Title != "wanlab report: 5 runs" || f.Scripts != 2+len(runs) || !f.Overview {
 		t.Errorf("title %q, %d scripts, overview %v", f.Title, f.Scripts, f.Overview)
 	}
 	if len(f.Runs) != len(reportCases) {
@@ -417,6 +419,7 @@ func TestInChromium(t *testing.T) {
 	}
 
 	checkScreenshot(t, b)
+	checkChart(t, b, "#run-1-graphs div.chart")
 
 	// At a phone's width the page does not scroll sideways: wide tables
 	// scroll in their own boxes and the graphs shrink.
@@ -472,6 +475,127 @@ func checkScreenshot(t *testing.T, b *browser) {
 	t.Logf("screenshot: %.1f %% of the pixels are not white", share*100)
 	if share < 0.03 {
 		t.Errorf("the screenshot is nearly blank: %.2f %% of its pixels are not white", share*100)
+	}
+}
+
+// chartFacts is what the test reads of an interactive graph.
+type chartFacts struct {
+	Drawn      string
+	Canvas     bool
+	Live       bool
+	Over       struct{ Left, Top, Width, Height float64 }
+	Legend     []string
+	Off        []bool
+	XMin, XMax float64
+}
+
+// chartFactsJS reads the chart the selector names, scrolled into view.
+const chartFactsJS = `(sel => {
+	const el = document.querySelector(sel);
+	if (!el) return JSON.stringify({drawn: "no such element " + sel});
+	const over = el.querySelector(".u-over");
+	const r = over ? over.getBoundingClientRect() : {left: 0, top: 0, width: 0, height: 0};
+	return JSON.stringify({
+		drawn: el.dataset.drawn || "",
+		canvas: !!el.querySelector("canvas"),
+		live: el.closest("figure").classList.contains("live"),
+		over: {left: r.left, top: r.top, width: r.width, height: r.height},
+		legend: [...el.querySelectorAll(".u-legend tr.u-series")].map(tr => tr.textContent),
+		off: [...el.querySelectorAll(".u-legend tr.u-series")].map(tr => tr.classList.contains("u-off")),
+		xMin: +el.dataset.xmin, xMax: +el.dataset.xmax,
+	});
+})(%q)`
+
+func (b *browser) chart(sel string) chartFacts {
+	b.t.Helper()
+	var raw string
+	b.eval(fmt.Sprintf(chartFactsJS, sel), &raw)
+	var f chartFacts
+	if err := json.Unmarshal([]byte(raw), &f); err != nil {
+		b.t.Fatal(err)
+	}
+	return f
+}
+
+// mouse dispatches a mouse event at a point of the window, as a user's
+// hand would: the page cannot tell it from a real one.
+func (b *browser) mouse(kind string, x, y float64, pressed bool) {
+	p := map[string]any{"type": kind, "x": x, "y": y, "pointerType": "mouse"}
+	if kind != "mouseMoved" || pressed {
+		p["button"], p["buttons"] = "left", 1
+		if kind == "mouseReleased" {
+			p["buttons"] = 0
+		}
+		if kind != "mouseMoved" {
+			p["clickCount"] = 1
+		}
+	}
+	b.call(b.session, "Input.dispatchMouseEvent", p, nil)
+}
+
+// checkChart scrolls to the interactive graph the selector names and uses
+// it as a reader would: it is drawn (a canvas, the static stand-in
+// replaced); hovering over it shows the series' values at that time in
+// its legend; a click on a series' name hides the series; and a drag
+// across the plot zooms into that time range, which a double click
+// undoes.
+func checkChart(t *testing.T, b *browser, sel string) {
+	t.Helper()
+	b.eval(fmt.Sprintf(`(document.querySelector(%q).scrollIntoView({block: "center"}), true)`, sel), new(bool))
+	var f chartFacts
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if f = b.chart(sel); f.Drawn != "" {
+			break
+		}
+	}
+	if f.Drawn != "1" || !f.Canvas || !f.Live || f.Over.Width < 100 || len(f.Legend) < 2 {
+		t.Fatalf("%s: the chart was not drawn: %+v", sel, f)
+	}
+	before := f
+
+	// Hover: the legend reads the values under the cursor.
+	x, y := f.Over.Left+f.Over.Width*0.5, f.Over.Top+f.Over.Height*0.5
+	b.mouse("mouseMoved", x, y, false)
+	f = b.chart(sel)
+	valued := 0
+	for _, l := range f.Legend[1:] {
+		if regexp.MustCompile(`[0-9]\.?[0-9]* (Mbits/s|ms)$`).MatchString(l) {
+			valued++
+		}
+	}
+	if !regexp.MustCompile(`[0-9.]+ s$`).MatchString(f.Legend[0]) || valued == 0 {
+		t.Errorf("%s: hovering shows no values: legend %q", sel, f.Legend)
+	}
+	t.Logf("%s: hovering at the middle reads %q", sel, f.Legend)
+
+	// A click on the second series' name hides it.
+	var at struct{ X, Y float64 }
+	var raw string
+	b.eval(fmt.Sprintf(`JSON.stringify((r => ({x: r.left + 10, y: r.top + r.height / 2}))(document.querySelector(%q).querySelectorAll(".u-legend tr.u-series")[1].querySelector("th").getBoundingClientRect()))`, sel), &raw)
+	json.Unmarshal([]byte(raw), &at)
+	b.mouse("mousePressed", at.X, at.Y, true)
+	b.mouse("mouseReleased", at.X, at.Y, true)
+	if f = b.chart(sel); len(f.Off) < 2 || !f.Off[1] {
+		t.Errorf("%s: a click on the legend's %q did not hide it: %v", sel, f.Legend[1], f.Off)
+	}
+
+	// A drag from a quarter to a half of the width zooms in.
+	x0, x1 := f.Over.Left+f.Over.Width*0.25, f.Over.Left+f.Over.Width*0.5
+	b.mouse("mouseMoved", x0, y, false)
+	b.mouse("mousePressed", x0, y, true)
+	b.mouse("mouseMoved", (x0+x1)/2, y, true)
+	b.mouse("mouseMoved", x1, y, true)
+	b.mouse("mouseReleased", x1, y, true)
+	f = b.chart(sel)
+	span := before.XMax - before.XMin
+	if !(f.XMin > before.XMin+span*0.2 && f.XMax < before.XMax-span*0.4) {
+		t.Errorf("%s: a drag over the second quarter left the time axis at %v–%v (before %v–%v)", sel, f.XMin, f.XMax, before.XMin, before.XMax)
+	}
+	t.Logf("%s: the drag zoomed %v–%v s into %v–%v s", sel, before.XMin, before.XMax, f.XMin, f.XMax)
+	b.call(b.session, "Input.dispatchMouseEvent", map[string]any{"type": "mousePressed", "x": x0, "y": y, "button": "left", "buttons": 1, "clickCount": 2}, nil)
+	b.call(b.session, "Input.dispatchMouseEvent", map[string]any{"type": "mouseReleased", "x": x0, "y": y, "button": "left", "buttons": 0, "clickCount": 2}, nil)
+	if f = b.chart(sel); f.XMin != before.XMin || f.XMax != before.XMax {
+		t.Errorf("%s: a double click left the time axis at %v–%v, not back at %v–%v", sel, f.XMin, f.XMax, before.XMin, before.XMax)
 	}
 }
 

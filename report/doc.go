@@ -24,12 +24,19 @@
 // overlay them.
 //
 // The page is made with html/template, so every string from a document
-// (titles, chains, options, notes) is escaped as text. It has no script,
-// and a Content-Security-Policy that allows nothing but its own
-// stylesheet (by hash) and images from data: URIs: a page that tried to
-// load anything else would be refused by the browser, and said so in its
-// console. Graphs are SVG images in data: URIs, so they scale to the
-// screen and print sharply.
+// (titles, chains, options, notes) is escaped as text. Its graphs over
+// time are interactive: the page carries each run's throughput and
+// latency series as JSON data, and its one script (the chart library
+// uPlot, vendored through npm under third_party with its licence, then
+// charts.js) draws them, so that a reader hovers to read values, clicks a
+// legend entry to hide a series, drags to zoom into a time range and
+// double-clicks to zoom out. The static SVG graph stays under each
+// interactive one, shown without script and in print. A
+// Content-Security-Policy allows nothing but the page's own stylesheet
+// and script (each by hash) and images from data: URIs: a page that
+// tried to load or send anything would be refused by the browser, and
+// said so in its console. Static graphs are SVG images in data: URIs, so
+// they scale to the screen and print sharply.
 //
 // The fidelity check shows what the run's router report
 // (results.RouterReport) recorded: the configured rate (a trace's mean

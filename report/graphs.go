@@ -22,6 +22,12 @@ type graph struct {
 	Width, Height int
 	// Err says why the graph is missing.
 	Err string
+	// Chart, when set, is the spec of an interactive graph of the same
+	// series (chartSpec), which the page's script draws in the static
+	// image's place on screen; the image stays for print and for a page
+	// read without script. A graph may be interactive only: no Src, no
+	// Err.
+	Chart string
 }
 
 // Graph sizes in CSS pixels: wide enough for the legends beside the data,
@@ -36,12 +42,15 @@ const (
 // runGraphs draws a run's graphs: all_scaled and ping_cdf always (a run
 // without their series gets a note instead), tcp_cwnd_rtt and
 // router_flows only when some flow has their series.
-func runGraphs(d *results.Document) []graph {
+// chart, when not empty, is the spec of the interactive graph that
+// all_scaled stands in for.
+func runGraphs(d *results.Document, chart string) []graph {
 	docs := []*results.Document{d}
 	out := []graph{
 		draw(plot.AllScaled, docs, singleRun, timelineHeight, plot.Options{}),
 		draw(plot.PingCDF, docs, singleRun, singleHeight, plot.Options{}),
 	}
+	out[0].Chart = chart
 	if hasFlowSeries(d, "tcp_cwnd", "tcp_rtt", "receiver_tcp_cwnd", "receiver_tcp_rtt") {
 		out = append(out, draw(plot.TCPCwndRTT, docs, singleRun, panelsHeight, plot.Options{}))
 	}

@@ -80,7 +80,10 @@ type runView struct {
 	Flows      []flowRow
 	FlowSeries []flowSeriesRow
 	Graphs     []graph
-	Fidelity   fidelityView
+	// Data is the run's series for the interactive graphs; nil when it
+	// has none to draw.
+	Data     *seriesData
+	Fidelity fidelityView
 }
 
 // setupView is a run's provenance, formatted.
@@ -128,7 +131,9 @@ type flowSeriesRow struct {
 func buildPage(runs []Run, o Options) *page {
 	p := &page{Title: o.Title}
 	for i, r := range runs {
-		p.Runs = append(p.Runs, buildRun(i+1, r))
+		v := buildRun(fmt.Sprintf("run-%d", i+1), i+1, r)
+		v.Graphs = runGraphs(r.Doc, v.chart())
+		p.Runs = append(p.Runs, v)
 	}
 	if p.Title == "" {
 		if len(runs) == 1 {
@@ -143,10 +148,12 @@ func buildPage(runs []Run, o Options) *page {
 	return p
 }
 
-func buildRun(n int, r Run) *runView {
+// buildRun makes a run's part of the page, its anchor id and its
+// number among the page's runs.
+func buildRun(id string, n int, r Run) *runView {
 	d := r.Doc
 	v := &runView{
-		ID:            fmt.Sprintf("run-%d", n),
+		ID:            id,
 		Number:        n,
 		Heading:       runHeading(d),
 		Source:        r.Source,
@@ -170,9 +177,20 @@ func buildRun(n int, r Run) *runView {
 			})
 		}
 	}
-	v.Graphs = runGraphs(d)
+	if data, ok := runSeriesData(id+"-series", d); ok {
+		v.Data = &data
+	}
 	v.Fidelity = buildFidelity(d)
 	return v
+}
+
+// chart returns the spec of the run's interactive graph of all its
+// series, or "" when it has none.
+func (v *runView) chart() string {
+	if v.Data == nil {
+		return ""
+	}
+	return chartSpec{Data: []string{v.Data.ID}}.String()
 }
 
 // runHeading names a run: its title, or its test and start time.

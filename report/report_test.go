@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -243,9 +244,7 @@ func TestTitleIsText(t *testing.T) {
 	runs := caseRuns(reportCases[1:3])
 	page := render(t, runs, Options{})
 	root := parse(t, page)
-	if s := findAll(root, tag("script")); len(s) != 0 {
-		t.Fatalf("the page has %d script elements", len(s))
-	}
+	checkScripts(t, root)
 	found := 0
 	for _, n := range findAll(root, func(n *html.Node) bool { return n.Type == html.TextNode }) {
 		if strings.Contains(n.Data, xssTitle) {
@@ -263,14 +262,21 @@ func TestTitleIsText(t *testing.T) {
 }
 
 // TestSelfContained: nothing in the page refers outside it. Links are
-// anchors in the page, images are data: URIs, there are no scripts,
-// stylesheets or frames, no element has a style attribute (the policy
-// would refuse it), and the policy names the stylesheet's hash.
+// anchors in the page, images are data: URIs, the one script and the one
+// stylesheet are the package's own and inline, there are no frames, no
+// element has a style attribute (the policy would refuse it), and the
+// policy names the stylesheet's and the script's hashes.
 func TestSelfContained(t *testing.T) {
 	root := parse(t, render(t, caseRuns(reportCases), Options{}))
+	checkSelfContained(t, root)
+}
+
+func checkSelfContained(t *testing.T, root *html.Node) {
+	t.Helper()
+	checkScripts(t, root)
 	for _, n := range findAll(root, func(n *html.Node) bool { return n.Type == html.ElementNode }) {
 		switch n.Data {
-		case "script", "link", "iframe", "object", "embed", "base", "form":
+		case "link", "iframe", "object", "embed", "base", "form":
 			t.Errorf("the page has a <%s> element", n.Data)
 		}
 		for _, a := range n.Attr {
@@ -292,12 +298,61 @@ func TestSelfContained(t *testing.T) {
 		}
 	}
 	styles := findAll(root, tag("style"))
-	if len(styles) != 1 || styles[0].FirstChild == nil || styles[0].FirstChild.Data != pageCSS {
+	if len(styles) != 1 || styles[0].FirstChild == nil || styles[0].FirstChild.Data != pageStyle {
 		t.Fatalf("%d style elements; want one holding the package's stylesheet", len(styles))
 	}
 	csp := first(root, func(n *html.Node) bool { return attr(n, "http-equiv") == "Content-Security-Policy" })
 	if csp == nil || attr(csp, "content") != contentPolicy || !strings.Contains(contentPolicy, "default-src 'none'") {
 		t.Fatalf("the policy is %q, want %q", attr(csp, "content"), contentPolicy)
+	}
+	for _, want := range []string{"style-src '" + hash(pageStyle) + "'", "script-src '" + hash(pageScript) + "'"} {
+		if !strings.Contains(contentPolicy, want) {
+			t.Errorf("the policy %q does not name %s", contentPolicy, want)
+		}
+	}
+}
+
+// checkScripts: the page runs one script, the package's own, inline and
+// named by its hash in the policy; every other script element is data
+// (JSON a chart names, never run), and every chart names data the page
+// has.
+func checkScripts(t *testing.T, root *html.Node) {
+	t.Helper()
+	code, data := 0, map[string]bool{}
+	for _, n := range findAll(root, tag("script")) {
+		body := ""
+		if n.FirstChild != nil {
+			body = n.FirstChild.Data
+		}
+		switch {
+		case hasAttr(n, "src"):
+			t.Errorf("<script src=%q>: the page loads a script", attr(n, "src"))
+		case attr(n, "type") == "application/json":
+			if !json.Valid([]byte(body)) {
+				t.Errorf("script data %s is not JSON: %.80q", attr(n, "id"), body)
+			}
+			data[attr(n, "id")] = true
+		case attr(n, "type") != "":
+			t.Errorf("<script type=%q>", attr(n, "type"))
+		case body != pageScript:
+			t.Errorf("a script that is not the package's own: %.80q", body)
+		default:
+			code++
+		}
+	}
+	if code != 1 {
+		t.Errorf("%d scripts of the package's in the page, want 1", code)
+	}
+	for _, c := range findAll(root, func(n *html.Node) bool { return hasAttr(n, "data-chart") }) {
+		var spec chartSpec
+		if err := json.Unmarshal([]byte(attr(c, "data-chart")), &spec); err != nil || len(spec.Data) == 0 {
+			t.Errorf("a chart's spec %q: %v", attr(c, "data-chart"), err)
+		}
+		for _, id := range spec.Data {
+			if !data[id] {
+				t.Errorf("a chart names data %q that the page does not have", id)
+			}
+		}
 	}
 }
 
