@@ -1,6 +1,7 @@
 // Package resultstest builds synthetic results documents shaped like the
-// ones `wanlab run` writes, for the tests of the views that read them
-// (plot, report). It is for tests only.
+// ones `wanlab run` writes, and results directories shaped like the ones
+// `wanlab experiment run` writes, for the tests of the views that read
+// them (plot, report). It is for tests only.
 package resultstest
 
 import (
@@ -62,20 +63,39 @@ func Dir(name string) string {
 	return "up"
 }
 
+// Lengths are a run's lead, load and tail in seconds, and its step.
+type Lengths struct{ Lead, Duration, Tail, Step float64 }
+
+var (
+	// Short is what Run builds: 2 s of lead, 10 s of load and 2 s of
+	// tail, sampled every 0.2 s.
+	Short = Lengths{Lead: 2, Duration: 10, Tail: 2, Step: 0.2}
+	// MainJob is a run of the length an experiment's runs have: Flent's
+	// 5 s of lead and of tail around 30 s of load, every 0.2 s.
+	MainJob = Lengths{Lead: 5, Duration: 30, Tail: 5, Step: 0.2}
+)
+
 // Run builds the document of a run of test (one of LoadFlows' keys): 2 s
 // of lead, 10 s of load and 2 s of tail (no lead or tail for ping)
-// sampled every 0.2 s; load series that are 0 outside the load and share
-// the bottleneck inside it after a slow start; latency probes 13 ms after
-// each grid point that see the base RTT plus the queue under load, about
-// one in 40 lost, the UDP ones with their one-way delays; each load flow
-// with the router's per-flow view (bytes delivered per step, queueing
-// delay), a TCP one also with its TCP_INFO at both ends (cwnd in a
-// sawtooth, RTT following the queue); the custom test's sums; and the
-// computed series and summaries added as `wanlab run` adds them. The
-// document has no router report. seed draws the noise.
+// sampled every 0.2 s, as RunWith builds it with Short.
 func Run(test, title string, seed uint64, path Path) *results.Document {
+	return RunWith(test, title, seed, path, Short)
+}
+
+// RunWith builds the document of a run of test (one of LoadFlows' keys)
+// of the lengths l (no lead or tail for ping): load series that are 0
+// outside the load and share the bottleneck inside it after a slow start;
+// latency probes 13 ms after each grid point that see the base RTT plus
+// the queue under load, about one in 40 lost, the UDP ones with their
+// one-way delays; each load flow with the router's per-flow view (bytes
+// delivered per step, queueing delay), a TCP one also with its TCP_INFO
+// at both ends (cwnd in a sawtooth, RTT following the queue); the custom
+// test's sums; and the computed series and summaries added as `wanlab
+// run` adds them. The document has no router report. seed draws the
+// noise.
+func RunWith(test, title string, seed uint64, path Path, l Lengths) *results.Document {
 	rng := rand.New(rand.NewPCG(seed, 11))
-	lead, dur, tail, step := 2.0, 10.0, 2.0, 0.2
+	lead, dur, tail, step := l.Lead, l.Duration, l.Tail, l.Step
 	if test == "ping" {
 		lead, tail = 0, 0
 	}
@@ -189,7 +209,7 @@ func Run(test, title string, seed uint64, path Path) *results.Document {
 		d.Flows = append(d.Flows, f)
 	}
 	if err := d.AddComputed(); err != nil {
-		panic(fmt.Sprintf("resultstest.Run(%s): %v", test, err))
+		panic(fmt.Sprintf("resultstest.RunWith(%s): %v", test, err))
 	}
 	d.Summarize()
 	return d
