@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"wanlab/internal/resultstest"
 )
 
 // The browser test opens the report in real headless Chromium and reads
@@ -236,7 +238,7 @@ func (b *browser) open(path string) []cdpMessage {
 }
 
 // eval evaluates a JavaScript expression in the page (the test's own, run
-// through the protocol: the page itself has no script) and decodes its
+// through the protocol, not the page's) and decodes its
 // JSON-serialisable value into out.
 func (b *browser) eval(expr string, out any) {
 	b.t.Helper()
@@ -281,7 +283,7 @@ func (b *browser) close() {
 }
 
 // problems returns the events that show the page misbehaving: console
-// messages (the page has no script, so any is unexpected), uncaught
+// messages (the page's script logs nothing, so any is unexpected), uncaught
 // exceptions, browser log entries at error level (a refused resource, a
 // policy violation), dialogs, and requests for anything but the page
 // itself and data: URIs.
@@ -323,7 +325,8 @@ const pageFactsJS = `JSON.stringify({
 		verdict: (a.querySelector("[data-verdict]") || {dataset: {}}).dataset.verdict || "",
 		graphs: [...a.querySelectorAll("figure[data-graph]")].map(f => f.dataset.graph),
 	})),
-	images: [...document.images].map(i => ({ok: i.complete && i.naturalWidth > 0, w: i.naturalWidth, shown: i.getBoundingClientRect().width})),
+	images: [...document.images].map(i => ({ok: i.complete && i.naturalWidth > 0, w: i.naturalWidth, shown: i.getBoundingClientRect().width,
+		standIn: !!i.closest("figure.interactive")})),
 	warningColour: (() => { const w = document.querySelector("[data-warning]"); return w ? getComputedStyle(w).borderTopColor : ""; })(),
 })`
 
@@ -340,6 +343,9 @@ type pageFacts struct {
 		OK    bool
 		W     float64
 		Shown float64
+		// StandIn is the static graph under an interactive one, which
+		// the page's script shows in its place on screen.
+		StandIn bool
 	}
 	WarningColour string
 }
@@ -413,8 +419,8 @@ func TestInChromium(t *testing.T) {
 		t.Errorf("%d images in the page, want %d", len(f.Images), wantImages)
 	}
 	for i, img := range f.Images {
-		if !img.OK || img.Shown < 100 {
-			t.Errorf("image %d did not render: %+v", i, img)
+		if !img.OK || (img.Shown < 100) != img.StandIn {
+			t.Errorf("image %d did not render, or a stand-in shows with the script on: %+v", i, img)
 		}
 	}
 
@@ -426,7 +432,7 @@ func TestInChromium(t *testing.T) {
 	b.viewport(390, 844, true)
 	var phone struct{ ScrollWidth, InnerWidth, Narrowest float64 }
 	b.eval(`({scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth,
-		narrowest: Math.min(...[...document.images].map(i => i.getBoundingClientRect().width))})`, &phone)
+		narrowest: Math.min(...[...document.images].filter(i => !i.closest("figure.interactive")).map(i => i.getBoundingClientRect().width))})`, &phone)
 	if phone.InnerWidth != 390 || phone.ScrollWidth > phone.InnerWidth || phone.Narrowest > 390 {
 		t.Errorf("at 390 px: the page is %v px wide in a %v px window; the narrowest graph is %v px", phone.ScrollWidth, phone.InnerWidth, phone.Narrowest)
 	}
@@ -440,6 +446,16 @@ func TestInChromium(t *testing.T) {
 	}
 	if pages := pdfPages(data); pages < 1+len(runs) {
 		t.Errorf("the PDF has %d pages; want at least %d: the overview, then each run from a new page", pages, 1+len(runs))
+	}
+
+	// In print the static graphs stand in for the interactive ones.
+	b.viewport(1200, 900, false)
+	b.call(b.session, "Emulation.setEmulatedMedia", map[string]any{"media": "print"}, nil)
+	var printed struct{ Hidden, Charts int }
+	b.eval(`({hidden: [...document.images].filter(i => i.getBoundingClientRect().width < 100).length,
+		charts: [...document.querySelectorAll("div.chart")].filter(c => c.getBoundingClientRect().height > 0).length})`, &printed)
+	if printed.Hidden != 0 || printed.Charts != 0 {
+		t.Errorf("in print, %d static graphs are hidden and %d interactive ones show", printed.Hidden, printed.Charts)
 	}
 }
 
@@ -568,7 +584,9 @@ func checkChart(t *testing.T, b *browser, sel string) {
 	}
 	t.Logf("%s: hovering at the middle reads %q", sel, f.Legend)
 
-	// A click on the second series' name hides it.
+	// A click on the second series' name hides it. The hand leaves the
+	// plot first, as a reader's would on the way to the legend.
+	b.mouse("mouseMoved", 1, 1, false)
 	var at struct{ X, Y float64 }
 	var raw string
 	b.eval(fmt.Sprintf(`JSON.stringify((r => ({x: r.left + 10, y: r.top + r.height / 2}))(document.querySelector(%q).querySelectorAll(".u-legend tr.u-series")[1].querySelector("th").getBoundingClientRect()))`, sel), &raw)
@@ -596,6 +614,78 @@ func checkChart(t *testing.T, b *browser, sel string) {
 	b.call(b.session, "Input.dispatchMouseEvent", map[string]any{"type": "mouseReleased", "x": x0, "y": y, "button": "left", "buttons": 0, "clickCount": 2}, nil)
 	if f = b.chart(sel); f.XMin != before.XMin || f.XMax != before.XMax {
 		t.Errorf("%s: a double click left the time axis at %v–%v, not back at %v–%v", sel, f.XMin, f.XMax, before.XMin, before.XMax)
+	}
+}
+
+// TestExperimentInChromium opens the report of a sweep of 12 runs (four
+// cases of three repetitions) in headless Chromium: no console message,
+// error or request for anything outside the page; the table's sweep
+// graph decoded; a section per case; the case's graph of its runs and, a
+// run's details opened by a click, the run's own graph read by hovering,
+// a series hidden from the legend and a time range zoomed; a screenshot
+// that is not blank; no sideways scrolling at a phone's width; and a PDF
+// print.
+func TestExperimentInChromium(t *testing.T) {
+	dir := t.TempDir()
+	vars, cases := sweepCases()
+	e := writeExperiment(t, dir, vars, cases, 3, resultstest.Short, nil)
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, renderExperiment(t, e, Options{}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	b := startBrowser(t)
+	b.viewport(1200, 900, false)
+	for _, p := range problems(b.open(path), path) {
+		t.Errorf("the page: %s", p)
+	}
+	var f struct {
+		Cases, Runs, Open int
+		Images            []bool
+	}
+	b.eval(`({cases: document.querySelectorAll("section.case").length, runs: document.querySelectorAll("details[data-run]").length,
+		open: document.querySelectorAll("details[open]").length,
+		images: [...document.images].map(i => i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().width > 100)})`, &f)
+	if f.Cases != 4 || f.Runs != 12 || f.Open != 0 || len(f.Images) != 1 || !f.Images[0] {
+		t.Errorf("%d cases, %d runs (%d open), images %v; want 4, 12 (none open) and the sweep graph", f.Cases, f.Runs, f.Open, f.Images)
+	}
+	checkChart(t, b, "#case-2 div.chart")
+	// The screen of the case's figures and graph, drawn.
+	checkScreenshot(t, b)
+
+	// A click on a run's line opens its details, and its graph draws.
+	// The line is found once the graphs scrolled into view with it are
+	// drawn, as a reader would find it.
+	b.eval(`(document.querySelector("#c3-r2 > summary").scrollIntoView({block: "center"}), true)`, new(bool))
+	time.Sleep(300 * time.Millisecond)
+	var at struct{ X, Y float64 }
+	b.eval(`(r => ({x: r.left + 20, y: r.top + r.height / 2}))(document.querySelector("#c3-r2 > summary").getBoundingClientRect())`, &at)
+	b.mouse("mouseMoved", at.X, at.Y, false)
+	b.mouse("mousePressed", at.X, at.Y, true)
+	b.mouse("mouseReleased", at.X, at.Y, true)
+	var open bool
+	b.eval(`document.getElementById("c3-r2").open`, &open)
+	if !open {
+		t.Fatal("a click on a run's line did not open its details")
+	}
+	checkChart(t, b, "#c3-r2 div.chart")
+
+	b.viewport(390, 844, true)
+	var phone struct{ ScrollWidth, InnerWidth float64 }
+	b.eval(`({scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth})`, &phone)
+	if phone.ScrollWidth > phone.InnerWidth {
+		t.Errorf("at 390 px the page is %v px wide", phone.ScrollWidth)
+	}
+	var pdf struct{ Data string }
+	b.call(b.session, "Page.printToPDF", map[string]any{"printBackground": false}, &pdf)
+	if data, err := base64.StdEncoding.DecodeString(pdf.Data); err != nil || pdfPages(data) < 2 {
+		t.Errorf("printToPDF: %d pages (%v)", pdfPages(data), err)
+	}
+	// Nothing the page did after loading (drawing, hovering, zooming)
+	// logged a message or asked for anything.
+	evs, _ := b.eventsSince(0)
+	for _, p := range problems(evs, path) {
+		t.Errorf("the page, in use: %s", p)
 	}
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"math"
 	"slices"
@@ -34,9 +35,42 @@ type seriesData struct {
 // distinct lists of sample times, and the series, each naming its times.
 type chartJSON struct {
 	Load   [2]float64    `json:"load"`
-	Xs     []numbers     `json:"xs"`
+	Xs     []times       `json:"xs"`
 	Series []chartSeries `json:"series"`
 }
+
+// times are a series' sample times, to the millisecond: finer than a
+// reader can point at on a graph of a run, and as coarse as keeps a probe
+// sent at 12.300673 s from taking ten characters. Times evenly spaced
+// (the grid every series but the probes is on) are given as their first,
+// their step and their number ({"x0":0,"dx":0.2,"n":201}), which
+// charts.js spells out.
+type times []float64
+
+func (ts times) MarshalJSON() ([]byte, error) {
+	if len(ts) > 2 {
+		x0, dx := ts[0], toMs(ts[1]-ts[0])
+		even := dx > 0
+		for k := 2; k < len(ts) && even; k++ {
+			even = ts[k] == toMs(x0+float64(k)*dx)
+		}
+		if even {
+			return fmt.Appendf(nil, `{"x0":%s,"dx":%s,"n":%d}`, g(x0), g(dx), len(ts)), nil
+		}
+	}
+	b := make([]byte, 0, 1+len(ts)*7)
+	b = append(b, '[')
+	for i, t := range ts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, t, 'f', -1, 64)
+	}
+	return append(b, ']'), nil
+}
+
+// toMs rounds seconds to the millisecond.
+func toMs(s float64) float64 { return math.Round(s*1e3) / 1e3 }
 
 type chartSeries struct {
 	Label string  `json:"label"`
@@ -45,9 +79,10 @@ type chartSeries struct {
 	Y     numbers `json:"y"`
 }
 
-// numbers marshal as a JSON array of figures to five significant digits
-// (beyond what a hover reads, well short of float64's seventeen), NaN as
-// null: a lost probe, where the line breaks.
+// numbers marshal as a JSON array of figures to four significant digits
+// (what a reader reads off a graph; the tables beside it give every
+// figure to the document's precision), NaN as null: a lost probe, where
+// the line breaks.
 type numbers []float64
 
 func (ns numbers) MarshalJSON() ([]byte, error) {
@@ -61,7 +96,7 @@ func (ns numbers) MarshalJSON() ([]byte, error) {
 			b = append(b, "null"...)
 			continue
 		}
-		b = strconv.AppendFloat(b, v, 'g', 5, 64)
+		b = strconv.AppendFloat(b, v, 'g', 4, 64)
 	}
 	return append(b, ']'), nil
 }
@@ -76,13 +111,11 @@ func runSeriesData(id string, d *results.Document) (seriesData, bool) {
 			if s.Unit != unit || len(s.Samples) == 0 {
 				continue
 			}
-			xs, ys := make(numbers, len(s.Samples)), make(numbers, len(s.Samples))
+			xs, ys := make(times, len(s.Samples)), make(numbers, len(s.Samples))
 			for k, p := range s.Samples {
-				// Times to the microsecond: the grid's are multiples
-				// of the step, which binary cannot hold exactly.
-				xs[k], ys[k] = math.Round(p.T*1e6)/1e6, p.V
+				xs[k], ys[k] = toMs(p.T), p.V
 			}
-			x := slices.IndexFunc(cj.Xs, func(have numbers) bool { return slices.Equal(have, xs) })
+			x := slices.IndexFunc(cj.Xs, func(have times) bool { return slices.Equal(have, xs) })
 			if x < 0 {
 				x = len(cj.Xs)
 				cj.Xs = append(cj.Xs, xs)

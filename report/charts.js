@@ -1,7 +1,7 @@
 // wanlab report's interactive graphs. The page carries each run's series as
-// JSON (<script type="application/json" class="series-data">), the
-// palette and the axes' labels once (#chart-config), and marks
-// each place for a graph with <div class="chart" data-chart="SPEC">, SPEC
+// JSON, in script elements of type application/json and class series-data,
+// the palette and the axes' labels once (#chart-config), and marks each
+// place for a graph with a div of class chart whose data-chart is a spec
 // naming the runs' data and the series to draw. This script draws them
 // with uPlot, embedded before it: hovering reads the values in the legend,
 // clicking a legend entry hides its series, dragging across the plot zooms
@@ -10,6 +10,7 @@
 // table beside each chart stands in for it.
 (function () {
   "use strict";
+  document.documentElement.classList.add("js");
   var config = JSON.parse(document.getElementById("chart-config").textContent);
   var palette = config.palette;
   var cache = {};
@@ -21,6 +22,15 @@
       cache[id] = el ? JSON.parse(el.textContent) : null;
     }
     return cache[id];
+  }
+
+  // times spells out a series' sample times, given evenly spaced as
+  // their first, step and number.
+  function times(t) {
+    if (Array.isArray(t)) return t;
+    var out = new Array(t.n);
+    for (var k = 0; k < t.n; k++) out[k] = Math.round((t.x0 + k * t.dx) * 1e3) / 1e3;
+    return out;
   }
 
   function figure(v, unit) {
@@ -56,7 +66,7 @@
           points: { show: false },
           value: (function (unit) { return function (u, v) { return figure(v, unit); }; })(s.unit)
         });
-        tables.push([d.xs[s.x], s.y]);
+        tables.push([times(d.xs[s.x]), s.y]);
         n++;
       });
     });
@@ -105,8 +115,10 @@
     if (el.dataset.drawn) return;
     el.dataset.drawn = "1";
     var b = build(JSON.parse(el.dataset.chart));
+    var fig = el.closest("figure");
     if (!b) {
       el.dataset.drawn = "none";
+      if (fig) fig.classList.add("nochart");
       return;
     }
     var opts = {
@@ -129,7 +141,6 @@
     var u = new uPlot(opts, b.data, el);
     el.dataset.xmin = u.scales.x.min;
     el.dataset.xmax = u.scales.x.max;
-    var fig = el.closest("figure");
     if (fig) fig.classList.add("live");
     if (window.ResizeObserver) {
       new ResizeObserver(function () {

@@ -87,8 +87,13 @@ func draw(kind plot.Kind, docs []*results.Document, many bool, height int, o plo
 		gr.Err = strings.TrimPrefix(err.Error(), "plot: ")
 		return gr
 	}
-	gr.Src = template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(buf.Bytes()))
+	gr.Src = svgURI(buf.Bytes())
 	return gr
+}
+
+// svgURI is an SVG image as a data: URI, which the page's policy admits.
+func svgURI(svg []byte) template.URL {
+	return template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(svg))
 }
 
 // hasFlowSeries reports whether a flow of the document has a series with

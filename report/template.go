@@ -14,6 +14,9 @@ import (
 //go:embed page.html
 var pageHTML string
 
+//go:embed experiment.html
+var experimentHTML string
+
 //go:embed page.css
 var pageCSS string
 
@@ -71,8 +74,10 @@ var chartConfig = func() template.JS {
 	return template.JS(b)
 }()
 
-// pageTemplate is the page. html/template escapes every string from the
-// documents for where it appears (text, attribute, URL, script data).
+// pageTemplate holds both pages, the report of runs ("page") and of an
+// experiment by case ("experiment"), and the parts they share.
+// html/template escapes every string from the documents for where it
+// appears (text, attribute, URL, script data).
 var pageTemplate = func() *template.Template {
 	t := template.New("page").Funcs(template.FuncMap{
 		// The stylesheet, the script, the charts' configuration and
@@ -84,5 +89,6 @@ var pageTemplate = func() *template.Template {
 		"uplotVersion": func() string { return strings.TrimSpace(uplotVersion) },
 	})
 	template.Must(t.Parse(pageHTML))
+	template.Must(t.New("experiment").Parse(experimentHTML))
 	return t
 }()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"wanlab/experiment"
 	"wanlab/internal/outfile"
 	"wanlab/report"
 	"wanlab/results"
@@ -27,27 +28,41 @@ func newReportCommand(s *streams) *cobra.Command {
 	var o reportOptions
 	c := &cobra.Command{
 		Use:   "report FILE... | DIR [-o report.html]",
-		Short: "Write one self-contained HTML report of one or more runs",
-		Long: `report writes one HTML page, viewable offline (no external scripts, fonts,
-styles or images), with each run's setup in tc syntax and the command that
-runs it again, the summary of every series as Flent's -f stats gives it,
-the graphs (all_scaled, ping_cdf, and tcp_cwnd_rtt and router_flows when
-the run has their series), and the fidelity check: configured against
-achieved rate, delay and loss, release lateness, drops in the TUN ring, and
-the verdict, with a warning where the emulator was not faithful and on
-partial runs. Several runs get a table across them first.
+		Short: "Write one self-contained HTML report of one or more runs, or of an experiment by case",
+		Long: `report writes one HTML page, viewable offline (nothing is loaded from or
+sent to the network: its one script, its styles and its images are in the
+page), with each run's setup in tc syntax and the command that runs it
+again, the summary of every series as Flent's -f stats gives it, the graphs
+(all_scaled, ping_cdf, and tcp_cwnd_rtt and router_flows when the run has
+their series), and the fidelity check: configured against achieved rate,
+delay and loss, release lateness, drops in the TUN ring, and the verdict,
+with a warning where the emulator was not faithful and on partial runs.
+Several runs get a table across them first. The graphs over time are
+interactive: hover to read values, click a legend entry to hide a series,
+drag to zoom into a time range, double-click to zoom out; printed, or
+without script, the static graphs stand in.
 
 Give results files (.json.gz or .json, as wanlab run writes them), or a
 directory: every results file in it is read, in name order, other JSON
-files there (an experiment's index) are passed over, and a file that holds
-no whole run (cut short, damaged, a FIFO) is left out with a warning, as a
-run not made. Without -o the report
-is written beside the first input (RUN.html, or DIR/report.html), never
-over or through an existing file or link: a taken name gets -2, -3, ...
-(RUN-2.html).`,
+files there are passed over, and a file that holds no whole run (cut
+short, damaged, a FIFO) is left out with a warning, as a run not made.
+
+Given alone, an experiment's results directory (wanlab experiment run) or
+its summary file (wanlab experiment summarize) gets a report by case: the
+experiment's tables and sweep graphs as wanlab table makes them, a table
+of its cases, then a section per case with its main series over the
+repetitions (mean ± sample standard deviation, range, number of runs), how
+many of its runs were faithful, not faithful or partial, a graph of its
+runs over time, and each run's details folded under it. A summary file has
+no samples, so its runs have figures but no graphs over time.
+
+Without -o the report is written beside the first input (RUN.html, or
+DIR/report.html), never over or through an existing file or link: a taken
+name gets -2, -3, ... (RUN-2.html).`,
 		Example: `  wanlab report wanlab-rrul-20260304-050607.json.gz -o rrul.html
   wanlab report fifo.json.gz fq_codel.json.gz -o compare.html --title "pfifo vs fq_codel at 10 Mbit/s"
-  wanlab report results/e3/ -o e3.html`,
+  wanlab report e1-results -o e1.html
+  wanlab report e1-summary.json.gz -o e1.html`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return runReport(s, &o, args) },
 	}
@@ -58,34 +73,87 @@ over or through an existing file or link: a taken name gets -2, -3, ...
 }
 
 func runReport(s *streams, o *reportOptions, args []string) error {
-	runs, err := readRuns(args, s.err)
-	if err != nil {
-		return err
-	}
 	out := outfile.Options{Label: "--output", Suggest: "report.html", Stdout: s.out}
 	path := o.output
 	if path == "" {
 		path = reportPathBeside(args[0])
 		out.NoClobber, out.ClobberHint = true, "give another name with -o FILE"
 	}
-	if err := outfile.Check(path, out); err != nil {
-		return usagef("%v", err)
-	}
-	if err := notAnInput(path, runs); err != nil {
-		return err
-	}
 	var page bytes.Buffer
-	if err := report.Write(&page, runs, report.Options{Title: o.title}); err != nil {
-		return usagef("%v", err)
+	var what string
+	if len(args) == 1 && isExperiment(args[0]) {
+		if err := outfile.Check(path, out); err != nil {
+			return usagef("%v", err)
+		}
+		e, err := readExperiment(args[0], s.err)
+		if err != nil {
+			return err
+		}
+		if err := report.WriteExperiment(&page, e, report.Options{Title: o.title}); err != nil {
+			return usagef("%v", err)
+		}
+		what = "experiment " + e.Name
+	} else {
+		runs, err := readRuns(args, s.err)
+		if err != nil {
+			return err
+		}
+		if err := outfile.Check(path, out); err != nil {
+			return usagef("%v", err)
+		}
+		if err := notAnInput(path, runs); err != nil {
+			return err
+		}
+		if err := report.Write(&page, runs, report.Options{Title: o.title}); err != nil {
+			return usagef("%v", err)
+		}
+		what = plural(len(runs), "run")
 	}
 	written, err := writeOutput(path, out, page.Bytes())
 	if err != nil {
 		return err
 	}
 	if written != "-" {
-		fmt.Fprintf(s.out, "report of %s: %s\n", plural(len(runs), "run"), outfile.Printable(written))
+		fmt.Fprintf(s.out, "report of %s: %s\n", what, outfile.Printable(written))
 	}
 	return nil
+}
+
+// isExperiment reports whether path is an experiment's results directory
+// (its index names cases) or summary file, for a report by case. A
+// directory whose index cannot be read is not one: its results files are
+// read as runs.
+func isExperiment(path string) bool {
+	if !isDir(path) {
+		_, err := results.ReadFile(path)
+		var fe *results.FormatError
+		return errors.As(err, &fe) && fe.Format == experiment.SummaryFormat
+	}
+	ix, err := experiment.ReadIndex(path)
+	return err == nil && len(ix.Cases) > 0
+}
+
+// readExperiment reads an experiment's runs, with their samples, and its
+// tables and sweep graphs as wanlab table makes them by default. This is
+// the one place the report takes the experiment's tables and graphs.
+func readExperiment(path string, warn io.Writer) (*report.Experiment, error) {
+	warnf := func(format string, args ...any) { fmt.Fprintf(warn, "wanlab: warning: "+format+"\n", args...) }
+	rs, err := experiment.OpenRuns(path, experiment.OpenOptions{Samples: true, Warnf: warnf})
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	e := report.ExperimentOf(rs)
+	tables, err := experiment.Tables(path, experiment.TableOptions{})
+	if err != nil {
+		// A table the defaults cannot make (several throughput series
+		// to choose from) is a note in the page, not a report refused.
+		e.TablesNote = fmt.Sprintf("No table: %v (wanlab table %s with the options it names makes it).", err, path)
+	}
+	for _, t := range tables {
+		sw := sweepOf(t)
+		e.Tables = append(e.Tables, report.Table{Table: t, Sweep: &sw})
+	}
+	return e, nil
 }
 
 // reportPathBeside is the report's default name: the first input's name

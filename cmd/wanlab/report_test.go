@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"wanlab/internal/outfile"
+	"wanlab/internal/resultstest"
 	"wanlab/results"
 )
 
@@ -78,6 +79,49 @@ func TestReportDefaultOutput(t *testing.T) {
 	}
 	if again, _ := os.ReadFile(want); !bytes.Equal(again, page) {
 		t.Error("the second report changed the first one's file")
+	}
+}
+
+// TestReportExperiment: an experiment's results directory, or its summary
+// file, given alone gets a report by case: its table, a section per case
+// with its runs folded under it; from the directory the runs' graphs over
+// time, from the summary (no samples) none.
+func TestReportExperiment(t *testing.T) {
+	dir := t.TempDir()
+	var cases []resultstest.Case
+	for _, delay := range []string{"10ms", "50ms"} {
+		cases = append(cases, resultstest.Case{Vars: map[string]string{"delay": delay}, Test: "tcp_upload", Path: resultstest.DefaultPath})
+	}
+	if _, err := resultstest.Experiment(dir, "sweep", []string{"delay"}, cases, 2, resultstest.Short, nil); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runWanlab(t, "report", dir)
+	want := filepath.Join(dir, "report.html")
+	if code != 0 || stdout != "report of experiment sweep: "+want+"\n" {
+		t.Fatalf("exit %d, stdout %q: %s", code, stdout, stderr)
+	}
+	page, _ := os.ReadFile(want)
+	for _, want := range []string{`<title>wanlab report: sweep</title>`, `data-section="tables"`, `id="case-1"`, `id="case-2"`, `id="c2-r2"`, `class="series-data" id=`} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("the report of the directory lacks %q", want)
+		}
+	}
+	if bytes.Contains(page, []byte(`id="run-1"`)) {
+		t.Error("the report of an experiment has a section per run")
+	}
+
+	summary := filepath.Join(t.TempDir(), "sweep.json.gz")
+	if _, stderr, code := runWanlab(t, "experiment", "summarize", dir, "-o", summary); code != 0 {
+		t.Fatalf("summarize: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code = runWanlab(t, "report", summary)
+	want = strings.TrimSuffix(summary, ".json.gz") + ".html"
+	if code != 0 || stdout != "report of experiment sweep: "+want+"\n" {
+		t.Fatalf("a summary file: exit %d, stdout %q: %s", code, stdout, stderr)
+	}
+	page, _ = os.ReadFile(want)
+	if !bytes.Contains(page, []byte(`id="c2-r2"`)) || bytes.Contains(page, []byte(`class="series-data" id=`)) {
+		t.Error("the report of a summary file lacks a run, or has graphs of samples it does not hold")
 	}
 }
 
