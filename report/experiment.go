@@ -154,6 +154,17 @@ func (v *verdictCounts) add(r CaseRun, state fidelityState) {
 	}
 }
 
+func (v *verdictCounts) plus(o verdictCounts) {
+	v.Runs += o.Runs
+	v.Made += o.Made
+	v.Complete += o.Complete
+	v.Partial += o.Partial
+	v.NotMade += o.NotMade
+	v.Faithful += o.Faithful
+	v.Unfaithful += o.Unfaithful
+	v.NoVerdict += o.NoVerdict
+}
+
 // caseView is one case's section.
 type caseView struct {
 	ID     string
@@ -167,31 +178,32 @@ type caseView struct {
 	// Groups are the case's runs by test: most cases run one.
 	Groups []*caseGroup
 	Runs   []*caseRunView
-	// Overview is the case's row in the table of cases.
-	Values []string
-	Main   aggregate
-	Ping   aggregate
+	// Values, Main and Ping are the case's row in the table of cases:
+	// the values of the variables that tell cases apart, and its first
+	// test's main throughput (the mean of each run's) and latency (the
+	// median of each run's).
+	Values     []string
+	Main, Ping aggregate
 }
 
 // caseGroup is a case's runs of one test: its figures over the
 // repetitions, and its graph of them over time.
 type caseGroup struct {
 	Test    string
-	Figures []aggregateRow
+	Figures []aggregate
 	Graph   graph
 }
 
 // aggregate is a statistic of a series over a case's complete runs: the
-// mean over the runs of each run's figure, the sample standard deviation
-// across them, their range and their number.
+// mean over the runs of each run's figure (Stat: its mean or median), the
+// sample standard deviation across them, their range and their number.
+// Has is false when no run has the series.
 type aggregate struct {
 	Series, Unit, Stat     string
 	Mean, Spread, Min, Max string
 	N                      int
 	Has                    bool
 }
-
-type aggregateRow = aggregate
 
 // caseRunView is one run of a case, its details folded.
 type caseRunView struct {
@@ -226,14 +238,7 @@ func buildExperiment(e *Experiment, o Options) *experimentPage {
 	}
 	for _, c := range e.Cases {
 		cv := buildCase(c, e.Variables, p.Shown)
-		p.Totals.Runs += cv.Verdicts.Runs
-		p.Totals.Made += cv.Verdicts.Made
-		p.Totals.Complete += cv.Verdicts.Complete
-		p.Totals.Partial += cv.Verdicts.Partial
-		p.Totals.NotMade += cv.Verdicts.NotMade
-		p.Totals.Faithful += cv.Verdicts.Faithful
-		p.Totals.Unfaithful += cv.Verdicts.Unfaithful
-		p.Totals.NoVerdict += cv.Verdicts.NoVerdict
+		p.Totals.plus(cv.Verdicts)
 		p.Cases = append(p.Cases, cv)
 	}
 	return p
@@ -256,15 +261,15 @@ func buildCase(c Case, variables, shown []string) *caseView {
 	groups := map[string]*caseGroup{}
 	dataOf := map[string][]string{}
 	labelsOf := map[string][]string{}
+	severalTests := slices.ContainsFunc(c.Runs, func(r CaseRun) bool { return r.Test != c.Runs[0].Test })
 	for _, r := range c.Runs {
 		rv := &caseRunView{ID: fmt.Sprintf("c%d-r%d", c.Number, r.Repetition), File: r.File, Test: r.Test,
 			Repetition: r.Repetition, Status: r.Status, Reason: r.Reason}
-		if len(c.Runs) > 1 && slices.ContainsFunc(c.Runs, func(o CaseRun) bool { return o.Test != r.Test }) {
+		if severalTests {
 			rv.ID = fmt.Sprintf("c%d-%s-r%d", c.Number, fileSafe(r.Test), r.Repetition)
 		}
 		if r.Doc != nil {
 			v := buildRun(rv.ID, r.Repetition, Run{Source: r.File, Doc: r.Doc})
-			v.Heading = fmt.Sprintf("Repetition %d", r.Repetition)
 			rv.Run, rv.State = v, v.Fidelity.State
 			rv.Brief = brief(r.Doc)
 			// The run's graph is the interactive one alone: a static
@@ -290,16 +295,14 @@ func buildCase(c Case, variables, shown []string) *caseView {
 		}
 	}
 	for _, g := range cv.Groups {
-		var docs []*results.Document
-		for _, r := range c.Runs {
-			if r.Test == g.Test && r.Doc != nil && r.Status == experiment.StatusComplete {
-				docs = append(docs, r.Doc)
-			}
-		}
+		docs := completeDocs(c.Runs, g.Test)
 		names := mainNames(c.Runs, g.Test)
 		for _, name := range names {
-			g.Figures = append(g.Figures, aggregateOf(docs, name, "mean"))
-			if strings.HasPrefix(name, "Ping") {
+			a := aggregateOf(docs, name, "mean")
+			g.Figures = append(g.Figures, a)
+			if a.Unit == "ms" {
+				// A latency's median, as the table of cases and
+				// Flent's box plots take it.
 				g.Figures = append(g.Figures, aggregateOf(docs, name, "median"))
 			}
 		}
@@ -311,14 +314,8 @@ func buildCase(c Case, variables, shown []string) *caseView {
 	}
 	// The table of cases: the main throughput and the ping of the first
 	// test's runs.
-	if g := cv.Groups; len(g) > 0 {
-		var docs []*results.Document
-		for _, r := range c.Runs {
-			if r.Test == g[0].Test && r.Doc != nil && r.Status == experiment.StatusComplete {
-				docs = append(docs, r.Doc)
-			}
-		}
-		if len(docs) > 0 {
+	if len(cv.Groups) > 0 {
+		if docs := completeDocs(c.Runs, cv.Groups[0].Test); len(docs) > 0 {
 			if s, _ := docs[0].MainSeries(); s != nil {
 				cv.Main = aggregateOf(docs, s.Name, "mean")
 			}
@@ -328,6 +325,18 @@ func buildCase(c Case, variables, shown []string) *caseView {
 		}
 	}
 	return cv
+}
+
+// completeDocs are the documents of a case's complete runs of a test:
+// those its figures are over, as a table's are.
+func completeDocs(runs []CaseRun, test string) []*results.Document {
+	var docs []*results.Document
+	for _, r := range runs {
+		if r.Test == test && r.Doc != nil && r.Status == experiment.StatusComplete {
+			docs = append(docs, r.Doc)
+		}
+	}
+	return docs
 }
 
 // mainNames are the series that stand for a test's runs: the main

@@ -67,6 +67,11 @@ func buildTable(tt Table) tableView {
 	}
 	if tt.Sweep != nil && len(t.Rows) > 1 {
 		v.Graph = drawSweep(*tt.Sweep)
+		v.Graph.Caption = "The table as a graph: " + t.RowVar + " along the x axis"
+		if t.ColVar != "" {
+			v.Graph.Caption += ", a line per " + t.ColVar
+		}
+		v.Graph.Caption += "."
 	}
 	return v
 }
@@ -90,9 +95,9 @@ func cellText(t *experiment.Table, c experiment.Cell) string {
 }
 
 // drawSweep renders a sweep graph as SVG in a data: URI, or says why it
-// could not be drawn.
+// could not be drawn; the caller captions it.
 func drawSweep(s plot.Sweep) *graph {
-	gr := &graph{Kind: "sweep", Caption: s.Title, Width: graphWidth, Height: singleHeight}
+	gr := &graph{Kind: "sweep", Width: graphWidth, Height: singleHeight}
 	var buf bytes.Buffer
 	if err := plot.DrawSweep(&buf, s, plot.Options{Format: plot.SVG, Width: graphWidth, Height: singleHeight}); err != nil {
 		gr.Err = strings.TrimPrefix(err.Error(), "plot: ")
