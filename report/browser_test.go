@@ -457,6 +457,18 @@ func TestInChromium(t *testing.T) {
 	if printed.Hidden != 0 || printed.Charts != 0 {
 		t.Errorf("in print, %d static graphs are hidden and %d interactive ones show", printed.Hidden, printed.Charts)
 	}
+
+	// Without script every static graph shows.
+	b.call(b.session, "Emulation.setEmulatedMedia", map[string]any{"media": ""}, nil)
+	b.call(b.session, "Emulation.setScriptExecutionDisabled", map[string]any{"value": true}, nil)
+	for _, p := range problems(b.open(path), path) {
+		t.Errorf("the page without script: %s", p)
+	}
+	var noScript struct{ Images, Shown int }
+	b.eval(`({images: document.images.length, shown: [...document.images].filter(i => i.getBoundingClientRect().width >= 100).length})`, &noScript)
+	if noScript.Images != wantImages || noScript.Shown != wantImages {
+		t.Errorf("without script %d of %d graphs show, want %d", noScript.Shown, noScript.Images, wantImages)
+	}
 }
 
 // checkScreenshot takes a screenshot of the window and checks it is a PNG
@@ -690,22 +702,23 @@ func TestExperimentInChromium(t *testing.T) {
 }
 
 // TestChromiumReportsViolations checks the harness itself: a page that
-// breaks the report's policy (a style attribute, an image from outside)
-// and runs a script must show up as problems, or a clean result from
-// TestInChromium would mean nothing.
+// breaks the report's policy (a style attribute, an image from outside,
+// a script of its own that would fetch from outside) must show up as
+// problems, or a clean result from TestInChromium would mean nothing.
 func TestChromiumReportsViolations(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bad.html")
 	page := `<!DOCTYPE html><html><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="` + strings.ReplaceAll(contentPolicy, "'", "&#39;") + `">
-<title>bad</title></head><body><p style="color: red">styled</p><img src="http://wanlab.invalid/x.png" alt="x"></body></html>`
+<title>bad</title></head><body><p style="color: red">styled</p><img src="http://wanlab.invalid/x.png" alt="x">
+<script>fetch("http://wanlab.invalid/data")</script></body></html>`
 	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	b := startBrowser(t)
 	found := problems(b.open(path), path)
 	joined := strings.Join(found, "\n")
-	if !strings.Contains(joined, "style") || !strings.Contains(joined, "wanlab.invalid") {
+	if !strings.Contains(joined, "style") || !strings.Contains(joined, "wanlab.invalid") || !strings.Contains(joined, "inline script") {
 		t.Errorf("the browser's problems with a page that breaks the policy were not all seen:\n%s", joined)
 	}
 }
