@@ -350,24 +350,31 @@ type pageFacts struct {
 	WarningColour string
 }
 
+// openPage writes a page to a file and opens it in a new browser, in a
+// window of 1200×900 CSS pixels; whatever the page did wrong while
+// loading fails the test. It returns the browser and the file.
+func openPage(t *testing.T, page []byte) (*browser, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := startBrowser(t)
+	b.viewport(1200, 900, false)
+	for _, p := range problems(b.open(path), path) {
+		t.Errorf("the page: %s", p)
+	}
+	return b, path
+}
+
 // TestInChromium opens a report of several runs in headless Chromium:
 // no console message, error or outside request; every run and section
 // rendered; warnings exactly where the runs were unfaithful or partial;
 // every graph decoded; no horizontal scrolling at a phone's width; a
 // screenshot that is not blank; and a PDF print with a page per run.
 func TestInChromium(t *testing.T) {
-	dir := t.TempDir()
 	runs := caseRuns(reportCases)
-	path := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(path, render(t, runs, Options{}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	b := startBrowser(t)
-	b.viewport(1200, 900, false)
-	for _, p := range problems(b.open(path), path) {
-		t.Errorf("the page: %s", p)
-	}
+	b, path := openPage(t, render(t, runs, Options{}))
 
 	var raw string
 	b.eval(pageFactsJS, &raw)
@@ -638,19 +645,9 @@ func checkChart(t *testing.T, b *browser, sel string) {
 // that is not blank; no sideways scrolling at a phone's width; and a PDF
 // print.
 func TestExperimentInChromium(t *testing.T) {
-	dir := t.TempDir()
 	vars, cases := sweepCases()
-	e := writeExperiment(t, dir, vars, cases, 3, resultstest.Short, nil)
-	path := filepath.Join(t.TempDir(), "report.html")
-	if err := os.WriteFile(path, renderExperiment(t, e, Options{}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	b := startBrowser(t)
-	b.viewport(1200, 900, false)
-	for _, p := range problems(b.open(path), path) {
-		t.Errorf("the page: %s", p)
-	}
+	e := writeExperiment(t, t.TempDir(), vars, cases, 3, resultstest.Short, nil)
+	b, path := openPage(t, renderExperiment(t, e, Options{}))
 	var f struct {
 		Cases, Runs, Open int
 		Images            []bool

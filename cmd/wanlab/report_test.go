@@ -63,17 +63,13 @@ func TestReportDefaultOutput(t *testing.T) {
 		t.Error(err)
 	}
 
-	stdout, stderr, code := runWanlab(t, "report", dir)
 	want := filepath.Join(dir, "report.html")
-	if code != 0 || stdout != "report of 2 runs: "+want+"\n" {
-		t.Fatalf("exit %d, stdout %q: %s", code, stdout, stderr)
-	}
-	page, _ := os.ReadFile(want)
+	page := reportTo(t, "2 runs", want, dir)
 	if i, j := bytes.Index(page, []byte("Run 1: first")), bytes.Index(page, []byte("Run 2: second")); i < 0 || j < i {
 		t.Errorf("the directory's runs are not in name order (at %d and %d)", i, j)
 	}
 
-	stdout, stderr, code = runWanlab(t, "report", dir)
+	stdout, stderr, code := runWanlab(t, "report", dir)
 	if second := filepath.Join(dir, "report-2.html"); code != 0 || stdout != "report of 2 runs: "+second+"\n" {
 		t.Errorf("a second report to the same default name: exit %d, %q, %q; want it as %s", code, stdout, stderr, second)
 	}
@@ -95,12 +91,7 @@ func TestReportExperiment(t *testing.T) {
 	if _, err := resultstest.Experiment(dir, "sweep", []string{"delay"}, cases, 2, resultstest.Short, nil); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code := runWanlab(t, "report", dir)
-	want := filepath.Join(dir, "report.html")
-	if code != 0 || stdout != "report of experiment sweep: "+want+"\n" {
-		t.Fatalf("exit %d, stdout %q: %s", code, stdout, stderr)
-	}
-	page, _ := os.ReadFile(want)
+	page := reportTo(t, "experiment sweep", filepath.Join(dir, "report.html"), dir)
 	for _, want := range []string{`<title>wanlab report: sweep</title>`, `data-section="tables"`, `id="case-1"`, `id="case-2"`, `id="c2-r2"`, `class="series-data" id=`} {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("the report of the directory lacks %q", want)
@@ -114,15 +105,25 @@ func TestReportExperiment(t *testing.T) {
 	if _, stderr, code := runWanlab(t, "experiment", "summarize", dir, "-o", summary); code != 0 {
 		t.Fatalf("summarize: exit %d: %s", code, stderr)
 	}
-	stdout, stderr, code = runWanlab(t, "report", summary)
-	want = strings.TrimSuffix(summary, ".json.gz") + ".html"
-	if code != 0 || stdout != "report of experiment sweep: "+want+"\n" {
-		t.Fatalf("a summary file: exit %d, stdout %q: %s", code, stdout, stderr)
-	}
-	page, _ = os.ReadFile(want)
+	page = reportTo(t, "experiment sweep", strings.TrimSuffix(summary, ".json.gz")+".html", summary)
 	if !bytes.Contains(page, []byte(`id="c2-r2"`)) || bytes.Contains(page, []byte(`class="series-data" id=`)) {
 		t.Error("the report of a summary file lacks a run, or has graphs of samples it does not hold")
 	}
+}
+
+// reportTo runs wanlab report with args, wants it to say it wrote the
+// report of what to path, and returns the page.
+func reportTo(t *testing.T, what, path string, args ...string) []byte {
+	t.Helper()
+	stdout, stderr, code := runWanlab(t, append([]string{"report"}, args...)...)
+	if code != 0 || stdout != "report of "+what+": "+path+"\n" {
+		t.Fatalf("wanlab report %q: exit %d, stdout %q: %s", args, code, stdout, stderr)
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page
 }
 
 // TestReportBadInput: bad inputs exit 2, name the file and write nothing.
