@@ -379,3 +379,36 @@ func TestExperimentRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestCaseOfSeveralTests: a case whose entries run several tests gives
+// each test its figures and its graph, never one axis for series of
+// different tests, and its runs ids that tell the tests apart.
+func TestCaseOfSeveralTests(t *testing.T) {
+	c := Case{Number: 1, Vars: map[string]string{"delay": "10ms"}}
+	for i, test := range []string{"tcp_upload", "udp_flood"} {
+		for rep := 1; rep <= 2; rep++ {
+			d := synthRun(test, "", uint64(10*i+rep), faithfulRun)
+			c.Runs = append(c.Runs, CaseRun{File: fmt.Sprintf("c001-t%d-%s-r%d.json.gz", i+1, test, rep), Test: test,
+				Repetition: rep, Status: experiment.StatusComplete, Doc: d})
+		}
+	}
+	root := parse(t, renderExperiment(t, &Experiment{Name: "two", Variables: []string{"delay"}, Cases: []Case{c}}, Options{}))
+	groups := findAll(root, func(n *html.Node) bool { return hasAttr(n, "data-test") })
+	if len(groups) != 2 {
+		t.Fatalf("%d groups of runs by test, want 2", len(groups))
+	}
+	for i, test := range []string{"tcp_upload", "udp_flood"} {
+		g := groups[i]
+		spec := attr(first(g, func(n *html.Node) bool { return hasAttr(n, "data-chart") }), "data-chart")
+		want := fmt.Sprintf(`{"data":["c1-%[1]s-r1-series","c1-%[1]s-r2-series"]`, test)
+		if attr(g, "data-test") != test || !strings.HasPrefix(spec, want) {
+			t.Errorf("group %d: test %q, graph %s; want %s and %s...", i, attr(g, "data-test"), spec, test, want)
+		}
+		if byID(root, fmt.Sprintf("c1-%s-r2", test)) == nil {
+			t.Errorf("no run c1-%s-r2", test)
+		}
+	}
+	if n := len(findAll(root, tag("details"))); n != 4 {
+		t.Errorf("%d runs' details, want 4", n)
+	}
+}
