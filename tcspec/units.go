@@ -142,6 +142,15 @@ func getPercentRate64(s string, linkSpeed uint64) (qdisc.Rate, error) {
 
 const sizeHelp = "use bytes or a unit: b, k or kb (×1024), m or mb (×1024²), g or gb (×1024³), kbit, mbit, gbit"
 
+// ParseSize reads a size as tc writes one (tc(8): a number of bytes, or
+// with a unit in any case: b, k or kb (×1024), m or mb (×1024²), g or gb
+// (×1024³), kbit, mbit, gbit (binary multiples of bits, so kbit is 128
+// bytes)) and returns bytes; spaces around it are ignored. It refuses a
+// size below 0 or of 4 GiB and more, as tc does.
+func ParseSize(s string) (uint32, error) {
+	return getSize(strings.TrimSpace(s))
+}
+
 // getSize reads a size in bytes (binary multiples; kbit = 128 bytes).
 func getSize(s string) (uint32, error) {
 	f := scanFloat(s)

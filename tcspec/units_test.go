@@ -393,3 +393,25 @@ func TestParseTime(t *testing.T) {
 		}
 	}
 }
+
+// ParseSize takes tc's sizes: bytes, binary multiples, and bits in binary
+// multiples (kbit is 128 bytes).
+func TestParseSize(t *testing.T) {
+	for _, tt := range []struct {
+		in    string
+		bytes uint32
+	}{
+		{"1514", 1514}, {" 32k ", 32 << 10}, {"32kb", 32 << 10}, {"10KB", 10 << 10}, {"2m", 2 << 20}, {"2mb", 2 << 20},
+		{"1g", 1 << 30}, {"100b", 100}, {"8kbit", 1024}, {"1mbit", 128 << 10},
+	} {
+		got, err := ParseSize(tt.in)
+		if err != nil || got != tt.bytes {
+			t.Errorf("ParseSize(%q) = %v, %v; want %v", tt.in, got, err, tt.bytes)
+		}
+	}
+	for _, bad := range []string{"", "big", "10kib", "-1k", "4g", "10ms"} {
+		if n, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) = %v, want an error", bad, n)
+		}
+	}
+}
