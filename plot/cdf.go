@@ -84,7 +84,7 @@ func pingCDF(docs []*results.Document, labels []string, o Options, t theme) (*fi
 	if many {
 		fig.title = manyRunsTitle(docs, "latency CDF")
 		fig.subtitle = "samples inside each run's load window"
-		if l := leftOut(labels, drawn); l != "" {
+		if l := fig.leftOut(labels, drawn, "latency samples inside its load window"); l != "" {
 			fig.subtitle += "  ·  " + l
 		}
 	} else {

@@ -2,7 +2,10 @@ package plot
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,6 +41,8 @@ func TestErrorsNameWhatIsMissing(t *testing.T) {
 	path := resultstest.DefaultPath
 	rrul := resultstest.Run("rrul", "rrul run", 1, path)
 	up := resultstest.Run("tcp_upload", "upload run", 2, path)
+	bidir := resultstest.Run("tcp_bidirectional", "bidirectional", 4, path)
+	rrul2 := resultstest.Run("rrul", "rrul again", 5, path)
 	noSeries := without(up, func(string) bool { return true })
 	lostPings := without(up, func(n string) bool { return strings.HasPrefix(n, "Ping") })
 	for _, s := range up.Series {
@@ -94,6 +99,12 @@ func TestErrorsNameWhatIsMissing(t *testing.T) {
 		{"labels of the wrong count", AllScaled, []*results.Document{up, rrul}, Options{Labels: []string{"a"}}, []string{"1 labels for 2"}},
 		{"two units on one axis", PingCDF, []*results.Document{up, msUnit}, Options{},
 			[]string{"latency CDF", "in ms", "in s", "one axis shows one unit"}},
+		// E3's finding: RRUL's per-flow average beside one flow of
+		// another test.
+		{"an average of four flows beside one flow", AllScaled, []*results.Document{rrul, bidir, rrul2}, Options{},
+			[]string{`the download panel would draw tcp_bidirectional's "TCP download", one flow (1 run) and rrul's "TCP download avg", the average of 4 flows (2 runs)`,
+				"not the same quantity", "draw the runs of one test", "--kind series --series NAME"}},
+		{"groups of the wrong count", Box, []*results.Document{up, rrul}, Options{Groups: []string{"a"}}, []string{"1 groups for 2"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -111,6 +122,14 @@ func TestErrorsNameWhatIsMissing(t *testing.T) {
 				t.Errorf("the failed graph wrote %d bytes", out.Len())
 			}
 		})
+	}
+	var me *MixedError
+	if err := Draw(io.Discard, AllScaled, []*results.Document{rrul, bidir}, Options{}); !errors.As(err, &me) || !slices.Equal(me.Tests, []string{"tcp_bidirectional", "rrul"}) {
+		t.Errorf("the refusal of rrul beside tcp_bidirectional: %v (%+v)", err, me)
+	}
+	// Runs of one test, or of tests with as many flows, overlay.
+	if err := Draw(io.Discard, AllScaled, []*results.Document{up, resultstest.Run("quic_upload", "quic", 6, path)}, Options{}); err != nil {
+		t.Errorf("a TCP and a QUIC upload, one flow each: %v", err)
 	}
 }
 

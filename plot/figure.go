@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/color"
 	"io"
+	"strings"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -23,14 +24,22 @@ type figure struct {
 	// sharedX says the panels share the x axis: they must have the same
 	// range, and only the bottom one shows tick labels and the axis label.
 	sharedX bool
+	// missing are the runs of a graph of several that it has nothing of,
+	// for lack of missingWhat.
+	missing     []string
+	missingWhat string
 }
 
 // panel is one plot of a figure and its legend.
 type panel struct {
 	p      *gplot.Plot
 	legend []legendEntry
-	// lines are the data lines drawn in p.
+	// lines are the data lines drawn in p; marks the markers of points
+	// drawn without a line (a sweep's categories).
 	lines []*line
+	marks []*markers
+	// boxes are a box plot's boxes.
+	boxes *boxes
 }
 
 // legendEntry is one line of a legend: a label and what its thumbnail
@@ -75,8 +84,10 @@ type layout struct {
 type panelLayout struct {
 	// data is the panel's data area, in pixels from the image's top left.
 	data image.Rectangle
-	// lines are the styles of the data lines drawn in it.
+	// lines are the styles of the data lines drawn in it; marks the
+	// styles of its markers.
 	lines []draw.LineStyle
+	marks []draw.GlyphStyle
 	// legend is its legend's labels.
 	legend []string
 }
@@ -126,7 +137,7 @@ func (fig *figure) render(f Format, w, h int) (vg.CanvasWriterTo, layout) {
 		}
 		sty := t.text(head.size)
 		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
-		s := fitText(sty, head.text, width)
+		s := fitLines(sty, head.text, width, 2)
 		area.FillText(sty, vg.Point{X: area.Center().X, Y: area.Max.Y}, s)
 		area.Max.Y -= sty.Height(s) + t.pt(4)
 	}
@@ -172,6 +183,9 @@ func (fig *figure) render(f Format, w, h int) (vg.CanvasWriterTo, layout) {
 		for _, l := range pn.lines {
 			pl.lines = append(pl.lines, l.style)
 		}
+		for _, m := range pn.marks {
+			pl.marks = append(pl.marks, m.glyph)
+		}
 		for _, e := range pn.legend {
 			pl.legend = append(pl.legend, e.label)
 		}
@@ -199,7 +213,8 @@ func (fig *figure) render(f Format, w, h int) (vg.CanvasWriterTo, layout) {
 
 // legend returns a legend of the entries in the theme's style, its text
 // of size points (at the default size): text after the thumbnails,
-// entries from the top, labels wider than maxW shortened.
+// entries from the top, labels wider than maxW wrapped onto a second line
+// and shortened after it.
 func (t theme) legend(size float64, entries []legendEntry, maxW vg.Length) *gplot.Legend {
 	l := gplot.NewLegend()
 	l.TextStyle = t.text(size)
@@ -207,17 +222,54 @@ func (t theme) legend(size float64, entries []legendEntry, maxW vg.Length) *gplo
 	l.ThumbnailWidth = t.pt(30)
 	l.Padding = t.pt(size / 4)
 	for _, e := range entries {
-		l.Add(fitText(l.TextStyle, e.label, maxW), e.thumbs...)
+		l.Add(fitLines(l.TextStyle, e.label, maxW, 2), e.thumbs...)
 	}
 	return &l
 }
 
-// fitText returns s, shortened with an ellipsis if it is wider than w in
-// style sty.
-func fitText(sty text.Style, s string, w vg.Length) string {
+// fitLines returns s wrapped at spaces onto at most n lines no wider than
+// w in style sty, the last shortened with an ellipsis after its last
+// whole word if the text goes on; a word wider than w on its own is cut.
+// Labels are names (runs' titles, variables' values), which a cut through
+// a word would turn into another name.
+func fitLines(sty text.Style, s string, w vg.Length, n int) string {
 	if sty.Width(s) <= w {
 		return s
 	}
+	words := strings.Fields(s)
+	var lines []string
+	for len(words) > 0 && len(lines) < n {
+		k := 1
+		for k < len(words) && sty.Width(strings.Join(words[:k+1], " ")) <= w {
+			k++
+		}
+		line := strings.Join(words[:k], " ")
+		words = words[k:]
+		if len(lines) == n-1 && len(words) > 0 {
+			line = ellipsis(sty, line, w)
+		} else if sty.Width(line) > w {
+			line = cutWord(sty, line, w)
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ellipsis ends line with "…", dropping its last words until it fits in
+// w; a first word that does not fit even alone is cut.
+func ellipsis(sty text.Style, line string, w vg.Length) string {
+	words := strings.Fields(line)
+	for k := len(words); k > 0; k-- {
+		if t := strings.Join(words[:k], " ") + " …"; sty.Width(t) <= w {
+			return t
+		}
+	}
+	return cutWord(sty, line, w)
+}
+
+// cutWord returns s cut to fit in w with an ellipsis: the last resort for
+// a single word too wide for the space.
+func cutWord(sty text.Style, s string, w vg.Length) string {
 	r := []rune(s)
 	for len(r) > 1 {
 		r = r[:len(r)-1]

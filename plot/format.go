@@ -89,6 +89,17 @@ type Options struct {
 	// empty means the run's ICMP ping, or else its first ping series;
 	// SeriesKind needs it. Other kinds ignore it.
 	Series string
+	// Groups, when given, gathers the documents of a Box graph into
+	// boxes: Groups[i] names the box of document i (an experiment's case,
+	// "10ms · reno"), and each box is drawn over the samples of all its
+	// documents, the boxes in the order their names first appear.
+	// GroupAxis labels the x axis under them ("delay · transport"). Other
+	// kinds ignore them.
+	Groups    []string
+	GroupAxis string
+	// Warnf, if not nil, is told of the runs a graph of several leaves
+	// out for lack of what it draws (a series they do not have).
+	Warnf func(format string, args ...any)
 }
 
 // size returns the image's width and height in pixels, after defaults,

@@ -49,6 +49,11 @@ const (
 	// series or a flow's LABEL::key such as "TFRC upload::tfrc_p") over
 	// time, one line per run; several runs overlay.
 	SeriesKind Kind = "series"
+	// SweepKind is an experiment's table drawn as a graph (FromTable,
+	// DrawSweep): a statistic against a swept variable, a group per value
+	// of another. It is drawn from an experiment's results directory or
+	// summary file, not from results documents: Draw refuses it.
+	SweepKind Kind = "sweep"
 )
 
 // kindInfo is one row of the table of kinds.
@@ -58,7 +63,8 @@ type kindInfo struct {
 	about string
 	// manyRuns says the kind draws several documents in one graph.
 	manyRuns bool
-	// build makes the figure from checked documents and their labels.
+	// build makes the figure from checked documents and their labels;
+	// nil for a kind drawn from an experiment's table.
 	build func(docs []*results.Document, labels []string, o Options, t theme) (*figure, error)
 }
 
@@ -70,6 +76,7 @@ var kinds = []kindInfo{
 	{TCPCwndRTT, "TCP congestion window and RTT over time at sender and receiver, one run", false, tcpCwndRTT},
 	{RouterFlows, "the router's per-flow delivered rate and queueing delay over time, one run", false, routerFlows},
 	{SeriesKind, "a series chosen with --series (a flow's too, LABEL::key) over time; several runs overlay", true, seriesOverTime},
+	{SweepKind, "an experiment's table as a graph: a statistic against a swept variable, a line or group per value of another", true, nil},
 }
 
 // Kinds lists the kinds of graph, in the order help texts show them.
@@ -102,6 +109,13 @@ func (k Kind) Description() string {
 func (k Kind) ManyRuns() bool {
 	info, _ := lookupKind(k)
 	return info.manyRuns
+}
+
+// FromTable reports whether the kind is drawn from an experiment's table
+// (FromTable and DrawSweep) rather than by Draw from results documents.
+func (k Kind) FromTable() bool {
+	info, ok := lookupKind(k)
+	return ok && info.build == nil
 }
 
 func lookupKind(k Kind) (kindInfo, bool) {
@@ -148,6 +162,9 @@ func drawKind(w io.Writer, kind Kind, docs []*results.Document, o Options) (layo
 	if err := checkDocs(docs); err != nil {
 		return layout{}, err
 	}
+	if info.build == nil {
+		return layout{}, fmt.Errorf("plot: %s is drawn from an experiment's table (FromTable, DrawSweep), not from results documents", kind)
+	}
 	if !info.manyRuns && len(docs) != 1 {
 		return layout{}, fmt.Errorf("plot: %s draws one run, and %d results documents were given: draw each on its own", kind, len(docs))
 	}
@@ -161,6 +178,10 @@ func drawKind(w io.Writer, kind Kind, docs []*results.Document, o Options) (layo
 	}
 	if o.Title != "" {
 		fig.title = o.Title
+	}
+	if len(fig.missing) > 0 && o.Warnf != nil {
+		o.Warnf("%d of the %d runs %s no %s, left out of the %s graph: %s", len(fig.missing), len(docs),
+			map[bool]string{true: "has", false: "have"}[len(fig.missing) == 1], fig.missingWhat, kind, strings.Join(fig.missing, ", "))
 	}
 	return fig.write(w, f, wpx, hpx)
 }

@@ -1,10 +1,16 @@
 package plot
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	gplot "gonum.org/v1/plot"
 
 	"wanlab/internal/resultstest"
 	"wanlab/results"
@@ -24,6 +30,13 @@ func TestKinds(t *testing.T) {
 	}
 	if !AllScaled.ManyRuns() || TCPCwndRTT.ManyRuns() {
 		t.Errorf("ManyRuns: all_scaled %v, tcp_cwnd_rtt %v", AllScaled.ManyRuns(), TCPCwndRTT.ManyRuns())
+	}
+	if !SweepKind.FromTable() || AllScaled.FromTable() || Kind("totals").FromTable() {
+		t.Errorf("FromTable: sweep %v, all_scaled %v, unknown %v", SweepKind.FromTable(), AllScaled.FromTable(), Kind("totals").FromTable())
+	}
+	d := resultstest.Run("tcp_upload", "x", 1, resultstest.DefaultPath)
+	if err := Draw(io.Discard, SweepKind, []*results.Document{d}, Options{}); err == nil || !strings.Contains(err.Error(), "experiment's table") {
+		t.Errorf("Draw of a sweep: %v", err)
 	}
 	_, err := ParseKind("totals")
 	if err == nil {
@@ -97,5 +110,64 @@ func TestRunLabels(t *testing.T) {
 	}
 	if _, err := runLabels([]*results.Document{a, b}, Options{Labels: []string{"x"}}); err == nil || !strings.Contains(err.Error(), "one label per document") {
 		t.Errorf("one label for two documents: %v", err)
+	}
+}
+
+// TestBoxGroupsByCase: a box plot of an experiment's runs draws one box
+// per case, over the samples of all its repetitions, labelled by the case,
+// not a box per run (E1's 270 runs gave 270 boxes whose labels ran into
+// each other).
+func TestBoxGroupsByCase(t *testing.T) {
+	var docs []*results.Document
+	var groups []string
+	var cases []string
+	for c, delay := range []string{"10ms", "30ms", "50ms", "70ms", "100ms"} {
+		for _, tr := range []string{"udp", "reno", "cubic", "tfrc", "quic", "bbr"} {
+			name := delay + " · " + tr
+			cases = append(cases, name)
+			for r := 1; r <= 3; r++ {
+				path := resultstest.Path{RateMbit: 100, BaseRTTMs: float64(10 + 20*c), BloatMs: 5}
+				docs = append(docs, resultstest.Run("tcp_upload", fmt.Sprintf("e1 delay=%s transport=%s #%d", delay, tr, r), uint64(len(docs)+1), path))
+				groups = append(groups, name)
+			}
+		}
+	}
+	o := Options{Groups: groups, GroupAxis: "delay · transport", Format: SVG}
+	fig, err := boxPlot(docs, groups, o, newTheme(DefaultWidth, DefaultHeight))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pn := fig.panels[0]
+	ticks, ok := pn.p.X.Tick.Marker.(gplot.ConstantTicks)
+	if !ok || len(ticks) != len(cases) {
+		t.Fatalf("%d boxes for %d cases of 3 runs", len(ticks), len(cases))
+	}
+	for i, tk := range ticks {
+		if tk.Label != cases[i] {
+			t.Errorf("box %d is labelled %q, want %q", i, tk.Label, cases[i])
+		}
+	}
+	if pn.p.X.Label.Text != "delay · transport" || !strings.Contains(fig.subtitle, "the load windows of its 3 runs") {
+		t.Errorf("axis %q, subtitle %q", pn.p.X.Label.Text, fig.subtitle)
+	}
+	// Thirty boxes do not leave room for their labels side by side or
+	// slanted: they stand upright.
+	if pn.p.X.Tick.Label.Rotation != math.Pi/2 {
+		t.Errorf("the labels of 30 boxes are turned by %v rad, want upright (π/2)", pn.p.X.Tick.Label.Rotation)
+	}
+	// A box is over the samples of its three runs.
+	var pooled []float64
+	for _, d := range docs[3:6] {
+		pooled = append(pooled, windowValues(d.FindSeries("Ping (ms) ICMP"))...)
+	}
+	if got, want := pn.boxes.stats[1], newBoxStats(pooled); !reflect.DeepEqual(got, want) || got.n < 3*40 {
+		t.Errorf("the box of 10ms · reno is %+v; want that of its three runs' %d samples, %+v", got, len(pooled), want)
+	}
+	var buf bytes.Buffer
+	if _, err := drawKind(&buf, Box, docs[:6], Options{Groups: groups[:6], Format: SVG}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(buf.Bytes(), []byte(">10ms · udp</text>")) || bytes.Contains(buf.Bytes(), []byte("#2")) {
+		t.Error("the SVG does not label its boxes by case alone")
 	}
 }

@@ -24,7 +24,7 @@ import (
 // renderCase is one graph the render test draws and checks.
 type renderCase struct {
 	name  string
-	kind  Kind // empty for a sweep
+	kind  Kind
 	docs  []*results.Document
 	sweep Sweep
 	o     Options
@@ -35,7 +35,7 @@ type renderCase struct {
 }
 
 func (c renderCase) draw(w io.Writer) (layout, error) {
-	if c.kind == "" {
+	if c.kind == SweepKind {
 		return drawSweep(w, c.sweep, c.o)
 	}
 	return drawKind(w, c.kind, c.docs, c.o)
@@ -53,14 +53,17 @@ func renderCases() []renderCase {
 	docs := func(ds ...*results.Document) []*results.Document { return ds }
 	logSweep := synthSweep(false)
 	logSweep.XLog = true
+	withReference := e1Sweep()
+	withReference.Groups = append(withReference.Groups, SweepGroup{Name: "reno: seed 001", Reference: true, Beside: "reno",
+		Points: []SweepPoint{{X: 10, Mean: 93.9, Lo: math.NaN(), Hi: math.NaN()}, {X: 50, Mean: 70, Lo: math.NaN(), Hi: math.NaN()}, {X: 100, Mean: 40, Lo: math.NaN(), Hi: math.NaN()}}})
 	return []renderCase{
 		{name: "all_scaled rrul", kind: AllScaled, docs: docs(rrulA), panels: 3,
 			legend: []string{"TCP download BE", "TCP download avg", "TCP upload EF", "Ping (ms) ICMP", "Ping (ms) avg", "lost probe", "load start, end"}},
 		{name: "all_scaled tcp_upload", kind: AllScaled, docs: docs(up), panels: 2, legend: []string{"TCP upload", "Ping (ms) ICMP"}},
 		{name: "all_scaled tcp_download", kind: AllScaled, docs: docs(down), panels: 2, legend: []string{"TCP download"}},
 		{name: "all_scaled ping", kind: AllScaled, docs: docs(ping), panels: 1, legend: []string{"Ping (ms) ICMP", "Ping (ms) UDP"}},
-		{name: "all_scaled three runs", kind: AllScaled, docs: docs(rrulA, rrulB, up), panels: 3,
-			legend: []string{"TCP download avg · pfifo_fast", "TCP download avg · fq_codel", "TCP upload · upload", "Ping (ms) avg · fq_codel", "Ping (ms) ICMP · upload"}},
+		{name: "all_scaled three runs", kind: AllScaled, docs: docs(rrulA, rrulB, nup), panels: 3,
+			legend: []string{"TCP download avg · pfifo_fast", "TCP download avg · fq_codel", "TCP upload avg · four flows", "Ping (ms) avg · fq_codel", "Ping (ms) ICMP · four flows"}},
 		{name: "all_scaled small", kind: AllScaled, docs: docs(rrulA), o: Options{Width: 640, Height: 480}, panels: 3},
 		{name: "ping_cdf one run", kind: PingCDF, docs: docs(rrulA), panels: 1, legend: []string{"Ping (ms) UDP EF (2 lost)", "Ping (ms) UDP BE"}},
 		{name: "ping_cdf three runs", kind: PingCDF, docs: docs(rrulA, rrulB, up), panels: 1,
@@ -73,9 +76,10 @@ func renderCases() []renderCase {
 		{name: "series of a flow, two runs", kind: SeriesKind, docs: docs(rrulA, rrulB), o: Options{Series: "TCP upload BE::tcp_rtt"}, panels: 1,
 			legend: []string{"pfifo_fast", "fq_codel", "load start, end"}},
 		{name: "series, one run", kind: SeriesKind, docs: docs(up), o: Options{Series: "Ping (ms) ICMP"}, panels: 1, legend: []string{"upload"}},
-		{name: "sweep numeric", sweep: synthSweep(false), panels: 1, legend: []string{"reno", "cubic", "bbr"}},
-		{name: "sweep categorical", sweep: synthSweep(true), panels: 1, legend: []string{"reno"}},
-		{name: "sweep log", sweep: logSweep, o: Options{Width: 800, Height: 600}, panels: 1},
+		{name: "sweep numeric", kind: SweepKind, sweep: synthSweep(false), panels: 1, legend: []string{"reno", "cubic", "bbr"}},
+		{name: "sweep categorical", kind: SweepKind, sweep: synthSweep(true), panels: 1, legend: []string{"reno"}},
+		{name: "sweep log", kind: SweepKind, sweep: logSweep, o: Options{Width: 800, Height: 600}, panels: 1},
+		{name: "sweep with a reference", kind: SweepKind, sweep: withReference, panels: 1, legend: []string{"reno", "reno: seed 001"}},
 	}
 }
 
@@ -125,8 +129,8 @@ func checkLayout(t *testing.T, c renderCase, lay layout, w, h int) {
 		if p.data.Dx() < w/3 || p.data.Dy() < h/(4*max(c.panels, 1)) || !p.data.In(image.Rect(0, 0, w, h)) {
 			t.Errorf("panel %d: data area %v is too small or outside the %d×%d image", i, p.data, w, h)
 		}
-		if len(p.lines) == 0 && c.kind != Box {
-			t.Errorf("panel %d draws no line", i)
+		if len(p.lines) == 0 && len(p.marks) == 0 && c.kind != Box {
+			t.Errorf("panel %d draws no line and no marker", i)
 		}
 		for a := range p.lines {
 			for b := a + 1; b < len(p.lines); b++ {
@@ -202,8 +206,14 @@ func checkPNG(t *testing.T, data []byte, lay layout, w, h int) {
 		t.Errorf("only %.2f%% of the pixels are not background", 100*share)
 	}
 	for i, p := range lay.panels {
+		colours := map[color.RGBA]bool{}
 		for _, l := range p.lines {
-			c := rgba(l.Color)
+			colours[rgba(l.Color)] = true
+		}
+		for _, m := range p.marks {
+			colours[rgba(m.Color)] = true
+		}
+		for c := range colours {
 			n := 0
 			for y := p.data.Min.Y; y < p.data.Max.Y; y++ {
 				for x := p.data.Min.X; x < p.data.Max.X; x++ {
@@ -215,19 +225,23 @@ func checkPNG(t *testing.T, data []byte, lay layout, w, h int) {
 			// A line across a panel covers hundreds of pixels; 40 rules out
 			// a stray legend thumbnail or a few anti-aliased edges.
 			if n < 40 {
-				t.Errorf("panel %d: %d pixels of line colour %v in the data area %v, want at least 40", i, n, c, p.data)
+				t.Errorf("panel %d: %d pixels of line or marker colour %v in the data area %v, want at least 40", i, n, c, p.data)
 			}
 		}
 	}
 }
 
-var strokeRE = regexp.MustCompile(`stroke:#([0-9A-Fa-f]{6})`)
+var (
+	strokeRE = regexp.MustCompile(`stroke:#([0-9A-Fa-f]{6})`)
+	fillRE   = regexp.MustCompile(`fill:#([0-9A-Fa-f]{6})`)
+)
 
 func checkSVG(t *testing.T, data []byte, lay layout, w, h int) {
 	t.Helper()
 	dec := xml.NewDecoder(bytes.NewReader(data))
 	var root *xml.StartElement
 	strokes := map[color.RGBA]int{}
+	fills := map[color.RGBA]int{}
 	paths := 0
 	for {
 		tok, err := dec.Token()
@@ -251,9 +265,11 @@ func checkSVG(t *testing.T, data []byte, lay layout, w, h int) {
 		paths++
 		for _, a := range se.Attr {
 			if a.Name.Local == "style" {
-				if m := strokeRE.FindStringSubmatch(a.Value); m != nil {
-					v, _ := strconv.ParseUint(m[1], 16, 32)
-					strokes[color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 255}]++
+				for re, count := range map[*regexp.Regexp]map[color.RGBA]int{strokeRE: strokes, fillRE: fills} {
+					if m := re.FindStringSubmatch(a.Value); m != nil {
+						v, _ := strconv.ParseUint(m[1], 16, 32)
+						count[color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 255}]++
+					}
 				}
 			}
 		}
@@ -282,15 +298,7 @@ func checkSVG(t *testing.T, data []byte, lay layout, w, h int) {
 		for _, l := range p.lines {
 			lines++
 			c := rgba(l.Color)
-			found := false
-			for s, n := range strokes {
-				// gonum writes 8-bit colours through a float and may be
-				// off by one.
-				if n > 0 && near(s.R, c.R) && near(s.G, c.G) && near(s.B, c.B) {
-					found = true
-				}
-			}
-			if !found {
+			if !hasColour(strokes, c) {
 				t.Errorf("panel %d: no path is stroked in line colour %v", i, c)
 			}
 		}
@@ -298,6 +306,24 @@ func checkSVG(t *testing.T, data []byte, lay layout, w, h int) {
 	if paths < lines {
 		t.Errorf("%d path elements for %d lines", paths, lines)
 	}
+	for i, p := range lay.panels {
+		for _, m := range p.marks {
+			if !hasColour(fills, rgba(m.Color)) && !hasColour(strokes, rgba(m.Color)) {
+				t.Errorf("panel %d: no path is filled or stroked in marker colour %v", i, rgba(m.Color))
+			}
+		}
+	}
+}
+
+// hasColour reports whether the colours counted include c. gonum writes
+// 8-bit colours through a float and may be off by one.
+func hasColour(counted map[color.RGBA]int, c color.RGBA) bool {
+	for s, n := range counted {
+		if n > 0 && near(s.R, c.R) && near(s.G, c.G) && near(s.B, c.B) {
+			return true
+		}
+	}
+	return false
 }
 
 // near reports whether two 8-bit colour components differ by at most one.

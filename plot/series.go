@@ -66,7 +66,7 @@ func seriesOverTime(docs []*results.Document, labels []string, o Options, t them
 		fig.subtitle = runSubtitle(docs[0])
 	} else {
 		fig.title = manyRunsTitle(docs, name)
-		fig.subtitle = leftOut(labels, drawn)
+		fig.subtitle = fig.leftOut(labels, drawn, fmt.Sprintf("samples of %q", name))
 	}
 	return fig, nil
 }

@@ -152,13 +152,6 @@ func (t theme) line(s slot, aggregate bool) draw.LineStyle {
 	return draw.LineStyle{Color: palette[s.colour%len(palette)], Width: t.pt(w), Dashes: ds}
 }
 
-// glyphShapes are the marker shapes of a sweep's groups, one per group in
-// turn, so that points are told apart by shape as well.
-var glyphShapes = []draw.GlyphDrawer{
-	draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{},
-	draw.RingGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
-}
-
 // crossGlyph is a diagonal cross drawn with strokes as wide as a line's,
 // so that it stays visible at the foot of a panel (gonum's CrossGlyph is
 // drawn half a point wide).

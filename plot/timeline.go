@@ -2,6 +2,8 @@ package plot
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	gplot "gonum.org/v1/plot"
@@ -76,8 +78,9 @@ func hasAnyPrefix(s string, prefixes ...string) bool {
 // timelineLines returns the series of one run that AllScaled draws in a
 // panel, each with whether it is drawn as an aggregate: with one run,
 // every flow and the average; with several, the average alone when the
-// run has several flows in the panel.
-func timelineLines(d *results.Document, panel timelinePanel, manyRuns bool) (ss []*results.Series, aggregate []bool) {
+// run has several flows in the panel. perLine is the number of flows each
+// line stands for: the average's, or 1.
+func timelineLines(d *results.Document, panel timelinePanel, manyRuns bool) (ss []*results.Series, aggregate []bool, perLine int) {
 	var flows []*results.Series
 	var avg *results.Series
 	for i := range d.Series {
@@ -97,14 +100,73 @@ func timelineLines(d *results.Document, panel timelinePanel, manyRuns bool) (ss 
 	case avg != nil && len(flows) == 1:
 		avg = nil // the average of one flow is that flow
 	case avg != nil && (manyRuns || len(flows) == 0):
-		return []*results.Series{avg}, []bool{false}
+		return []*results.Series{avg}, []bool{false}, max(len(flows), 1)
 	}
 	aggregate = make([]bool, len(flows))
 	if avg != nil {
 		flows = append(flows, avg)
 		aggregate = append(aggregate, true)
 	}
-	return flows, aggregate
+	return flows, aggregate, 1
+}
+
+// MixedError is a graph refused because it would draw series of different
+// quantities on one axis: the per-flow average of a test with several
+// flows (RRUL's "TCP download avg", a quarter of the link) beside a test's
+// single flow (tcp_bidirectional's "TCP download", all of it). Tests are
+// the tests of the runs involved, for a caller that can offer to choose
+// among them.
+type MixedError struct {
+	Kind  Kind
+	Panel string
+	Tests []string
+	msg   string
+}
+
+func (e *MixedError) Error() string { return e.msg }
+
+// checkSameQuantity refuses a panel of several runs whose lines stand for
+// different numbers of flows: perLine[i] is run i's (0 for none drawn).
+func checkSameQuantity(docs []*results.Document, panel string, perLine []int, series []string) error {
+	byFlows := map[int][]int{}
+	var counts []int
+	for i, n := range perLine {
+		if n == 0 {
+			continue
+		}
+		if _, ok := byFlows[n]; !ok {
+			counts = append(counts, n)
+		}
+		byFlows[n] = append(byFlows[n], i)
+	}
+	if len(counts) < 2 {
+		return nil
+	}
+	sort.Ints(counts)
+	var tests, parts []string
+	for _, n := range counts {
+		ts := map[string]int{}
+		var order []string
+		for _, i := range byFlows[n] {
+			if ts[docs[i].Run.Test] == 0 {
+				order = append(order, docs[i].Run.Test)
+			}
+			ts[docs[i].Run.Test]++
+		}
+		for _, test := range order {
+			if !slices.Contains(tests, test) {
+				tests = append(tests, test)
+			}
+			what := fmt.Sprintf("%q, one flow", series[byFlows[n][0]])
+			if n > 1 {
+				what = fmt.Sprintf("%q, the average of %d flows", series[byFlows[n][0]], n)
+			}
+			parts = append(parts, fmt.Sprintf("%s's %s (%s)", test, what, plural(ts[test], "run")))
+		}
+	}
+	return &MixedError{Kind: AllScaled, Panel: panel, Tests: tests, msg: fmt.Sprintf(
+		"plot: %s: the %s panel would draw %s on one axis, which are not the same quantity (a flow among %d gets about 1/%d of what one alone gets): draw the runs of one test, or a series all of them have with --kind series --series NAME",
+		AllScaled, panel, strings.Join(parts, " and "), counts[len(counts)-1], counts[len(counts)-1])}
 }
 
 func allScaled(docs []*results.Document, labels []string, o Options, t theme) (*figure, error) {
@@ -121,10 +183,13 @@ func allScaled(docs []*results.Document, labels []string, o Options, t theme) (*
 		}
 		var specs []spec
 		var keys []lineKey
+		perLine := make([]int, len(docs))
+		first := make([]string, len(docs))
 		for di, d := range docs {
-			ss, agg := timelineLines(d, tp.panel, many)
+			ss, agg, n := timelineLines(d, tp.panel, many)
 			if len(ss) > 0 {
 				drawn[di] = true
+				perLine[di], first[di] = n, ss[0].Name
 			}
 			for k, s := range ss {
 				label := s.Name
@@ -137,6 +202,13 @@ func allScaled(docs []*results.Document, labels []string, o Options, t theme) (*
 		}
 		if len(specs) == 0 {
 			continue
+		}
+		if tp.panel != latencyPanel {
+			// Latency is one quantity whatever the load; throughput per
+			// flow is not, when the flows are more or fewer.
+			if err := checkSameQuantity(docs, strings.ToLower(tp.axis), perLine, first); err != nil {
+				return nil, err
+			}
 		}
 		slots := assignSlots(keys)
 		pn := t.newTimePanel(marks)
@@ -175,7 +247,7 @@ func allScaled(docs []*results.Document, labels []string, o Options, t theme) (*
 	timeAxis(fig, marks, timeEnd(docs))
 	if many {
 		fig.title = manyRunsTitle(docs, "throughput and latency")
-		fig.subtitle = leftOut(labels, drawn)
+		fig.subtitle = fig.leftOut(labels, drawn, "series to draw")
 	} else {
 		fig.title = labels[0]
 		fig.subtitle = runSubtitle(docs[0])
@@ -192,19 +264,20 @@ func noneHave(docs []*results.Document, labels []string, what string) string {
 	return fmt.Sprintf("none of the %d runs has %s", len(docs), what)
 }
 
-// leftOut says which runs a graph of several could not draw, for its
-// subtitle; "" when it drew them all.
-func leftOut(labels []string, drawn []bool) string {
-	var out []string
+// leftOut records which runs a graph of several could not draw, for
+// lack of what (e.g. `samples of "TFRC upload::tfrc_p"`), and returns what
+// its subtitle says of them; "" when it drew them all.
+func (fig *figure) leftOut(labels []string, drawn []bool, what string) string {
+	fig.missing, fig.missingWhat = nil, what
 	for i, ok := range drawn {
 		if !ok {
-			out = append(out, labels[i])
+			fig.missing = append(fig.missing, labels[i])
 		}
 	}
-	if len(out) == 0 {
+	if len(fig.missing) == 0 {
 		return ""
 	}
-	return "nothing to draw for: " + strings.Join(out, ", ")
+	return "nothing to draw for: " + strings.Join(fig.missing, ", ")
 }
 
 // timeEnd returns the end of a time axis that shows every run whole: the

@@ -130,3 +130,37 @@ func TestClassifyOwnTests(t *testing.T) {
 		}
 	}
 }
+
+// TestFitLinesKeepsWords: a label too long for a legend is wrapped at
+// spaces and shortened after a whole word, never cut through one (run
+// legends were cut mid-word: "…rate=100mbit qdisc=pfifo_f…").
+func TestFitLinesKeepsWords(t *testing.T) {
+	th := newTheme(DefaultWidth, DefaultHeight)
+	sty := th.text(legendSize)
+	label := "TCP download avg · e3-fq-codel rate=100mbit qdisc=pfifo_fast tcp_bidirectional #3 of a long experiment's name"
+	words := strings.Fields(label)
+	for _, w := range []float64{120, 200, 400, 2000} {
+		width := th.pt(w)
+		got := fitLines(sty, label, width, 2)
+		lines := strings.Split(got, "\n")
+		if len(lines) > 2 {
+			t.Errorf("width %v: %d lines: %q", w, len(lines), got)
+		}
+		for _, l := range lines {
+			if sty.Width(l) > width {
+				t.Errorf("width %v: %q is wider", w, l)
+			}
+			for _, word := range strings.Fields(l) {
+				if word != "…" && !slices.Contains(words, word) {
+					t.Errorf("width %v: %q is not a word of the label (%q)", w, word, got)
+				}
+			}
+		}
+		if w == 2000 && got != label {
+			t.Errorf("a label that fits is changed: %q", got)
+		}
+	}
+	if got := fitLines(sty, "supercalifragilisticexpialidocious", th.pt(40), 2); !strings.HasSuffix(got, "…") || sty.Width(got) > th.pt(40) {
+		t.Errorf("a single word too wide: %q", got)
+	}
+}
