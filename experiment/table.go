@@ -398,25 +398,9 @@ func Tables(dir string, o TableOptions) ([]*Table, error) {
 			return nil, err
 		}
 	}
-	where := map[string][]string{}
-	for name, given := range o.Where {
-		if !contains(dims, name) && len(given) > 0 {
-			return nil, choicef("--where %s=%s: %s is not a variable of %s (its variables are %s)", name, given[0], name, dir, strings.Join(dims, ", "))
-		}
-		for _, raw := range given {
-			vs := []string{raw}
-			if !contains(values[name], raw) {
-				vs = strings.Split(raw, ",")
-			}
-			for _, v := range vs {
-				if !contains(values[name], v) {
-					return nil, choicef("--where %s=%s: %s has no value %q (its values are %s)", name, raw, name, v, strings.Join(values[name], ", "))
-				}
-				if !contains(where[name], v) {
-					where[name] = append(where[name], v)
-				}
-			}
-		}
+	where, err := resolveWhere(dir, dims, values, o.Where)
+	if err != nil {
+		return nil, err
 	}
 	var given []Var
 	for _, d := range dims {
