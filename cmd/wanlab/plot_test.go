@@ -78,6 +78,9 @@ func TestPlotEveryKind(t *testing.T) {
 	a := synthResults(t, dir, "a.json.gz", "fifo", 1)
 	b := synthResults(t, dir, "b.json", "fq_codel", 2)
 	for _, kind := range plot.Kinds() {
+		if kind.FromTable() {
+			continue // drawn from an experiment: TestPlotSweepIsTablePlot
+		}
 		for _, f := range plot.Formats() {
 			inputs := []string{a, b}
 			if !kind.ManyRuns() {

@@ -15,6 +15,7 @@ import (
 
 	"wanlab/experiment"
 	"wanlab/internal/outfile"
+	"wanlab/plot"
 	"wanlab/report"
 	"wanlab/results"
 )
@@ -150,8 +151,13 @@ func readExperiment(path string, warn io.Writer) (*report.Experiment, error) {
 		e.TablesNote = fmt.Sprintf("No table: %v (wanlab table %s with the options it names makes it).", err, path)
 	}
 	for _, t := range tables {
-		sw := sweepOf(t)
-		e.Tables = append(e.Tables, report.Table{Table: t, Sweep: &sw})
+		// The graph wanlab table --plot draws; a table none can be drawn
+		// of (an error of FromTable's) has none.
+		tt := report.Table{Table: t}
+		if sw, err := plot.FromTable(t, plot.TableGraph{}); err == nil {
+			tt.Sweep = &sw
+		}
+		e.Tables = append(e.Tables, tt)
 	}
 	return e, nil
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"syscall"
@@ -22,6 +20,9 @@ type tableFlags struct {
 	where, show                                   []string
 	plot, reference                               string
 	faithfulOnly                                  bool
+	// The graph's own options: --title and sweepFlags.
+	title string
+	sweep sweepFlags
 }
 
 func newTableCommand(s *streams) *cobra.Command {
@@ -57,15 +58,24 @@ a reference and a ratio column per column that has figures, the sources
 under the table. Every table counts the runs whose fidelity verdict is not
 faithful, per cell (†N); --faithful-only leaves them out.
 
---plot draws the table as a graph too: the row variable along the x axis,
-one line per column, error bars for the spread.`,
+--plot draws the table as a graph too (as wanlab plot DIR --kind sweep
+does): the row variable along the x axis, numeric and in proportion when
+its values are times, rates, sizes or numbers (--log-x for a log scale),
+a group of points per column (joined by lines on a numeric axis), error
+bars for the spread as the caption states it (cut at 0 for a rate, a time
+or a count), the title naming every variable held fixed (--title to give
+another), and the reference's figures as points of their own. Several
+tables are one graph each, named after what they are for (e1.svg:
+e1-fixed.svg, e1-jitter.svg, ...). The path of every file written is
+printed (on stderr when the table goes to stdout).`,
 		Example: `  wanlab table e1-results
   wanlab table e1-results --rows delay --cols transport --where variant=jitter
   wanlab table e3-fq-codel-results --where test=rrul --series "Ping (ms) ICMP" --stat median
   wanlab table e2-results --spread minmax --format csv -o e2.csv
   wanlab table e1-results --show mean,ci95,n,points --reference published.csv
   wanlab table e1-results.summary.json.gz --faithful-only --format markdown
-  wanlab table e1-quick --plot e1-quick.svg`,
+  wanlab table e1-quick --plot e1-quick.svg
+  wanlab table e2-results --plot e2.svg --log-x --spread minmax --title "Goodput through a tiny token bucket"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return runTable(s, args[0], &f) },
 	}
@@ -83,7 +93,9 @@ one line per column, error bars for the spread.`,
 	fs.BoolVar(&f.faithfulOnly, "faithful-only", false, "leave out the runs whose fidelity verdict is not faithful (each cell still counts them)")
 	fs.StringVar(&f.format, "format", "text", "text (aligned columns), markdown or csv")
 	fs.StringVarP(&f.out, "output", "o", "-", "write the table to this file (- for stdout)")
-	fs.StringVar(&f.plot, "plot", "", "also draw the table as a graph into this .png or .svg file: rows along x, a line per column")
+	fs.StringVar(&f.plot, "plot", "", "also draw the table as a graph into this .png or .svg file: rows along x, a line or group per column")
+	fs.StringVar(&f.title, "title", "", "the graph's title (default: the experiment, the statistic and every variable held fixed)")
+	f.sweep.register(fs)
 	return c
 }
 
@@ -93,23 +105,22 @@ func runTable(s *streams, dir string, f *tableFlags) error {
 	if !slices.Contains(tableFormats, f.format) {
 		return usagef("--format %q: use text, markdown or csv", f.format)
 	}
-	o := experiment.TableOptions{Rows: f.rows, Cols: f.cols, Series: f.series, Stat: f.stat, Spread: f.spread, Show: f.show,
-		FaithfulOnly: f.faithfulOnly, Where: map[string][]string{},
-		Warnf: func(format string, args ...any) { fmt.Fprintf(s.err, "wanlab: warning: "+format+"\n", args...) }}
-	for _, w := range f.where {
-		k, v, ok := strings.Cut(w, "=")
-		if !ok || k == "" {
-			return usagef("--where %q: write VAR=VALUE or VAR=VALUE,VALUE..., e.g. --where variant=jitter or --where transport=reno,cubic", w)
-		}
-		o.Where[k] = append(o.Where[k], v)
+	if f.plot == "" && (f.title != "" || f.sweep.logX) {
+		return usagef("--title and --log-x are options of the graph: add --plot FILE.svg (or .png), or leave them out")
 	}
+	where, err := parseWhere(f.where)
+	if err != nil {
+		return err
+	}
+	o := experiment.TableOptions{Rows: f.rows, Cols: f.cols, Series: f.series, Stat: f.stat, Spread: f.spread, Show: f.show,
+		FaithfulOnly: f.faithfulOnly, Where: where,
+		Warnf: func(format string, args ...any) { fmt.Fprintf(s.err, "wanlab: warning: "+format+"\n", args...) }}
 	fo := outfile.Options{Label: "-o", Suggest: "table." + map[string]string{"text": "txt", "markdown": "md", "csv": "csv"}[f.format], Stdout: s.out}
 	if err := outfile.Check(f.out, fo); err != nil {
 		return usagef("%v", err)
 	}
 	var plotFormat plot.Format
 	if f.plot != "" {
-		var err error
 		if plotFormat, err = plot.FormatFor(f.plot); err != nil {
 			return usagef("--plot: %s", strings.TrimPrefix(err.Error(), "plot: "))
 		}
@@ -117,24 +128,20 @@ func runTable(s *streams, dir string, f *tableFlags) error {
 			return usagef("%v", err)
 		}
 	}
-	if f.reference != "" {
-		ref, err := experiment.ReadReference(f.reference)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		o.Reference = ref
-	}
-	tables, err := experiment.Tables(dir, o)
-	if err != nil {
-		var ce *experiment.ChoiceError
-		var de *experiment.DirError
-		if errors.As(err, &ce) || errors.As(err, &de) || errors.Is(err, experiment.ErrNoIndex) {
-			return usagef("%v", err)
-		}
+	if o.Reference, err = readReference(f.reference); err != nil {
 		return err
 	}
-	if f.plot != "" && len(tables) > 1 {
-		return usagef("--plot draws one table and %s gives %d: choose one with %s", dir, len(tables), strings.Join(tables[0].Selection(), " "))
+	tables, err := readTables(dir, o)
+	if err != nil {
+		return err
+	}
+	var graphs *sweepImages
+	if f.plot != "" {
+		graphs, err = drawSweeps(tables, sweepOutput{path: f.plot, file: outfile.Options{Label: "--plot"},
+			draw: plot.Options{Format: plotFormat, Title: f.title, Warnf: o.Warnf}, flags: f.sweep})
+		if err != nil {
+			return err
+		}
 	}
 	ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
@@ -149,51 +156,22 @@ func runTable(s *streams, dir string, f *tableFlags) error {
 	if err := out.Commit(); err != nil {
 		return err
 	}
-	if f.plot != "" {
-		g, err := outfile.Create(ctx, f.plot, outfile.Options{Label: "--plot"})
-		if err != nil {
-			return err
-		}
-		defer g.Abort()
-		if err := plot.DrawSweep(g, sweepOf(tables[0]), plot.Options{Format: plotFormat}); err != nil {
-			return err
-		}
-		return g.Commit()
+	// The files written are said on stdout, or on stderr when the table
+	// is there.
+	note := s.out
+	if f.out == "-" {
+		note = s.err
+	} else {
+		fmt.Fprintf(note, "table: %s\n", outfile.Printable(out.Path()))
 	}
-	return nil
-}
-
-// sweepOf turns a table into a graph: the row variable's values along a
-// categorical x axis, one line per column, error bars for the spread.
-func sweepOf(t *experiment.Table) plot.Sweep {
-	s := plot.Sweep{Title: t.Caption(), XLabel: t.RowVar, Categories: t.Rows}
-	s.YLabel = t.Stat + " of " + strings.Join(t.Series, " / ")
-	if t.Unit != "" {
-		s.YLabel += " (" + t.Unit + ")"
+	if graphs == nil {
+		return nil
 	}
-	for j := range t.Cols {
-		g := plot.SweepGroup{Name: t.Cols[j]}
-		if t.ColVar == "" {
-			g.Name = t.Stat
-		}
-		for i, rv := range t.Rows {
-			c := t.Cells[i][j]
-			p := plot.SweepPoint{Category: rv, Mean: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
-			if c.N > 0 {
-				p.Mean, p.Lo, p.Hi = c.Summary.Mean, c.Summary.Mean, c.Summary.Mean
-				switch {
-				case c.N < 2:
-				case t.Spread == "stddev":
-					p.Lo, p.Hi = c.Summary.Mean-c.Summary.SampleStdDev, c.Summary.Mean+c.Summary.SampleStdDev
-				case t.Spread == "minmax":
-					p.Lo, p.Hi = c.Summary.Min, c.Summary.Max
-				}
-			}
-			g.Points = append(g.Points, p)
-		}
-		s.Groups = append(s.Groups, g)
+	written, err := graphs.write()
+	for _, w := range written {
+		fmt.Fprintf(note, "graph: %s\n", outfile.Printable(w))
 	}
-	return s
+	return err
 }
 
 func writeTables(w io.Writer, tables []*experiment.Table, format string) error {

@@ -92,9 +92,17 @@ func TestTableE3FirstCommand(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
-	_, stderr, code = runWanlab(t, "table", dir, "--plot", filepath.Join(t.TempDir(), "e3.svg"))
-	if code != exitUsage || !strings.Contains(stderr, "gives 3: choose one with --where test=rrul") {
-		t.Errorf("--plot of three tables: exit %d, %q", code, stderr)
+	// --plot draws each table, named after what it is for; a graph on
+	// stdout takes one, and the refusal names the options that choose it.
+	graphs := t.TempDir()
+	_, stderr, code = runWanlab(t, "table", dir, "--plot", filepath.Join(graphs, "e3.svg"))
+	if want := "graph: " + filepath.Join(graphs, "e3-rrul.svg") + "\ngraph: " + filepath.Join(graphs, "e3-tcp_bidirectional-TCP_download.svg") +
+		"\ngraph: " + filepath.Join(graphs, "e3-tcp_bidirectional-TCP_upload.svg") + "\n"; code != 0 || stderr != want {
+		t.Errorf("--plot of three tables: exit %d, %q; want %q", code, stderr, want)
+	}
+	_, stderr, code = runWanlab(t, "plot", dir, "--kind", "sweep", "-o", "-", "--format", "svg")
+	if code != exitUsage || !strings.Contains(stderr, "3 tables are one graph each and the output is stdout: choose one table with --where test=rrul") {
+		t.Errorf("a sweep of three tables to stdout: exit %d, %q", code, stderr)
 	}
 	_, stderr, code = runWanlab(t, "table", dir, "--where", "test=tcp_bidirectional")
 	if code != exitUsage || !strings.Contains(stderr, `choose one with --series "TCP download" or --series "TCP upload"`) {

@@ -188,26 +188,36 @@ type Tick struct {
 	At    float64
 }
 
-// XTicks returns the labelled ticks of the x axis, left to right. Their
-// labels are the lowest row of several texts (the axis' own label is
-// alone below them); their marks are the longest of the short black
-// vertical strokes just above that row (the y axis' line is long), one
-// per label.
-func (img *Image) XTicks() ([]Tick, error) {
-	rows := map[float64][]Text{}
+// XTickLabels returns the labels of the x axis' ticks, left to right:
+// the lowest row of several texts (the axis' own label is alone below
+// them).
+func (img *Image) XTickLabels() ([]Text, error) {
+	rows := map[float64]int{}
 	for _, t := range img.Texts {
-		rows[math.Round(t.Y*100)/100] = append(rows[math.Round(t.Y*100)/100], t)
+		rows[math.Round(t.Y*100)/100]++
 	}
 	rowY := math.Inf(1)
-	for y, ts := range rows {
-		if len(ts) >= 2 && y < rowY {
+	for y, n := range rows {
+		if n >= 2 && y < rowY {
 			rowY = y
 		}
 	}
 	if math.IsInf(rowY, 1) {
 		return nil, fmt.Errorf("svgtest: no row of tick labels")
 	}
-	labels := img.TextsAt(rowY)
+	return img.TextsAt(rowY), nil
+}
+
+// XTicks returns the labelled ticks of the x axis, left to right: their
+// labels (XTickLabels) and their marks, the longest of the short black
+// vertical strokes just above the labels (the y axis' line is long), one
+// per label.
+func (img *Image) XTicks() ([]Tick, error) {
+	labels, err := img.XTickLabels()
+	if err != nil {
+		return nil, err
+	}
+	rowY := labels[0].Y
 	type mark struct{ x, length float64 }
 	var marks []mark
 	longest := 0.0
