@@ -141,15 +141,9 @@ func TestTablePlot(t *testing.T) {
 		}
 	}
 	// No error bar reaches below 0.
-	yt, err := img.YTicks()
+	zero, err := img.YTickAt("0")
 	if err != nil {
 		t.Fatal(err)
-	}
-	zero := math.NaN()
-	for _, tk := range yt {
-		if tk.Label == "0" {
-			zero = tk.At
-		}
 	}
 	bars := 0
 	for _, p := range img.Paths {

@@ -291,3 +291,17 @@ func (img *Image) YTicks() ([]Tick, error) {
 	sort.Slice(ticks, func(i, j int) bool { return ticks[i].At < ticks[j].At })
 	return ticks, nil
 }
+
+// YTickAt returns the height of the y axis' tick labelled label.
+func (img *Image) YTickAt(label string) (float64, error) {
+	ticks, err := img.YTicks()
+	if err != nil {
+		return 0, err
+	}
+	for _, tk := range ticks {
+		if tk.Label == label {
+			return tk.At, nil
+		}
+	}
+	return 0, fmt.Errorf("svgtest: the y axis has no tick labelled %q: %v", label, ticks)
+}
