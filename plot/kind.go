@@ -30,10 +30,12 @@ const (
 	// inside each run's load window, as Flent's ping_cdf.
 	PingCDF Kind = "ping_cdf"
 	// Box is a box plot of one series' samples inside the load window,
-	// one box per run, labelled by the run: quartiles and median, whiskers
-	// to the furthest sample within 1.5 interquartile ranges, the samples
-	// beyond drawn as dots (matplotlib's rule, which Flent's box plots
-	// use). Options.Series chooses the series.
+	// one box per run, labelled by the run, or one per group of runs
+	// (Options.Groups: an experiment's case) over all their samples:
+	// quartiles and median, whiskers to the furthest sample within 1.5
+	// interquartile ranges, the samples beyond drawn as dots (matplotlib's
+	// rule, which Flent's box plots use). Options.Series chooses the
+	// series.
 	Box Kind = "box"
 	// TCPCwndRTT is the congestion window and the smoothed RTT of every
 	// TCP flow of one run over time, at the sender (the flow's tcp_cwnd
@@ -72,7 +74,7 @@ type kindInfo struct {
 var kinds = []kindInfo{
 	{AllScaled, "download, upload and latency over time (Flent's all_scaled); several runs overlay", true, allScaled},
 	{PingCDF, "CDF of every latency probe in the load window; several runs overlay", true, pingCDF},
-	{Box, "box plot of a chosen series in the load window, one box per run", true, boxPlot},
+	{Box, "box plot of a chosen series in the load window, one box per run (per case of an experiment)", true, boxPlot},
 	{TCPCwndRTT, "TCP congestion window and RTT over time at sender and receiver, one run", false, tcpCwndRTT},
 	{RouterFlows, "the router's per-flow delivered rate and queueing delay over time, one run", false, routerFlows},
 	{SeriesKind, "a series chosen with --series (a flow's too, LABEL::key) over time; several runs overlay", true, seriesOverTime},
