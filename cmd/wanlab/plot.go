@@ -408,12 +408,14 @@ func readExperimentRuns(dir string, where map[string][]string, warn io.Writer) (
 		if r.Result == nil || r.Result.Doc == nil {
 			continue
 		}
-		label := r.Label(varying)
-		if rs.Index.Repeat > 1 {
-			label = strings.TrimSpace(fmt.Sprintf("%s #%d", label, r.Run.Repetition))
-		}
-		if label == "" {
-			label = r.Run.Title
+		// A run is named by its case among those shown, and its
+		// repetition; by its title when the runs are of one case.
+		label := r.Run.Title
+		if len(varying) > 0 {
+			label = r.Label(varying)
+			if rs.Index.Repeat > 1 {
+				label += fmt.Sprintf(" #%d", r.Run.Repetition)
+			}
 		}
 		e.runs = append(e.runs, report.Run{Source: filepath.Join(dir, r.Run.File), Doc: r.Result.Doc})
 		e.labels = append(e.labels, label)
