@@ -152,7 +152,8 @@ func runPlot(s *streams, o *plotOptions, args []string) error {
 		}
 		runs = exp.runs
 		draw.Labels = exp.labels
-		if kind == plot.Box {
+		if kind == plot.Box && exp.caseAxis != "" {
+			// A box per case; the runs of one case get a box each.
 			draw.Groups, draw.GroupAxis = exp.cases, exp.caseAxis
 		}
 	} else {
