@@ -9,39 +9,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"wanlab/experiment"
-	"wanlab/internal/outfile"
-	"wanlab/internal/resultstest"
 	"wanlab/internal/svgtest"
-	"wanlab/results"
 )
 
-// figureBackend runs an experiment's runs in the test: each writes a
-// synthetic results document of its test whose main series' mean is what
-// mean gives for the run.
-type figureBackend struct {
-	t    *testing.T
-	mean func(r *experiment.Run) float64
-}
-
-func (figureBackend) Keys() []string                         { return nil }
-func (figureBackend) Check(*experiment.Run) error            { return nil }
-func (figureBackend) Estimate(*experiment.Run) time.Duration { return time.Second }
-func (b figureBackend) Run(ctx context.Context, r *experiment.Run, path string) error {
-	d := resultstest.Run(r.Test, r.Title, r.Seed, resultstest.DefaultPath)
-	if s, _ := d.MainSeries(); s != nil && b.mean != nil {
-		s.Summary.Mean = b.mean(r)
-	}
-	return results.WriteFile(ctx, path, d, outfile.Options{})
-}
-
-// runFigures runs the experiment file's runs with a figureBackend into
-// a new results directory.
+// runFigures runs the experiment file's runs with a resultsBackend whose
+// runs' main series have the means mean gives, into a new results
+// directory.
 func runFigures(t *testing.T, file string, mean func(r *experiment.Run) float64) string {
 	t.Helper()
-	b := figureBackend{t, mean}
+	b := resultsBackend{mean}
 	p, err := experiment.Load("x.yaml", []byte(file), experiment.LoadOptions{Backend: b})
 	if err != nil {
 		t.Fatal(err)
@@ -236,36 +214,24 @@ func TestPlotExperimentBoxByCase(t *testing.T) {
 	}
 }
 
-// e3Shape is E3's: two tests in each case.
-const e3Shape = `name: e3
-vars:
-  rate: [10mbit, 100mbit]
-  qdisc: [pfifo_fast, fq_codel]
-path:
-  both: "tbf rate ${rate} burst 32k latency 400ms; ${qdisc}"
-tests:
-  - test: rrul
-  - test: tcp_bidirectional
-`
-
 // TestPlotRefusesTwoQuantitiesOnOneAxis: E3's directory overlays RRUL's
 // per-flow average and tcp_bidirectional's one flow no more; the refusal
 // says which --where to give, and that one draws.
 func TestPlotRefusesTwoQuantitiesOnOneAxis(t *testing.T) {
-	dir := runFigures(t, e3Shape, nil)
+	dir := e3Dir(t)
 	out := filepath.Join(t.TempDir(), "e3.png")
 	_, stderr, code := runWanlab(t, "plot", dir, "-o", out)
 	if code != exitUsage || !strings.Contains(stderr, "not the same quantity") || !strings.Contains(stderr, "(here: --where test=tcp_bidirectional or --where test=rrul)") {
 		t.Fatalf("exit %d, %q", code, stderr)
 	}
 	stdout, stderr, code := runWanlab(t, "plot", dir, "--where", "test=rrul", "-o", out)
-	if code != 0 || !strings.Contains(stdout, "all_scaled graph of 4 runs") {
+	if code != 0 || !strings.Contains(stdout, "all_scaled graph of 12 runs") {
 		t.Errorf("--where test=rrul: exit %d, %q %q", code, stdout, stderr)
 	}
 	// A series some runs lack: the others are drawn, and the warning says
 	// which were left out.
 	_, stderr, code = runWanlab(t, "plot", dir, "--kind", "series", "--series", "TCP download BE::tcp_rtt", "-o", out)
-	if code != 0 || !strings.Contains(stderr, `wanlab: warning: 4 of the 8 runs have no samples of "TCP download BE::tcp_rtt", left out of the series graph: rate=10mbit qdisc=pfifo_fast test=tcp_bidirectional`) {
+	if code != 0 || !strings.Contains(stderr, `wanlab: warning: 12 of the 24 runs have no samples of "TCP download BE::tcp_rtt", left out of the series graph: rate=10mbit qdisc=pfifo_fast test=tcp_bidirectional #1, `) {
 		t.Errorf("a series half the runs lack: exit %d, %q", code, stderr)
 	}
 }
