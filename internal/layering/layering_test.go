@@ -145,7 +145,7 @@ func TestCheckerCatchesViolations(t *testing.T) {
 // views are the packages that read saved results: every one of their
 // figures must come from the results document, so that a saved file gives
 // the same view on any machine, root or not.
-var views = []string{"results", "plot", "report", "experiment"}
+var views = []string{"results", "plot", "report", "experiment", "compare"}
 
 // lab lists the packages that build or run a path, which no view may
 // depend on, directly or through another package.
