@@ -68,7 +68,7 @@ var commands = []func(s *streams) *cobra.Command{
 	// A testbed that stays up: build it, use it, change it, remove it.
 	newUpCommand, newStatusCommand, newExecCommand, newShellCommand, newSetCommand, newDownCommand,
 	// The views of saved results.
-	newShowCommand, newTableCommand, newPlotCommand, newReportCommand, newExportCommand,
+	newShowCommand, newTableCommand, newCompareCommand, newPlotCommand, newReportCommand, newExportCommand,
 	// The emulation on a virtual clock, without root.
 	newSimCommand,
 }
