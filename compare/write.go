@@ -57,14 +57,15 @@ func (p *Pair) Heading() string {
 	return fmt.Sprintf("A %s (%s) against B %s (%s)", p.A, plural(p.RunsA, "run"), p.B, plural(p.RunsB, "run"))
 }
 
-// header is the table's first row.
-func (r *Result) header() []string {
+// Header is the first row of a pair's table, whose rows Cells gives.
+func (r *Result) Header() []string {
 	return []string{"series", "stat", "unit", "A", "B", "B − A", "B − A %", r.confidenceText() + " interval of B − A", "p (Holm)", "significant"}
 }
 
-// cells renders a row for people: figures to about three significant
-// digits, the difference and its interval with the same decimals.
-func (r *Result) cells(row *Row) []string {
+// Cells renders a row for people, under Header: figures to about three
+// significant digits, the difference and its interval with the same
+// decimals, "–" for what there is none of.
+func (r *Result) Cells(row *Row) []string {
 	dec := decimals(magnitude(row.A, row.B))
 	ddec := decimals(magnitude(row.Diff, row.Lo, row.Hi))
 	interval, p, sig := "", "–", "no"
@@ -90,9 +91,26 @@ func (r *Result) cells(row *Row) []string {
 	return []string{row.Series, row.Stat, row.Unit, formatNum(row.A, dec), formatNum(row.B, dec), signed(row.Diff, ddec), pct, interval, p, sig}
 }
 
-// notes are the lines under the tables: runs left out, cases without a
-// partner, single runs.
-func (r *Result) notes() []string {
+// tableRows are a pair's rows as Cells renders them, the series' name
+// only on its first row.
+func (r *Result) tableRows(p *Pair) [][]string {
+	var out [][]string
+	prev := ""
+	for _, row := range p.Rows {
+		c := r.Cells(&row)
+		if c[0] == prev {
+			c[0] = ""
+		} else {
+			prev = c[0]
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Notes are the sentences under the tables: runs left out, cases
+// without a partner, sides of one run.
+func (r *Result) Notes() []string {
 	var out []string
 	for _, s := range []struct {
 		name string
@@ -181,20 +199,13 @@ func (r *Result) WriteText(w io.Writer) error {
 		ew.Linef("%s", p.Heading())
 		ew.Linef("")
 		tw := tabwriter.NewWriter(ew, 0, 0, 3, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(r.header(), "\t"))
-		prev := ""
-		for _, row := range p.Rows {
-			c := r.cells(&row)
-			if c[0] == prev {
-				c[0] = ""
-			} else {
-				prev = c[0]
-			}
+		fmt.Fprintln(tw, strings.Join(r.Header(), "\t"))
+		for _, c := range r.tableRows(&p) {
 			fmt.Fprintln(tw, strings.Join(c, "\t"))
 		}
 		tw.Flush()
 	}
-	if notes := r.notes(); len(notes) > 0 {
+	if notes := r.Notes(); len(notes) > 0 {
 		ew.Linef("")
 		for _, n := range notes {
 			ew.Linef("%s", n)
@@ -221,17 +232,10 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 	for _, p := range r.Pairs {
 		ew.Linef("**%s**", mdEscape(p.Heading()))
 		ew.Linef("")
-		h := r.header()
+		h := r.Header()
 		ew.Linef("| %s |", strings.Join(h, " | "))
 		ew.Linef("|%s", strings.Repeat("---|", len(h)))
-		prev := ""
-		for _, row := range p.Rows {
-			c := r.cells(&row)
-			if c[0] == prev {
-				c[0] = ""
-			} else {
-				prev = c[0]
-			}
+		for _, c := range r.tableRows(&p) {
 			for i := range c {
 				c[i] = mdEscape(c[i])
 			}
@@ -239,7 +243,7 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		}
 		ew.Linef("")
 	}
-	for _, n := range r.notes() {
+	for _, n := range r.Notes() {
 		ew.Linef("%s", mdEscape(n))
 		ew.Linef("")
 	}

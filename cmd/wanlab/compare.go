@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -37,9 +36,10 @@ B's figure (the mean over their runs of each run's figure), the difference
 B − A, absolute and in % of A, its 95 % confidence interval by Welch's t
 over the runs, and whether it is significant: its p-value after Holm's
 correction across every test the command made is below 0.05, so that
-twenty statistics compared do not raise a false alarm by chance. A side of
-one run gives no interval: its differences are printed and never called
-significant.
+twenty statistics compared do not raise a false alarm by chance (the more
+tests, the larger a difference must be to count: --series and --stat keep
+to what is asked). A side of one run gives no interval: its differences
+are printed and never called significant.
 
 A and B are each a results directory of 'wanlab experiment run' (or of
 'wanlab run --sweep'), an experiment's summary file ('wanlab experiment
@@ -167,17 +167,11 @@ func runCompare(s *streams, a, b []string, f *compareFlags) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
-	out, err := outfile.Create(ctx, f.out, fo)
-	if err != nil {
+	var text bytes.Buffer
+	if err := res.Write(&text, f.format); err != nil {
 		return err
 	}
-	defer out.Abort()
-	if err := res.Write(out, f.format); err != nil {
-		return err
-	}
-	if err := out.Commit(); err != nil {
+	if _, err := writeOutput(f.out, fo, text.Bytes()); err != nil {
 		return err
 	}
 	var held []string
