@@ -40,7 +40,10 @@ func TestCompareUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	runs := writeRuns(t, filepath.Join(dir, "runs"), 10, 1, 2)
 	exp := filepath.Join(dir, "exp")
-	if err := resultstest.WriteExperiment(exp, "x", []string{"delay"}, []resultstest.ExperimentRun{{Vars: map[string]string{"delay": "10ms"}, Doc: resultstest.Run("tcp_upload", "", 1, resultstest.DefaultPath)}}); err != nil {
+	if err := os.MkdirAll(exp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resultstest.Experiment(exp, "x", []string{"delay"}, []resultstest.Case{{Vars: map[string]string{"delay": "10ms"}, Test: "tcp_upload", Path: resultstest.DefaultPath}}, 1, resultstest.Short, nil); err != nil {
 		t.Fatal(err)
 	}
 	none := filepath.Join(dir, "none")
@@ -136,12 +139,15 @@ func TestCompareExitStatus(t *testing.T) {
 	// An experiment against itself, from its directory and from its
 	// summary: every case meets itself and nothing differs.
 	exp := filepath.Join(dir, "exp")
-	var ers []resultstest.ExperimentRun
-	for i, rate := range []float64{10, 10, 10, 20, 20, 20} {
-		ers = append(ers, resultstest.ExperimentRun{Vars: map[string]string{"rate": fmt.Sprintf("%gmbit", rate)},
-			Doc: resultstest.Run("tcp_upload", "", uint64(i+1), resultstest.Path{RateMbit: rate, BaseRTTMs: 40, BloatMs: 60})})
+	if err := os.MkdirAll(exp, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if err := resultstest.WriteExperiment(exp, "x", []string{"rate"}, ers); err != nil {
+	var cases []resultstest.Case
+	for _, rate := range []float64{10, 20} {
+		cases = append(cases, resultstest.Case{Vars: map[string]string{"rate": fmt.Sprintf("%gmbit", rate)}, Test: "tcp_upload",
+			Path: resultstest.Path{RateMbit: rate, BaseRTTMs: 40, BloatMs: 60}})
+	}
+	if _, err := resultstest.Experiment(exp, "x", []string{"rate"}, cases, 3, resultstest.Short, nil); err != nil {
 		t.Fatal(err)
 	}
 	summary := filepath.Join(dir, "exp.summary.json.gz")

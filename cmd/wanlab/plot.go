@@ -125,7 +125,7 @@ func runPlot(s *streams, o *plotOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	where, err := parseWhere(o.where)
+	where, err := parseWhere("--where", o.where)
 	if err != nil {
 		return err
 	}
@@ -250,19 +250,6 @@ func readReference(path string) (*experiment.Reference, error) {
 		return nil, usagef("%v", err)
 	}
 	return ref, nil
-}
-
-// parseWhere reads --where's VAR=VALUE[,VALUE...] flags.
-func parseWhere(flags []string) (map[string][]string, error) {
-	where := map[string][]string{}
-	for _, w := range flags {
-		k, v, ok := strings.Cut(w, "=")
-		if !ok || k == "" {
-			return nil, usagef("--where %q: write VAR=VALUE or VAR=VALUE,VALUE..., e.g. --where variant=jitter or --where transport=reno,cubic", w)
-		}
-		where[k] = append(where[k], v)
-	}
-	return where, nil
 }
 
 // sweepOutput is how sweep graphs are drawn and where they go.

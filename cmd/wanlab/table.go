@@ -108,7 +108,7 @@ func runTable(s *streams, dir string, f *tableFlags) error {
 	if f.plot == "" && (f.title != "" || f.sweep.logX) {
 		return usagef("--title and --log-x are options of the graph: add --plot FILE.svg (or .png), or leave them out")
 	}
-	where, err := parseWhere(f.where)
+	where, err := parseWhere("--where", f.where)
 	if err != nil {
 		return err
 	}
