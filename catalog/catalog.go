@@ -129,9 +129,9 @@ type Test struct {
 	// server and a client command) rather than Flows: wanlab measures
 	// their traffic at the router.
 	Custom bool
-	// Flent says whether Flent has the test, so that a Flent data file of
-	// a run of it can be written (Flent runs the test named in the file
-	// to load it).
+	// Flent says whether Flent has the test itself. (Flent runs the test
+	// a data file names to load it, so the data file of a run of one of
+	// wanlab's own names the Flent test of its layout: results.FlentLayout.)
 	Flent bool
 	// Plot is Flent's default plot for the test.
 	Plot string

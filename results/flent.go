@@ -35,16 +35,19 @@ var flentRecordKeys = map[string]bool{"t": true, "val": true, "dur": true, "lost
 // holds its samples inside the window, as {t (unix seconds), val, dur (the
 // step, for rate series)}, a lost probe as {t, lost: true}. Flent's
 // `-f stats` summarises every raw value it is given, so its figures are
-// the document's summary: the same median, minimum, maximum, standard
-// deviation, variance and total (Σ val·dur). Its mean is the MEAN_VALUE of
-// SERIES_META, which is the window's mean as Summarize computes it, and its
-// "Data points" is then the number of grid points of the whole run. A flow's own series
-// ("TCP upload BE::tcp_cwnd") become the key after "::" inside the records
-// of the flow's series, where Flent's per-flow plots (tcp_cwnd, tcp_rtt)
-// look for them.
+// the document's summary: the same data points, mean, median, minimum,
+// maximum, standard deviation, variance and total (Σ val·dur). The file
+// has no MEAN_VALUE in SERIES_META: with one, Flent would print it as the
+// mean and count every grid point of the run, nulls included, as the data
+// points. A flow's own series ("TCP upload BE::tcp_cwnd") become the key
+// after "::" inside the records of the flow's series, where Flent's
+// per-flow plots (tcp_cwnd, tcp_rtt) look for them.
 //
-// The test must be one of FlentTests: Flent rebuilds the test's series
-// list from NAME and TEST_PARAMETERS when it loads the file.
+// Flent rebuilds the test's series list from NAME and TEST_PARAMETERS when
+// it loads the file, so NAME is a Flent test: the run's own, or for a test
+// of wanlab's the one FlentLayout names, its series renamed to that test's
+// (TFRC upload as TCP upload); metadata WANLAB records the run's test and
+// the renamed series, and TITLE starts with the run's test.
 func WriteFlent(w io.Writer, d *Document) error {
 	f, err := flentFile(d)
 	if err != nil {
@@ -76,14 +79,13 @@ func WriteFlentFile(ctx context.Context, path string, d *Document, o outfile.Opt
 }
 
 // CheckFlent says why the document cannot be written as a Flent data
-// file, or returns nil: its test must be one of FlentTests, since Flent
-// loads a data file by running the test the file names.
+// file, or returns nil: its test must have a FlentLayout, and it must
+// have its samples (not be a summary of a run).
 func CheckFlent(d *Document) error {
-	if _, ok := flentTests[d.Run.Test]; !ok {
-		return fmt.Errorf("a %s run: Flent has no such test, and it loads a data file by running the test the file names (wanlab exports runs of %s); wanlab show, plot and report read the results file",
-			d.Run.Test, strings.Join(FlentTests(), ", "))
+	if _, err := FlentLayout(d.Run.Test); err != nil {
+		return err
 	}
-	return nil
+	return d.NeedSamples()
 }
 
 // flentData is Flent's data file.
@@ -102,7 +104,15 @@ func flentFile(d *Document) (*flentData, error) {
 	if err := CheckFlent(d); err != nil {
 		return nil, fmt.Errorf("results: Flent export: %w", err)
 	}
-	test := flentTests[d.Run.Test]
+	flentName, _ := FlentLayout(d.Run.Test)
+	test := flentTests[flentName]
+	rename := flentLayouts[d.Run.Test].rename
+	name := func(n string) string {
+		if r, ok := rename[n]; ok {
+			return r
+		}
+		return n
+	}
 	step := d.Run.StepS
 	n := d.GridLen()
 	// Flent keeps T0 to the microsecond; raw times count from that T0 so
@@ -123,14 +133,7 @@ func flentFile(d *Document) (*flentData, error) {
 	seriesMeta := make(map[string]any, len(d.Series))
 	for i := range d.Series {
 		s := &d.Series[i]
-		grid := Grid(s.Samples, step, n)
-		res := make([]*float64, n)
-		for k, v := range grid {
-			if !math.IsNaN(v) && inWindow(s.Window, f.XValues[k]) {
-				res[k] = &grid[k]
-			}
-		}
-		f.Results[s.Name] = res
+		f.Results[name(s.Name)] = flentResults(s, f.XValues, step)
 
 		raw := make([]map[string]any, 0, len(s.Samples))
 		for _, p := range s.Samples {
@@ -148,23 +151,17 @@ func flentFile(d *Document) (*flentData, error) {
 			}
 			raw = append(raw, rec)
 		}
-		f.RawValues[s.Name] = raw
-
-		meta := map[string]any{"UNITS": s.Unit, "RUNNER": "wanlab"}
-		// Flent takes MEAN_VALUE as the series' mean, so it is the mean of
-		// the window, computed here rather than trusted from a summary
-		// that might predate the samples.
-		fresh := *s
-		fresh.Summarize(step)
-		if fresh.Summary.N > 0 {
-			meta["MEAN_VALUE"] = fresh.Summary.Mean
-		}
-		seriesMeta[s.Name] = meta
+		f.RawValues[name(s.Name)] = raw
+		// No MEAN_VALUE: Flent would print it as the mean and then count
+		// the grid's points, nulls included, as the data points; without
+		// it both come from the raw values, as every other figure does.
+		seriesMeta[name(s.Name)] = map[string]any{"UNITS": s.Unit, "RUNNER": "wanlab"}
 	}
 
 	for i := range d.Flows {
 		fl := &d.Flows[i]
-		if m, ok := seriesMeta[fl.Label].(map[string]any); ok && fl.CongestionControl != "" {
+		label := name(fl.Label)
+		if m, ok := seriesMeta[label].(map[string]any); ok && fl.CongestionControl != "" {
 			m["CONG_CONTROL"] = fl.CongestionControl
 		}
 		for j := range fl.Series {
@@ -173,7 +170,7 @@ func flentFile(d *Document) (*flentData, error) {
 			if flentRecordKeys[key] {
 				return nil, fmt.Errorf("results: Flent export: series %q: the key %q is one of Flent's own record keys; name it differently", s.Name, key)
 			}
-			mergeRawKey(f.RawValues, fl.Label, key, s, t0Unix)
+			mergeRawKey(f.RawValues, label, key, s, t0Unix)
 		}
 	}
 
@@ -186,7 +183,7 @@ func flentFile(d *Document) (*flentData, error) {
 		// it has to count the series the file has.
 		count := 0
 		for i := range d.Series {
-			if globMatch(test.streamsGlob, d.Series[i].Name) {
+			if globMatch(test.streamsGlob, name(d.Series[i].Name)) {
 				count++
 			}
 		}
@@ -194,9 +191,34 @@ func flentFile(d *Document) (*flentData, error) {
 	}
 
 	start := t0.Format(flentTimeLayout)
+	title := d.Run.Title
+	wanlab := map[string]any{
+		"test":           d.Run.Test,
+		"version":        d.Run.WanlabVersion,
+		"argv":           d.Run.Argv,
+		"seed":           d.Run.Seed,
+		"framing":        d.Run.Framing,
+		"path":           d.Run.Path,
+		"lead_s":         d.Run.LeadS,
+		"tail_s":         d.Run.TailS,
+		"partial":        d.Run.Partial,
+		"partial_reason": d.Run.PartialReason,
+		"sysctls":        d.Run.Sysctls,
+	}
+	if flentName != d.Run.Test {
+		// Flent's plots name the test by its description (tcp_upload's
+		// "TCP upload stream w/ping") and the series by Flent's labels;
+		// the title, which they print under it, says what ran.
+		title = strings.TrimSuffix(fmt.Sprintf("wanlab %s as Flent's %s: %s", d.Run.Test, flentName, d.Run.Title), ": ")
+		series := make(map[string]string, len(rename))
+		for from, to := range rename {
+			series[to] = from
+		}
+		wanlab["series"] = series
+	}
 	meta := map[string]any{
-		"NAME":            d.Run.Test,
-		"TITLE":           d.Run.Title,
+		"NAME":            flentName,
+		"TITLE":           title,
 		"TIME":            start,
 		"T0":              start,
 		"LOCAL_HOST":      "client",
@@ -209,18 +231,7 @@ func flentFile(d *Document) (*flentData, error) {
 		"TEST_PARAMETERS": params,
 		"SERIES_META":     seriesMeta,
 		"KERNEL_RELEASE":  d.Run.KernelRelease,
-		"WANLAB": map[string]any{
-			"version":        d.Run.WanlabVersion,
-			"argv":           d.Run.Argv,
-			"seed":           d.Run.Seed,
-			"framing":        d.Run.Framing,
-			"path":           d.Run.Path,
-			"lead_s":         d.Run.LeadS,
-			"tail_s":         d.Run.TailS,
-			"partial":        d.Run.Partial,
-			"partial_reason": d.Run.PartialReason,
-			"sysctls":        d.Run.Sysctls,
-		},
+		"WANLAB":          wanlab,
 	}
 	if sc, ok := d.Run.Sysctls["client"]; ok {
 		meta["SYSCTLS"] = sc
@@ -230,6 +241,43 @@ func flentFile(d *Document) (*flentData, error) {
 	}
 	f.Metadata = meta
 	return f, nil
+}
+
+// flentResults returns a series' column of results: its values on the grid
+// x (Grid) inside its window, null elsewhere. Flent takes a figure of 0
+// from the raw values (the standard deviation of a single sample) as
+// missing and computes it again from this column, and fails on a column
+// without a value. So a series whose window has samples and no grid value
+// (a probe answered between lost ones, which Grid does not interpolate
+// across) has each of those samples at its nearest grid point inside the
+// window instead, where Flent finds the same figure.
+func flentResults(s *Series, x []float64, step float64) []*float64 {
+	grid := Grid(s.Samples, step, len(x))
+	res := make([]*float64, len(x))
+	empty := true
+	for k, v := range grid {
+		if !math.IsNaN(v) && inWindow(s.Window, x[k]) {
+			res[k] = &grid[k]
+			empty = false
+		}
+	}
+	if !empty {
+		return res
+	}
+	for _, p := range s.Samples {
+		if p.Lost() || !inWindow(s.Window, p.T) {
+			continue
+		}
+		k := int(math.Round(p.T / step))
+		for _, c := range []int{k, k + 1, k - 1} {
+			if c >= 0 && c < len(x) && inWindow(s.Window, x[c]) {
+				v := p.V
+				res[c] = &v
+				break
+			}
+		}
+	}
+	return res
 }
 
 // mergeRawKey adds the window samples of s to the raw records of parent

@@ -1,8 +1,10 @@
 package results
 
 import (
+	"fmt"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // flentTest is what wanlab needs to know of one of Flent's tests: the
@@ -75,6 +77,55 @@ var flentTests = map[string]flentTest{
 		},
 		streamsParam: "download_streams", streamsGlob: "TCP download::*",
 	},
+}
+
+// flentLayout is how a run of one of wanlab's own tests goes into a Flent
+// data file: as a run of the Flent test whose series layout it shares,
+// its series renamed to that test's names, so that Flent rebuilds the
+// series list, the units and the plots that test defines. Every other
+// series keeps its name, so that nothing of the run is lost.
+type flentLayout struct {
+	// as is the Flent test (a key of flentTests).
+	as string
+	// rename maps a series of the run (and the flow it is the main series
+	// of) to Flent's name for it.
+	rename map[string]string
+}
+
+// flentLayouts are wanlab's own tests by name. Each has one load series
+// per direction and the ICMP ping, as the Flent test named: a TFRC or
+// QUIC upload is one flow's throughput, as tcp_upload's TCP upload is,
+// and a custom run's per-direction sums over the user's flows stand as
+// tcp_bidirectional's TCP upload and download (its per-flow series, its
+// UDP ping and its totals go along under their own names).
+var flentLayouts = map[string]flentLayout{
+	"tfrc_upload":   {"tcp_upload", map[string]string{"TFRC upload": "TCP upload"}},
+	"tfrc_download": {"tcp_download", map[string]string{"TFRC download": "TCP download"}},
+	"quic_upload":   {"tcp_upload", map[string]string{"QUIC upload": "TCP upload"}},
+	"quic_download": {"tcp_download", map[string]string{"QUIC download": "TCP download"}},
+	"custom":        {"tcp_bidirectional", map[string]string{"Custom upload": "TCP upload", "Custom download": "TCP download"}},
+}
+
+// FlentLayout returns the Flent test under which a run of test is written
+// as a Flent data file: the test itself for one of Flent's, the test
+// whose series layout it shares for one of wanlab's own (tfrc_upload goes
+// as tcp_upload). An unknown test has none: Flent loads a data file by
+// running the test the file names, so the error names the tests that
+// export.
+func FlentLayout(test string) (string, error) {
+	if _, ok := flentTests[test]; ok {
+		return test, nil
+	}
+	if l, ok := flentLayouts[test]; ok {
+		return l.as, nil
+	}
+	own := make([]string, 0, len(flentLayouts))
+	for n := range flentLayouts {
+		own = append(own, n)
+	}
+	sort.Strings(own)
+	return "", fmt.Errorf("a %s run: Flent has no such test and none with its series, and it loads a data file by running the test the file names (wanlab exports runs of Flent's %s, and of its own %s under the Flent test of the same series); wanlab show, plot and report read the results file",
+		test, strings.Join(FlentTests(), ", "), strings.Join(own, ", "))
 }
 
 // isComputed reports whether a series of this name is one Flent computes

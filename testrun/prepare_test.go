@@ -92,8 +92,6 @@ func TestPrepareBadInput(t *testing.T) {
 		{"tx_qlen for tcp", func(o *Options) { o.Test = "tcp_upload"; o.TxQLen = intp(5) }, "--tx-qlen is the TFRC sender's transmit buffer, and tcp_upload has no TFRC flow"},
 		{"negative tx_qlen", func(o *Options) { o.Test = "tfrc_upload"; o.TxQLen = intp(-1) }, "--tx-qlen -1: give 0 (unbounded"},
 		{"huge tx_qlen", func(o *Options) { o.Test = "tfrc_download"; o.TxQLen = intp(1 << 40) }, "to 10000 packets"},
-		{"flent for tfrc", func(o *Options) { o.Test = "tfrc_upload"; o.Flent = filepath.Join(dir, "x.flent.gz") }, "--flent: Flent has no test tfrc_upload"},
-		{"flent for custom", func(o *Options) { o.Test = "custom"; o.Client = "true"; o.Flent = filepath.Join(dir, "x.flent.gz") }, "Flent has no test custom"},
 		{"server for tcp", func(o *Options) { o.Test = "tcp_upload"; o.Server = "iperf3 -s" }, "--server, --client and --server-wait are the custom test's"},
 		{"client for the main job", func(o *Options) { o.Client = "iperf3 -c @peer" }, "run `wanlab run custom --server CMD --client CMD`"},
 		{"custom without client", func(o *Options) { o.Test = "custom"; o.Server = "iperf3 -s" }, "custom runs your own sender: give it with --client"},
@@ -259,6 +257,19 @@ func TestPrepareOwnTests(t *testing.T) {
 		o.Test = test
 		if _, err := Prepare(o, tcspec.Options{}); err != nil {
 			t.Errorf("%s: %v", test, err)
+		}
+	}
+	// Their runs write Flent's data file under the Flent test of their
+	// layout (results.FlentLayout), as export does.
+	dir := t.TempDir()
+	for _, test := range []string{"tfrc_upload", "quic_download", "custom"} {
+		o := Defaults()
+		o.Test, o.Client, o.Flent = test, "", filepath.Join(dir, test+".flent.gz")
+		if test == "custom" {
+			o.Client = "true"
+		}
+		if _, err := Prepare(o, tcspec.Options{}); err != nil {
+			t.Errorf("%s --flent: %v", test, err)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"wanlab/catalog"
 	"wanlab/profile"
+	"wanlab/results"
 	"wanlab/tfrc/tfrcudp"
 	"wanlab/traffic/tfrcflow"
 )
@@ -367,13 +368,13 @@ var registry = []*Option{
 	{
 		Key: "flent", Flag: "flent", Recorded: "(the file itself)", PerRun: ".flent.gz",
 		Help:    "also write Flent's data file, e.g. run.flent.gz",
-		Doc:     "Flent loads a data file by running the test it names, so only Flent's tests have one",
+		Doc:     "Flent loads a data file by running the test it names, so a run of one of wanlab's own tests goes under the Flent test whose series it shares (tfrc_upload and quic_upload as tcp_upload, custom as tcp_bidirectional; docs/results-format.md)",
 		ZeroFix: "give a file name (- for stdout), or leave --flent out",
 		NotFor: func(t catalog.Test, _ *Options) string {
-			if t.Flent {
-				return ""
+			if _, err := results.FlentLayout(t.Name); err != nil {
+				return "--flent: " + err.Error() + ": drop --flent"
 			}
-			return fmt.Sprintf("--flent: Flent has no test %s, and it loads a data file by running the test the file names: drop --flent; wanlab show, plot and report read the results file", t.Name)
+			return ""
 		},
 		field: text(func(o *Options) *string { return &o.Flent }),
 	},

@@ -18,10 +18,16 @@ func newExportCommand(s *streams) *cobra.Command {
 		Short: "Write a saved results file in Flent's data format",
 		Long: `export reads a results file that 'wanlab run' wrote and writes it as Flent's
 data file (format version 4, gzip-compressed when OUT ends in .gz), which
-flent 2.1.1 and later read: flent -i OUT -f stats, flent -i OUT -p all_scaled.
-docs/results-format.md says how each figure maps. Only runs of Flent's own
-tests export (ping, tcp_*, rrul, rrul_be, udp_flood): Flent loads a data
-file by running the test it names.`,
+flent 2.1.1 and later read: flent -i OUT -f stats prints the figures
+'wanlab show' prints, data points included, and flent -i OUT -p all_scaled
+(or totals, box_totals, ping_cdf) draws Flent's own plots. Flent loads a
+data file by running the test it names, so a run of one of wanlab's own
+tests goes under the Flent test whose series it shares, its load series
+renamed: tfrc_upload and quic_upload as tcp_upload (TCP upload),
+tfrc_download and quic_download as tcp_download, custom as
+tcp_bidirectional (its Custom upload and Custom download as TCP upload and
+TCP download); the file's title and metadata (WANLAB) name the run's test.
+docs/results-format.md says how each figure maps.`,
 		Example: `  wanlab export --flent rrul.flent.gz wanlab-rrul-20260101-120000.json.gz
   flent -i rrul.flent.gz -p all_scaled -o rrul.png`,
 		Args: cobra.ExactArgs(1),

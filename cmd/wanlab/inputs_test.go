@@ -86,8 +86,11 @@ func TestViewsRefuseADocumentWithoutARun(t *testing.T) {
 }
 
 // TestExportRefusesATestFlentLacks: export --flent of a run of a test
-// Flent does not have exits 2 naming the input and its test, and creates
-// no output (it exited 1 naming the output file).
+// that neither Flent nor wanlab has exits 2 naming the input and its test,
+// and creates no output (it exited 1 naming the output file); a run of a
+// summary of a run (no samples) is refused as well; a run of a test of
+// wanlab's own exports under the Flent test of its layout (it exited 2
+// too).
 func TestExportRefusesATestFlentLacks(t *testing.T) {
 	dir := t.TempDir()
 	in := synthResults(t, dir, "tfrc.json.gz", "tfrc", 1)
@@ -95,17 +98,40 @@ func TestExportRefusesATestFlentLacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc.Run.Test = "tfrc_upload"
+	doc.Run.Test = "rrul_var"
 	if err := results.WriteFile(context.Background(), in, doc, outfile.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out.flent.gz")
 	_, stderr, code := runWanlab(t, "export", "--flent", out, in)
-	if code != exitUsage || !strings.Contains(stderr, in+": a tfrc_upload run: Flent has no such test") || strings.Contains(stderr, out) {
-		t.Errorf("export of a tfrc_upload run: exit %d, %q; want 2 naming the input and its test", code, stderr)
+	if code != exitUsage || !strings.Contains(stderr, in+": a rrul_var run: Flent has no such test") || strings.Contains(stderr, out) {
+		t.Errorf("export of a rrul_var run: exit %d, %q; want 2 naming the input and its test", code, stderr)
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("export created its output")
+	}
+
+	doc.Run.Test = "tcp_upload"
+	if err := results.WriteFile(context.Background(), in, doc.WithoutSamples(), outfile.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runWanlab(t, "export", "--flent", out, in); code != exitUsage || !strings.Contains(stderr, "this is a summary of a run") {
+		t.Errorf("export of a summary of a run: exit %d, %q; want 2 saying it has no samples", code, stderr)
+	}
+
+	doc.Run.Test = "tfrc_upload"
+	doc.Series[0].Name, doc.Flows[0].Label = "TFRC upload", "TFRC upload"
+	for i := range doc.Flows[0].Series {
+		s := &doc.Flows[0].Series[i]
+		s.Name = "TFRC upload" + strings.TrimPrefix(s.Name, "TCP upload")
+	}
+	if err := results.WriteFile(context.Background(), in, doc, outfile.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if stdout, stderr, code := runWanlab(t, "export", "--flent", "-", in); code != 0 ||
+		!strings.Contains(stdout, `"NAME":"tcp_upload"`) || !strings.Contains(stdout, `"TITLE":"wanlab tfrc_upload as Flent's tcp_upload: tfrc"`) ||
+		!strings.Contains(stdout, `"TCP upload":[`) || strings.Contains(stdout, `"TFRC upload":[`) {
+		t.Errorf("export of a tfrc_upload run: exit %d, %q; want it as tcp_upload", code, stderr)
 	}
 }
 

@@ -65,7 +65,6 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "tfrc_upload", "--tx-qlen", "five"}, `--tx-qlen "five": give a whole number`},
 		{[]string{"run", "tfrc_upload", "--tx-qlen", "-3"}, "--tx-qlen -3: give 0 (unbounded"},
 		{[]string{"run", "tcp_upload", "--tx-qlen", "5"}, "tcp_upload has no TFRC flow"},
-		{[]string{"run", "quic_upload", "--flent", filepath.Join(dir, "q.flent.gz")}, "Flent has no test quic_upload"},
 		{[]string{"run", "custom"}, "custom runs your own sender: give it with --client"},
 		{[]string{"run", "custom", "--client", "true", "--server-wait", "1s"}, "there is no --server: drop it"},
 		{[]string{"run", "custom", "--client", "true", "--server", "x", "--server-wait", "forever"}, `"forever" is not a duration`},
