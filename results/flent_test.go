@@ -1,18 +1,22 @@
 package results
 
 import (
-	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
+	"image/png"
 	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
 	"wanlab/internal/outfile"
 )
 
@@ -25,156 +29,333 @@ func needFlent(t *testing.T) {
 }
 
 // runFlent runs the installed flent with args, its home and matplotlib
-// cache in a temporary directory, and returns what it printed.
+// cache in a temporary directory, and returns what it printed on stdout.
+// It fails the test when flent exits non-zero or reports an error: Flent
+// logs most failures (a traceback, an ERROR line) and still exits 0.
 func runFlent(t *testing.T, args ...string) string {
 	t.Helper()
 	home := t.TempDir()
 	cmd := exec.Command("flent", args...)
 	cmd.Env = append(os.Environ(), "HOME="+home, "MPLCONFIGDIR="+home, "XDG_CACHE_HOME="+home, "XDG_CONFIG_HOME="+home)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("flent %s: %v\n%s", strings.Join(args, " "), err, out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("flent %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
-	// Flent reports most failures on its log and still exits 0.
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(line, "ERROR") || strings.Contains(line, "Traceback") {
-			t.Fatalf("flent %s failed:\n%s", strings.Join(args, " "), out)
+	for _, out := range []string{stdout.String(), stderr.String()} {
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "ERROR") || strings.HasPrefix(line, "CRITICAL") || strings.Contains(line, "Traceback") {
+				t.Fatalf("flent %s failed:\n%s%s", strings.Join(args, " "), stdout.String(), stderr.String())
+			}
 		}
 	}
-	return string(out)
+	return stdout.String()
 }
 
-// parseFlentStats reads `flent -f stats` output: series name → figure name
-// ("Data points", "Total", "Median", ...) → value.
-func parseFlentStats(t *testing.T, out string) map[string]map[string]float64 {
+// storedRuns holds the results files of short real runs of every test
+// wanlab exports (wanlab run TEST --duration 3s --lead 1s --tail 1s, as
+// root; ping without lead and tail), one per test, named TEST.json.gz, so
+// that the tests below need neither root nor a run.
+const storedRuns = "testdata/flent"
+
+// exportedTests are the tests whose runs export: Flent's, then wanlab's
+// own that go under a Flent test's layout.
+func exportedTests() []string {
+	own := make([]string, 0, len(flentLayouts))
+	for n := range flentLayouts {
+		own = append(own, n)
+	}
+	sort.Strings(own)
+	return append(FlentTests(), own...)
+}
+
+// exportStored reads the stored run of test and writes it as a Flent data
+// file in a temporary directory; it returns the run and the file.
+func exportStored(t *testing.T, test string) (*Document, string) {
 	t.Helper()
-	res := make(map[string]map[string]float64)
-	var cur map[string]float64
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		line := sc.Text()
+	d, err := ReadFile(filepath.Join(storedRuns, test+".json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Run.Test != test {
+		t.Fatalf("%s.json.gz is a run of %s", test, d.Run.Test)
+	}
+	path := filepath.Join(t.TempDir(), test+".flent.gz")
+	if err := WriteFlentFile(context.Background(), path, d, outfile.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return d, path
+}
+
+// readFlentFile reads the metadata and the results of a Flent data file.
+func readFlentFile(t *testing.T, path string) (meta map[string]any, res map[string][]*float64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data struct {
+		Metadata map[string]any        `json:"metadata"`
+		Results  map[string][]*float64 `json:"results"`
+	}
+	if err := json.NewDecoder(zr).Decode(&data); err != nil {
+		t.Fatal(err)
+	}
+	return data.Metadata, data.Results
+}
+
+// statBlock is one series' block of figures as `flent -f stats` or
+// `wanlab show` prints it: each field's value and unit as printed, or "No
+// data.".
+type statBlock struct {
+	fields map[string][2]string
+	noData bool
+}
+
+// parseStats reads the series blocks of a summary (" NAME:" and its
+// "  Field: value unit" lines) from the line after the one that starts
+// with from up to the first line that starts with no space.
+func parseStats(t *testing.T, text, from string) map[string]*statBlock {
+	t.Helper()
+	blocks := make(map[string]*statBlock)
+	var cur *statBlock
+	in := false
+	for _, line := range strings.Split(text, "\n") {
 		switch {
-		case strings.TrimSpace(line) == "No data.":
-			cur = nil // the series stays in res with no figures
-		case strings.HasPrefix(line, "  ") && cur != nil:
+		case !in:
+			in = strings.HasPrefix(line, from)
+		case line == "":
+		case !strings.HasPrefix(line, " "):
+			return blocks
+		case line == "  No data.":
+			cur.noData = true
+		case strings.HasPrefix(line, "  "):
 			key, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if !ok {
-				t.Fatalf("flent stats: unexpected line %q", line)
-			}
 			fields := strings.Fields(rest)
-			if len(fields) == 0 {
-				t.Fatalf("flent stats: no value in %q", line)
+			if !ok || cur == nil || len(fields) == 0 {
+				t.Fatalf("unexpected line %q", line)
 			}
-			v, err := strconv.ParseFloat(fields[0], 64)
-			if err != nil {
-				t.Fatalf("flent stats: %q: %v", line, err)
-			}
-			cur[key] = v
-		case strings.HasPrefix(line, " ") && strings.HasSuffix(line, ":"):
-			cur = make(map[string]float64)
-			res[strings.TrimSuffix(line[1:], ":")] = cur
+			cur.fields[key] = [2]string{fields[0], strings.Join(fields[1:], " ")}
+		case strings.HasSuffix(line, ":"):
+			cur = &statBlock{fields: make(map[string][2]string)}
+			blocks[strings.TrimSuffix(line[1:], ":")] = cur
+		default:
+			t.Fatalf("unexpected line %q", line)
 		}
 	}
-	return res
+	if !in {
+		t.Fatalf("no line starts with %q in:\n%s", from, text)
+	}
+	return blocks
 }
 
-// near reports whether got is within 1% of want (or 1e-5 absolute, the
-// precision Flent prints).
-func near(got, want float64) bool {
-	return math.Abs(got-want) <= 0.01*math.Max(math.Abs(got), math.Abs(want))+1e-5
+// flentFields are the figures Flent's -f stats prints of a series.
+var flentFields = []string{"Data points", "Total", "Min", "Median", "99th %", "Max", "Mean", "Std dev", "Variance"}
+
+// samePrinted reports whether two figures printed with the same number of
+// decimals are equal to that precision: the same text, or one unit of the
+// last digit apart, since two float computations of one figure (numpy's
+// pairwise sums, Go's running ones) may round to either side of it.
+func samePrinted(a, b string) bool {
+	if a == b {
+		return true
+	}
+	x, errA := strconv.ParseFloat(a, 64)
+	y, errB := strconv.ParseFloat(b, 64)
+	_, frac, _ := strings.Cut(a, ".")
+	_, fracB, _ := strings.Cut(b, ".")
+	if errA != nil || errB != nil || len(frac) != len(fracB) {
+		return false
+	}
+	return math.Abs(x-y) <= math.Pow(10, -float64(len(frac)))*(1+1e-9)
 }
 
-// TestFlentStatsMatchSummary writes each of wanlab's Flent tests as a Flent
-// data file, has the real flent summarise it, and checks its figures
-// against the document's own summary. The lead and tail samples of the
-// synthetic documents are 999 (load) and 5 ms (probes), far outside the
-// load's values, so a file that let Flent see them would fail here.
-func TestFlentStatsMatchSummary(t *testing.T) {
+// TestFlentStatsMatchShow exports the stored run of every test that
+// exports, has the real flent summarise the file (flent -i FILE -f stats)
+// and compares its figures, field by field, with what `wanlab show` prints
+// of the run (WriteSummary): every figure both print must be the same to
+// the printed precision, data points included, and in the same unit where
+// Flent's test gives one. A series Flent has no figures for ("No data.")
+// must be one whose mean is 0, which Flent's reducers take as missing.
+func TestFlentStatsMatchShow(t *testing.T) {
 	needFlent(t)
-	for _, test := range FlentTests() {
+	for _, test := range exportedTests() {
 		t.Run(test, func(t *testing.T) {
-			d := synthDoc(test, 42)
-			path := filepath.Join(t.TempDir(), test+".flent.gz")
-			if err := WriteFlentFile(context.Background(), path, d, outfile.Options{}); err != nil {
+			t.Parallel()
+			d, path := exportStored(t, test)
+			var show bytes.Buffer
+			if err := WriteSummary(&show, d, false); err != nil {
 				t.Fatal(err)
 			}
-			got := parseFlentStats(t, runFlent(t, "-i", path, "-f", "stats"))
-			if len(got) != len(d.Series) {
-				t.Errorf("flent lists %d series, the document has %d", len(got), len(d.Series))
+			ours := parseStats(t, show.String(), "Each series is summarised")
+			theirs := parseStats(t, runFlent(t, "-i", path, "-f", "stats"), "Results ")
+
+			// The series Flent names differently (TCP upload for a
+			// tfrc_upload's TFRC upload), from the file's metadata.
+			flentName := func(n string) string { return n }
+			meta, _ := readFlentFile(t, path)
+			if m, ok := meta["WANLAB"].(map[string]any)["series"].(map[string]any); ok {
+				back := make(map[string]string, len(m))
+				for flent, own := range m {
+					back[own.(string)] = flent
+				}
+				flentName = func(n string) string {
+					if f, ok := back[n]; ok {
+						return f
+					}
+					return n
+				}
 			}
-			grid := d.GridLen()
+			if len(theirs) != len(ours) || len(ours) != len(d.Series) {
+				t.Errorf("flent prints %d series, show %d, the run has %d", len(theirs), len(ours), len(d.Series))
+			}
+			compared := 0
 			for i := range d.Series {
 				s := &d.Series[i]
-				f, ok := got[s.Name]
-				if !ok {
-					t.Errorf("%s: not in flent's stats (or \"No data.\")", s.Name)
+				our, their := ours[s.Name], theirs[flentName(s.Name)]
+				switch {
+				case our == nil:
+					t.Errorf("%s: show prints no figures", s.Name)
+					continue
+				case their == nil:
+					t.Errorf("%s: flent prints no series %q", s.Name, flentName(s.Name))
+					continue
+				case their.noData:
+					if s.Summary.N > 0 && s.Summary.Mean != 0 {
+						t.Errorf("%s: flent prints \"No data.\"; show prints %v", s.Name, our.fields)
+					}
 					continue
 				}
-				want := map[string]float64{
-					"Mean": s.Summary.Mean, "Median": s.Summary.Median,
-					"Min": s.Summary.Min, "Max": s.Summary.Max, "99th %": s.Summary.P99,
-					"Std dev": s.Summary.StdDev, "Variance": s.Summary.Variance,
-					// MEAN_VALUE is used, so Flent counts the grid slots.
-					"Data points": float64(grid),
-				}
-				if s.IsRate() {
-					want["Total"] = s.Summary.Total
-				}
-				for k, w := range want {
-					if g, ok := f[k]; !ok || !near(g, w) {
-						t.Errorf("%s: flent's %s is %v (present %v), the summary's %v", s.Name, k, g, ok, w)
+				for _, field := range flentFields {
+					o, inOurs := our.fields[field]
+					f, inTheirs := their.fields[field]
+					switch {
+					case !inOurs && !inTheirs:
+					case !inOurs:
+						// Flent totals every series not in ms; show only
+						// rates, whose total is an amount.
+						if field != "Total" || s.IsRate() {
+							t.Errorf("%s: flent prints %s %v, show none", s.Name, field, f)
+						}
+					case !inTheirs:
+						t.Errorf("%s: show prints %s %v, flent none", s.Name, field, o)
+					case !samePrinted(o[0], f[0]) || (f[1] != "" && f[1] != o[1]):
+						t.Errorf("%s: %s: show prints %s %s, flent %s %s", s.Name, field, o[0], o[1], f[0], f[1])
+					default:
+						compared++
 					}
 				}
-				if s.Summary.N < 10 {
-					t.Errorf("%s: only %d samples summarised; the synthetic document is broken", s.Name, s.Summary.N)
-				}
 			}
+			t.Logf("%d figures of %d series agree", compared, len(d.Series))
 		})
 	}
 }
 
-// flentPlots are the plots drawn from each test's file: the test's default
-// first, then all_scaled, totals and ping_cdf where Flent 2.1.1's test
-// definition has them.
+// flentPlots are the plots of Flent's tests drawn from our files: of
+// all_scaled, box_totals and ping_cdf, those each test has in Flent 2.1.1
+// (flent --list-plots TEST).
 var flentPlots = map[string][]string{
-	"ping":              {"ping", "ping_cdf"},
-	"tcp_upload":        {"totals", "ping_cdf"},
-	"tcp_download":      {"totals", "ping_cdf"},
-	"tcp_bidirectional": {"totals", "ping_cdf"},
-	"tcp_nup":           {"totals", "ping_cdf"},
-	"tcp_ndown":         {"totals", "ping_cdf"},
-	"udp_flood":         {"totals", "ping_cdf"},
-	"rrul":              {"all_scaled", "totals", "ping_cdf"},
-	"rrul_be":           {"all_scaled", "totals", "ping_cdf"},
+	"ping":              {"ping_cdf"},
+	"tcp_upload":        {"box_totals", "ping_cdf"},
+	"tcp_download":      {"box_totals", "ping_cdf"},
+	"tcp_bidirectional": {"box_totals", "ping_cdf"},
+	"tcp_nup":           {"box_totals", "ping_cdf"},
+	"tcp_ndown":         {"box_totals", "ping_cdf"},
+	"udp_flood":         {"ping_cdf"},
+	"rrul":              {"all_scaled", "box_totals", "ping_cdf"},
+	"rrul_be":           {"all_scaled", "box_totals", "ping_cdf"},
 }
 
-// TestFlentPlots has the real flent draw the plots of flentPlots from our
-// files: each must be a non-empty PNG.
+// TestFlentPlots has the real flent draw, from the export of the stored
+// run of every test that exports, the plots of flentPlots of the Flent
+// test it goes under (box_totals alone for a test of wanlab's own): each
+// must exit 0 without an error and write a PNG.
+// That the plots' series are in the file TestFlentLayoutSeries checks, and
+// that Flent finds data in them TestFlentStatsMatchShow.
 func TestFlentPlots(t *testing.T) {
-	if len(flentPlots) != len(FlentTests()) {
-		t.Fatalf("plots are listed for %d tests, the export knows %d", len(flentPlots), len(FlentTests()))
+	for _, test := range FlentTests() {
+		if len(flentPlots[test]) == 0 {
+			t.Errorf("flentPlots has no plot of %s", test)
+		}
 	}
 	needFlent(t)
-	pngMagic := []byte("\x89PNG\r\n\x1a\n")
-	for _, test := range FlentTests() {
+	for _, test := range exportedTests() {
 		t.Run(test, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, test+".flent.gz")
-			if err := WriteFlentFile(context.Background(), path, synthDoc(test, 7), outfile.Options{}); err != nil {
+			t.Parallel()
+			_, path := exportStored(t, test)
+			as, err := FlentLayout(test)
+			if err != nil {
 				t.Fatal(err)
 			}
-			for _, plot := range flentPlots[test] {
-				png := filepath.Join(dir, plot+".png")
-				runFlent(t, "-i", path, "-p", plot, "-o", png)
-				b, err := os.ReadFile(png)
+			plots := flentPlots[as]
+			if as != test {
+				// A test of wanlab's own differs from the Flent test's
+				// file in its renamed load series, which box_totals
+				// draws; its ping is drawn as in the Flent test's.
+				plots = []string{"box_totals"}
+			}
+			for _, plot := range plots {
+				out := filepath.Join(filepath.Dir(path), plot+".png")
+				runFlent(t, "-i", path, "-p", plot, "-o", out)
+				f, err := os.Open(out)
 				if err != nil {
 					t.Fatalf("plot %s: %v", plot, err)
 				}
-				if len(b) < 10000 || !bytes.HasPrefix(b, pngMagic) {
-					t.Errorf("plot %s: %d bytes, PNG header %v: not a drawn plot", plot, len(b), bytes.HasPrefix(b, pngMagic))
+				cfg, err := png.DecodeConfig(f)
+				f.Close()
+				if err != nil || cfg.Width < 100 || cfg.Height < 100 {
+					t.Errorf("plot %s: %v, %dx%d: not a drawn PNG", plot, err, cfg.Width, cfg.Height)
 				}
 			}
 		})
+	}
+}
+
+// TestFlentLayoutSeries checks, without Flent, what a file tells Flent
+// about its test: NAME is the Flent test (the run's, or the one whose
+// layout a test of wanlab's shares), WANLAB records the run's test and
+// the series renamed, and the file has every series the stored run of
+// the Flent test itself has, so that the Flent test's plots find theirs.
+func TestFlentLayoutSeries(t *testing.T) {
+	for _, test := range exportedTests() {
+		_, path := exportStored(t, test)
+		meta, have := readFlentFile(t, path)
+		as, err := FlentLayout(test)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wl := meta["WANLAB"].(map[string]any)
+		if meta["NAME"] != as || wl["test"] != test {
+			t.Errorf("%s: NAME %v, WANLAB test %v; want %s and %s", test, meta["NAME"], wl["test"], as, test)
+		}
+		renamed, _ := wl["series"].(map[string]any)
+		if (as != test) != (len(renamed) > 0) || (as != test) != strings.HasPrefix(meta["TITLE"].(string), "wanlab "+test+" as Flent's "+as) {
+			t.Errorf("%s: TITLE %q, WANLAB series %v", test, meta["TITLE"], renamed)
+		}
+		native, err := ReadFile(filepath.Join(storedRuns, as+".json.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range native.Series {
+			if _, ok := have[s.Name]; !ok {
+				t.Errorf("%s as %s: the file has no %q", test, as, s.Name)
+			}
+		}
+		for flent, own := range renamed {
+			if _, ok := have[own.(string)]; ok {
+				t.Errorf("%s: the file has both %q and %q", test, own, flent)
+			}
+		}
+		for name, m := range meta["SERIES_META"].(map[string]any) {
+			if _, ok := m.(map[string]any)["MEAN_VALUE"]; ok {
+				t.Errorf("%s: %s has a MEAN_VALUE, which Flent would print as the mean and count the grid by", test, name)
+			}
+		}
 	}
 }
 
@@ -239,7 +420,7 @@ func TestFlentFileLayout(t *testing.T) {
 		t.Errorf("%d lost records, the series counts %d", lost, d.series("Ping (ms) ICMP").Lost)
 	}
 	meta := m["SERIES_META"].(map[string]any)["TCP upload::1"].(map[string]any)
-	if meta["UNITS"] != "Mbits/s" || meta["MEAN_VALUE"] != d.series("TCP upload::1").Summary.Mean || meta["CONG_CONTROL"] != "cubic" {
+	if _, mean := meta["MEAN_VALUE"]; meta["UNITS"] != "Mbits/s" || mean || meta["CONG_CONTROL"] != "cubic" {
 		t.Errorf("SERIES_META of TCP upload::1: %v", meta)
 	}
 }
@@ -247,7 +428,8 @@ func TestFlentFileLayout(t *testing.T) {
 func TestFlentRefuses(t *testing.T) {
 	d := synthDoc("tcp_upload", 1)
 	d.Run.Test = "rrul_var"
-	if err := WriteFlent(io.Discard, d); err == nil || !strings.Contains(err.Error(), "wanlab exports runs of ping, rrul") {
+	if err := WriteFlent(io.Discard, d); err == nil || !strings.Contains(err.Error(), "a rrul_var run: Flent has no such test") ||
+		!strings.Contains(err.Error(), "Flent's ping, rrul") || !strings.Contains(err.Error(), "own custom, quic_download") {
 		t.Errorf("unknown test: %v", err)
 	}
 	d = synthDoc("tcp_upload", 1)
@@ -260,11 +442,16 @@ func TestFlentRefuses(t *testing.T) {
 	if err := WriteFlent(io.Discard, d); err == nil || !strings.Contains(err.Error(), "step_s") {
 		t.Errorf("invalid document: %v", err)
 	}
+	d = synthDoc("tcp_upload", 1).WithoutSamples()
+	if err := WriteFlent(io.Discard, d); !errors.Is(err, ErrNoSamples) {
+		t.Errorf("a summary of a run: %v", err)
+	}
 }
 
-// MEAN_VALUE is the window's mean even when the document's summaries are
-// stale (samples changed after Summarize).
-func TestFlentMeanIsFresh(t *testing.T) {
+// Flent's figures come from the samples, not from the document's
+// summaries: a file written after the samples changed has the new values
+// and nothing of the stale summary.
+func TestFlentFiguresFromSamples(t *testing.T) {
 	d := synthDoc("tcp_upload", 2)
 	s := d.series("TCP upload")
 	for i := range s.Samples {
@@ -278,11 +465,52 @@ func TestFlentMeanIsFresh(t *testing.T) {
 		Metadata struct {
 			SeriesMeta map[string]map[string]any `json:"SERIES_META"`
 		} `json:"metadata"`
+		RawValues map[string][]map[string]any `json:"raw_values"`
 	}
 	if err := json.Unmarshal(buf.Bytes(), &f); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.Metadata.SeriesMeta["TCP upload"]["MEAN_VALUE"]; got != 7.0 {
-		t.Errorf("MEAN_VALUE %v, want 7 (the summary says %v)", got, s.Summary.Mean)
+	if m := f.Metadata.SeriesMeta["TCP upload"]; m["MEAN_VALUE"] != nil {
+		t.Errorf("SERIES_META of TCP upload: %v, want no MEAN_VALUE", m)
+	}
+	raw := f.RawValues["TCP upload"]
+	for _, r := range raw {
+		if r["val"] != 7.0 {
+			t.Fatalf("raw value %v, want 7 (the summary says a mean of %v)", r, s.Summary.Mean)
+		}
+	}
+	if len(raw) != s.Summary.N {
+		t.Errorf("%d raw values, %d samples in the window", len(raw), s.Summary.N)
+	}
+}
+
+// A probe answered between lost ones has no value on the grid, which does
+// not interpolate across a loss; in the Flent file it stands at its
+// nearest grid point inside the window, since Flent computes a figure of 0
+// (the standard deviation of one sample) again from the results and fails
+// on a series with none there. A series that has grid values keeps them
+// alone.
+func TestFlentResultsOfALoneProbe(t *testing.T) {
+	step := 0.2
+	x := make([]float64, 21)
+	for k := range x {
+		x[k] = GridTime(k, step)
+	}
+	nan := math.NaN()
+	s := &Series{Name: "Ping (ms) ICMP", Unit: "ms", Window: [2]float64{1, 4},
+		Samples: []Sample{{0.9, 40}, {1.1, nan}, {2.1, 656}, {2.3, nan}, {3.9, nan}, {4.1, 41}}}
+	res := flentResults(s, x, step)
+	for k, v := range res {
+		switch {
+		case k == 11 && (v == nil || *v != 656):
+			t.Errorf("results[%d] (%gs) = %v, want the lone probe's 656", k, x[k], v)
+		case k != 11 && v != nil:
+			t.Errorf("results[%d] (%gs) = %v, want null", k, x[k], *v)
+		}
+	}
+	s.Samples = []Sample{{0.9, 40}, {1.1, 50}, {1.3, 60}, {1.5, nan}, {2.1, 656}, {2.3, nan}}
+	res = flentResults(s, x, step)
+	if res[6] == nil || math.Abs(*res[6]-55) > 1e-9 || res[10] != nil || res[11] != nil {
+		t.Errorf("a series with grid values: results[6] %v, [10] %v, [11] %v; want 55, null, null", res[6], res[10], res[11])
 	}
 }
