@@ -42,7 +42,6 @@ func TestExperimentRefusesWhatRunRefuses(t *testing.T) {
 		{"quic_upload", "cc", "cubic"},
 		{"ping", "cc", "reno"},
 		{"udp_flood", "cc", "cubic"},
-		{"tfrc_upload", "flent", "true"},
 		{"tcp_upload", "tos", "CS9"},
 		{"tcp_upload", "sndbuf", "-1"},
 		{"tcp_upload", "tcp_rmem", "1 2"},
@@ -62,9 +61,6 @@ func TestExperimentRefusesWhatRunRefuses(t *testing.T) {
 			flag = "--sysctl"
 		}
 		value := c.value
-		if c.key == "flent" {
-			value = filepath.Join(dir, "x.flent.gz")
-		}
 		_, errOut, code := runWanlab(t, "run", c.test, flag, value)
 		if code != exitUsage {
 			t.Errorf("wanlab run %s %s %q: exit %d (%s); want 2", c.test, flag, value, code, strings.TrimSpace(errOut))
