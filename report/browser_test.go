@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"wanlab/compare"
+	"wanlab/experiment"
 	"wanlab/internal/resultstest"
 )
 
@@ -637,26 +639,42 @@ func checkChart(t *testing.T, b *browser, sel string) {
 }
 
 // TestExperimentInChromium opens the report of a sweep of 12 runs (four
-// cases of three repetitions) in headless Chromium: no console message,
-// error or request for anything outside the page; the table's sweep
-// graph decoded; a section per case; the case's graph of its runs and, a
+// cases of three repetitions, with a comparison of two of its cases) in
+// headless Chromium: no console message, error or request for anything
+// outside the page; the table's sweep graph decoded; the comparison's
+// rows shown; a section per case; the case's graph of its runs and, a
 // run's details opened by a click, the run's own graph read by hovering,
 // a series hidden from the legend and a time range zoomed; a screenshot
 // that is not blank; no sideways scrolling at a phone's width; and a PDF
 // print.
 func TestExperimentInChromium(t *testing.T) {
 	vars, cases := sweepCases()
-	e := writeExperiment(t, t.TempDir(), vars, cases, 3, resultstest.Short, nil)
-	b, path := openPage(t, renderExperiment(t, e, Options{}))
+	dir := t.TempDir()
+	e := writeExperiment(t, dir, vars, cases, 3, resultstest.Short, nil)
+	// A comparison of two of its cases, for the section it makes.
+	rs, err := experiment.OpenRuns(dir, experiment.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	side := compare.FromExperiment(dir, rs)
+	res, err := compare.Compare(side, side, compare.Options{WhereA: map[string][]string{"delay": {"10ms"}}, WhereB: map[string][]string{"delay": {"70ms"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, path := openPage(t, renderExperiment(t, e, Options{Compare: res}))
 	var f struct {
-		Cases, Runs, Open int
-		Images            []bool
+		Cases, Runs, Open, Compared int
+		Images                      []bool
 	}
 	b.eval(`({cases: document.querySelectorAll("section.case").length, runs: document.querySelectorAll("details[data-run]").length,
 		open: document.querySelectorAll("details[open]").length,
+		compared: [...document.querySelectorAll("#comparison tbody tr")].filter(r => r.getBoundingClientRect().height > 0).length,
 		images: [...document.images].map(i => i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().width > 100)})`, &f)
 	if f.Cases != 4 || f.Runs != 12 || f.Open != 0 || len(f.Images) != 1 || !f.Images[0] {
 		t.Errorf("%d cases, %d runs (%d open), images %v; want 4, 12 (none open) and the sweep graph", f.Cases, f.Runs, f.Open, f.Images)
+	}
+	if f.Compared != len(res.Pairs[0].Rows) {
+		t.Errorf("the comparison shows %d rows, want %d", f.Compared, len(res.Pairs[0].Rows))
 	}
 	checkChart(t, b, "#case-2 div.chart")
 	// The screen of the case's figures and graph, drawn.

@@ -23,6 +23,13 @@
 // and download series, its ping median and its verdict) and graphs that
 // overlay them.
 //
+// With Options.Compare, a comparison of the report's runs (side A) with
+// others (side B) made by package compare, the page has a section
+// "Comparison with B" after its table across runs, or, for an experiment
+// (WriteExperiment), after its tables: the comparison's caption, a table
+// per pair of cases compared as `wanlab compare` prints it, the rows whose
+// difference is significant shaded and saying so in words, and its notes.
+//
 // The page is made with html/template, so every string from a document
 // (titles, chains, options, notes) is escaped as text. Its graphs over
 // time are interactive: the page carries each run's throughput and

@@ -120,6 +120,9 @@ type experimentPage struct {
 	Cases                      []*caseView
 	Tables                     []tableView
 	TablesNote                 string
+	// Comparison is the section that compares the experiment's runs with
+	// others; nil without Options.Compare.
+	Comparison *comparisonView
 	// Shown are the variables that tell cases apart: those whose value
 	// differs between them.
 	Shown []string
@@ -218,7 +221,8 @@ type caseRunView struct {
 }
 
 func buildExperiment(e *Experiment, o Options) *experimentPage {
-	p := &experimentPage{Title: o.Title, Description: e.Description, Source: e.Source, TablesNote: e.TablesNote}
+	p := &experimentPage{Title: o.Title, Description: e.Description, Source: e.Source, TablesNote: e.TablesNote,
+		Comparison: buildComparison(o.Compare)}
 	if p.Title == "" {
 		p.Title = "wanlab report: " + e.Name
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"wanlab/compare"
 	"wanlab/results"
 )
 
@@ -27,6 +28,11 @@ type Run struct {
 type Options struct {
 	// Title is the page's title; empty means one made from the runs.
 	Title string
+	// Compare, when not nil, is a comparison of the report's runs, as
+	// side A, with other runs, side B (compare.Compare): the page shows
+	// it near its top as a section "Comparison with B", B named by its
+	// label (Compare.B.Label).
+	Compare *compare.Result
 }
 
 // Write makes the report of the runs and writes it to w as one HTML page.
@@ -60,7 +66,10 @@ type page struct {
 	Title string
 	// Overview is the table and graphs across runs; nil for one run.
 	Overview *overview
-	Runs     []*runView
+	// Comparison is the section that compares the runs with others; nil
+	// without Options.Compare.
+	Comparison *comparisonView
+	Runs       []*runView
 }
 
 // runView is one run's part of the page.
@@ -129,7 +138,7 @@ type flowSeriesRow struct {
 }
 
 func buildPage(runs []Run, o Options) *page {
-	p := &page{Title: o.Title}
+	p := &page{Title: o.Title, Comparison: buildComparison(o.Compare)}
 	for i, r := range runs {
 		v := buildRun(fmt.Sprintf("run-%d", i+1), i+1, r)
 		v.Graphs = runGraphs(r.Doc, v.chart())
