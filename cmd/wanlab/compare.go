@@ -15,6 +15,7 @@ import (
 	"wanlab/compare"
 	"wanlab/experiment"
 	"wanlab/internal/outfile"
+	"wanlab/report"
 	"wanlab/results"
 )
 
@@ -232,9 +233,7 @@ func readSide(s *streams, paths []string) (*compare.Side, error) {
 			case err != nil:
 				return nil, resultsError(p, err)
 			default:
-				side := &compare.Side{Label: label}
-				addRun(side, p, doc)
-				return side, nil
+				return runsSide(label, []report.Run{{Source: p, Doc: doc}}), nil
 			}
 		}
 		if experimentRuns {
@@ -250,19 +249,20 @@ func readSide(s *streams, paths []string) (*compare.Side, error) {
 	if err != nil {
 		return nil, err
 	}
-	side := &compare.Side{Label: label}
-	for _, r := range runs {
-		addRun(side, r.Source, r.Doc)
-	}
-	return side, nil
+	return runsSide(label, runs), nil
 }
 
-// addRun adds a run given as a results file to a side; a partial run is
-// left out and counted, as an experiment's are.
-func addRun(side *compare.Side, source string, d *results.Document) {
-	if d.Run.Partial {
-		side.Skipped++
-		return
+// runsSide makes a side of runs given as results files, repetitions of
+// the same thing; a partial run is left out and counted, as an
+// experiment's are.
+func runsSide(label string, runs []report.Run) *compare.Side {
+	side := &compare.Side{Label: label}
+	for _, r := range runs {
+		if r.Doc.Run.Partial {
+			side.Skipped++
+			continue
+		}
+		side.Runs = append(side.Runs, compare.Run{Source: r.Source, Doc: r.Doc.WithoutSamples()})
 	}
-	side.Runs = append(side.Runs, compare.Run{Source: source, Doc: d.WithoutSamples()})
+	return side
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"wanlab/compare"
 	"wanlab/experiment"
 	"wanlab/internal/outfile"
 	"wanlab/plot"
@@ -23,12 +24,14 @@ import (
 type reportOptions struct {
 	output string
 	title  string
+	// compare is --compare, side B: one path, or none.
+	compare []string
 }
 
 func newReportCommand(s *streams) *cobra.Command {
 	var o reportOptions
 	c := &cobra.Command{
-		Use:   "report FILE... | DIR [-o report.html]",
+		Use:   "report FILE... | DIR [-o report.html] [--compare B]",
 		Short: "Write one self-contained HTML report of one or more runs, or of an experiment by case",
 		Long: `report writes one HTML page, viewable offline (nothing is loaded from or
 sent to the network: its one script, its styles and its images are in the
@@ -57,19 +60,34 @@ many of its runs were faithful, not faithful or partial, a graph of its
 runs over time, and each run's details folded under it. A summary file has
 no samples, so its runs have figures but no graphs over time.
 
+With --compare B, the page also compares its runs, A, with B's, as
+'wanlab compare A B' prints it with its defaults: the mean, median and p99
+of every series both have, each difference B − A with its 95 % confidence
+interval by Welch's t over the runs, and whether it is significant after
+Holm's correction. The section "Comparison with B" comes after the table
+across runs, or after an experiment's tables, with a table per pair of
+cases compared; a significant row is shaded and says "yes". B is a results
+directory, an experiment's results directory or summary file, or a results
+file; a B that does not exist, holds no runs or has no case in common with
+the report's exits 2 before anything is written. For other statistics,
+series, or a gate with --fail-if, run 'wanlab compare'.
+
 Without -o the report is written beside the first input (RUN.html, or
 DIR/report.html), never over or through an existing file or link: a taken
 name gets -2, -3, ... (RUN-2.html).`,
 		Example: `  wanlab report wanlab-rrul-20260304-050607.json.gz -o rrul.html
   wanlab report fifo.json.gz fq_codel.json.gz -o compare.html --title "pfifo vs fq_codel at 10 Mbit/s"
   wanlab report e1-results -o e1.html
-  wanlab report e1-summary.json.gz -o e1.html`,
+  wanlab report e1-summary.json.gz -o e1.html
+  wanlab report branch-runs/ --compare main-runs/ -o branch.html
+  wanlab report e2-fq_codel-results --compare e2-fifo-results -o e2.html`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return runReport(s, &o, args) },
 	}
 	fs := c.Flags()
 	fs.StringVarP(&o.output, "output", "o", "", "the HTML file to write (- for stdout; default beside the first input, RUN.html or DIR/report.html)")
 	fs.StringVar(&o.title, "title", "", "the page's title (default: the run's title, or the number of runs)")
+	fs.StringArrayVar(&o.compare, "compare", nil, "add a section comparing the report's runs (A) with those of `B`, as wanlab compare A B prints it: a results directory, an experiment's results directory or summary file, or a results file (once)")
 	return c
 }
 
@@ -80,17 +98,35 @@ func runReport(s *streams, o *reportOptions, args []string) error {
 		path = reportPathBeside(args[0])
 		out.NoClobber, out.ClobberHint = true, "give another name with -o FILE"
 	}
+	// Side B is read first: a mistake in --compare shows at once, before
+	// the report's inputs, which may be hundreds of runs, are read.
+	var sideB *compare.Side
+	switch len(o.compare) {
+	case 0:
+	case 1:
+		var err error
+		if sideB, err = readSide(s, o.compare); err != nil {
+			return err
+		}
+	default:
+		return usagef("--compare is given %d times: give it once, with one side B (wanlab compare compares sides of several files)", len(o.compare))
+	}
+	label := strings.Join(args, " ")
 	var page bytes.Buffer
 	var what string
 	if len(args) == 1 && isExperiment(args[0]) {
 		if err := outfile.Check(path, out); err != nil {
 			return usagef("%v", err)
 		}
-		e, err := readExperiment(args[0], s.err)
+		e, rs, err := readExperiment(args[0], s.err)
 		if err != nil {
 			return err
 		}
-		if err := report.WriteExperiment(&page, e, report.Options{Title: o.title}); err != nil {
+		res, err := compareReport(compare.FromExperiment(label, rs), sideB)
+		if err != nil {
+			return err
+		}
+		if err := report.WriteExperiment(&page, e, report.Options{Title: o.title, Compare: res}); err != nil {
 			return usagef("%v", err)
 		}
 		what = "experiment " + e.Name
@@ -105,7 +141,11 @@ func runReport(s *streams, o *reportOptions, args []string) error {
 		if err := notAnInput(path, runs); err != nil {
 			return err
 		}
-		if err := report.Write(&page, runs, report.Options{Title: o.title}); err != nil {
+		res, err := compareReport(runsSide(label, runs), sideB)
+		if err != nil {
+			return err
+		}
+		if err := report.Write(&page, runs, report.Options{Title: o.title, Compare: res}); err != nil {
 			return usagef("%v", err)
 		}
 		what = plural(len(runs), "run")
@@ -118,6 +158,20 @@ func runReport(s *streams, o *reportOptions, args []string) error {
 		fmt.Fprintf(s.out, "report of %s: %s\n", what, outfile.Printable(written))
 	}
 	return nil
+}
+
+// compareReport compares the report's runs, side A, with side B as
+// wanlab compare A B does with its defaults; nil without B (no
+// --compare). Its errors are compare's, which exit 2 as compare's do.
+func compareReport(a, b *compare.Side) (*compare.Result, error) {
+	if b == nil {
+		return nil, nil
+	}
+	res, err := compare.Compare(a, b, compare.Options{})
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return res, nil
 }
 
 // isExperiment reports whether path is an experiment's results directory
@@ -136,12 +190,13 @@ func isExperiment(path string) bool {
 
 // readExperiment reads an experiment's runs, with their samples, and its
 // tables and sweep graphs as wanlab table makes them by default. This is
-// the one place the report takes the experiment's tables and graphs.
-func readExperiment(path string, warn io.Writer) (*report.Experiment, error) {
+// the one place the report takes the experiment's tables and graphs. It
+// returns the runs too, for a comparison of them (--compare).
+func readExperiment(path string, warn io.Writer) (*report.Experiment, *experiment.Runs, error) {
 	warnf := func(format string, args ...any) { fmt.Fprintf(warn, "wanlab: warning: "+format+"\n", args...) }
 	rs, err := experiment.OpenRuns(path, experiment.OpenOptions{Samples: true, Warnf: warnf})
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, nil, usagef("%v", err)
 	}
 	e := report.ExperimentOf(rs)
 	tables, err := experiment.Tables(path, experiment.TableOptions{})
@@ -159,7 +214,7 @@ func readExperiment(path string, warn io.Writer) (*report.Experiment, error) {
 		}
 		e.Tables = append(e.Tables, tt)
 	}
-	return e, nil
+	return e, rs, nil
 }
 
 // reportPathBeside is the report's default name: the first input's name
