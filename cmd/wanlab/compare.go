@@ -155,6 +155,9 @@ func runCompare(s *streams, a, b []string, f *compareFlags) error {
 	if err := outfile.Check(f.out, fo); err != nil {
 		return usagef("%v", err)
 	}
+	if err := notAnInput("-o", f.out, slices.Concat(a, b)...); err != nil {
+		return err
+	}
 
 	sideA, err := readSide(s, a)
 	if err != nil {

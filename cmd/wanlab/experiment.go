@@ -282,6 +282,9 @@ existing file.`,
 			if err := outfile.Check(path, o); err != nil {
 				return usagef("%v", err)
 			}
+			if err := notAnInput("--output", path, dir); err != nil {
+				return err
+			}
 			ctx, stop := outfile.NotifyContext(context.Background(), stopSignals...)
 			defer stop()
 			rs, written, err := experiment.Summarize(ctx, dir, path, o)

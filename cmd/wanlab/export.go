@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -38,10 +37,8 @@ docs/results-format.md says how each figure maps.`,
 			if err := outfile.Check(flent, outfile.Options{Label: "--flent", Suggest: "run.flent.gz"}); err != nil {
 				return usagef("%v", err)
 			}
-			if out, err := os.Stat(flent); err == nil && flent != "-" {
-				if in, err := os.Stat(args[0]); err == nil && os.SameFile(in, out) {
-					return usagef("--flent %s is the results file %s, which would be lost: give another name", flent, args[0])
-				}
+			if err := notAnInput("--flent", flent, args[0]); err != nil {
+				return err
 			}
 			doc, err := readResults(args[0])
 			if err != nil {

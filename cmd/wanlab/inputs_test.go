@@ -13,6 +13,7 @@ import (
 
 	"wanlab/experiment"
 	"wanlab/internal/outfile"
+	"wanlab/internal/resultstest"
 	"wanlab/results"
 )
 
@@ -260,5 +261,61 @@ func TestMergeAndTableCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "(2 runs not complete, left out)") ||
 		stderr != "wanlab: warning: "+filepath.Join(whole, c2)+": the file is cut short (it ends inside the document): left out, as a run not made\n" {
 		t.Errorf("table with a run missing and one cut short: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestViewsNeverWriteOverTheirInputs: an output named as one of the files
+// a view reads (a results file given by name, or the index or a run of a
+// directory it reads) is refused with exit 2 and the file stays as it was:
+// report of an experiment with -o one of its runs replaced that run with
+// the page.
+func TestViewsNeverWriteOverTheirInputs(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	if err := os.MkdirAll(exp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []resultstest.Case{{Vars: map[string]string{"rate": "10mbit"}, Test: "tcp_upload", Path: resultstest.DefaultPath}}
+	ix, err := resultstest.Experiment(exp, "x", []string{"rate"}, cases, 2, resultstest.Short, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(exp, ix.Cases[0].Runs[0].File)
+	index := filepath.Join(exp, experiment.IndexName)
+	runs := filepath.Join(dir, "runs")
+	if err := os.MkdirAll(runs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	single := synthResults(t, runs, "a.json.gz", "a", 1)
+	synthResults(t, runs, "b.json.gz", "b", 2)
+	before := map[string][]byte{}
+	for _, p := range []string{run, index, single} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[p] = b
+	}
+	for _, args := range [][]string{
+		{"report", exp, "-o", run},
+		{"report", exp, "-o", index},
+		{"report", runs, "-o", single},
+		{"report", single, "-o", single},
+		{"report", exp, "--compare", runs, "-o", single},
+		{"compare", runs, exp, "-o", index},
+		{"compare", "-o", single, single, "--", single},
+		{"table", exp, "-o", index},
+		{"experiment", "summarize", exp, "-o", run},
+		{"export", "--flent", single, single},
+	} {
+		_, errOut, code := runWanlab(t, args...)
+		if code != exitUsage || !strings.Contains(errOut, "which would be lost: give another name") {
+			t.Errorf("wanlab %q: exit %d, stderr %q; want 2 refusing to lose an input", args, code, errOut)
+		}
+	}
+	for p, b := range before {
+		if now, err := os.ReadFile(p); err != nil || !bytes.Equal(now, b) {
+			t.Errorf("%s changed (%v)", p, err)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -168,7 +169,7 @@ func runPlot(s *streams, o *plotOptions, args []string) error {
 	for i, r := range runs {
 		docs[i] = r.Doc
 	}
-	if err := notAnInput(path, runs); err != nil {
+	if err := notAnInput("-o", path, slices.Concat(runSources(runs), args)...); err != nil {
 		return err
 	}
 	var img bytes.Buffer

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -118,6 +119,9 @@ func runReport(s *streams, o *reportOptions, args []string) error {
 		if err := outfile.Check(path, out); err != nil {
 			return usagef("%v", err)
 		}
+		if err := notAnInput("--output", path, slices.Concat(args, o.compare)...); err != nil {
+			return err
+		}
 		e, rs, err := readExperiment(args[0], s.err)
 		if err != nil {
 			return err
@@ -138,7 +142,7 @@ func runReport(s *streams, o *reportOptions, args []string) error {
 		if err := outfile.Check(path, out); err != nil {
 			return usagef("%v", err)
 		}
-		if err := notAnInput(path, runs); err != nil {
+		if err := notAnInput("--output", path, slices.Concat(runSources(runs), o.compare)...); err != nil {
 			return err
 		}
 		res, err := compareReport(runsSide(label, runs), sideB)
@@ -287,19 +291,14 @@ func readRuns(args []string, warn io.Writer) ([]report.Run, error) {
 	return runs, nil
 }
 
-// notAnInput refuses an output that is one of the results files read:
-// writing it would replace the run's data with its view.
-func notAnInput(output string, runs []report.Run) error {
-	out, err := os.Stat(output)
-	if output == "-" || err != nil {
-		return nil
-	}
+// runSources are the results files the runs were read from, and the
+// directories they are in.
+func runSources(runs []report.Run) []string {
+	var paths []string
 	for _, r := range runs {
-		if in, err := os.Stat(r.Source); err == nil && os.SameFile(in, out) {
-			return usagef("--output %s is the results file %s, which would be lost: give another name", output, r.Source)
-		}
+		paths = append(paths, r.Source, filepath.Dir(r.Source))
 	}
-	return nil
+	return paths
 }
 
 // resultsStem is a results file's name without its .json or .json.gz.

@@ -150,7 +150,7 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", wrongFormat, "-o", out}, `not a wanlab results document (format "wanlab-experiment"`},
 		{[]string{"report", dir, "-o", out}, bad + ": the document is version 9"},
 		{[]string{"report", filepath.Join(dir, "none"), "-o", out}, "does not exist"},
-		{[]string{"report", good, "-o", good}, "is the results file " + good + ", which would be lost"},
+		{[]string{"report", good, "-o", good}, "is the input " + good + ", which would be lost"},
 	} {
 		_, stderr, code := runWanlab(t, c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {

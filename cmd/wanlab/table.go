@@ -119,6 +119,9 @@ func runTable(s *streams, dir string, f *tableFlags) error {
 	if err := outfile.Check(f.out, fo); err != nil {
 		return usagef("%v", err)
 	}
+	if err := notAnInput("-o", f.out, dir); err != nil {
+		return err
+	}
 	var plotFormat plot.Format
 	if f.plot != "" {
 		if plotFormat, err = plot.FormatFor(f.plot); err != nil {
