@@ -51,10 +51,8 @@ func (q *CoDel) configure(cfg CoDelConfig) error {
 	if cfg.Limit < 0 {
 		return fmt.Errorf("codel: limit %d is negative; give a packet count >= 1 (tc's default is %d)", cfg.Limit, DefaultCoDelLimit)
 	}
-	if cfg.Limit == 0 {
-		cfg.Limit = DefaultCoDelLimit
-	}
-	if err := checkCoDelTimes("codel", &cfg.Target, &cfg.Interval, cfg.CEThreshold); err != nil {
+	cfg = cfg.WithDefaults()
+	if err := checkCoDelTimes("codel", cfg.Target, cfg.Interval, cfg.CEThreshold); err != nil {
 		return err
 	}
 	if cfg.InvSqrt != InvSqrtLinux && cfg.InvSqrt != InvSqrtExact {
@@ -92,19 +90,13 @@ func (q *CoDel) Flush(now clock.Time) {
 	q.cur.reset()
 }
 
-// checkCoDelTimes validates target, interval and ce_threshold and fills in
-// the default target and interval.
-func checkCoDelTimes(kind string, target, interval *time.Duration, ceThreshold time.Duration) error {
-	if *target == 0 {
-		*target = DefaultCoDelTarget
-	}
-	if *interval == 0 {
-		*interval = DefaultCoDelInterval
-	}
-	if err := checkCoDelTime(kind, "target", *target); err != nil {
+// checkCoDelTimes validates target, interval and ce_threshold, the
+// defaults filled in.
+func checkCoDelTimes(kind string, target, interval, ceThreshold time.Duration) error {
+	if err := checkCoDelTime(kind, "target", target); err != nil {
 		return err
 	}
-	if err := checkCoDelTime(kind, "interval", *interval); err != nil {
+	if err := checkCoDelTime(kind, "interval", interval); err != nil {
 		return err
 	}
 	return checkCoDelTime(kind, "ce_threshold", ceThreshold)

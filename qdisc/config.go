@@ -216,6 +216,30 @@ type CoDelConfig struct {
 // Kind returns "codel".
 func (CoDelConfig) Kind() string { return "codel" }
 
+// WithDefaults returns c with tc's default in each field left zero, which
+// the kernel keeps when tc sends no such option: limit 1000, target 5ms,
+// interval 100ms.
+func (c CoDelConfig) WithDefaults() CoDelConfig {
+	orDefault(&c.Limit, DefaultCoDelLimit)
+	codelTimeDefaults(&c.Target, &c.Interval)
+	return c
+}
+
+// codelTimeDefaults fills in the target and interval that codel and
+// fq_codel share.
+func codelTimeDefaults(target, interval *time.Duration) {
+	orDefault(target, DefaultCoDelTarget)
+	orDefault(interval, DefaultCoDelInterval)
+}
+
+// orDefault sets *v to d when it is zero.
+func orDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
+}
+
 // FQCoDelConfig configures fq_codel (tc-fq_codel(8)).
 type FQCoDelConfig struct {
 	Limit       int           // packets; default 10240
@@ -236,6 +260,19 @@ type FQCoDelConfig struct {
 // Kind returns "fq_codel".
 func (FQCoDelConfig) Kind() string { return "fq_codel" }
 
+// WithDefaults returns c with tc's default in each field left zero that
+// tc -s shows: limit 10240, flows 1024, target 5ms, interval 100ms,
+// memory_limit 32 MiB, drop_batch 64. Quantum, which the kernel derives
+// from the device, and MemOverhead, wanlab's own, stay as they are.
+func (c FQCoDelConfig) WithDefaults() FQCoDelConfig {
+	orDefault(&c.Limit, DefaultFQCoDelLimit)
+	orDefault(&c.Flows, DefaultFQCoDelFlows)
+	orDefault(&c.MemoryLimit, DefaultMemoryLimit)
+	orDefault(&c.DropBatch, DefaultDropBatch)
+	codelTimeDefaults(&c.Target, &c.Interval)
+	return c
+}
+
 // PIEConfig configures pie (tc-pie(8)).
 type PIEConfig struct {
 	Limit           int           // packets; default 1000
@@ -250,6 +287,18 @@ type PIEConfig struct {
 
 // Kind returns "pie".
 func (PIEConfig) Kind() string { return "pie" }
+
+// WithDefaults returns c with tc's default in each field left zero, which
+// the kernel keeps when tc sends no such option: limit 1000, target 15ms,
+// tupdate 15ms, alpha 2, beta 20.
+func (c PIEConfig) WithDefaults() PIEConfig {
+	orDefault(&c.Limit, DefaultPIELimit)
+	orDefault(&c.Target, DefaultPIETarget)
+	orDefault(&c.TUpdate, DefaultPIETUpdate)
+	orDefault(&c.Alpha, DefaultPIEAlpha)
+	orDefault(&c.Beta, DefaultPIEBeta)
+	return c
+}
 
 // MaxNetemDelay is the longest delay (and slot length) netem takes: 2^62
 // ns, about 146 years. tc and the kernel take any 64-bit number of ns, and

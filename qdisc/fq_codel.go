@@ -220,29 +220,16 @@ func fillFQCoDelConfig(cfg *FQCoDelConfig, env *Env) error {
 	if cfg.InvSqrt != InvSqrtLinux && cfg.InvSqrt != InvSqrtExact {
 		return fmt.Errorf("%s: unknown invsqrt mode %d; use linux or exact", kind, cfg.InvSqrt)
 	}
-	if err := checkCoDelTimes(kind, &cfg.Target, &cfg.Interval, cfg.CEThreshold); err != nil {
+	*cfg = cfg.WithDefaults()
+	if err := checkCoDelTimes(kind, cfg.Target, cfg.Interval, cfg.CEThreshold); err != nil {
 		return err
-	}
-	if cfg.Limit == 0 {
-		cfg.Limit = DefaultFQCoDelLimit
-	}
-	if cfg.Flows == 0 {
-		cfg.Flows = DefaultFQCoDelFlows
 	}
 	if cfg.Quantum == 0 {
 		cfg.Quantum = min(env.PschedMTU(), MaxFQCoDelQuantum)
 	}
 	cfg.Quantum = max(cfg.Quantum, MinFQCoDelQuantum)
-	if cfg.MemoryLimit == 0 {
-		cfg.MemoryLimit = DefaultMemoryLimit
-	}
 	cfg.MemoryLimit = min(cfg.MemoryLimit, MaxFQCoDelMemoryLimit)
-	if cfg.DropBatch == 0 {
-		cfg.DropBatch = DefaultDropBatch
-	}
-	if cfg.MemOverhead == 0 {
-		cfg.MemOverhead = DefaultFQCoDelMemOverhead
-	}
+	orDefault(&cfg.MemOverhead, DefaultFQCoDelMemOverhead)
 	return nil
 }
 

@@ -95,21 +95,7 @@ func newPIE(cfg PIEConfig, env *Env, seed uint64) (*PIE, error) {
 // configure validates cfg, fills in tc's defaults and applies it; the
 // controller's state and the update timer carry on.
 func (q *PIE) configure(cfg PIEConfig) error {
-	if cfg.Limit == 0 {
-		cfg.Limit = DefaultPIELimit
-	}
-	if cfg.Target == 0 {
-		cfg.Target = DefaultPIETarget
-	}
-	if cfg.TUpdate == 0 {
-		cfg.TUpdate = DefaultPIETUpdate
-	}
-	if cfg.Alpha == 0 {
-		cfg.Alpha = DefaultPIEAlpha
-	}
-	if cfg.Beta == 0 {
-		cfg.Beta = DefaultPIEBeta
-	}
+	cfg = cfg.WithDefaults()
 	if err := validatePIE(cfg); err != nil {
 		return err
 	}

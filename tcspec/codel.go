@@ -129,16 +129,7 @@ func parseCoDel(a *args, _ Options) (qdisc.Spec, error) {
 			return nil, err
 		}
 	}
-	if c.Limit == 0 {
-		c.Limit = qdisc.DefaultCoDelLimit
-	}
-	if c.Target == 0 {
-		c.Target = qdisc.DefaultCoDelTarget
-	}
-	if c.Interval == 0 {
-		c.Interval = qdisc.DefaultCoDelInterval
-	}
-	return c, nil
+	return c.WithDefaults(), nil
 }
 
 func formatCoDel(c qdisc.CoDelConfig) string {
@@ -211,22 +202,7 @@ func parseFQCoDel(a *args, _ Options) (qdisc.Spec, error) {
 			return nil, err
 		}
 	}
-	fill := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	fill(&c.Limit, qdisc.DefaultFQCoDelLimit)
-	fill(&c.Flows, qdisc.DefaultFQCoDelFlows)
-	fill(&c.MemoryLimit, qdisc.DefaultMemoryLimit)
-	fill(&c.DropBatch, qdisc.DefaultDropBatch)
-	if c.Target == 0 {
-		c.Target = qdisc.DefaultCoDelTarget
-	}
-	if c.Interval == 0 {
-		c.Interval = qdisc.DefaultCoDelInterval
-	}
-	return c, nil
+	return c.WithDefaults(), nil
 }
 
 // ceSelector reads "VALUE/MASK" as tc does (two u8 in C notation) and then

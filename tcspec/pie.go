@@ -50,22 +50,7 @@ func parsePIE(a *args, _ Options) (qdisc.Spec, error) {
 			return nil, err
 		}
 	}
-	if c.Limit == 0 {
-		c.Limit = qdisc.DefaultPIELimit
-	}
-	if c.Target == 0 {
-		c.Target = qdisc.DefaultPIETarget
-	}
-	if c.TUpdate == 0 {
-		c.TUpdate = qdisc.DefaultPIETUpdate
-	}
-	if c.Alpha == 0 {
-		c.Alpha = qdisc.DefaultPIEAlpha
-	}
-	if c.Beta == 0 {
-		c.Beta = qdisc.DefaultPIEBeta
-	}
-	return c, nil
+	return c.WithDefaults(), nil
 }
 
 func pieWeight(a *args, w string) (int, error) {

@@ -398,14 +398,8 @@ func codelUs(us uint32) uint32 {
 }
 
 // codelTimes prints target, ce_threshold and interval as codel and
-// fq_codel do (defaults 5ms and 100ms, ce_threshold only when set).
+// fq_codel do (ce_threshold only when set), the defaults filled in.
 func codelTimes(b *strings.Builder, target, ceThreshold, interval time.Duration) {
-	if target == 0 {
-		target = 5 * time.Millisecond
-	}
-	if interval == 0 {
-		interval = 100 * time.Millisecond
-	}
 	b.WriteString("target " + showTime(codelUs(durationUs(target))) + " ")
 	if ceThreshold != 0 {
 		b.WriteString("ce_threshold " + showTime(codelUs(durationUs(ceThreshold))) + " ")
@@ -415,11 +409,8 @@ func codelTimes(b *strings.Builder, target, ceThreshold, interval time.Duration)
 
 func showCoDel(c qdisc.CoDelConfig) string {
 	var b strings.Builder
-	limit := c.Limit
-	if limit == 0 {
-		limit = 1000
-	}
-	fmt.Fprintf(&b, "limit %dp ", uint32(limit))
+	c = c.WithDefaults()
+	fmt.Fprintf(&b, "limit %dp ", uint32(c.Limit))
 	codelTimes(&b, c.Target, c.CEThreshold, c.Interval)
 	if c.ECN {
 		b.WriteString("ecn ")
@@ -429,53 +420,27 @@ func showCoDel(c qdisc.CoDelConfig) string {
 
 func showFQCoDel(c qdisc.FQCoDelConfig, env *qdisc.Env) string {
 	var b strings.Builder
-	limit, flows, memory, batch := c.Limit, c.Flows, c.MemoryLimit, c.DropBatch
-	if limit == 0 {
-		limit = 10240
-	}
-	if flows == 0 {
-		flows = 1024
-	}
-	if memory == 0 {
-		memory = 32 << 20
-	}
-	memory = min(memory, 1<<31)
-	if batch == 0 {
-		batch = 64
-	}
+	c = c.WithDefaults()
+	memory := min(c.MemoryLimit, 1<<31)
 	quantum := c.Quantum
 	if quantum == 0 {
 		quantum = env.PschedMTU()
 	}
 	quantum = max(quantum, qdisc.MinFQCoDelQuantum)
-	fmt.Fprintf(&b, "limit %dp flows %d quantum %d ", uint32(limit), uint32(flows), uint32(quantum))
+	fmt.Fprintf(&b, "limit %dp flows %d quantum %d ", uint32(c.Limit), uint32(c.Flows), uint32(quantum))
 	codelTimes(&b, c.Target, c.CEThreshold, c.Interval)
 	b.WriteString("memory_limit " + showSize(uint32(memory)) + " ")
 	if c.ECN {
 		b.WriteString("ecn ")
 	}
-	fmt.Fprintf(&b, "drop_batch %d ", uint32(batch))
+	fmt.Fprintf(&b, "drop_batch %d ", uint32(c.DropBatch))
 	return b.String()
 }
 
 func showPIE(c qdisc.PIEConfig, env *qdisc.Env) string {
 	var b strings.Builder
+	c = c.WithDefaults()
 	limit, target, tupdate, alpha, beta := c.Limit, c.Target, c.TUpdate, c.Alpha, c.Beta
-	if limit == 0 {
-		limit = 1000
-	}
-	if target == 0 {
-		target = 15 * time.Millisecond
-	}
-	if tupdate == 0 {
-		tupdate = 15 * time.Millisecond
-	}
-	if alpha == 0 {
-		alpha = 2
-	}
-	if beta == 0 {
-		beta = 20
-	}
 	// target is held in psched ticks, tupdate in jiffies (usecs_to_jiffies
 	// rounds up; jiffies_to_usecs is exact for the HZ values Linux has).
 	targetUs := uint32((uint64(nsToTicks(int64(durationUs(target))*1000)) << pschedShift) / 1000)
