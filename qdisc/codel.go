@@ -15,18 +15,15 @@ import (
 // packet as Env.Granularity counts them: the segments of a super-packet
 // one after the other.
 type CoDel struct {
-	cfg    CoDelConfig
-	env    *Env
-	u      units
-	q      ring
-	cur    cursor
-	params codelParams
-	vars   codelVars
-	cstats codelStats
-	stats  Stats
-	// peeked is the run that Peek decided on; the next Dequeue returns
-	// it without deciding again (the kernel's qdisc_peek_dequeued).
-	peeked        peekHold
+	cfg CoDelConfig
+	env *Env
+	// headQueue holds the packets; the next Dequeue returns the run that
+	// Peek decided on without deciding again.
+	headQueue
+	params        codelParams
+	vars          codelVars
+	cstats        codelStats
+	stats         Stats
 	dropOverlimit uint32
 }
 
@@ -36,7 +33,7 @@ var _ Qdisc = (*CoDel)(nil)
 // limit 1000 packets, target 5ms, interval 100ms, ecn off, no
 // ce_threshold; the MTU guard is env.PschedMTU().
 func NewCoDel(cfg CoDelConfig, env *Env) (*CoDel, error) {
-	q := &CoDel{env: env, u: unitsOf(env)}
+	q := &CoDel{env: env, headQueue: headQueue{u: unitsOf(env)}}
 	if err := q.configure(cfg); err != nil {
 		return nil, err
 	}
@@ -81,14 +78,7 @@ func (q *CoDel) Change(now clock.Time, spec Spec) error {
 
 // Flush drops every packet held, a peeked one included, with
 // ReasonFlushed.
-func (q *CoDel) Flush(now clock.Time) {
-	if p := q.peeked.p; p != nil {
-		q.peeked.p = nil
-		dropUnits(now, p, q, q.env, q.u, &q.stats, ReasonFlushed)
-	}
-	flushRing(now, &q.q, q, q.env, q.u, &q.stats)
-	q.cur.reset()
-}
+func (q *CoDel) Flush(now clock.Time) { q.flush(now, q, q.env, &q.stats) }
 
 // checkCoDelTimes validates target, interval and ce_threshold, the
 // defaults filled in.
@@ -144,22 +134,7 @@ func (q *CoDel) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) 
 // take runs CoDel on units of the head packet while they may leave as one
 // run, and returns the run.
 func (q *CoDel) take(now clock.Time, g gate) *packet.Packet {
-	c := &q.cur
-	if c.held && !c.resume(now, g) {
-		return nil
-	}
-	for !c.full() && q.vars.dequeue(now, q, &q.params, &q.cstats) {
-		if c.single() {
-			if g == nil && c.marks == 0 {
-				return c.popSingle(&q.q)
-			}
-			return c.handSingle(now, &q.q, g, q.env, q)
-		}
-		if !c.admit(now, g) {
-			break
-		}
-	}
-	return c.finish(now, &q.q, q.env, q)
+	return q.headQueue.take(now, g, q.env, q, func() bool { return q.vars.dequeue(now, q, &q.params, &q.cstats) })
 }
 
 // Peek returns the packet the next Dequeue will return. The CoDel decision
@@ -172,17 +147,6 @@ func (q *CoDel) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 		return nil, clock.Never
 	}
 	return q.peeked.p, now
-}
-
-// Len returns the number of packets held, peeked ones included.
-func (q *CoDel) Len() int {
-	return q.u.inRing(&q.q) - q.cur.inFlight() + q.peeked.units(q.u)
-}
-
-// Backlog returns the bytes held, peeked ones included, as the device
-// counts them.
-func (q *CoDel) Backlog() int {
-	return q.u.backlog(&q.q) - q.cur.inFlightLen() + q.peeked.size(q.u)
 }
 
 // Stats returns the tc -s counters.

@@ -186,10 +186,7 @@ func (q *FQCoDel) Change(now clock.Time, spec Spec) error {
 // Flush drops every packet held, peeked ones included, with ReasonFlushed,
 // and leaves every flow empty and unlinked.
 func (q *FQCoDel) Flush(now clock.Time) {
-	if p := q.peeked.p; p != nil {
-		q.peeked.p = nil
-		dropUnits(now, p, q, q.env, q.u, &q.stats, ReasonFlushed)
-	}
+	q.peeked.flush(now, q, q.env, q.u, &q.stats)
 	for i := range q.flows {
 		flushRing(now, &q.flows[i].q, q, q.env, q.u, &q.stats)
 		q.backlogs[i] = 0

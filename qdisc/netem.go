@@ -566,16 +566,7 @@ func packetTime(cfg *NetemConfig, length int) uint64 {
 func (n *Netem) Dequeue(now clock.Time) (*packet.Packet, clock.Time) { return n.dequeueRun(now, nil) }
 
 func (n *Netem) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
-	p, ok := n.peeked.serve(now, g, n.u, n.env)
-	next := now
-	if !ok {
-		p, next = n.take(now, g)
-	}
-	if p == nil {
-		return nil, next
-	}
-	n.u.sent(&n.stats, p)
-	return p, now
+	return n.peeked.dequeue(now, g, n.u, n.env, &n.stats, n.take)
 }
 
 // Peek returns the packet Dequeue(now) would return, without removing it.

@@ -48,14 +48,14 @@ type PIE struct {
 	vars     pieVars
 	limit    int
 	mtu      uint32
-	u        units
 	ecn      bool
 	bytemode bool
 	rng      *rand.PCG
 
-	q      ring
-	cur    cursor   // a unit measured but not handed out, see cursor
-	peeked peekHold // already dequeued and measured by Peek
+	// headQueue holds the packets: its cursor a unit measured but not
+	// handed out, its peeked run one already dequeued and measured by
+	// Peek.
+	headQueue
 
 	// The update timer, in jiffies counted from start.
 	started bool
@@ -139,14 +139,7 @@ func (q *PIE) Change(now clock.Time, spec Spec) error {
 }
 
 // Flush drops every packet held, a peeked one included, with ReasonFlushed.
-func (q *PIE) Flush(now clock.Time) {
-	if p := q.peeked.p; p != nil {
-		q.peeked.p = nil
-		dropUnits(now, p, q, q.env, q.u, &q.stats, ReasonFlushed)
-	}
-	flushRing(now, &q.q, q, q.env, q.u, &q.stats)
-	q.cur.reset()
-}
+func (q *PIE) Flush(now clock.Time) { q.flush(now, q, q.env, &q.stats) }
 
 func validatePIE(cfg PIEConfig) error {
 	const maxUS = math.MaxUint32 * time.Microsecond
@@ -369,28 +362,14 @@ func (q *PIE) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 // take takes units off the head packet, running pie_process_dequeue on
 // each, while g admits them, and returns them as one run.
 func (q *PIE) take(now clock.Time, g gate) *packet.Packet {
-	c := &q.cur
-	if c.held && !c.resume(now, g) {
-		return nil
-	}
 	nowT := psTicks(int64(now))
-	for !c.full() {
-		enq, size, ok := c.pop(&q.q, q.u)
-		if !ok {
-			break
+	return q.headQueue.take(now, g, q.env, q, func() bool {
+		enq, size, ok := q.cur.pop(&q.q, q.u)
+		if ok {
+			q.processDequeue(enq, size, nowT, uint32(q.u.backlog(&q.q)-q.cur.takenLen))
 		}
-		q.processDequeue(enq, size, nowT, uint32(q.u.backlog(&q.q)-c.takenLen))
-		if c.single() {
-			if g == nil && c.marks == 0 {
-				return c.popSingle(&q.q)
-			}
-			return c.handSingle(now, &q.q, g, q.env, q)
-		}
-		if !c.admit(now, g) {
-			break
-		}
-	}
-	return c.finish(now, &q.q, q.env, q)
+		return ok
+	})
 }
 
 // processDequeue is pie_process_dequeue: a unit enqueued at enq, of size
@@ -444,16 +423,6 @@ func (q *PIE) processDequeue(enq clock.Time, size int, nowT uint64, backlog uint
 	} else {
 		v.burstTime = 0
 	}
-}
-
-// Len returns the number of packets held, peeked ones included.
-func (q *PIE) Len() int {
-	return q.u.inRing(&q.q) - q.cur.inFlight() + q.peeked.units(q.u)
-}
-
-// Backlog returns the number of bytes held, as the device counts them.
-func (q *PIE) Backlog() int {
-	return q.u.backlog(&q.q) - q.cur.inFlightLen() + q.peeked.size(q.u)
 }
 
 // Stats returns the counters: drops by ReasonLimit (also counted as

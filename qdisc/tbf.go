@@ -149,10 +149,7 @@ func (q *TBF) Change(_ clock.Time, spec Spec) error {
 
 // Flush drops every packet held, the child's included, with ReasonFlushed.
 func (q *TBF) Flush(now clock.Time) {
-	if p := q.peeked.p; p != nil {
-		q.peeked.p = nil
-		dropUnits(now, p, q, q.env, q.u, &q.stats, ReasonFlushed)
-	}
+	q.peeked.flush(now, q, q.env, q.u, &q.stats)
 	q.child.Flush(now)
 	q.charged = false
 }
@@ -340,16 +337,7 @@ func (q *TBF) admit(now clock.Time, size int) bool {
 func (q *TBF) Dequeue(now clock.Time) (*packet.Packet, clock.Time) { return q.dequeueRun(now, nil) }
 
 func (q *TBF) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
-	p, ok := q.peeked.serve(now, g, q.u, q.env)
-	next := now
-	if !ok {
-		p, next = q.take(now, g)
-	}
-	if p == nil {
-		return nil, next
-	}
-	q.u.sent(&q.stats, p)
-	return p, now
+	return q.peeked.dequeue(now, g, q.u, q.env, &q.stats, q.take)
 }
 
 // take pulls from the child what the buckets (and g) admit now.

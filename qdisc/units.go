@@ -321,6 +321,81 @@ func (h *peekHold) size(u units) int {
 	return u.whole(h.p)
 }
 
+// dequeue is the dequeue of a discipline whose take returns what may
+// leave and, when nothing may, when to try again (netem, tbf): what is
+// held first, under g, else take's run; what leaves is counted in st.
+func (h *peekHold) dequeue(now clock.Time, g gate, u units, env *Env, st *Stats, take func(clock.Time, gate) (*packet.Packet, clock.Time)) (*packet.Packet, clock.Time) {
+	p, ok := h.serve(now, g, u, env)
+	next := now
+	if !ok {
+		p, next = take(now, g)
+	}
+	if p == nil {
+		return nil, next
+	}
+	u.sent(st, p)
+	return p, now
+}
+
+// flush drops what is held, for from, with ReasonFlushed.
+func (h *peekHold) flush(now clock.Time, from Qdisc, env *Env, u units, st *Stats) {
+	if p := h.p; p != nil {
+		h.p = nil
+		dropUnits(now, p, from, env, u, st, ReasonFlushed)
+	}
+}
+
+// headQueue is the one FIFO of codel and pie, which decide at its head:
+// the ring, the cursor of the run being taken off its head, and the run
+// that Peek decided on (the kernel's qdisc_peek_dequeued).
+type headQueue struct {
+	u      units
+	q      ring
+	cur    cursor
+	peeked peekHold
+}
+
+// Len returns the number of packets held, peeked ones included.
+func (h *headQueue) Len() int {
+	return h.u.inRing(&h.q) - h.cur.inFlight() + h.peeked.units(h.u)
+}
+
+// Backlog returns the bytes held, peeked ones included, as the device
+// counts them.
+func (h *headQueue) Backlog() int {
+	return h.u.backlog(&h.q) - h.cur.inFlightLen() + h.peeked.size(h.u)
+}
+
+// flush drops every packet held, a peeked one included, for from, with
+// ReasonFlushed.
+func (h *headQueue) flush(now clock.Time, from Qdisc, env *Env, st *Stats) {
+	h.peeked.flush(now, from, env, h.u, st)
+	flushRing(now, &h.q, from, env, h.u, st)
+	h.cur.reset()
+}
+
+// take takes units off the head packet, for from, while taken takes one
+// more (the discipline deciding on it as it leaves: CoDel's control law,
+// pie_process_dequeue) and g admits them, and returns them as one run.
+func (h *headQueue) take(now clock.Time, g gate, env *Env, from Qdisc, taken func() bool) *packet.Packet {
+	c := &h.cur
+	if c.held && !c.resume(now, g) {
+		return nil
+	}
+	for !c.full() && taken() {
+		if c.single() {
+			if g == nil && c.marks == 0 {
+				return c.popSingle(&h.q)
+			}
+			return c.handSingle(now, &h.q, g, env, from)
+		}
+		if !c.admit(now, g) {
+			break
+		}
+	}
+	return c.finish(now, &h.q, env, from)
+}
+
 // sent counts p, handed out, in st: its wire segments and their bytes, as
 // the kernel's byte counters count a GSO skb's segments.
 func (u units) sent(st *Stats, p *packet.Packet) {
