@@ -1,6 +1,12 @@
 package tcspec
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"wanlab/qdisc"
+)
 
 // args walks the option words of one qdisc, as tc's argc/argv loops do.
 type args struct {
@@ -82,5 +88,43 @@ func (a *args) dup(kw string) error {
 type words struct{ w []string }
 
 func (b *words) add(w ...string) { b.w = append(b.w, w...) }
+
+// The options below are written, as tc would take them back, only when
+// their value is not the zero that leaves them out.
+
+// count adds "kw N".
+func (b *words) count(kw string, n int) {
+	if n != 0 {
+		b.add(kw, fmt.Sprint(n))
+	}
+}
+
+// time adds "kw TIME".
+func (b *words) time(kw string, d time.Duration) {
+	if d != 0 {
+		b.add(kw, formatDuration(d))
+	}
+}
+
+// size adds "kw SIZE".
+func (b *words) size(kw string, n int) {
+	if n != 0 {
+		b.add(kw, formatSize(n))
+	}
+}
+
+// rate adds "kw RATE".
+func (b *words) rate(kw string, r qdisc.Rate) {
+	if r != 0 {
+		b.add(kw, formatRate(r))
+	}
+}
+
+// flag adds the keyword kw alone when on.
+func (b *words) flag(kw string, on bool) {
+	if on {
+		b.add(kw)
+	}
+}
 
 func (b *words) String() string { return strings.Join(b.w, " ") }

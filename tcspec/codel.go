@@ -107,23 +107,10 @@ func parseCoDel(a *args, _ Options) (qdisc.Spec, error) {
 	for a.more() {
 		w := a.take()
 		var err error
-		switch w {
-		case "limit":
+		if w == "limit" {
 			c.Limit, err = count(a, w, fmt.Sprint(qdisc.DefaultCoDelLimit))
-		case "target":
-			c.Target, err = duration(a, w, formatDuration(qdisc.DefaultCoDelTarget))
-		case "ce_threshold":
-			err = ceThreshold(a, w, &c.CEThreshold)
-		case "interval":
-			c.Interval, err = duration(a, w, formatDuration(qdisc.DefaultCoDelInterval))
-		case "ecn":
-			c.ECN = true
-		case "noecn":
-			c.ECN = false
-		case "invsqrt":
-			err = invSqrt(a, w, &c.InvSqrt)
-		default:
-			err = a.unknown(w, codelTakes)
+		} else {
+			err = codelOption(a, w, codelTakes, &c.Target, &c.Interval, &c.CEThreshold, &c.ECN, &c.InvSqrt)
 		}
 		if err != nil {
 			return nil, err
@@ -132,28 +119,52 @@ func parseCoDel(a *args, _ Options) (qdisc.Spec, error) {
 	return c.WithDefaults(), nil
 }
 
+// codelOption reads one of the options that codel and fq_codel both take,
+// which codel_parse_opt and fq_codel_parse_opt read alike; any other word
+// is no option of the qdisc, whose options takes lists.
+func codelOption(a *args, w, takes string, target, interval, ce *time.Duration, ecn *bool, inv *qdisc.InvSqrtMode) error {
+	var err error
+	switch w {
+	case "target":
+		*target, err = duration(a, w, formatDuration(qdisc.DefaultCoDelTarget))
+	case "ce_threshold":
+		err = ceThreshold(a, w, ce)
+	case "interval":
+		*interval, err = duration(a, w, formatDuration(qdisc.DefaultCoDelInterval))
+	case "ecn":
+		*ecn = true
+	case "noecn":
+		*ecn = false
+	case "invsqrt":
+		err = invSqrt(a, w, inv)
+	default:
+		err = a.unknown(w, takes)
+	}
+	return err
+}
+
 func formatCoDel(c qdisc.CoDelConfig) string {
 	var b words
 	b.add("codel")
-	if c.Limit != 0 {
-		b.add("limit", fmt.Sprint(c.Limit))
-	}
-	if c.Target != 0 {
-		b.add("target", formatDuration(c.Target))
-	}
-	if c.Interval != 0 {
-		b.add("interval", formatDuration(c.Interval))
-	}
-	if c.CEThreshold != 0 {
-		b.add("ce_threshold", formatDuration(c.CEThreshold))
-	}
-	if c.ECN {
-		b.add("ecn")
-	}
-	if c.InvSqrt != qdisc.InvSqrtLinux {
-		b.add("invsqrt", c.InvSqrt.String())
-	}
+	b.count("limit", c.Limit)
+	formatCoDelTimes(&b, c.Target, c.Interval, c.CEThreshold)
+	b.flag("ecn", c.ECN)
+	formatInvSqrt(&b, c.InvSqrt)
 	return b.String()
+}
+
+// formatCoDelTimes writes the times codel and fq_codel share.
+func formatCoDelTimes(b *words, target, interval, ce time.Duration) {
+	b.time("target", target)
+	b.time("interval", interval)
+	b.time("ce_threshold", ce)
+}
+
+// formatInvSqrt writes wanlab's invsqrt unless it is Linux's.
+func formatInvSqrt(b *words, m qdisc.InvSqrtMode) {
+	if m != qdisc.InvSqrtLinux {
+		b.add("invsqrt", m.String())
+	}
 }
 
 const fqCoDelTakes = "limit PACKETS, flows N, target TIME, interval TIME, quantum BYTES, ecn | noecn, ce_threshold TIME, ce_threshold_selector VALUE/MASK, memory_limit SIZE, drop_batch N; wanlab extensions: invsqrt linux|exact, mem_overhead BYTES"
@@ -177,26 +188,14 @@ func parseFQCoDel(a *args, _ Options) (qdisc.Spec, error) {
 			c.Quantum, err = count(a, w, "the device's MTU with its header, 1514 on Ethernet")
 		case "drop_batch":
 			c.DropBatch, err = count(a, w, fmt.Sprint(qdisc.DefaultDropBatch))
-		case "target":
-			c.Target, err = duration(a, w, formatDuration(qdisc.DefaultCoDelTarget))
-		case "ce_threshold":
-			err = ceThreshold(a, w, &c.CEThreshold)
 		case "ce_threshold_selector":
 			err = ceSelector(a, w)
 		case "memory_limit":
 			err = memoryLimit(a, w, &c.MemoryLimit)
-		case "interval":
-			c.Interval, err = duration(a, w, formatDuration(qdisc.DefaultCoDelInterval))
-		case "ecn":
-			c.ECN = true
-		case "noecn":
-			c.ECN = false
-		case "invsqrt":
-			err = invSqrt(a, w, &c.InvSqrt)
 		case "mem_overhead":
 			c.MemOverhead, err = count(a, w, fmt.Sprint(qdisc.DefaultFQCoDelMemOverhead))
 		default:
-			err = a.unknown(w, fqCoDelTakes)
+			err = codelOption(a, w, fqCoDelTakes, &c.Target, &c.Interval, &c.CEThreshold, &c.ECN, &c.InvSqrt)
 		}
 		if err != nil {
 			return nil, err
@@ -258,40 +257,18 @@ func cut(s string, sep byte) (string, string, bool) {
 func formatFQCoDel(c qdisc.FQCoDelConfig) string {
 	var b words
 	b.add("fq_codel")
-	ints := []struct {
-		kw string
-		v  int
-	}{{"limit", c.Limit}, {"flows", c.Flows}, {"quantum", c.Quantum}}
-	for _, x := range ints {
-		if x.v != 0 {
-			b.add(x.kw, fmt.Sprint(x.v))
-		}
-	}
-	if c.Target != 0 {
-		b.add("target", formatDuration(c.Target))
-	}
-	if c.Interval != 0 {
-		b.add("interval", formatDuration(c.Interval))
-	}
-	if c.CEThreshold != 0 {
-		b.add("ce_threshold", formatDuration(c.CEThreshold))
-	}
-	if c.MemoryLimit != 0 {
-		b.add("memory_limit", formatSize(c.MemoryLimit))
-	}
-	if c.DropBatch != 0 {
-		b.add("drop_batch", fmt.Sprint(c.DropBatch))
-	}
+	b.count("limit", c.Limit)
+	b.count("flows", c.Flows)
+	b.count("quantum", c.Quantum)
+	formatCoDelTimes(&b, c.Target, c.Interval, c.CEThreshold)
+	b.size("memory_limit", c.MemoryLimit)
+	b.count("drop_batch", c.DropBatch)
 	if c.ECN {
 		b.add("ecn")
 	} else {
 		b.add("noecn")
 	}
-	if c.InvSqrt != qdisc.InvSqrtLinux {
-		b.add("invsqrt", c.InvSqrt.String())
-	}
-	if c.MemOverhead != 0 {
-		b.add("mem_overhead", fmt.Sprint(c.MemOverhead))
-	}
+	formatInvSqrt(&b, c.InvSqrt)
+	b.count("mem_overhead", c.MemOverhead)
 	return b.String()
 }

@@ -68,29 +68,13 @@ func pieWeight(a *args, w string) (int, error) {
 func formatPIE(c qdisc.PIEConfig) string {
 	var b words
 	b.add("pie")
-	if c.Limit != 0 {
-		b.add("limit", fmt.Sprint(c.Limit))
-	}
-	if c.Target != 0 {
-		b.add("target", formatDuration(c.Target))
-	}
-	if c.TUpdate != 0 {
-		b.add("tupdate", formatDuration(c.TUpdate))
-	}
-	if c.Alpha != 0 {
-		b.add("alpha", fmt.Sprint(c.Alpha))
-	}
-	if c.Beta != 0 {
-		b.add("beta", fmt.Sprint(c.Beta))
-	}
-	if c.ECN {
-		b.add("ecn")
-	}
-	if c.Bytemode {
-		b.add("bytemode")
-	}
-	if c.DQRateEstimator {
-		b.add("dq_rate_estimator")
-	}
+	b.count("limit", c.Limit)
+	b.time("target", c.Target)
+	b.time("tupdate", c.TUpdate)
+	b.count("alpha", c.Alpha)
+	b.count("beta", c.Beta)
+	b.flag("ecn", c.ECN)
+	b.flag("bytemode", c.Bytemode)
+	b.flag("dq_rate_estimator", c.DQRateEstimator)
 	return b.String()
 }

@@ -27,119 +27,34 @@ func parseTBF(a *args, _ Options) (qdisc.Spec, error) {
 	)
 	for a.more() {
 		w := a.take()
+		var err error
 		switch {
 		case matches(w, "limit"):
-			v, err := a.value(w, "SIZE")
-			if err != nil {
-				return nil, err
-			}
-			if limit != 0 {
-				return nil, a.dup("limit")
-			}
-			if latency != 0 {
-				return nil, a.fail(w, "\"limit\" and \"latency\" together: tc refuses both; give one (latency is turned into a limit)")
-			}
-			if limit, err = getSize(v); err != nil {
-				return nil, a.bad(w, v, err)
-			}
+			err = once(a, w, "SIZE", "limit", &limit, latency != 0, getSize)
 			limitZero = limit == 0
 		case matches(w, "latency"):
-			v, err := a.value(w, "TIME")
-			if err != nil {
-				return nil, err
-			}
-			if latency != 0 {
-				return nil, a.dup("latency")
-			}
-			if limit != 0 {
-				return nil, a.fail(w, "\"limit\" and \"latency\" together: tc refuses both; give one (latency is turned into a limit)")
-			}
-			if latency, err = getTime(v); err != nil {
-				return nil, a.bad(w, v, err)
-			}
+			err = once(a, w, "TIME", "latency", &latency, limit != 0, getTime)
 		case matches(w, "burst") || w == "buffer" || w == "maxburst":
-			v, err := a.value(w, "SIZE")
-			if err != nil {
-				return nil, err
-			}
-			if buffer != 0 {
-				return nil, a.dup("buffer/burst/maxburst")
-			}
-			if buffer, err = getSizeAndCell(v); err != nil {
-				return nil, a.bad(w, v, err)
-			}
+			err = once(a, w, "SIZE", "buffer/burst/maxburst", &buffer, false, getSizeAndCell)
 			burstZero = buffer == 0
 		case w == "mtu" || w == "minburst":
-			v, err := a.value(w, "SIZE")
-			if err != nil {
-				return nil, err
-			}
-			if mtu != 0 {
-				return nil, a.dup("mtu/minburst")
-			}
-			if mtu, err = getSizeAndCell(v); err != nil {
-				return nil, a.bad(w, v, err)
-			}
+			err = once(a, w, "SIZE", "mtu/minburst", &mtu, false, getSizeAndCell)
 		case w == "mpu":
-			v, err := a.value(w, "SIZE")
-			if err != nil {
-				return nil, err
-			}
-			if mpu != 0 {
-				return nil, a.dup("mpu")
-			}
-			if mpu, err = getSize(v); err != nil {
-				return nil, a.bad(w, v, err)
-			}
+			err = once(a, w, "SIZE", "mpu", &mpu, false, getSize)
 		case w == "rate":
-			v, err := a.value(w, "RATE")
-			if err != nil {
-				return nil, err
-			}
-			if rate != 0 {
-				return nil, a.dup("rate")
-			}
-			if rate, err = tbfRate(v); err != nil {
-				return nil, a.bad(w, v, err)
-			}
+			err = once(a, w, "RATE", "rate", &rate, false, tbfRate)
 			rateZero = rate == 0
 		case matches(w, "peakrate"):
-			v, err := a.value(w, "RATE")
-			if err != nil {
-				return nil, err
-			}
-			if peak != 0 {
-				return nil, a.dup("peakrate")
-			}
-			if peak, err = tbfRate(v); err != nil {
-				return nil, a.bad(w, v, err)
-			}
+			err = once(a, w, "RATE", "peakrate", &peak, false, tbfRate)
 		case matches(w, "overhead"):
-			v, err := a.value(w, "N")
-			if err != nil {
-				return nil, err
-			}
-			if overhead != 0 {
-				return nil, a.dup("overhead")
-			}
-			if overhead, err = getUint(v, 10, 1<<16-1); err != nil {
-				return nil, a.bad(w, v, err)
-			}
+			err = once(a, w, "N", "overhead", &overhead, false, func(v string) (uint64, error) { return getUint(v, 10, 1<<16-1) })
 		case matches(w, "linklayer"):
-			v, err := a.value(w, "ethernet")
-			if err != nil {
-				return nil, err
-			}
-			switch {
-			case matches(v, "ethernet"):
-				c.Link = qdisc.LinkEthernet
-			case matches(v, "atm"), matches(v, "adsl"):
-				c.Link = qdisc.LinkATM
-			default:
-				return nil, a.fail(v, "%q: unknown link layer: write ethernet, atm or adsl", w+" "+v)
-			}
+			err = linkLayer(a, w, &c.Link)
 		default:
-			return nil, a.unknown(w, tbfTakes)
+			err = a.unknown(w, tbfTakes)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	// A zero that was typed is tc's "missing", but say what was typed.
@@ -193,6 +108,46 @@ func parseTBF(a *args, _ Options) (qdisc.Spec, error) {
 	return c, nil
 }
 
+// once reads the value of keyword w into *dst with parse, as
+// tbf_parse_opt reads each option: what describes a missing value, and tc
+// refuses the option once *dst holds a value (name is how it names the
+// keyword then) and, when limitAndLatency, because limit and latency
+// exclude each other.
+func once[T comparable](a *args, w, what, name string, dst *T, limitAndLatency bool, parse func(string) (T, error)) error {
+	v, err := a.value(w, what)
+	if err != nil {
+		return err
+	}
+	var zero T
+	if *dst != zero {
+		return a.dup(name)
+	}
+	if limitAndLatency {
+		return a.fail(w, "\"limit\" and \"latency\" together: tc refuses both; give one (latency is turned into a limit)")
+	}
+	if *dst, err = parse(v); err != nil {
+		return a.bad(w, v, err)
+	}
+	return nil
+}
+
+// linkLayer reads tbf's linklayer, by prefix.
+func linkLayer(a *args, w string, dst *qdisc.LinkLayer) error {
+	v, err := a.value(w, "ethernet")
+	if err != nil {
+		return err
+	}
+	switch {
+	case matches(v, "ethernet"):
+		*dst = qdisc.LinkEthernet
+	case matches(v, "atm"), matches(v, "adsl"):
+		*dst = qdisc.LinkATM
+	default:
+		return a.fail(v, "%q: unknown link layer: write ethernet, atm or adsl", w+" "+v)
+	}
+	return nil
+}
+
 // tbfRate reads tbf's rate and peakrate, which tc takes in absolute units
 // only.
 func tbfRate(v string) (qdisc.Rate, error) {
@@ -206,18 +161,10 @@ func tbfRate(v string) (qdisc.Rate, error) {
 func formatTBF(c qdisc.TBFConfig) string {
 	var b words
 	b.add("tbf", "rate", formatRate(c.Rate), "burst", formatSize(c.Burst), "limit", formatSize(c.Limit))
-	if c.PeakRate != 0 {
-		b.add("peakrate", formatRate(c.PeakRate))
-	}
-	if c.MTU != 0 {
-		b.add("mtu", formatSize(c.MTU))
-	}
-	if c.MPU != 0 {
-		b.add("mpu", formatSize(c.MPU))
-	}
-	if c.Overhead != 0 {
-		b.add("overhead", fmt.Sprint(c.Overhead))
-	}
+	b.rate("peakrate", c.PeakRate)
+	b.size("mtu", c.MTU)
+	b.size("mpu", c.MPU)
+	b.count("overhead", c.Overhead)
 	if c.Link == qdisc.LinkATM {
 		b.add("linklayer", "atm")
 	}
