@@ -11,7 +11,6 @@ import (
 
 	"wanlab/internal/roottest"
 	"wanlab/lab"
-	"wanlab/netns"
 	"wanlab/results"
 	"wanlab/tcspec"
 )
@@ -64,17 +63,7 @@ func runDoc(t *testing.T, o Options) *results.Document {
 // namespace, no registry record.
 func nothingLeft(t *testing.T, name string) {
 	t.Helper()
-	for _, r := range []lab.Role{lab.Client, lab.Server} {
-		if ns := lab.NamespaceName(name, r); netns.Exists(ns) {
-			t.Errorf("namespace %s is still there after the run", ns)
-		}
-	}
-	states, _ := netns.Testbeds()
-	for _, st := range states {
-		if st.Name == name {
-			t.Errorf("the registry still holds testbed %s", name)
-		}
-	}
+	roottest.NoTestbed(t, name, lab.NamespaceName(name, lab.Client), lab.NamespaceName(name, lab.Server))
 }
 
 // series returns the document's series called name, the flows' own

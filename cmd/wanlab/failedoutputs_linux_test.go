@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,19 +150,8 @@ func TestUpPcapReaderGoesAway(t *testing.T) {
 	}
 	var log strings.Builder
 	up.Stderr = &log
-	if err := up.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		up.Process.Kill()
-		up.Wait()
-		cli(t, "down", name)
-		assertNothingLeft(t, name)
-	})
-	lines := bufio.NewScanner(stdout)
-	for lines.Scan() && !strings.HasPrefix(lines.Text(), "testbed "+name+" is up") {
-	}
-	go io.Copy(io.Discard, stdout)
+	startUp(t, up, name, true)
+	awaitUp(stdout, name)
 	mustCLI(t, "exec", name, "--", "ping", "-c", "5", "-i", "0.1", "@peer")
 	waitFor(t, "status to say the capture stopped", func() bool {
 		out, _, _ := cli(t, "status", name)

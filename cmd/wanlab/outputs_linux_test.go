@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -18,9 +17,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"wanlab/lab"
-	"wanlab/netns"
 )
 
 // TestUpPcapMissingDirectory: `up --pcap` into a directory that does not
@@ -48,23 +44,6 @@ func TestUpPcapMissingDirectory(t *testing.T) {
 	noTestbed(t, name)
 	if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s was created", filepath.Dir(path))
-	}
-}
-
-// noTestbed checks that nothing of testbed name was ever made: no
-// namespace, no record.
-func noTestbed(t *testing.T, name string) {
-	t.Helper()
-	for _, r := range []lab.Role{lab.Client, lab.Server} {
-		if ns := lab.NamespaceName(name, r); netns.Exists(ns) {
-			t.Errorf("namespace %s exists", ns)
-		}
-	}
-	states, _ := netns.Testbeds()
-	for _, st := range states {
-		if st.Name == name {
-			t.Errorf("testbed %s on record: %+v", name, st)
-		}
 	}
 }
 
@@ -97,19 +76,8 @@ func TestUpPcapOutputs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := up.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				up.Process.Kill()
-				up.Wait()
-				cli(t, "down", name)
-				assertNothingLeft(t, name)
-			})
-			lines := bufio.NewScanner(status)
-			for lines.Scan() && !strings.HasPrefix(lines.Text(), "testbed "+name+" is up") {
-			}
-			go io.Copy(io.Discard, status)
+			startUp(t, up, name, true)
+			awaitUp(status, name)
 			mustCLI(t, "exec", name, "--", "ping", "-c", "3", "-i", "0.1", "@peer")
 			if err := up.Process.Signal(syscall.SIGINT); err != nil {
 				t.Fatal(err)
@@ -164,14 +132,7 @@ func TestUpPcapFIFOWaitInterrupted(t *testing.T) {
 	up := exec.Command(bin, "up", "--name", name, "--pcap", fifo)
 	var stderr strings.Builder
 	up.Stderr = &stderr
-	if err := up.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		up.Process.Kill()
-		up.Wait()
-		cli(t, "down", name)
-	})
+	startUp(t, up, name, false)
 	waitFor(t, "up to wait for the FIFO's reader", func() bool { return inFIFOOpen(up.Process.Pid) })
 	noTestbed(t, name)
 	if err := up.Process.Signal(syscall.SIGINT); err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -101,21 +102,45 @@ func upDetached(t *testing.T, name string, args ...string) lab.Info {
 	return i
 }
 
+// startUp starts up, a `wanlab up` of testbed name in the foreground, and
+// when the test ends kills it and takes the testbed down; then, if built
+// (up was to build the testbed), it checks that nothing of it remains.
+func startUp(t *testing.T, up *exec.Cmd, name string, built bool) {
+	t.Helper()
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		up.Process.Kill()
+		up.Wait()
+		cli(t, "down", name)
+		if built {
+			assertNothingLeft(t, name)
+		}
+	})
+}
+
+// awaitUp reads from r, the output of a foreground up, to its message
+// that testbed name is up, and discards the rest of r from then on.
+func awaitUp(r io.Reader, name string) {
+	lines := bufio.NewScanner(r)
+	for lines.Scan() && !strings.HasPrefix(lines.Text(), "testbed "+name+" is up") {
+	}
+	go io.Copy(io.Discard, r)
+}
+
+// noTestbed checks that nothing of testbed name is left, or was ever made:
+// no namespace, no record.
+func noTestbed(t *testing.T, name string) {
+	t.Helper()
+	roottest.NoTestbed(t, name, lab.NamespaceName(name, lab.Client), lab.NamespaceName(name, lab.Server))
+}
+
 // assertNothingLeft checks that testbed name has no namespace, record,
 // socket, log or owner left.
 func assertNothingLeft(t *testing.T, name string) {
 	t.Helper()
-	for _, ns := range []string{lab.NamespaceName(name, lab.Client), lab.NamespaceName(name, lab.Server)} {
-		if netns.Exists(ns) {
-			t.Errorf("namespace %s still exists", ns)
-		}
-	}
-	states, _ := netns.Testbeds()
-	for _, st := range states {
-		if st.Name == name {
-			t.Errorf("testbed %s still on record: %+v", name, st)
-		}
-	}
+	noTestbed(t, name)
 	for _, p := range []string{lab.SocketPath(name), lab.LogPath(name)} {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s still there (%v)", p, err)
@@ -249,15 +274,7 @@ func TestCLISigkillLeavesNothingAfterNextUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := up.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		up.Process.Kill()
-		up.Wait()
-		cli(t, "down", name)
-		assertNothingLeft(t, name)
-	})
+	startUp(t, up, name, true)
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		t.Fatalf("up printed nothing: %v", err)

@@ -86,6 +86,23 @@ func NewTestbed(t testing.TB) *netns.Testbed {
 	return tb
 }
 
+// NoTestbed checks that nothing of testbed name is left, or was ever made:
+// none of its namespaces exists and the registry holds no record of it.
+func NoTestbed(t testing.TB, name string, namespaces ...string) {
+	t.Helper()
+	for _, ns := range namespaces {
+		if netns.Exists(ns) {
+			t.Errorf("namespace %s of testbed %s exists", ns, name)
+		}
+	}
+	states, _ := netns.Testbeds()
+	for _, st := range states {
+		if st.Name == name {
+			t.Errorf("testbed %s on record: %+v", name, st)
+		}
+	}
+}
+
 // PointToPoint readies the device ifname, which the test made in the
 // namespace h of tb, as one end of a point-to-point link: it records the
 // device with the testbed, so that removing the testbed removes it, brings
