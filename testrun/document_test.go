@@ -41,6 +41,17 @@ func findSeries(t *testing.T, ss []results.Series, name string) *results.Series 
 	return nil
 }
 
+// wantSamples checks the samples, as samplesOf writes them, of each
+// series of ss that want names.
+func wantSamples(t *testing.T, ss []results.Series, want map[string]string) {
+	t.Helper()
+	for name, w := range want {
+		if got := samplesOf(findSeries(t, ss, name)); got != w {
+			t.Errorf("%s\n %s\nwant\n %s", name, got, w)
+		}
+	}
+}
+
 func samplesOf(s *results.Series) string {
 	var b strings.Builder
 	for _, p := range s.Samples {
@@ -119,7 +130,7 @@ func TestDocumentTCP(t *testing.T) {
 	if f.Label != "TCP upload" || f.Direction != "up" || f.Protocol != "tcp" || f.CongestionControl != "cubic" {
 		t.Errorf("flow %+v", f)
 	}
-	for name, want := range map[string]string{
+	wantSamples(t, f.Series, map[string]string{
 		"TCP upload::tcp_cwnd":               "1:15 1.2:16 1.6:18 1.8:19 2:20 2.2:21",
 		"TCP upload::tcp_rtt":                "1:50 1.2:50 1.6:50 1.8:50 2:50 2.2:50",
 		"TCP upload::tcp_pacing_rate":        "1:10 1.2:10 1.6:10 1.8:10 2:10 2.2:10",
@@ -130,11 +141,7 @@ func TestDocumentTCP(t *testing.T) {
 		"TCP upload::router_drops_limit":     "1.2:0 1.4:1 1.6:1",
 		"TCP upload::router_marks":           "1.2:2 1.4:2 1.6:2",
 		"TCP upload::router_queue_delay":     "1.2:30 1.4:30 1.6:30",
-	} {
-		if got := samplesOf(findSeries(t, f.Series, name)); got != want {
-			t.Errorf("%s\n %s\nwant\n %s", name, got, want)
-		}
-	}
+	})
 	if doc.Run.Test != "tcp_upload" || doc.Run.Seed != 7 || doc.Run.LeadS != 1 || doc.Run.Options["ip_version"] != "4" ||
 		doc.Run.Options["profile"] != "home" || doc.Run.Partial {
 		t.Errorf("run %+v", doc.Run)
@@ -176,16 +183,12 @@ func TestDocumentProbes(t *testing.T) {
 		t.Errorf("lost %d, n %d, window %v; want 2, 2, [0 1]", main.Lost, main.Summary.N, main.Window)
 	}
 	own := doc.Flows[0].Series
-	for name, want := range map[string]string{
+	wantSamples(t, own, map[string]string{
 		"Ping (ms) UDP::owd_up":    "0.1:30 0.3:lost 0.5:lost 0.7:31",
 		"Ping (ms) UDP::owd_down":  "0.1:10 0.3:lost 0.5:lost 0.7:10",
 		"Ping (ms) UDP::lost_up":   "0.3:1",
 		"Ping (ms) UDP::lost_down": "0.5:1",
-	} {
-		if got := samplesOf(findSeries(t, own, name)); got != want {
-			t.Errorf("%s: %s, want %s", name, got, want)
-		}
-	}
+	})
 	if !doc.Run.Partial || doc.Run.PartialReason != "cancelled" {
 		t.Errorf("partial %v %q", doc.Run.Partial, doc.Run.PartialReason)
 	}

@@ -52,7 +52,7 @@ func TestDocumentTFRC(t *testing.T) {
 	if f.CongestionControl != "tfrc" || f.Protocol != "udp" || doc.Run.Options["tx_qlen"] != "0" {
 		t.Errorf("flow %+v, options %v", f, doc.Run.Options)
 	}
-	for name, want := range map[string]string{
+	wantSamples(t, f.Series, map[string]string{
 		"TFRC upload::sent_rate":              "1.2:1 1.4:1 1.6:1 1.8:1 2:1",
 		"TFRC upload::tfrc_x":                 "1:1 1.2:1 1.4:1 1.6:1 1.8:1 2:1",
 		"TFRC upload::tfrc_x_recv":            "1:0.5 1.2:0.5 1.4:0.5 1.6:0.5 1.8:0.5 2:0.5",
@@ -63,11 +63,7 @@ func TestDocumentTFRC(t *testing.T) {
 		"TFRC upload::tfrc_lost":              "1:0 1.2:1 1.4:2 1.6:3 1.8:4 2:5",
 		"TFRC upload::tfrc_loss_events":       "1:0 1.2:0 1.4:1 1.6:1 1.8:2 2:2",
 		"TFRC upload::router_delivered_bytes": "1:0 1.2:25000 1.4:25000 1.6:25000 1.8:25000 2:25000",
-	} {
-		if got := samplesOf(findSeries(t, f.Series, name)); got != want {
-			t.Errorf("%s\n %s\nwant\n %s", name, got, want)
-		}
-	}
+	})
 	if got := samplesOf(findSeries(t, f.Series, "TFRC upload::tfrc_send_rate")); !strings.HasPrefix(got, "1.2:1.016") {
 		t.Errorf("tfrc_send_rate %s: want the packets' 1472 bytes for each 1448 of data", got)
 	}
@@ -106,17 +102,13 @@ func TestDocumentQUIC(t *testing.T) {
 	if f.CongestionControl != "newreno" {
 		t.Errorf("cc %q", f.CongestionControl)
 	}
-	for name, want := range map[string]string{
+	wantSamples(t, f.Series, map[string]string{
 		"QUIC download::sent_rate":              "1.2:1.2 1.4:1.2 1.6:1.2 1.8:1.2 2:1.2",
 		"QUIC download::quic_rtt":               "1.2:42 1.4:42 1.6:42 1.8:42 2:42",
 		"QUIC download::quic_cwnd":              "1.2:6000 1.4:7000 1.6:8000 1.8:9000 2:10000",
 		"QUIC download::quic_packets_lost":      "1.2:6 1.4:7 1.6:8 1.8:9 2:10",
 		"QUIC download::router_delivered_bytes": "1.2:6000 1.4:1000",
-	} {
-		if got := samplesOf(findSeries(t, f.Series, name)); got != want {
-			t.Errorf("%s\n %s\nwant\n %s", name, got, want)
-		}
-	}
+	})
 	if got := samplesOf(findSeries(t, doc.Series, "QUIC download")); got != "1.2:1 1.4:1 1.6:1 1.8:1 2:1" {
 		t.Errorf("QUIC download %s", got)
 	}
