@@ -45,6 +45,14 @@ func busySender(t *testing.T) *Sender {
 	return s
 }
 
+// fedSender is a busySender that had its first feedback, of no loss, at
+// 40 ms: R = 40 ms and X = 100000 B/s.
+func fedSender(t *testing.T) *Sender {
+	s := busySender(t)
+	s.OnFeedback(40*ms, feedback(0, 0, 0, 0))
+	return s
+}
+
 // A data-limited sender keeps its largest X_recv instead of letting it age
 // out, and on a loss halves it and takes 0.85 of the new report (§4.3).
 func TestDataLimitedFeedback(t *testing.T) {
@@ -211,12 +219,7 @@ func TestRTTEstimate(t *testing.T) {
 // The nofeedback timer halves X at each expiry and restarts after
 // max(4R, 2s/X) (§4.4).
 func TestNoFeedbackTimerHalves(t *testing.T) {
-	s := newSender(t, SenderConfig{})
-	for range 1000 {
-		s.Enqueue(0)
-	}
-	s.Poll(0)
-	s.OnFeedback(40*ms, feedback(0, 0, 0, 0)) // R = 40 ms, X = 100000 B/s
+	s := fedSender(t) // R = 40 ms, X = 100000 B/s
 	// The timer runs from the feedback: RTO = max(4R, 2s/X) = 160 ms.
 	at := 40 * ms
 	x := s.Rate()
@@ -272,12 +275,7 @@ func TestNoFeedbackTimerIdle(t *testing.T) {
 
 // With p > 0 an expiry halves whichever limited X: 2·X_recv or X_calc.
 func TestNoFeedbackTimerAfterLoss(t *testing.T) {
-	s := newSender(t, SenderConfig{})
-	for range 1000 {
-		s.Enqueue(0)
-	}
-	s.Poll(0)
-	s.OnFeedback(40*ms, feedback(0, 0, 0, 0))
+	s := fedSender(t)
 	s.OnFeedback(100*ms, feedback(60*ms, 0, 20000, 0.01))
 	// X_calc(1000 B, 40 ms, 0.01) ≈ 0.6 MB/s > 2·X_recv: X = 40000.
 	near(t, "X", s.Rate(), 40000)
@@ -285,12 +283,7 @@ func TestNoFeedbackTimerAfterLoss(t *testing.T) {
 	s.Poll(100*ms + 1)
 	s.Poll(100*ms + clock.Time(rto))
 	near(t, "X after the expiry (X_recv)", s.Rate(), 20000)
-	s2 := newSender(t, SenderConfig{})
-	for range 1000 {
-		s2.Enqueue(0)
-	}
-	s2.Poll(0)
-	s2.OnFeedback(40*ms, feedback(0, 0, 0, 0))
+	s2 := fedSender(t)
 	s2.OnFeedback(100*ms, feedback(60*ms, 0, 1e9, 0.1))
 	xc := Throughput(1000, 40*time.Millisecond, 0.1)
 	near(t, "X = X_calc", s2.Rate(), xc)
@@ -302,12 +295,7 @@ func TestNoFeedbackTimerAfterLoss(t *testing.T) {
 // Packets leave t_ipi = s/X apart, up to delta early; a sender woken late
 // catches up with a burst of at most maxLag's worth.
 func TestPacing(t *testing.T) {
-	s := newSender(t, SenderConfig{})
-	for range 1000 {
-		s.Enqueue(0)
-	}
-	s.Poll(0)
-	s.OnFeedback(40*ms, feedback(0, 0, 0, 0)) // X = 100000: t_ipi = 10 ms
+	s := fedSender(t) // X = 100000: t_ipi = 10 ms
 	var times []clock.Time
 	for now := 40 * ms; now < 140*ms; now += clock.Time(100 * time.Microsecond) {
 		if _, ok := s.Poll(now); ok {
