@@ -76,20 +76,21 @@ type leave struct {
 // step runs the direction on its own deadlines until until, returning when
 // each packet left.
 func step(d *Direction, from, until clock.Time) []leave {
-	var out []leave
-	now := from
-	for now <= until {
-		for {
-			p, next := d.Dequeue(now)
-			if p == nil {
-				now = next
-				break
-			}
-			out = append(out, leave{p.Seq, now})
-			p.Free()
-		}
-	}
+	out, _ := stepCounted(d, from, until)
 	return out
+}
+
+// stepCounted is step that also counts its calls of Dequeue.
+func stepCounted(d *Direction, from, until clock.Time) (out []leave, calls int) {
+	for now := from; now <= until; {
+		seqs, next := drainAll(d, now)
+		calls += len(seqs) + 1
+		for _, seq := range seqs {
+			out = append(out, leave{seq, now})
+		}
+		now = next
+	}
+	return out, calls
 }
 
 func TestTraceDeliveryLikeMahimahi(t *testing.T) {
@@ -151,19 +152,7 @@ func TestTraceWithQdiscTree(t *testing.T) {
 	d.Enqueue(0, mk(pool, 0, 1, 1500, 0))
 	// Opportunities at 1 and 2 ms find nothing ready; the packets become
 	// ready at 2.5 ms and leave one per opportunity.
-	calls := 0
-	var got []leave
-	now := clock.Time(0)
-	for now <= 5*ms {
-		calls++
-		p, next := d.Dequeue(now)
-		if p == nil {
-			now = next
-			continue
-		}
-		got = append(got, leave{p.Seq, now})
-		p.Free()
-	}
+	got, calls := stepCounted(d, 0, 5*ms)
 	if fmt.Sprint(got) != fmt.Sprint([]leave{{0, 3 * ms}, {1, 4 * ms}}) {
 		t.Errorf("left at %v", got)
 	}
