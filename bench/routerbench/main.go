@@ -26,13 +26,12 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"syscall"
 	"time"
 
+	"wanlab/bench/internal/benchbed"
 	"wanlab/link"
 	"wanlab/netns"
 	"wanlab/qdisc"
@@ -104,29 +103,11 @@ func main() {
 }
 
 func run(mode string, secs int, chain, udp, kind string, streams, rt int) error {
-	if _, err := netns.CleanStale(); err != nil {
-		return err
-	}
-	tb, err := netns.NewTestbed(fmt.Sprintf("rb%d", os.Getpid()))
+	tb, c, s, err := benchbed.New("rb")
 	if err != nil {
 		return err
 	}
 	defer tb.Close()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-sig
-		tb.Close()
-		os.Exit(130)
-	}()
-	c, err := tb.Namespace("c")
-	if err != nil {
-		return err
-	}
-	s, err := tb.Namespace("s")
-	if err != nil {
-		return err
-	}
 	for _, h := range []*netns.Handle{c, s} {
 		if err := tuneTCP(h); err != nil {
 			return err

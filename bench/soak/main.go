@@ -42,7 +42,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -50,6 +49,7 @@ import (
 	"syscall"
 	"time"
 
+	"wanlab/bench/internal/benchbed"
 	"wanlab/link"
 	"wanlab/netns"
 	"wanlab/packet"
@@ -128,29 +128,11 @@ type sample struct {
 }
 
 func soak(o options) (*verdict, error) {
-	if _, err := netns.CleanStale(); err != nil {
-		return nil, err
-	}
-	tb, err := netns.NewTestbed(fmt.Sprintf("sk%d", os.Getpid()))
+	tb, c, s, err := benchbed.New("sk")
 	if err != nil {
 		return nil, err
 	}
 	defer tb.Close()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-sig
-		tb.Close()
-		os.Exit(130)
-	}()
-	c, err := tb.Namespace("c")
-	if err != nil {
-		return nil, err
-	}
-	s, err := tb.Namespace("s")
-	if err != nil {
-		return nil, err
-	}
 	specs, err := tcspec.ParseChain(o.chain, tcspec.Options{})
 	if err != nil {
 		return nil, err
