@@ -88,11 +88,7 @@ var _ Qdisc = (*FQCoDel)(nil)
 // 1 MiB are errors. The flow hash is keyed by PositionSeed(env.Seed, 0), as
 // the root of a tree.
 func NewFQCoDel(cfg FQCoDelConfig, env *Env) (*FQCoDel, error) {
-	var seed uint64
-	if env != nil {
-		seed = env.Seed
-	}
-	return newFQCoDel(cfg, env, PositionSeed(seed, 0))
+	return newFQCoDel(cfg, env, rootSeed(env))
 }
 
 // newFQCoDel is NewFQCoDel with the seed of the discipline's position,

@@ -71,11 +71,7 @@ var _ Qdisc = (*Netem)(nil)
 // model fields are taken as they are: use StateLoss and GELoss for tc's
 // defaults.
 func NewNetem(cfg NetemConfig, env *Env, child Qdisc) (*Netem, error) {
-	var seed uint64
-	if env != nil {
-		seed = env.Seed
-	}
-	return newNetem(cfg, env, child, PositionSeed(seed, 0))
+	return newNetem(cfg, env, child, rootSeed(env))
 }
 
 // newNetem is NewNetem with the seed of the netem's position.

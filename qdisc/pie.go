@@ -75,11 +75,7 @@ var _ Qdisc = (*PIE)(nil)
 // microseconds, as tc passes them. Its random stream comes from
 // PositionSeed(env.Seed, 0), as the root of a tree.
 func NewPIE(cfg PIEConfig, env *Env) (*PIE, error) {
-	var seed uint64
-	if env != nil {
-		seed = env.Seed
-	}
-	return newPIE(cfg, env, PositionSeed(seed, 0))
+	return newPIE(cfg, env, rootSeed(env))
 }
 
 // newPIE is NewPIE with the seed of the discipline's position.

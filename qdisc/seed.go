@@ -16,3 +16,13 @@ func DeriveSeed(seed, k uint64) uint64 {
 // discipline draws from its own stream, so that two netems with jitter in
 // one chain draw independent delays.
 func PositionSeed(seed uint64, k int) uint64 { return DeriveSeed(seed, uint64(k)) }
+
+// rootSeed is the seed of a discipline made on its own, as the root of a
+// tree: PositionSeed(env.Seed, 0), env.Seed being 0 without an env.
+func rootSeed(env *Env) uint64 {
+	var seed uint64
+	if env != nil {
+		seed = env.Seed
+	}
+	return PositionSeed(seed, 0)
+}
