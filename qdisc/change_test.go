@@ -236,10 +236,7 @@ func TestTBFChange(t *testing.T) {
 func TestFifoChange(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	rec := &recorder{}
-	f, err := NewFifo(FifoConfig{Variant: "pfifo", Limit: 5}, &Env{Observer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newTestFifo(t, FifoConfig{Variant: "pfifo", Limit: 5}, &Env{Observer: rec})
 	for i := range 5 {
 		f.Enqueue(0, coretest.UDP(pool, 100, 1000, 0, int64(i)))
 	}

@@ -8,6 +8,15 @@ import (
 	"wanlab/packet"
 )
 
+func newTestFifo(t *testing.T, cfg FifoConfig, env *Env) *Fifo {
+	t.Helper()
+	f, err := NewFifo(cfg, env)
+	if err != nil {
+		t.Fatalf("NewFifo(%+v): %v", cfg, err)
+	}
+	return f
+}
+
 func TestFifoDefaults(t *testing.T) {
 	cases := []struct {
 		cfg  FifoConfig
@@ -53,10 +62,7 @@ func TestFifoDefaults(t *testing.T) {
 func TestPfifoTailDrop(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	rec := &recorder{}
-	f, err := NewFifo(FifoConfig{Variant: "pfifo"}, &Env{Observer: rec, TxQueueLen: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newTestFifo(t, FifoConfig{Variant: "pfifo"}, &Env{Observer: rec, TxQueueLen: 5})
 	for i := range 7 {
 		v := f.Enqueue(0, coretest.UDP(pool, 100+i, 1000, 0, int64(i)))
 		if want := map[bool]Verdict{true: Queued, false: Dropped}[i < 5]; v != want {
@@ -89,10 +95,7 @@ func TestPfifoTailDrop(t *testing.T) {
 func TestBfifoByteLimit(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	rec := &recorder{}
-	f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: 3000}, &Env{Observer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newTestFifo(t, FifoConfig{Variant: "bfifo", Limit: 3000}, &Env{Observer: rec})
 	// On Ethernet every packet counts 14 bytes more: 1514 + 1414 = 2928;
 	// 72 more fits exactly (backlog+len <= limit), 73 does not, and after
 	// that even the smallest packet does not.
@@ -116,10 +119,7 @@ func TestBfifoByteLimit(t *testing.T) {
 func TestPfifoHeadDrop(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	rec := &recorder{}
-	f, err := NewFifo(FifoConfig{Variant: "pfifo_head_drop", Limit: 3}, &Env{Observer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newTestFifo(t, FifoConfig{Variant: "pfifo_head_drop", Limit: 3}, &Env{Observer: rec})
 	for i := range 5 {
 		v := f.Enqueue(clock.Time(i), coretest.UDP(pool, 200, 1000, 0, int64(i)))
 		if want := map[bool]Verdict{true: Queued, false: Congested}[i < 3]; v != want {

@@ -29,13 +29,11 @@ func (f *fifoChild) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 }
 
 func (f *fifoChild) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
-	if f.q.Len() == 0 {
-		return nil, clock.Never
+	p, next := f.Peek(now)
+	if p != nil {
+		f.q.Pop()
 	}
-	if now < f.openAt {
-		return nil, f.openAt
-	}
-	return f.q.Pop(), now
+	return p, next
 }
 
 func (f *fifoChild) Peek(now clock.Time) (*packet.Packet, clock.Time) {
