@@ -94,12 +94,9 @@ func (d *delayLine) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
 
 // Dequeue implements qdisc.Qdisc.
 func (d *delayLine) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
-	p := d.q.Front()
+	p, next := d.Peek(now)
 	if p == nil {
-		return nil, clock.Never
-	}
-	if p.TimeToSend > now {
-		return nil, p.TimeToSend
+		return nil, next
 	}
 	d.q.Pop()
 	d.stats.Packets++
