@@ -54,19 +54,7 @@ func scanFloat(s string) cfloat {
 		// "0x" without hex digits: strtod reads the "0" alone.
 		return cfloat{v: signed(0, neg), n: i + 1}
 	}
-	j := i
-	digits := 0
-	for j < len(s) && isDigit(s[j]) {
-		j++
-		digits++
-	}
-	if j < len(s) && s[j] == '.' {
-		j++
-		for j < len(s) && isDigit(s[j]) {
-			j++
-			digits++
-		}
-	}
+	j, digits := scanMantissa(s, i, isDigit)
 	if digits == 0 {
 		return cfloat{}
 	}
@@ -78,18 +66,7 @@ func scanFloat(s string) cfloat {
 // scanHexFloat scans the digits of a hexadecimal float whose "0x" ends at j.
 func scanHexFloat(s string, j int, neg bool) (cfloat, bool) {
 	start := j
-	digits := 0
-	for j < len(s) && isHex(s[j]) {
-		j++
-		digits++
-	}
-	if j < len(s) && s[j] == '.' {
-		j++
-		for j < len(s) && isHex(s[j]) {
-			j++
-			digits++
-		}
-	}
+	j, digits := scanMantissa(s, j, isHex)
 	if digits == 0 {
 		return cfloat{}, false
 	}
@@ -101,6 +78,23 @@ func scanHexFloat(s string, j int, neg bool) (cfloat, bool) {
 	}
 	v, _ := strconv.ParseFloat("0x"+mant+exp, 64)
 	return cfloat{v: signed(v, neg), n: j, hexa: true}, true
+}
+
+// scanMantissa consumes the digits (those digit takes) of a float's
+// mantissa at j, with one '.' among them or after them, and counts them.
+func scanMantissa(s string, j int, digit func(byte) bool) (end, digits int) {
+	for j < len(s) && digit(s[j]) {
+		j++
+		digits++
+	}
+	if j < len(s) && s[j] == '.' {
+		j++
+		for j < len(s) && digit(s[j]) {
+			j++
+			digits++
+		}
+	}
+	return j, digits
 }
 
 // scanExponent consumes an exponent (marker, optional sign, at least one
