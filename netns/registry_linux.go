@@ -86,11 +86,7 @@ func NewTestbed(name string) (*Testbed, error) {
 	if err := checkWord("testbed name", name, maxTestbedLen); err != nil {
 		return nil, err
 	}
-	self, err := Self()
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := lockRegistry()
+	self, unlock, err := lockSelf()
 	if err != nil {
 		return nil, err
 	}
@@ -283,11 +279,7 @@ func Remove(name string) error {
 	if err := checkWord("testbed name", name, maxTestbedLen); err != nil {
 		return err
 	}
-	self, err := Self()
-	if err != nil {
-		return err
-	}
-	unlock, err := lockRegistry()
+	self, unlock, err := lockSelf()
 	if err != nil {
 		return err
 	}
@@ -336,11 +328,7 @@ func Remove(name string) error {
 // or another tool starting right now) and is not CleanStale's to remove. See
 // Unclaimed.
 func CleanStale() ([]string, error) {
-	self, err := Self()
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := lockRegistry()
+	self, unlock, err := lockSelf()
 	if err != nil {
 		return nil, err
 	}
@@ -442,6 +430,17 @@ func teardown(st State, self Proc) ([]string, error) {
 		return deleted, fmt.Errorf("netns: %w", err)
 	}
 	return deleted, nil
+}
+
+// lockSelf returns the calling process and takes the registry's lock,
+// which the caller releases with unlock: how a change of the records
+// starts.
+func lockSelf() (self Proc, unlock func(), err error) {
+	if self, err = Self(); err != nil {
+		return Proc{}, nil, err
+	}
+	unlock, err = lockRegistry()
+	return self, unlock, err
 }
 
 // lockRegistry takes the registry's exclusive lock. The lock is an flock on
