@@ -27,26 +27,25 @@ func (h *Handle) LoopbackUp() error { return h.SetLinkUp("lo") }
 
 // SetLinkUp sets the interface administratively up.
 func (h *Handle) SetLinkUp(ifname string) error {
+	return h.setLink(ifname, "set "+ifname+" up", h.nl.LinkSetUp)
+}
+
+// setLink applies set to the interface ifname; what says what set does,
+// for its error.
+func (h *Handle) setLink(ifname, what string, set func(netlink.Link) error) error {
 	l, err := h.link(ifname)
 	if err != nil {
 		return err
 	}
-	if err := h.nl.LinkSetUp(l); err != nil {
-		return fmt.Errorf("netns: %s: set %s up: %w", h.name, ifname, err)
+	if err := set(l); err != nil {
+		return fmt.Errorf("netns: %s: %s: %w", h.name, what, err)
 	}
 	return nil
 }
 
 // SetMTU sets the interface's MTU in bytes.
 func (h *Handle) SetMTU(ifname string, mtu int) error {
-	l, err := h.link(ifname)
-	if err != nil {
-		return err
-	}
-	if err := h.nl.LinkSetMTU(l, mtu); err != nil {
-		return fmt.Errorf("netns: %s: set MTU of %s to %d: %w", h.name, ifname, mtu, err)
-	}
-	return nil
+	return h.setLink(ifname, fmt.Sprintf("set MTU of %s to %d", ifname, mtu), func(l netlink.Link) error { return h.nl.LinkSetMTU(l, mtu) })
 }
 
 // SetTxQueueLen sets the interface's txqueuelen in packets. On a TUN device
@@ -55,14 +54,7 @@ func (h *Handle) SetTxQueueLen(ifname string, n int) error {
 	if n < 0 {
 		return fmt.Errorf("netns: txqueuelen %d of %s must not be negative", n, ifname)
 	}
-	l, err := h.link(ifname)
-	if err != nil {
-		return err
-	}
-	if err := h.nl.LinkSetTxQLen(l, n); err != nil {
-		return fmt.Errorf("netns: %s: set txqueuelen of %s to %d: %w", h.name, ifname, n, err)
-	}
-	return nil
+	return h.setLink(ifname, fmt.Sprintf("set txqueuelen of %s to %d", ifname, n), func(l netlink.Link) error { return h.nl.LinkSetTxQLen(l, n) })
 }
 
 // LinkStats returns the interface's kernel counters (ip -s link).
