@@ -92,7 +92,7 @@ func (t *Testbed) serveExec(c *net.UnixConn, spec ExecSpec, files []*os.File) {
 	go g.forward(c)
 	cmd.Wait()
 	g.exited()
-	code := exitCode(cmd.ProcessState)
+	code := cmd.Status()
 	t.logf("testbed %s: pid %d exited with status %d", t.opts.Name, pid, code)
 	send(c, response{Exit: &code})
 }
@@ -138,18 +138,6 @@ func (g *group) forward(c *net.UnixConn) {
 			g.signal(syscall.Signal(req.Signal))
 		}
 	}
-}
-
-// exitCode turns a finished process's state into a shell-style status:
-// the exit code, or 128 plus the signal that ended it.
-func exitCode(ps *os.ProcessState) int {
-	if ps == nil {
-		return 1
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
 }
 
 // StartError is Exec's error for a program that could not be started. Its

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"syscall"
 )
 
 // Cmd is an exec.Cmd whose process starts inside a network namespace. Set
@@ -49,6 +50,19 @@ func (c *Cmd) Wait() error {
 		c.exited(c)
 	}
 	return err
+}
+
+// Status is the finished process's status as a shell gives it: its exit
+// code, or 128 plus the signal that ended it; 1 before Wait has returned.
+func (c *Cmd) Status() int {
+	ps := c.ProcessState
+	if ps == nil {
+		return 1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
 }
 
 // Run starts the process and waits for it.

@@ -359,23 +359,11 @@ func (u *userCommand) start(b bed, env []string, clk *clock.Real) error {
 		u.mu.Lock()
 		u.reaped = true
 		u.endedAt = clk.Now()
-		u.code = exitStatus(u.cmd.ProcessState)
+		u.code = u.cmd.Status()
 		u.mu.Unlock()
 		close(u.exited)
 	}()
 	return nil
-}
-
-// exitStatus is a finished process's status as a shell gives it: the exit
-// code, or 128 plus the signal that ended it.
-func exitStatus(ps *os.ProcessState) int {
-	if ps == nil {
-		return 1
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
 }
 
 func (u *userCommand) isRunning() bool {
