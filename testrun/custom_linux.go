@@ -175,47 +175,33 @@ func (f *commandFlow) watch(ctx context.Context) {
 	if f.server != nil {
 		serverExited = f.server.exited
 	}
-	// serverDone handles the server's end: a failure ends the run.
-	serverDone := func() bool {
-		serverExited = nil
-		if f.server.judgeExit(f.env) {
-			f.stop(errors.New(f.server.failureText()))
-			return true
-		}
-		return false
-	}
 	clk := f.env.Clock
 	w := traffic.NewWaiter(clk)
 	lead := w.Alarm(f.env.At(f.s.Lead))
-wait:
+	loadEnd := f.env.At(f.s.Lead + f.s.Duration)
+	// The client's exit and hang are watched once the load has started it.
+	var clientExited <-chan struct{}
+	var hung <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-serverExited:
-			if serverDone() {
+			// The server's end: a failure ends the run.
+			serverExited = nil
+			if f.server.judgeExit(f.env) {
+				f.stop(errors.New(f.server.failureText()))
 				return
 			}
 		case <-lead:
-			break wait
-		}
-	}
-	if err := f.client.start(f.b, f.environ(lab.Client), clk); err != nil {
-		f.client.fail(fmt.Sprintf("the client command could not start: %v", err))
-		f.stop(errors.New(f.client.failureText()))
-		return
-	}
-	clientExited := f.client.exited
-	loadEnd := f.env.At(f.s.Lead + f.s.Duration)
-	hung := w.Alarm(loadEnd.Add(ClientGrace))
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-serverExited:
-			if serverDone() {
+			lead = nil // the waiter's channel is hung's from now on
+			if err := f.client.start(f.b, f.environ(lab.Client), clk); err != nil {
+				f.client.fail(fmt.Sprintf("the client command could not start: %v", err))
+				f.stop(errors.New(f.client.failureText()))
 				return
 			}
+			clientExited = f.client.exited
+			hung = w.Alarm(loadEnd.Add(ClientGrace))
 		case <-clientExited:
 			clientExited, hung = nil, nil
 			if f.client.judgeExit(f.env) {
