@@ -142,11 +142,25 @@ func (b *ownBed) close() error {
 // it in a run session (lab.Borrow) so that the testbed sets back the
 // run's chains and sysctls itself if the run dies.
 type labBed struct {
-	name    string
-	info    lab.Info
-	hosts   map[lab.Role]*netns.Handle
+	name string
+	hostsOf
 	start   lab.Status
 	session *lab.Session
+}
+
+// hostsOf is the two hosts of a testbed whose namespaces the run opened
+// itself.
+type hostsOf struct {
+	info  lab.Info
+	hosts map[lab.Role]*netns.Handle
+}
+
+func (b *hostsOf) host(r lab.Role, ipv6 bool) (*netns.Handle, netip.Addr) {
+	h := b.info.Host(r)
+	if ipv6 {
+		return b.hosts[r], h.Addr6
+	}
+	return b.hosts[r], h.Addr4
 }
 
 // newLabBed borrows the running testbed name for a run that sets sysctls.
@@ -155,7 +169,7 @@ func newLabBed(name string, sysctls []Sysctl) (*labBed, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &labBed{name: name, info: st.Info, hosts: map[lab.Role]*netns.Handle{}, start: st}
+	b := &labBed{name: name, hostsOf: hostsOf{info: st.Info, hosts: map[lab.Role]*netns.Handle{}}, start: st}
 	keys := make([]lab.SysctlKey, len(sysctls))
 	for i, sc := range sysctls {
 		keys[i] = lab.SysctlKey{Host: sc.Host, Key: sc.Key}
@@ -172,14 +186,6 @@ func newLabBed(name string, sysctls []Sysctl) (*labBed, error) {
 		b.hosts[r] = h
 	}
 	return b, nil
-}
-
-func (b *labBed) host(r lab.Role, ipv6 bool) (*netns.Handle, netip.Addr) {
-	h := b.info.Host(r)
-	if ipv6 {
-		return b.hosts[r], h.Addr6
-	}
-	return b.hosts[r], h.Addr4
 }
 
 func (b *labBed) read() (routerView, bool, error) {
@@ -228,10 +234,9 @@ func (b *labBed) close() error {
 // testbed of the same name would have and no router. Its namespaces are in
 // the netns registry, so a crashed run's are removed by the next one.
 type directBed struct {
-	name  string
-	nt    *netns.Testbed
-	hosts map[lab.Role]*netns.Handle
-	info  lab.Info
+	name string
+	nt   *netns.Testbed
+	hostsOf
 	seedV uint64
 }
 
@@ -243,7 +248,7 @@ func newDirectBed(s *Setup) (_ *directBed, err error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &directBed{name: s.Lab, nt: nt, hosts: map[lab.Role]*netns.Handle{}, info: lab.InfoOf(s.Lab), seedV: s.Opts.Seed}
+	b := &directBed{name: s.Lab, nt: nt, hostsOf: hostsOf{info: lab.InfoOf(s.Lab), hosts: map[lab.Role]*netns.Handle{}}, seedV: s.Opts.Seed}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, b.close())
@@ -287,14 +292,6 @@ func newDirectBed(s *Setup) (_ *directBed, err error) {
 		}
 	}
 	return b, nil
-}
-
-func (b *directBed) host(r lab.Role, ipv6 bool) (*netns.Handle, netip.Addr) {
-	h := b.info.Host(r)
-	if ipv6 {
-		return b.hosts[r], h.Addr6
-	}
-	return b.hosts[r], h.Addr4
 }
 
 func (b *directBed) read() (routerView, bool, error) { return routerView{}, false, nil }
