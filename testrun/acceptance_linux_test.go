@@ -192,9 +192,7 @@ func checkFlentStats(t *testing.T, file string, d *results.Document) {
 // of a UDP flood 25 % above the rate; the router's count of the TCP
 // flow's payload agrees with the receiver's within 0.5 %.
 func TestAcceptanceIperf3(t *testing.T) {
-	if _, err := exec.LookPath("iperf3"); err != nil {
-		t.Skip("skipped: iperf3 is not installed (apt-get install -y iperf3)")
-	}
+	needIperf3(t)
 	roottest.NeedRoot(t)
 	name := fmt.Sprintf("tri%d", os.Getpid())
 	up, _ := tcspec.ParseChain("netem delay 10ms limit 10000; tbf rate 20mbit burst 32k latency 50ms", tcspec.Options{})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -57,6 +58,14 @@ func runDoc(t *testing.T, o Options) *results.Document {
 		}
 	}
 	return doc
+}
+
+// needIperf3 skips the test where iperf3 is not installed.
+func needIperf3(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("skipped: iperf3 is not installed (apt-get install -y iperf3)")
+	}
 }
 
 // nothingLeft checks that the run removed its testbed or veth pair: no

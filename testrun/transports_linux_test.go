@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -116,9 +115,7 @@ func command(t *testing.T, d *results.Document, role string) results.Command {
 // over iperf3's own interval; its control connection is a flow of its
 // own, and wanlab's probes are not the user's flows.
 func TestAcceptanceCustomIperf3(t *testing.T) {
-	if _, err := exec.LookPath("iperf3"); err != nil {
-		t.Skip("skipped: iperf3 is not installed (apt-get install -y iperf3)")
-	}
+	needIperf3(t)
 	roottest.Twice(t, "custom iperf3", func(r roottest.Reporter) {
 		o := Defaults()
 		o.Test = "custom"
@@ -301,9 +298,7 @@ func TestCustomHostile(t *testing.T) {
 // removal would otherwise be the first to end it. A server that exits
 // with status 0 and never listens is refused, saying so.
 func TestCustomDaemonisingServer(t *testing.T) {
-	if _, err := exec.LookPath("iperf3"); err != nil {
-		t.Skip("skipped: iperf3 is not installed (apt-get install -y iperf3)")
-	}
+	needIperf3(t)
 	roottest.NeedRoot(t)
 	name := fmt.Sprintf("tcd%d", os.Getpid())
 	chain, _ := tcspec.ParseChain("netem delay 5ms", tcspec.Options{})
