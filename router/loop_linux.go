@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wanlab/clock"
+	"wanlab/internal/ppoll"
 )
 
 // run is the direction's real-time loop. It locks its goroutine to an OS
@@ -193,14 +194,7 @@ func closeWake(fd int) {
 // ever) and reports whether it is.
 func pollWake(fd int, timeout time.Duration) (bool, error) {
 	fds := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	var ts unix.Timespec
-	tsp := &ts
-	if timeout < 0 {
-		tsp = nil
-	} else {
-		ts = unix.NsecToTimespec(int64(timeout))
-	}
-	if _, err := unix.Ppoll(fds[:], tsp, nil); err != nil && err != unix.EINTR {
+	if err := ppoll.Wait(fds[:], timeout); err != nil {
 		return false, fmt.Errorf("poll: %w", err)
 	}
 	return fds[0].Revents != 0, nil

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wanlab/internal/ppoll"
 	"wanlab/packet"
 )
 
@@ -179,14 +180,7 @@ func (d *vnetDevice) Wait(wake int, timeout time.Duration) (readable, woken bool
 	if wake < 0 {
 		nfds = 2
 	}
-	var ts unix.Timespec
-	tsp := &ts
-	if timeout < 0 {
-		tsp = nil
-	} else {
-		ts = unix.NsecToTimespec(int64(timeout))
-	}
-	if _, err := unix.Ppoll(fds[:nfds], tsp, nil); err != nil && err != unix.EINTR {
+	if err := ppoll.Wait(fds[:nfds], timeout); err != nil {
 		return false, false, fmt.Errorf("tun: poll %s: %w", d.name, err)
 	}
 	// A signal (the Go runtime's preemption signal, a child's SIGCHLD)

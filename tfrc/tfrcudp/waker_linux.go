@@ -2,11 +2,12 @@ package tfrcudp
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"wanlab/internal/ppoll"
 )
 
 // waker is what the pacer sleeps on: an eventfd that other goroutines
@@ -32,13 +33,7 @@ func (w *waker) wake() {
 // wake-ups that came meanwhile.
 func (w *waker) wait(d time.Duration) error {
 	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}}
-	var ts *unix.Timespec
-	if d >= 0 {
-		t := unix.NsecToTimespec(int64(d))
-		ts = &t
-	}
-	_, err := unix.Ppoll(fds, ts, nil)
-	if err != nil && !errors.Is(err, unix.EINTR) {
+	if err := ppoll.Wait(fds, d); err != nil {
 		return fmt.Errorf("tfrcudp: ppoll: %w", err)
 	}
 	if fds[0].Revents&unix.POLLIN != 0 {
