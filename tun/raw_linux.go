@@ -47,22 +47,35 @@ func (d *rawDevice) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
 }
 
 func (d *rawDevice) Write(bufs [][]byte, offset int) (int, error) {
+	return writeEach(bufs, offset, func(b []byte) (bool, error) {
+		if _, err := d.f.Write(b[offset:]); err != nil {
+			err = closedIfBadFD(err)
+			return errors.Is(err, os.ErrClosed), err
+		}
+		return false, nil
+	})
+}
+
+// writeEach writes each of bufs with write, which reports whether the
+// device is closed: it goes on after a refused packet, since one malformed
+// packet must not cost the rest of the batch, stops at a closed device,
+// and returns the number written.
+func writeEach(bufs [][]byte, offset int, write func(b []byte) (closed bool, err error)) (int, error) {
 	if offset < MinOffset {
 		return 0, errOffset
 	}
-	// Keep going after a refused packet: one malformed packet must not
-	// cost the rest of the batch.
 	var errs []error
 	n := 0
 	for _, b := range bufs {
-		if _, err := d.f.Write(b[offset:]); err != nil {
-			if err = closedIfBadFD(err); errors.Is(err, os.ErrClosed) {
-				return n, err
-			}
+		closed, err := write(b)
+		switch {
+		case closed:
+			return n, err
+		case err != nil:
 			errs = append(errs, err)
-			continue
+		default:
+			n++
 		}
-		n++
 	}
 	return n, errors.Join(errs...)
 }

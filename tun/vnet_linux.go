@@ -1,7 +1,6 @@
 package tun
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -216,22 +215,16 @@ func (d *vnetDevice) WriteOne(b []byte, offset int) syscall.Errno {
 // Write writes every packet with WriteOne; it goes on after a refused
 // packet, as the raw device does, and returns the number accepted.
 func (d *vnetDevice) Write(bufs [][]byte, offset int) (int, error) {
-	if offset < MinOffset {
-		return 0, errOffset
-	}
-	var errs []error
-	n := 0
-	for _, b := range bufs {
-		if e := d.WriteOne(b, offset); e != 0 {
-			if e == unix.EBADF || e == unix.EBADFD {
-				return n, errClosed
-			}
-			errs = append(errs, fmt.Errorf("tun: write %s: %w", d.name, e))
-			continue
+	return writeEach(bufs, offset, func(b []byte) (bool, error) {
+		switch e := d.WriteOne(b, offset); e {
+		case 0:
+			return false, nil
+		case unix.EBADF, unix.EBADFD:
+			return true, errClosed
+		default:
+			return false, fmt.Errorf("tun: write %s: %w", d.name, e)
 		}
-		n++
-	}
-	return n, errors.Join(errs...)
+	})
 }
 
 func (d *vnetDevice) Offloads() uint { return d.offload }
