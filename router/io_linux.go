@@ -147,27 +147,31 @@ func (e *vnetEgress) writeBatch(b *groBatch, to departures) {
 		e.gro.close(b)
 		return
 	}
-	buf := e.gro.build(b)
+	if e.writeSuper(e.gro.build(b), b.pkts, b.dls, to) {
+		to.merged(len(b.pkts))
+	} else {
+		// A kernel that refuses the super-packet gets no more of them.
+		e.groOff = true
+	}
+	e.gro.close(b)
+}
+
+// writeSuper writes buf, the super-packet made of pkts (due at dls), and
+// reports whether the device took it; when the kernel refuses it (EINVAL)
+// it writes pkts one by one instead.
+func (e *vnetEgress) writeSuper(buf []byte, pkts []*packet.Packet, dls []clock.Time, to departures) bool {
 	t := to.now()
 	errno := e.dev.WriteOne(buf, headroom)
 	if errno == syscall.EINVAL {
-		// A kernel that refuses the super-packet gets no more of them.
-		e.groOff = true
-		for i, p := range b.pkts {
-			e.writeOne(p, b.dls[i], to)
+		for i, p := range pkts {
+			e.writeOne(p, dls[i], to)
 		}
-		e.gro.close(b)
-		return
+		return false
 	}
-	for i, p := range b.pkts {
-		if errno == 0 {
-			to.capture(p, t)
-		}
-		to.departed(p, b.dls[i], t, errno)
-		p.Free()
+	for i, p := range pkts {
+		written(p, dls[i], t, errno, to)
 	}
-	to.merged(len(b.pkts))
-	e.gro.close(b)
+	return true
 }
 
 // writeOne writes p with a system call of its own.
@@ -177,7 +181,12 @@ func (e *vnetEgress) writeOne(p *packet.Packet, deadline clock.Time, to departur
 		clear(buf[off-tun.VNetHdrLen : off])
 	}
 	t := to.now()
-	errno := e.dev.WriteOne(buf[:off+p.Len()], off)
+	written(p, deadline, t, e.dev.WriteOne(buf[:off+p.Len()], off), to)
+}
+
+// written records that p, due at deadline, was written at t with errno
+// (0 if the device took it, and then p is captured) and frees it.
+func written(p *packet.Packet, deadline, t clock.Time, errno syscall.Errno, to departures) {
 	if errno == 0 {
 		to.capture(p, t)
 	}
@@ -204,26 +213,12 @@ func (e *vnetEgress) flushUSO(to departures) {
 		u.reset()
 		return
 	}
-	b := u.build()
-	t := to.now()
-	errno := e.dev.WriteOne(b, headroom)
-	if errno == syscall.EINVAL {
+	if e.writeSuper(u.build(), u.pkts, u.dls, to) {
+		to.coalesced(len(u.pkts))
+	} else {
 		// A kernel that refuses the super-packet gets no more of them.
 		e.uso4, e.uso6 = false, false
-		for i, p := range u.pkts {
-			e.writeOne(p, u.dls[i], to)
-		}
-		u.reset()
-		return
 	}
-	for i, p := range u.pkts {
-		if errno == 0 {
-			to.capture(p, t)
-		}
-		to.departed(p, u.dls[i], t, errno)
-		p.Free()
-	}
-	to.coalesced(len(u.pkts))
 	u.reset()
 }
 
