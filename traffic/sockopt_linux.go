@@ -3,7 +3,6 @@ package traffic
 import (
 	"errors"
 	"fmt"
-	"net"
 	"syscall"
 	"time"
 	"unsafe"
@@ -124,24 +123,28 @@ func rawConn(c any) (syscall.RawConn, error) {
 	return sc.SyscallConn()
 }
 
-// sockState is what a flow reads back from one of its sockets once it is
-// connected: what the kernel actually applied.
-type sockState struct {
-	cc     string
-	tos    int
-	sndbuf int
-	rcvbuf int
+// SocketState is what a flow reads back from one of its sockets once it
+// is set up: what the kernel actually applied.
+type SocketState struct {
+	// CC is the congestion control, of a TCP socket.
+	CC string
+	// TOS is the TOS byte (IP_TOS) or the traffic class (IPV6_TCLASS).
+	TOS int
+	// SendBuffer and ReceiveBuffer are SO_SNDBUF and SO_RCVBUF, the
+	// kernel's figures: twice what was asked, to cover its bookkeeping
+	// (socket(7)).
+	SendBuffer, ReceiveBuffer int
 }
 
-// readSockState reads back the congestion control (TCP sockets only), TOS
-// and buffer sizes of c. The buffer sizes are the kernel's: twice what was
-// asked, to cover its bookkeeping (socket(7)).
-func readSockState(c net.Conn, tcp bool) (sockState, error) {
+// ReadSocketState reads back the TOS byte and buffer sizes of c, a socket
+// (a net.Conn or a net.PacketConn that is a syscall.Conn), and, if tcp, its
+// congestion control.
+func ReadSocketState(c any, tcp bool) (SocketState, error) {
 	rc, err := rawConn(c)
 	if err != nil {
-		return sockState{}, err
+		return SocketState{}, err
 	}
-	var s sockState
+	var s SocketState
 	var serr error
 	err = rc.Control(func(fd uintptr) {
 		f := int(fd)
@@ -151,29 +154,29 @@ func readSockState(c net.Conn, tcp bool) (sockState, error) {
 			return
 		}
 		if domain == unix.AF_INET6 {
-			s.tos, err = unix.GetsockoptInt(f, unix.IPPROTO_IPV6, unix.IPV6_TCLASS)
+			s.TOS, err = unix.GetsockoptInt(f, unix.IPPROTO_IPV6, unix.IPV6_TCLASS)
 		} else {
-			s.tos, err = unix.GetsockoptInt(f, unix.IPPROTO_IP, unix.IP_TOS)
+			s.TOS, err = unix.GetsockoptInt(f, unix.IPPROTO_IP, unix.IP_TOS)
 		}
 		if err != nil {
 			serr = err
 			return
 		}
-		if s.sndbuf, serr = unix.GetsockoptInt(f, unix.SOL_SOCKET, unix.SO_SNDBUF); serr != nil {
+		if s.SendBuffer, serr = unix.GetsockoptInt(f, unix.SOL_SOCKET, unix.SO_SNDBUF); serr != nil {
 			return
 		}
-		if s.rcvbuf, serr = unix.GetsockoptInt(f, unix.SOL_SOCKET, unix.SO_RCVBUF); serr != nil {
+		if s.ReceiveBuffer, serr = unix.GetsockoptInt(f, unix.SOL_SOCKET, unix.SO_RCVBUF); serr != nil {
 			return
 		}
 		if tcp {
-			s.cc, serr = unix.GetsockoptString(f, unix.IPPROTO_TCP, unix.TCP_CONGESTION)
+			s.CC, serr = unix.GetsockoptString(f, unix.IPPROTO_TCP, unix.TCP_CONGESTION)
 		}
 	})
 	if err == nil {
 		err = serr
 	}
 	if err != nil {
-		return sockState{}, fmt.Errorf("traffic: read socket options: %w", err)
+		return SocketState{}, fmt.Errorf("traffic: read socket options: %w", err)
 	}
 	return s, nil
 }

@@ -217,7 +217,7 @@ func (t *tcpTransport) clientOpts() sockOpts {
 
 // End reads back how the kernel set up one end of the connection.
 func (t *tcpTransport) End(c net.Conn, _ bool) (SocketInfo, error) {
-	st, err := readSockState(c, true)
+	st, err := ReadSocketState(c, true)
 	if err != nil {
 		return SocketInfo{}, err
 	}
@@ -299,13 +299,13 @@ func (t *tcpTransport) Result(r BulkRecord[SocketInfo, TCPSample]) FlowResult {
 }
 
 // socketInfo describes one end of a connection from what was read back.
-func socketInfo(c net.Conn, st sockState) SocketInfo {
+func socketInfo(c net.Conn, st SocketState) SocketInfo {
 	return SocketInfo{
 		Local:         AddrPort(c.LocalAddr()),
 		Remote:        AddrPort(c.RemoteAddr()),
-		CC:            st.cc,
-		TOS:           st.tos,
-		SendBuffer:    st.sndbuf,
-		ReceiveBuffer: st.rcvbuf,
+		CC:            st.CC,
+		TOS:           st.TOS,
+		SendBuffer:    st.SendBuffer,
+		ReceiveBuffer: st.ReceiveBuffer,
 	}
 }

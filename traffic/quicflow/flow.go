@@ -388,7 +388,7 @@ func (t *transport) End(c *quic.Conn, client bool) (EndInfo, error) {
 // endInfo describes one end of a connection from the connection and its
 // socket.
 func endInfo(c *quic.Conn, pc net.PacketConn) (EndInfo, error) {
-	st, err := readSocketState(pc)
+	st, err := traffic.ReadSocketState(pc, false)
 	if err != nil {
 		return EndInfo{}, err
 	}
@@ -396,9 +396,9 @@ func endInfo(c *quic.Conn, pc net.PacketConn) (EndInfo, error) {
 	return EndInfo{
 		Local:         traffic.AddrPort(c.LocalAddr()),
 		Remote:        traffic.AddrPort(c.RemoteAddr()),
-		TOS:           st.tos,
-		SendBuffer:    st.sndbuf,
-		ReceiveBuffer: st.rcvbuf,
+		TOS:           st.TOS,
+		SendBuffer:    st.SendBuffer,
+		ReceiveBuffer: st.ReceiveBuffer,
 		Version:       cs.Version.String(),
 		ALPN:          cs.TLS.NegotiatedProtocol,
 		GSO:           cs.GSO,

@@ -2,26 +2,11 @@ package quicflow
 
 import (
 	"encoding/binary"
-	"fmt"
 	"net"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
-
-// tosOption returns the socket option of fd's TOS byte, which depends on
-// the socket's family.
-func tosOption(fd int) (level, opt int, err error) {
-	domain, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
-	if err != nil {
-		return 0, 0, fmt.Errorf("socket family: %w", err)
-	}
-	if domain == unix.AF_INET6 {
-		return unix.IPPROTO_IPV6, unix.IPV6_TCLASS, nil
-	}
-	return unix.IPPROTO_IP, unix.IP_TOS, nil
-}
 
 // dscpConn is a UDP socket whose outgoing ECN control messages also carry
 // a DSCP. quic-go marks the ECN field of each packet with an IP_TOS or
@@ -66,48 +51,4 @@ func setDSCP(oob []byte, dscp byte) {
 		}
 		oob = oob[next:]
 	}
-}
-
-// socketState is what a flow reads back from one of its UDP sockets once
-// quic-go has set it up.
-type socketState struct {
-	tos            int
-	sndbuf, rcvbuf int
-}
-
-// readSocketState reads back the TOS byte and the buffer sizes of c (the
-// kernel's figures, twice what was asked; quic-go asks for 7 MiB each).
-func readSocketState(c net.PacketConn) (socketState, error) {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return socketState{}, fmt.Errorf("quicflow: %T gives no access to its socket", c)
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return socketState{}, err
-	}
-	var s socketState
-	var serr error
-	err = rc.Control(func(fd uintptr) {
-		f := int(fd)
-		level, opt, err := tosOption(f)
-		if err != nil {
-			serr = err
-			return
-		}
-		if s.tos, serr = unix.GetsockoptInt(f, level, opt); serr != nil {
-			return
-		}
-		if s.sndbuf, serr = unix.GetsockoptInt(f, unix.SOL_SOCKET, unix.SO_SNDBUF); serr != nil {
-			return
-		}
-		s.rcvbuf, serr = unix.GetsockoptInt(f, unix.SOL_SOCKET, unix.SO_RCVBUF)
-	})
-	if err == nil {
-		err = serr
-	}
-	if err != nil {
-		return socketState{}, fmt.Errorf("quicflow: read socket options: %w", err)
-	}
-	return s, nil
 }
