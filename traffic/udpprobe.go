@@ -173,8 +173,47 @@ func (p *UDPProbe) send(buf []byte) bool {
 
 // serve echoes probes: it is the server.
 func (p *UDPProbe) serve() {
-	defer p.wg.Done()
 	c := p.server.(udpMsgConn)
+	p.readEach(c, "server", nil, func(buf []byte, n int, oob []byte, from netip.AddrPort) {
+		now := receivedAt(oob, p.env.Clock)
+		h, ok := decodeProbe(buf[:n])
+		if !ok || h.cookie != p.cookie || h.kind != probeRequest {
+			return
+		}
+		tos := receivedTOS(oob)
+		if !p.book.serverGot(h.seq, tos) {
+			return
+		}
+		h.kind, h.tos, h.serverRecv = probeReply, tos, now
+		h.serverSend = p.env.Clock.Now()
+		h.encode(buf)
+		if _, err := c.WriteToUDPAddrPort(buf[:n], from); err != nil && !errClosed(err) {
+			p.fail(fmt.Errorf("server: reply to probe %d: %w", h.seq, err))
+		}
+	})
+}
+
+// receive takes the replies: it is the client's receiver.
+func (p *UDPProbe) receive() {
+	// A connected UDP socket reports an ICMP error of an earlier probe
+	// (port unreachable) on a later read: that probe is lost, the stream
+	// goes on.
+	refused := func(err error) bool { return errors.Is(err, unix.ECONNREFUSED) }
+	p.readEach(p.client.(udpMsgConn), "client", refused, func(buf []byte, n int, oob []byte, _ netip.AddrPort) {
+		h, ok := decodeProbe(buf[:n])
+		if !ok || h.cookie != p.cookie || h.kind != probeReply {
+			return
+		}
+		p.book.reply(h.seq, receivedAt(oob, p.env.Clock), h.serverRecv, h.serverSend, receivedTOS(oob))
+	})
+}
+
+// readEach hands got each datagram c, the socket of the stream's side
+// (named in errors), reads into buf, with its control messages, until c is
+// closed. A read error ends it and fails the stream, unless goOn says that
+// the reads may go on.
+func (p *UDPProbe) readEach(c udpMsgConn, side string, goOn func(error) bool, got func(buf []byte, n int, oob []byte, from netip.AddrPort)) {
+	defer p.wg.Done()
 	buf := make([]byte, maxUDPPayload)
 	oob := make([]byte, 128)
 	for {
@@ -183,53 +222,13 @@ func (p *UDPProbe) serve() {
 			if errClosed(err) {
 				return
 			}
-			p.fail(fmt.Errorf("server: %w", err))
-			return
-		}
-		now := receivedAt(oob[:oobn], p.env.Clock)
-		h, ok := decodeProbe(buf[:n])
-		if !ok || h.cookie != p.cookie || h.kind != probeRequest {
-			continue
-		}
-		tos := receivedTOS(oob[:oobn])
-		if !p.book.serverGot(h.seq, tos) {
-			continue
-		}
-		h.kind, h.tos, h.serverRecv = probeReply, tos, now
-		h.serverSend = p.env.Clock.Now()
-		h.encode(buf)
-		if _, err := c.WriteToUDPAddrPort(buf[:n], from); err != nil && !errClosed(err) {
-			p.fail(fmt.Errorf("server: reply to probe %d: %w", h.seq, err))
-		}
-	}
-}
-
-// receive takes the replies: it is the client's receiver.
-func (p *UDPProbe) receive() {
-	defer p.wg.Done()
-	c := p.client.(udpMsgConn)
-	buf := make([]byte, maxUDPPayload)
-	oob := make([]byte, 128)
-	for {
-		n, oobn, _, _, err := c.ReadMsgUDPAddrPort(buf, oob)
-		if err != nil {
-			if errClosed(err) {
-				return
-			}
-			// A connected UDP socket reports an ICMP error of an earlier
-			// probe (port unreachable) on a later read: that probe is
-			// lost, the stream goes on.
-			if errors.Is(err, unix.ECONNREFUSED) {
+			if goOn != nil && goOn(err) {
 				continue
 			}
-			p.fail(fmt.Errorf("client: %w", err))
+			p.fail(fmt.Errorf("%s: %w", side, err))
 			return
 		}
-		h, ok := decodeProbe(buf[:n])
-		if !ok || h.cookie != p.cookie || h.kind != probeReply {
-			continue
-		}
-		p.book.reply(h.seq, receivedAt(oob[:oobn], p.env.Clock), h.serverRecv, h.serverSend, receivedTOS(oob[:oobn]))
+		got(buf, n, oob[:oobn], from)
 	}
 }
 
