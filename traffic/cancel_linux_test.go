@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/traffictest"
 )
 
 // Cancelling the context ends a run with every kind of flow at once: Run
@@ -18,15 +19,15 @@ func TestCancelEndsRunPromptly(t *testing.T) {
 	c4, s4 := loopback(lo4)
 	c6, s6 := loopback(lo6)
 	flows := []Flow{
-		mustTCP(t, TCPConfig{Label: "tcp up", Client: c4, Server: s4, CC: "reno", Stop: 20 * time.Second}),
-		mustTCP(t, TCPConfig{Label: "tcp down", Client: c6, Server: s6, Dir: Down, Stop: 20 * time.Second}),
+		traffictest.Must(t, NewTCP, TCPConfig{Label: "tcp up", Client: c4, Server: s4, CC: "reno", Stop: 20 * time.Second}),
+		traffictest.Must(t, NewTCP, TCPConfig{Label: "tcp down", Client: c6, Server: s6, Dir: Down, Stop: 20 * time.Second}),
 		// Starts after the cancellation: its client never connects.
-		mustTCP(t, TCPConfig{Label: "tcp late", Client: c4, Server: s4, Start: 10 * time.Second, Stop: 20 * time.Second}),
-		mustUDPProbe(t, UDPProbeConfig{Label: "udp", Client: c4, Server: s4, Interval: 10 * time.Millisecond, Stop: 20 * time.Second}),
-		mustFlood(t, FloodConfig{Label: "flood", Client: c6, Server: s6, Rate: 10e6, Stop: 20 * time.Second}),
+		traffictest.Must(t, NewTCP, TCPConfig{Label: "tcp late", Client: c4, Server: s4, Start: 10 * time.Second, Stop: 20 * time.Second}),
+		traffictest.Must(t, NewUDPProbe, UDPProbeConfig{Label: "udp", Client: c4, Server: s4, Interval: 10 * time.Millisecond, Stop: 20 * time.Second}),
+		traffictest.Must(t, NewFlood, FloodConfig{Label: "flood", Client: c6, Server: s6, Rate: 10e6, Stop: 20 * time.Second}),
 	}
 	if isRoot() {
-		flows = append(flows, mustICMPProbe(t, ICMPProbeConfig{Label: "icmp", Client: c4, Target: lo4, Stop: 20 * time.Second}))
+		flows = append(flows, traffictest.Must(t, NewICMPProbe, ICMPProbeConfig{Label: "icmp", Client: c4, Target: lo4, Stop: 20 * time.Second}))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -86,8 +87,8 @@ func TestCancelEndsRunPromptly(t *testing.T) {
 func TestUnknownCongestionControl(t *testing.T) {
 	noLeaks(t)
 	c, s := loopback(lo4)
-	ok := mustUDPProbe(t, UDPProbeConfig{Label: "udp", Client: c, Server: s, Stop: time.Second})
-	bad := mustTCP(t, TCPConfig{Label: "TCP upload", Client: c, Server: s, CC: "nosuchcc", Stop: time.Second})
+	ok := traffictest.Must(t, NewUDPProbe, UDPProbeConfig{Label: "udp", Client: c, Server: s, Stop: time.Second})
+	bad := traffictest.Must(t, NewTCP, TCPConfig{Label: "TCP upload", Client: c, Server: s, CC: "nosuchcc", Stop: time.Second})
 	res, err := Run(context.Background(), Plan{Step: 100 * time.Millisecond, Length: time.Second, Flows: []Flow{ok, bad}})
 	if err == nil || res != nil {
 		t.Fatalf("err %v", err)

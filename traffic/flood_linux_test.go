@@ -10,16 +10,8 @@ import (
 
 	"wanlab/clock"
 	"wanlab/internal/roottest"
+	"wanlab/internal/traffictest"
 )
-
-func mustFlood(t *testing.T, cfg FloodConfig) *Flood {
-	t.Helper()
-	f, err := NewFlood(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 func TestFloodLoopback(t *testing.T) {
 	quiet(t)
@@ -29,8 +21,8 @@ func TestFloodLoopback(t *testing.T) {
 	roottest.Twice(t, "UDP flood on loopback", func(rep roottest.Reporter) {
 		c4, s4 := loopback(lo4)
 		c6, s6 := loopback(lo6)
-		up := mustFlood(t, FloodConfig{Label: "UDP upload", Client: c4, Server: s4, Rate: 20e6, TOS: 0x20, Stop: 2 * time.Second})
-		down := mustFlood(t, FloodConfig{Label: "UDP6 download", Client: c6, Server: s6, Dir: Down, Rate: 5e6, Size: 1000,
+		up := traffictest.Must(t, NewFlood, FloodConfig{Label: "UDP upload", Client: c4, Server: s4, Rate: 20e6, TOS: 0x20, Stop: 2 * time.Second})
+		down := traffictest.Must(t, NewFlood, FloodConfig{Label: "UDP6 download", Client: c6, Server: s6, Dir: Down, Rate: 5e6, Size: 1000,
 			Start: 500 * time.Millisecond, Stop: 1500 * time.Millisecond})
 		res, err := Run(context.Background(), Plan{Step: 100 * time.Millisecond, Length: 2300 * time.Millisecond, Flows: []Flow{up, down}})
 		if err != nil {
@@ -147,8 +139,8 @@ func BenchmarkFloodBatchWrite(b *testing.B) {
 func TestFloodCountsCE(t *testing.T) {
 	noLeaks(t)
 	c, s := loopback(lo4)
-	ce := mustFlood(t, FloodConfig{Label: "ce", Client: c, Server: s, Rate: 1e6, Size: 500, TOS: 0x20 | 3, Stop: 200 * time.Millisecond})
-	ect := mustFlood(t, FloodConfig{Label: "ect", Client: c, Server: s, Rate: 1e6, Size: 500, TOS: 0x20 | 2, Stop: 200 * time.Millisecond})
+	ce := traffictest.Must(t, NewFlood, FloodConfig{Label: "ce", Client: c, Server: s, Rate: 1e6, Size: 500, TOS: 0x20 | 3, Stop: 200 * time.Millisecond})
+	ect := traffictest.Must(t, NewFlood, FloodConfig{Label: "ect", Client: c, Server: s, Rate: 1e6, Size: 500, TOS: 0x20 | 2, Stop: 200 * time.Millisecond})
 	res, err := Run(context.Background(), Plan{Step: 100 * time.Millisecond, Length: 300 * time.Millisecond, Flows: []Flow{ce, ect}})
 	if err != nil {
 		t.Fatal(err)

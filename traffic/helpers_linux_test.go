@@ -24,15 +24,6 @@ func loopback(addr netip.Addr) (client, server Host) {
 // descriptor it started is left.
 func noLeaks(t *testing.T) { traffictest.NoLeaks(t) }
 
-func mustTCP(t *testing.T, cfg TCPConfig) *TCP {
-	t.Helper()
-	f, err := NewTCP(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
 func isRoot() bool { return os.Geteuid() == 0 }
 
 // quiet makes a test that judges timing the only root test running on the

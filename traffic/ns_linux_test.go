@@ -20,8 +20,8 @@ func TestTOSOnTheWireInNamespace(t *testing.T) {
 	for _, addr := range []netip.Addr{lo4, lo6} {
 		host := Host{Net: InNamespace(h), Addr: addr}
 		flows = append(flows,
-			mustTCP(t, TCPConfig{Label: "tcp " + addr.String(), Client: host, Server: host, CC: "reno", TOS: 0xb8, Bytes: 1 << 20, Stop: 500 * time.Millisecond}),
-			mustUDPProbe(t, UDPProbeConfig{Label: "udp " + addr.String(), Client: host, Server: host, TOS: 0x20, Interval: 50 * time.Millisecond, Stop: 500 * time.Millisecond}))
+			traffictest.Must(t, NewTCP, TCPConfig{Label: "tcp " + addr.String(), Client: host, Server: host, CC: "reno", TOS: 0xb8, Bytes: 1 << 20, Stop: 500 * time.Millisecond}),
+			traffictest.Must(t, NewUDPProbe, UDPProbeConfig{Label: "udp " + addr.String(), Client: host, Server: host, TOS: 0x20, Interval: 50 * time.Millisecond, Stop: 500 * time.Millisecond}))
 	}
 	res, err := Run(context.Background(), Plan{Step: 100 * time.Millisecond, Length: 600 * time.Millisecond, Flows: flows})
 	if err != nil {

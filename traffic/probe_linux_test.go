@@ -9,25 +9,8 @@ import (
 	"time"
 
 	"wanlab/internal/roottest"
+	"wanlab/internal/traffictest"
 )
-
-func mustUDPProbe(t *testing.T, cfg UDPProbeConfig) *UDPProbe {
-	t.Helper()
-	p, err := NewUDPProbe(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func mustICMPProbe(t *testing.T, cfg ICMPProbeConfig) *ICMPProbe {
-	t.Helper()
-	p, err := NewICMPProbe(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // checkAnswered checks a probe stream on loopback: every probe answered,
 // with the TOS asked for, and the one-way delays consistent with the round
@@ -101,8 +84,8 @@ func TestUDPProbesLoopback(t *testing.T) {
 	roottest.Twice(t, "UDP probes on loopback", func(rep roottest.Reporter) {
 		c4, s4 := loopback(lo4)
 		c6, s6 := loopback(lo6)
-		v4 := mustUDPProbe(t, UDPProbeConfig{Label: "UDP EF", Client: c4, Server: s4, TOS: 0xb8, Interval: 10 * time.Millisecond, Stop: 500 * time.Millisecond})
-		v6 := mustUDPProbe(t, UDPProbeConfig{Label: "UDP6 BK", Client: c6, Server: s6, TOS: 0x20, Size: 172, Stop: 500 * time.Millisecond})
+		v4 := traffictest.Must(t, NewUDPProbe, UDPProbeConfig{Label: "UDP EF", Client: c4, Server: s4, TOS: 0xb8, Interval: 10 * time.Millisecond, Stop: 500 * time.Millisecond})
+		v6 := traffictest.Must(t, NewUDPProbe, UDPProbeConfig{Label: "UDP6 BK", Client: c6, Server: s6, TOS: 0x20, Size: 172, Stop: 500 * time.Millisecond})
 		res, err := Run(context.Background(), Plan{Step: 20 * time.Millisecond, Length: 600 * time.Millisecond, Flows: []Flow{v4, v6}})
 		if err != nil {
 			t.Fatal(err)
@@ -178,8 +161,8 @@ func TestUDPProbeLossDirection(t *testing.T) {
 	sDown.Net = lossyNet{dropDown: someDown}
 	// Probes over 300 ms; the run goes on past their loss timeout, so the
 	// losses are declared on the grid, not at the end.
-	up := mustUDPProbe(t, UDPProbeConfig{Label: "up", Client: c, Server: sUp, Interval: 20 * time.Millisecond, Stop: 300 * time.Millisecond})
-	down := mustUDPProbe(t, UDPProbeConfig{Label: "down", Client: c, Server: sDown, Interval: 20 * time.Millisecond, Stop: 300 * time.Millisecond})
+	up := traffictest.Must(t, NewUDPProbe, UDPProbeConfig{Label: "up", Client: c, Server: sUp, Interval: 20 * time.Millisecond, Stop: 300 * time.Millisecond})
+	down := traffictest.Must(t, NewUDPProbe, UDPProbeConfig{Label: "down", Client: c, Server: sDown, Interval: 20 * time.Millisecond, Stop: 300 * time.Millisecond})
 	res, err := Run(context.Background(), Plan{Step: 50 * time.Millisecond, Length: 300*time.Millisecond + LossTimeoutMin + 100*time.Millisecond, Flows: []Flow{up, down}})
 	if err != nil {
 		t.Fatal(err)
@@ -216,8 +199,8 @@ func TestICMPProbes(t *testing.T) {
 	noLeaks(t)
 	roottest.Twice(t, "ICMP probes on loopback", func(rep roottest.Reporter) {
 		c4, _ := loopback(lo4)
-		v4 := mustICMPProbe(t, ICMPProbeConfig{Label: "ICMP", Client: c4, Target: lo4, Interval: 10 * time.Millisecond, TOS: 0x20, Stop: 400 * time.Millisecond})
-		v6 := mustICMPProbe(t, ICMPProbeConfig{Label: "ICMP6", Client: Host{Net: Local{}}, Target: lo6, Stop: 400 * time.Millisecond})
+		v4 := traffictest.Must(t, NewICMPProbe, ICMPProbeConfig{Label: "ICMP", Client: c4, Target: lo4, Interval: 10 * time.Millisecond, TOS: 0x20, Stop: 400 * time.Millisecond})
+		v6 := traffictest.Must(t, NewICMPProbe, ICMPProbeConfig{Label: "ICMP6", Client: Host{Net: Local{}}, Target: lo6, Stop: 400 * time.Millisecond})
 		res, err := Run(context.Background(), Plan{Step: 20 * time.Millisecond, Length: 500 * time.Millisecond, Flows: []Flow{v4, v6}})
 		if err != nil {
 			t.Fatal(err)

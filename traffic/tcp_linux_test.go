@@ -71,7 +71,7 @@ func TestTCPBulkLoopback(t *testing.T) {
 	for _, addr := range []netip.Addr{lo4, lo6} {
 		for _, dir := range []Direction{Up, Down} {
 			c, s := loopback(addr)
-			flows = append(flows, mustTCP(t, TCPConfig{Label: addr.String() + " " + dir.String(), Client: c, Server: s, Dir: dir, CC: "reno", TOS: 0x20,
+			flows = append(flows, traffictest.Must(t, NewTCP, TCPConfig{Label: addr.String() + " " + dir.String(), Client: c, Server: s, Dir: dir, CC: "reno", TOS: 0x20,
 				Start: 150 * time.Millisecond, Stop: 600 * time.Millisecond}))
 		}
 	}
@@ -92,7 +92,7 @@ func TestTCPByteCountAndBuffers(t *testing.T) {
 	noLeaks(t)
 	c, s := loopback(lo4)
 	const n = 3<<20 + 12345
-	f := mustTCP(t, TCPConfig{Label: "bytes", Client: c, Server: s, Dir: Down, Bytes: n, SendBuffer: 256 << 10, ReceiveBuffer: 512 << 10, Stop: 1500 * time.Millisecond})
+	f := traffictest.Must(t, NewTCP, TCPConfig{Label: "bytes", Client: c, Server: s, Dir: Down, Bytes: n, SendBuffer: 256 << 10, ReceiveBuffer: 512 << 10, Stop: 1500 * time.Millisecond})
 	res, err := Run(context.Background(), Plan{Step: 100 * time.Millisecond, Length: 1500 * time.Millisecond, Flows: []Flow{f}})
 	if err != nil {
 		t.Fatal(err)

@@ -108,7 +108,7 @@ func TestLoopback(t *testing.T) {
 	for _, addr := range []netip.Addr{lo4, lo6} {
 		for _, dir := range []traffic.Direction{traffic.Up, traffic.Down} {
 			c, s := loopback(addr)
-			flows = append(flows, mustNew(t, Config{Label: addr.String() + " " + dir.String(), Client: c, Server: s, Dir: dir,
+			flows = append(flows, traffictest.Must(t, New, Config{Label: addr.String() + " " + dir.String(), Client: c, Server: s, Dir: dir,
 				Start: 150 * time.Millisecond, Stop: 700 * time.Millisecond}))
 		}
 	}
@@ -128,7 +128,7 @@ func TestByteCount(t *testing.T) {
 	noLeaks(t)
 	c, s := loopback(lo4)
 	const n = 3<<20 + 12345
-	f := mustNew(t, Config{Label: "bytes", Client: c, Server: s, Dir: traffic.Down, Bytes: n, Stop: 2 * time.Second})
+	f := traffictest.Must(t, New, Config{Label: "bytes", Client: c, Server: s, Dir: traffic.Down, Bytes: n, Stop: 2 * time.Second})
 	res, err := traffic.Run(context.Background(), traffic.Plan{Step: 100 * time.Millisecond, Length: 2 * time.Second, Flows: []traffic.Flow{f}})
 	if err != nil {
 		t.Fatal(err)
@@ -157,10 +157,10 @@ func TestCancelEndsFlowsPromptly(t *testing.T) {
 	c4, s4 := loopback(lo4)
 	c6, s6 := loopback(lo6)
 	flows := []traffic.Flow{
-		mustNew(t, Config{Label: "up", Client: c4, Server: s4, Stop: 20 * time.Second}),
-		mustNew(t, Config{Label: "down", Client: c6, Server: s6, Dir: traffic.Down, TOS: 0x20, Stop: 20 * time.Second}),
+		traffictest.Must(t, New, Config{Label: "up", Client: c4, Server: s4, Stop: 20 * time.Second}),
+		traffictest.Must(t, New, Config{Label: "down", Client: c6, Server: s6, Dir: traffic.Down, TOS: 0x20, Stop: 20 * time.Second}),
 		// Starts after the cancellation: its client never dials.
-		mustNew(t, Config{Label: "late", Client: c4, Server: s4, Start: 10 * time.Second, Stop: 20 * time.Second}),
+		traffictest.Must(t, New, Config{Label: "late", Client: c4, Server: s4, Start: 10 * time.Second, Stop: 20 * time.Second}),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -227,7 +227,7 @@ func TestConfigErrors(t *testing.T) {
 func TestRunsOnce(t *testing.T) {
 	noLeaks(t)
 	c, s := loopback(lo4)
-	f := mustNew(t, Config{Label: "once", Client: c, Server: s, Bytes: 1 << 20, Stop: 500 * time.Millisecond})
+	f := traffictest.Must(t, New, Config{Label: "once", Client: c, Server: s, Bytes: 1 << 20, Stop: 500 * time.Millisecond})
 	plan := traffic.Plan{Step: 100 * time.Millisecond, Length: 500 * time.Millisecond, Flows: []traffic.Flow{f}}
 	if _, err := traffic.Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
@@ -244,7 +244,7 @@ func TestUnboundClient(t *testing.T) {
 	noLeaks(t)
 	_, s := loopback(lo6)
 	c := traffic.Host{Net: traffic.Local{}}
-	f := mustNew(t, Config{Label: "unbound", Client: c, Server: s, Bytes: 1 << 20, Stop: 500 * time.Millisecond})
+	f := traffictest.Must(t, New, Config{Label: "unbound", Client: c, Server: s, Bytes: 1 << 20, Stop: 500 * time.Millisecond})
 	res, err := traffic.Run(context.Background(), traffic.Plan{Step: 100 * time.Millisecond, Length: 500 * time.Millisecond, Flows: []traffic.Flow{f}})
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +264,7 @@ func TestUnboundClient(t *testing.T) {
 func TestStrangerRefused(t *testing.T) {
 	noLeaks(t)
 	c, s := loopback(lo4)
-	f := mustNew(t, Config{Label: "guarded", Client: c, Server: s, Stop: time.Second})
+	f := traffictest.Must(t, New, Config{Label: "guarded", Client: c, Server: s, Stop: time.Second})
 	if err := f.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}

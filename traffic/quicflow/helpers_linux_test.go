@@ -41,12 +41,3 @@ func noFlowLeaks(t *testing.T) { traffictest.Leaks{Owned: flowGoroutine}.Check(t
 func flowGoroutine(stack string) bool {
 	return strings.Contains(stack, "github.com/quic-go/") || strings.Contains(stack, "wanlab/traffic/quicflow.(*")
 }
-
-func mustNew(t *testing.T, cfg Config) *Flow {
-	t.Helper()
-	f, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}

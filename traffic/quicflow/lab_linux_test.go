@@ -9,6 +9,7 @@ import (
 
 	"wanlab/clock"
 	"wanlab/internal/roottest"
+	"wanlab/internal/traffictest"
 	"wanlab/lab"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
@@ -61,7 +62,7 @@ func TestUploadThroughTestbed(t *testing.T) {
 	server := traffic.Host{Net: traffic.InNamespace(tb.Namespace(lab.Server)), Addr: i.Server.Addr4}
 	roottest.Twice(t, "QUIC upload", func(rep roottest.Reporter) {
 		before := tb.Snapshot().Up.Counters
-		f := mustNew(t, Config{Label: "QUIC upload", Client: client, Server: server, Dir: traffic.Up, Stop: length})
+		f := traffictest.Must(t, New, Config{Label: "QUIC upload", Client: client, Server: server, Dir: traffic.Up, Stop: length})
 		// The run lasts a little longer than the flow, for the receiver
 		// to read what is still queued when the sender stops.
 		res, err := traffic.Run(context.Background(), traffic.Plan{Step: step, Length: length + 500*time.Millisecond, Flows: []traffic.Flow{f}})

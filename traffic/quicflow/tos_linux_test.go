@@ -27,7 +27,7 @@ func TestDSCPOnTheWire(t *testing.T) {
 		if c.addr == "::1" {
 			host.Addr = lo6
 		}
-		flows = append(flows, mustNew(t, Config{Label: c.addr, Client: host, Server: host, Dir: c.dir, TOS: c.tos, Bytes: 4 << 20, Stop: 900 * time.Millisecond}))
+		flows = append(flows, traffictest.Must(t, New, Config{Label: c.addr, Client: host, Server: host, Dir: c.dir, TOS: c.tos, Bytes: 4 << 20, Stop: 900 * time.Millisecond}))
 	}
 	res, err := traffic.Run(context.Background(), traffic.Plan{Step: 100 * time.Millisecond, Length: time.Second, Flows: flows})
 	if err != nil {

@@ -26,15 +26,6 @@ func hosts(addr netip.Addr) (client, server traffic.Host) {
 // eventfd among them).
 func noLeaks(t *testing.T) { traffictest.NoLeaks(t) }
 
-func mustNew(t *testing.T, cfg Config) *Flow {
-	t.Helper()
-	f, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
 // A flow over loopback in each direction: the sender starts at Start, the
 // samples begin there with counts that only grow, the receiver never
 // counts more than was sent, feedback gives an RTT, and the flow stops
@@ -44,7 +35,7 @@ func TestLoopbackFlow(t *testing.T) {
 		t.Run(dir.String(), func(t *testing.T) {
 			noLeaks(t)
 			c, s := hosts(lo4)
-			f := mustNew(t, Config{Label: "TFRC " + dir.String(), Client: c, Server: s, Dir: dir,
+			f := traffictest.Must(t, New, Config{Label: "TFRC " + dir.String(), Client: c, Server: s, Dir: dir,
 				Start: 200 * time.Millisecond, Stop: 1200 * time.Millisecond, TxQueueLen: tfrcudp.DefaultTxQueueLen})
 			res, err := traffic.Run(t.Context(), traffic.Plan{Step: 100 * time.Millisecond, Length: 1600 * time.Millisecond, Flows: []traffic.Flow{f}})
 			if err != nil {
@@ -101,7 +92,7 @@ func TestLoopbackFlow(t *testing.T) {
 func TestCloseWithoutStart(t *testing.T) {
 	noLeaks(t)
 	c, s := hosts(lo4)
-	f := mustNew(t, Config{Label: "TFRC", Client: c, Server: s, Start: 0, Stop: time.Second})
+	f := traffictest.Must(t, New, Config{Label: "TFRC", Client: c, Server: s, Start: 0, Stop: time.Second})
 	if err := f.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +107,7 @@ func TestCloseWithoutStart(t *testing.T) {
 func TestCancel(t *testing.T) {
 	noLeaks(t)
 	c, s := hosts(lo4)
-	f := mustNew(t, Config{Label: "TFRC", Client: c, Server: s, Start: 0, Stop: 10 * time.Second})
+	f := traffictest.Must(t, New, Config{Label: "TFRC", Client: c, Server: s, Start: 0, Stop: 10 * time.Second})
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -152,7 +143,7 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 	// A packet size tfrcudp refuses is an error of Open, before T0.
-	f := mustNew(t, Config{Label: "x", Client: c, Server: s, PacketSize: 70000, Stop: time.Second})
+	f := traffictest.Must(t, New, Config{Label: "x", Client: c, Server: s, PacketSize: 70000, Stop: time.Second})
 	if err := f.Open(t.Context()); err == nil || !strings.Contains(err.Error(), "at most 65507") {
 		t.Errorf("Open with a 70000-byte packet: %v", err)
 	}
