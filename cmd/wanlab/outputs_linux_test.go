@@ -185,31 +185,20 @@ func TestRunOutputs(t *testing.T) {
 	} {
 		for _, pc := range pathCases(o.label, o.suggest) {
 			t.Run(o.label+"/"+pc.name, func(t *testing.T) {
-				dir := t.TempDir()
-				path, check := pc.setup(t, dir)
-				before := dirListing(t, dir)
-				args := []string{"run", "ping", "--direct", "--duration", "1s", "--lead", "0s", "--tail", "0s", o.flag, path}
-				if o.flag != "-o" {
-					args = append(args, "-o", filepath.Join(dir, "r.json.gz"))
+				run := func(path, dir string) (string, string, int) {
+					args := []string{"run", "ping", "--direct", "--duration", "1s", "--lead", "0s", "--tail", "0s", o.flag, path}
+					if o.flag != "-o" {
+						args = append(args, "-o", filepath.Join(dir, "r.json.gz"))
+					}
+					run := exec.Command(bin, args...)
+					run.Dir = dir
+					var stdout, stderr bytes.Buffer
+					run.Stdout, run.Stderr = &stdout, &stderr
+					run.Run()
+					return stdout.String(), stderr.String(), run.ProcessState.ExitCode()
 				}
-				run := exec.Command(bin, args...)
-				run.Dir = dir
-				var stdout, stderr bytes.Buffer
-				run.Stdout, run.Stderr = &stdout, &stderr
-				err := run.Run()
-				if pc.refused != "" {
-					checkRefused(t, pc, dir, before, run.ProcessState.ExitCode(), stderr.String())
-					return
-				}
-				if err != nil {
-					t.Fatalf("%v: %s", err, stderr.String())
-				}
-				if path == "-" {
-					isData(t, stdout.Bytes())
-					return
-				}
-				check(t, isData)
-				noTemporaries(t, dir)
+				fromStdout := func(t *testing.T, stdout string) { isData(t, []byte(stdout)) }
+				checkPathCase(t, pc, run, fromStdout, isData)
 			})
 		}
 	}

@@ -180,18 +180,10 @@ func TestSimEventsOutputs(t *testing.T) {
 	withUmask022(t)
 	for _, pc := range pathCases("--events", "events.csv") {
 		t.Run(pc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path, check := pc.setup(t, dir)
-			before := dirListing(t, dir)
-			stdout, stderr, code := runWanlab(t, append(simEventsArgs, "--events", path)...)
-			if pc.refused != "" {
-				checkRefused(t, pc, dir, before, code, stderr)
-				return
+			run := func(path, _ string) (string, string, int) {
+				return runWanlab(t, append(simEventsArgs, "--events", path)...)
 			}
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			if path == "-" {
+			fromStdout := func(t *testing.T, stdout string) {
 				csv, report, ok := strings.Cut(stdout, "path  up:")
 				if !ok {
 					t.Fatalf("stdout has no report after the events:\n%s", stdout)
@@ -200,12 +192,36 @@ func TestSimEventsOutputs(t *testing.T) {
 				if strings.Contains(report, "flow,") {
 					t.Error("events after the report")
 				}
-				return
 			}
-			check(t, checkEvents)
-			noTemporaries(t, dir)
+			checkPathCase(t, pc, run, fromStdout, checkEvents)
 		})
 	}
+}
+
+// checkPathCase runs a command that writes to a path that pc sets up in a
+// directory of the test's own, through run, and checks what it did: it
+// refused pc's path, leaving the directory as it was; or it wrote what
+// fromStdout checks on its standard output for "-", and otherwise what
+// wrote checks into the file, with no temporary left.
+func checkPathCase(t *testing.T, pc pathCase, run func(path, dir string) (stdout, stderr string, code int), fromStdout func(t *testing.T, stdout string), wrote func(t *testing.T, data []byte)) {
+	t.Helper()
+	dir := t.TempDir()
+	path, check := pc.setup(t, dir)
+	before := dirListing(t, dir)
+	stdout, stderr, code := run(path, dir)
+	if pc.refused != "" {
+		checkRefused(t, pc, dir, before, code, stderr)
+		return
+	}
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if path == "-" {
+		fromStdout(t, stdout)
+		return
+	}
+	check(t, wrote)
+	noTemporaries(t, dir)
 }
 
 // dirListing names what dir holds, recursively, with modes.

@@ -254,23 +254,11 @@ func TestGraphOutputs(t *testing.T) {
 	} {
 		for _, pc := range pathCases(cmd.label, cmd.suggest) {
 			t.Run(cmd.name+"/"+pc.name, func(t *testing.T) {
-				dir := t.TempDir()
-				path, check := pc.setup(t, dir)
-				before := dirListing(t, dir)
-				stdout, stderr, code := runWanlab(t, append(cmd.args, cmd.flag, path)...)
-				if pc.refused != "" {
-					checkRefused(t, pc, dir, before, code, stderr)
-					return
+				run := func(path, _ string) (string, string, int) {
+					return runWanlab(t, append(cmd.args, cmd.flag, path)...)
 				}
-				if code != 0 {
-					t.Fatalf("exit %d: %s", code, stderr)
-				}
-				if path == "-" {
-					cmd.check(t, []byte(stdout))
-					return
-				}
-				check(t, func(t *testing.T, data []byte) { cmd.check(t, data) })
-				noTemporaries(t, dir)
+				fromStdout := func(t *testing.T, stdout string) { cmd.check(t, []byte(stdout)) }
+				checkPathCase(t, pc, run, fromStdout, cmd.check)
 			})
 		}
 	}
