@@ -19,24 +19,12 @@ import (
 
 	"wanlab/internal/roottest"
 	"wanlab/netns"
-	"wanlab/qdisc"
-	"wanlab/tcspec"
 )
 
 func TestMain(m *testing.M) { roottest.Main(m, CleanStale) }
 
 // uniqueName returns a testbed name no other test run uses.
 func uniqueName() string { return fmt.Sprintf("tl%06x", rand.Uint32()&0xffffff) }
-
-// chain parses a tc chain or fails the test.
-func chain(t *testing.T, s string) []qdisc.Spec {
-	t.Helper()
-	specs, err := tcspec.ParseChain(s, tcspec.Options{})
-	if err != nil {
-		t.Fatalf("ParseChain(%q): %v", s, err)
-	}
-	return specs
-}
 
 // up starts a testbed with a unique name and checks, when the test ends,
 // that Close leaves nothing behind.

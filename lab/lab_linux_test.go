@@ -74,7 +74,7 @@ func TestDelayRTT(t *testing.T) {
 }
 
 func testDelayRTT(t *testing.T, kind tun.Kind) {
-	tb := up(t, Options{Up: chain(t, "netem delay 25ms"), Down: chain(t, "netem delay 25ms"), DeviceKind: kind})
+	tb := up(t, Options{Up: mustChain(t, "netem delay 25ms"), Down: mustChain(t, "netem delay 25ms"), DeviceKind: kind})
 	if st := tb.Status(); st.Device != kind.String() {
 		t.Errorf("status says device %q, want %q", st.Device, kind)
 	}
@@ -211,7 +211,7 @@ func congestionControl(t *testing.T, c net.Conn) string {
 func TestTCPUploadThroughTBF(t *testing.T) {
 	for _, cc := range []string{"reno", "cubic", "bbr"} {
 		t.Run(cc, func(t *testing.T) {
-			o := Options{CC: cc, Up: chain(t, "tbf rate 100mbit burst 32k latency 50ms")}
+			o := Options{CC: cc, Up: mustChain(t, "tbf rate 100mbit burst 32k latency 50ms")}
 			perSocket := ""
 			if err := CheckCC(cc); err != nil {
 				t.Logf("%v; setting it per socket", err)
@@ -277,7 +277,7 @@ func TestTCPUploadThroughTBF(t *testing.T) {
 // count of drops must be 1% ± 0.2% (the binomial standard deviation is
 // 0.07%), and what arrives must be what the router delivered.
 func TestUDPLoss(t *testing.T) {
-	tb := up(t, Options{Up: chain(t, "netem loss 1%"), Seed: 7})
+	tb := up(t, Options{Up: mustChain(t, "netem loss 1%"), Seed: 7})
 	srv := netip.AddrPortFrom(tb.Info().Server.Addr4, 5003).String()
 	_, pc := listenIn(t, tb, Server, "udp", srv)
 	const n = 20000

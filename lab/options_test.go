@@ -9,6 +9,7 @@ import (
 	"wanlab/tcspec"
 )
 
+// mustChain parses a tc chain or fails the test.
 func mustChain(t *testing.T, s string) []qdisc.Spec {
 	t.Helper()
 	specs, err := tcspec.ParseChain(s, tcspec.Options{})

@@ -14,7 +14,7 @@ import (
 // one that can no longer be set back is reported by the end and listed in
 // the status, which shows the testbed is no longer as it was set up.
 func TestRunSessionSetsBack(t *testing.T) {
-	tb := up(t, Options{Up: chain(t, "netem delay 5ms")})
+	tb := up(t, Options{Up: mustChain(t, "netem delay 5ms")})
 	name := tb.Name()
 	client := tb.Namespace(Client)
 	const ecn = "net.ipv4.tcp_ecn"

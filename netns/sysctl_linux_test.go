@@ -84,19 +84,26 @@ func TestSysctlErrors(t *testing.T) {
 	}
 }
 
-func TestCongestionControlBBR(t *testing.T) {
-	tb := newTestbed(t)
-	h := mustNamespace(t, tb, "a")
+// availableCC returns a namespace of a testbed of the test's own, and the
+// congestion control algorithms available there.
+func availableCC(t *testing.T) (*Handle, string) {
+	t.Helper()
+	h := mustNamespace(t, newTestbed(t), "a")
 	avail, err := h.Sysctl("net.ipv4.tcp_available_congestion_control")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h, avail
+}
+
+func TestCongestionControlBBR(t *testing.T) {
+	h, avail := availableCC(t)
 	if !strings.Contains(" "+avail+" ", " bbr ") {
 		// Try the module loader the way an operator would; the kernel
 		// may also have bbr built in, or not at all.
 		exec.Command("modprobe", "tcp_bbr").Run()
 	}
-	err = h.SetSysctl("net.ipv4.tcp_congestion_control", "bbr")
+	err := h.SetSysctl("net.ipv4.tcp_congestion_control", "bbr")
 	if err != nil {
 		if !strings.Contains(err.Error(), "modprobe tcp_bbr") && !strings.Contains(err.Error(), "tcp_allowed_congestion_control") {
 			t.Fatalf("SetSysctl(bbr) failed without saying how to fix it: %v", err)
@@ -112,12 +119,7 @@ func TestCongestionControlBBR(t *testing.T) {
 // namespace's default is refused by Linux with EPERM; the error must say
 // which setting decides, not suggest loading a module that is loaded.
 func TestCongestionControlNotAllowed(t *testing.T) {
-	tb := newTestbed(t)
-	h := mustNamespace(t, tb, "a")
-	avail, err := h.Sysctl("net.ipv4.tcp_available_congestion_control")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, avail := availableCC(t)
 	allowed, err := os.ReadFile("/proc/sys/net/ipv4/tcp_allowed_congestion_control") // the root namespace's, read only
 	if err != nil {
 		t.Fatal(err)

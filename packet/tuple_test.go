@@ -17,12 +17,7 @@ func cat(parts ...[]byte) []byte {
 func TestParseTupleIPv4(t *testing.T) {
 	udp := make([]byte, 100)
 	WriteUDP4(udp, UDP4{Src: [4]byte{192, 0, 2, 1}, Dst: [4]byte{198, 51, 100, 7}, SrcPort: 4000, DstPort: 53}, 100)
-	tests := []struct {
-		name     string
-		b        []byte
-		proto    uint8
-		src, dst uint16
-	}{
+	checkTuples(t, 4, []tupleCase{
 		{"udp", udp, ProtoUDP, 4000, 53},
 		{"tcp", ipv4(0, ProtoTCP, 0, nil, ports(443, 50000, 20)), ProtoTCP, 443, 50000},
 		{"tcp with options", ipv4(0, ProtoTCP, 0, []byte{0x94, 4, 0, 0, 1, 1, 1, 0}, ports(22, 1022, 20)), ProtoTCP, 22, 1022},
@@ -35,30 +30,43 @@ func TestParseTupleIPv4(t *testing.T) {
 		{"last fragment", ipv4(0, ProtoUDP, 185, nil, ports(5, 6, 8)), ProtoUDP, 0, 0},          // MF clear, offset ≠ 0
 		{"df is not a fragment", ipv4(0, ProtoUDP, 2<<13, nil, ports(7, 8, 8)), ProtoUDP, 7, 8}, // DF
 		{"gre has no ports", ipv4(0, 47, 0, nil, ports(1, 2, 8)), 47, 0, 0},
-	}
-	for _, tt := range tests {
-		tu, err := ParseTuple(tt.b)
+	}, func(tc tupleCase, tu Tuple) bool {
+		return string(tu.Src[:4]) == string(tc.b[12:16]) && string(tu.Dst[:4]) == string(tc.b[16:20]) && tu.Src[4] == 0
+	})
+}
+
+// tupleCase is a packet and the protocol and ports ParseTuple must find
+// in it.
+type tupleCase struct {
+	name     string
+	b        []byte
+	proto    uint8
+	src, dst uint16
+}
+
+// checkTuples parses the packet of each case, of IP version v, and checks
+// the tuple: its version, protocol and ports, and its addresses with
+// addrsOK.
+func checkTuples(t *testing.T, v uint8, cases []tupleCase, addrsOK func(tupleCase, Tuple) bool) {
+	t.Helper()
+	for _, tc := range cases {
+		tu, err := ParseTuple(tc.b)
 		if err != nil {
-			t.Errorf("%s: %v", tt.name, err)
+			t.Errorf("%s: %v", tc.name, err)
 			continue
 		}
-		if tu.Version != 4 || tu.Proto != tt.proto || tu.SrcPort != tt.src || tu.DstPort != tt.dst {
-			t.Errorf("%s: %+v, want proto %d ports %d→%d", tt.name, tu, tt.proto, tt.src, tt.dst)
+		if tu.Version != v || tu.Proto != tc.proto || tu.SrcPort != tc.src || tu.DstPort != tc.dst {
+			t.Errorf("%s: %+v, want proto %d ports %d→%d", tc.name, tu, tc.proto, tc.src, tc.dst)
 		}
-		if string(tu.Src[:4]) != string(tt.b[12:16]) || string(tu.Dst[:4]) != string(tt.b[16:20]) || tu.Src[4] != 0 {
-			t.Errorf("%s: addresses %v → %v", tt.name, tu.Src, tu.Dst)
+		if !addrsOK(tc, tu) {
+			t.Errorf("%s: addresses %v → %v", tc.name, tu.Src, tu.Dst)
 		}
 	}
 }
 
 func TestParseTupleIPv6(t *testing.T) {
 	const hop, route, dest, frag = 0, 43, 60, 44
-	tests := []struct {
-		name     string
-		b        []byte
-		proto    uint8
-		src, dst uint16
-	}{
+	checkTuples(t, 6, []tupleCase{
 		{"udp", ipv6(0, 0, ProtoUDP, ports(4000, 53, 8)), ProtoUDP, 4000, 53},
 		{"tcp", ipv6(0, 0, ProtoTCP, ports(443, 50000, 20)), ProtoTCP, 443, 50000},
 		{"icmpv6 echo", ipv6(0, 0, ProtoICMPv6, icmpEcho(128, 0x77)), ProtoICMPv6, 0x77, 0x77},
@@ -67,20 +75,7 @@ func TestParseTupleIPv6(t *testing.T) {
 		{"later fragment", ipv6(0, 0, frag, cat(fragHeader(ProtoUDP, 181, true), ports(5, 6, 8))), ProtoUDP, 0, 0},
 		{"hop-by-hop then later fragment", ipv6(0, 0, hop, cat(extHeader(frag, 0), fragHeader(ProtoTCP, 3, false), ports(5, 6, 20))), ProtoTCP, 0, 0},
 		{"no next header", ipv6(0, 0, 59, nil), 59, 0, 0},
-	}
-	for _, tt := range tests {
-		tu, err := ParseTuple(tt.b)
-		if err != nil {
-			t.Errorf("%s: %v", tt.name, err)
-			continue
-		}
-		if tu.Version != 6 || tu.Proto != tt.proto || tu.SrcPort != tt.src || tu.DstPort != tt.dst {
-			t.Errorf("%s: %+v, want proto %d ports %d→%d", tt.name, tu, tt.proto, tt.src, tt.dst)
-		}
-		if tu.Src != v6Src || tu.Dst != v6Dst {
-			t.Errorf("%s: addresses %v → %v", tt.name, tu.Src, tu.Dst)
-		}
-	}
+	}, func(_ tupleCase, tu Tuple) bool { return tu.Src == v6Src && tu.Dst == v6Dst })
 	// More extension headers than Transport follows: no ports, no error.
 	chain := []byte{}
 	for i := 0; i < 9; i++ {

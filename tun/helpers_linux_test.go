@@ -34,6 +34,17 @@ type host struct {
 // drops.
 const forwardingRing = 10000
 
+// newNamespace returns a namespace of a testbed of the test's own, which
+// goes when the test ends.
+func newNamespace(t *testing.T) *netns.Handle {
+	t.Helper()
+	h, err := roottest.NewTestbed(t).Namespace("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // newHost creates namespace role with a TUN device of the given kind,
 // addressed as a point-to-point link from (self) to peer.
 func newHost(t *testing.T, tb *netns.Testbed, role string, kind Kind, self, peer, self6, peer6 netip.Addr) *host {

@@ -14,11 +14,7 @@ import (
 )
 
 func TestOpenRejectsBadOptions(t *testing.T) {
-	tb := roottest.NewTestbed(t)
-	h, err := tb.Namespace("a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newNamespace(t)
 	for _, tc := range []struct {
 		name string
 		o    Options
@@ -42,11 +38,7 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 func TestOpenSetsUpTheQueue(t *testing.T) {
 	for _, kind := range []Kind{Offload, Raw} {
 		t.Run(kind.String(), func(t *testing.T) {
-			tb := roottest.NewTestbed(t)
-			h, err := tb.Namespace("a")
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := newNamespace(t)
 			d, err := Open(h, tunName, Options{Kind: kind, MTU: 1400})
 			if err != nil {
 				t.Fatal(err)
@@ -94,11 +86,7 @@ func TestQueueDropsCountsRingOverflow(t *testing.T) {
 	const ring, sent = 16, 100
 	for _, kind := range []Kind{Offload, Raw} {
 		t.Run(kind.String(), func(t *testing.T) {
-			tb := roottest.NewTestbed(t)
-			h, err := tb.Namespace("a")
-			if err != nil {
-				t.Fatal(err)
-			}
+			h := newNamespace(t)
 			// No IPv6 on the device, so that no router solicitation
 			// or MLD report takes a ring slot.
 			for _, k := range []string{"net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.default.disable_ipv6"} {

@@ -19,11 +19,7 @@ import (
 )
 
 func TestVNetOpens(t *testing.T) {
-	tb := roottest.NewTestbed(t)
-	h, err := tb.Namespace("a")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := newNamespace(t)
 	d, err := Open(h, tunName, Options{Kind: VNet, MTU: 1400})
 	if err != nil {
 		t.Fatal(err)
