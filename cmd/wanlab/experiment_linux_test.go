@@ -326,9 +326,7 @@ func TestRunSweep(t *testing.T) {
 // capture); a path instead of true is refused at its line.
 func TestExperimentFlentAndPcapPerRun(t *testing.T) {
 	wanlabBin(t) // waits for the machine's root tests before the time limit starts
-	work := t.TempDir()
-	file := filepath.Join(work, "e.yaml")
-	os.WriteFile(file, []byte(`name: per-run
+	file, dir := experimentFile(t, `name: per-run
 vars:
   delay: [5ms, 15ms]
 path:
@@ -340,8 +338,7 @@ tests:
     tail: 200ms
     flent: true
     pcap: true
-`), 0o644)
-	dir := filepath.Join(work, "out")
+`)
 	if _, errOut, code := cliFor(t, time.Minute, "experiment", "run", file, "-o", dir); code != 0 {
 		t.Fatalf("experiment run: exit %d\n%s", code, errOut)
 	}
@@ -377,7 +374,7 @@ tests:
 	}
 
 	os.WriteFile(file, []byte("tests:\n  - test: tcp_upload\n    pcap: run.pcap\n"), 0o644)
-	_, errOut, code := cliFor(t, time.Minute, "experiment", "run", file, "-o", filepath.Join(work, "none"))
+	_, errOut, code := cliFor(t, time.Minute, "experiment", "run", file, "-o", filepath.Join(filepath.Dir(file), "none"))
 	if want := file + `:3: pcap: "run.pcap": in an experiment, each run writes its own file into the results directory, named after its results file (c001-tcp_upload-r1.pcap): give pcap: true`; code != 2 || !strings.Contains(errOut, want) {
 		t.Errorf("pcap: run.pcap: exit %d, %q; want 2 and %q", code, errOut, want)
 	}
@@ -402,9 +399,7 @@ func readGzipJSON(path string, v any) error {
 // instead of going through every case (issue 26 item 11).
 func TestExperimentStopsOnMissingClient(t *testing.T) {
 	wanlabBin(t) // waits for the machine's root tests before the time limit starts
-	work := t.TempDir()
-	file := filepath.Join(work, "e.yaml")
-	os.WriteFile(file, []byte(`name: missing-client
+	file, dir := experimentFile(t, `name: missing-client
 vars:
   delay: [5ms, 10ms, 15ms, 20ms]
 path:
@@ -415,8 +410,7 @@ tests:
     duration: 2s
     lead: 200ms
     tail: 200ms
-`), 0o644)
-	dir := filepath.Join(work, "out")
+`)
 	_, errOut, code := cliFor(t, time.Minute, "experiment", "run", file, "-o", dir)
 	if code != 1 || !strings.Contains(errOut, "stopped: the last 3 runs failed the same way (") || !strings.Contains(errOut, "wl-nosuchtool: not found") {
 		t.Fatalf("exit %d, stderr:\n%s\nwant exit 1 and a stop after 3 runs", code, errOut)
@@ -428,4 +422,16 @@ tests:
 	if n := ix.Counts(); n[experiment.StatusPartial] != 3 || n[experiment.StatusPending] != 1 {
 		t.Errorf("index: %v; want 3 partial, 1 not run", n)
 	}
+}
+
+// experimentFile writes text as an experiment file in a directory of the
+// test's own, and returns the file and a directory there for its output.
+func experimentFile(t *testing.T, text string) (file, dir string) {
+	t.Helper()
+	work := t.TempDir()
+	file = filepath.Join(work, "e.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file, filepath.Join(work, "out")
 }

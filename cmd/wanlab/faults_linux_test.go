@@ -141,7 +141,12 @@ func TestCLISigkillAtRandomMoments(t *testing.T) {
 	// kills counts the SIGKILLs, dirty those after which something was
 	// left for the next command to remove.
 	kills, dirty := 0, 0
-	tally := func(name string) {
+	// kill sends SIGKILL to cmd after d, waits for it to end and counts
+	// the kill.
+	kill := func(cmd *exec.Cmd, d time.Duration, name string) {
+		time.Sleep(d)
+		cmd.Process.Kill()
+		exitOf(cmd)
 		kills++
 		if len(leftovers(t, name)) > 0 {
 			dirty++
@@ -198,10 +203,7 @@ func TestCLISigkillAtRandomMoments(t *testing.T) {
 		name := uniqueName()
 		d := spread(i, building, ft.ready)
 		up, _ := foreground(t, bin, name, variants[i%len(variants)]...)
-		time.Sleep(d)
-		up.Process.Kill()
-		exitOf(up)
-		tally(name)
+		kill(up, d, name)
 		next(i, fmt.Sprintf("up killed %v after its start", d.Round(time.Microsecond)), name, nil)
 	}
 
@@ -220,10 +222,7 @@ func TestCLISigkillAtRandomMoments(t *testing.T) {
 		}
 		d := spread(i, tearing, ft.teardown)
 		up.Process.Signal(syscall.SIGTERM)
-		time.Sleep(d)
-		up.Process.Kill()
-		exitOf(up)
-		tally(name)
+		kill(up, d, name)
 		next(i, fmt.Sprintf("up killed %v after SIGTERM", d.Round(time.Microsecond)), name, procs)
 	}
 
@@ -243,10 +242,7 @@ func TestCLISigkillAtRandomMoments(t *testing.T) {
 		if err := down.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(d)
-		down.Process.Kill()
-		exitOf(down)
-		tally(name)
+		kill(down, d, name)
 		// What a killed down leaves, the owner may still be removing:
 		// the next command is a down, which waits for it.
 		if _, errOut, code := cli(t, "down", name); code != 0 && !strings.Contains(errOut, "there is no testbed "+name) {
@@ -265,10 +261,7 @@ func TestCLISigkillAtRandomMoments(t *testing.T) {
 		if err := parent.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(d)
-		parent.Process.Kill()
-		exitOf(parent)
-		tally(name)
+		kill(parent, d, name)
 		// Wait until the background copy, if it started, is up or gone:
 		// a `down` now could find it between its start and its record.
 		waitFor(t, "the background copy to settle", func() bool {
