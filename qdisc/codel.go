@@ -117,18 +117,7 @@ func (q *CoDel) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 func (q *CoDel) Dequeue(now clock.Time) (*packet.Packet, clock.Time) { return q.dequeueRun(now, nil) }
 
 func (q *CoDel) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
-	p, ok := q.peeked.serve(now, g, q.u, q.env)
-	if !ok {
-		p = q.take(now, g)
-	}
-	if p == nil {
-		if q.cur.held {
-			return nil, now
-		}
-		return nil, clock.Never
-	}
-	q.u.sent(&q.stats, p)
-	return p, now
+	return q.peeked.dequeueDecided(now, g, q.u, q.env, &q.stats, &q.cur, q.take)
 }
 
 // take runs CoDel on units of the head packet while they may leave as one
@@ -140,13 +129,7 @@ func (q *CoDel) take(now clock.Time, g gate) *packet.Packet {
 // Peek returns the packet the next Dequeue will return. The CoDel decision
 // (and any drops it makes) happens here, once.
 func (q *CoDel) Peek(now clock.Time) (*packet.Packet, clock.Time) {
-	if q.peeked.p == nil {
-		q.peeked.p = q.take(now, nil)
-	}
-	if q.peeked.p == nil {
-		return nil, clock.Never
-	}
-	return q.peeked.p, now
+	return q.peeked.peekDecided(now, q.take)
 }
 
 // Stats returns the tc -s counters.

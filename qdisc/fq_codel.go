@@ -366,30 +366,13 @@ func (q *FQCoDel) dropFattest(now clock.Time) (int, int32) {
 func (q *FQCoDel) Dequeue(now clock.Time) (*packet.Packet, clock.Time) { return q.dequeueRun(now, nil) }
 
 func (q *FQCoDel) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
-	p, ok := q.peeked.serve(now, g, q.u, q.env)
-	if !ok {
-		p = q.take(now, g)
-	}
-	if p == nil {
-		if ok || q.c.held {
-			return nil, now
-		}
-		return nil, clock.Never
-	}
-	q.u.sent(&q.stats, p)
-	return p, now
+	return q.peeked.dequeueDecided(now, g, q.u, q.env, &q.stats, &q.c, q.take)
 }
 
 // Peek returns the packet the next Dequeue will return; the scheduling and
 // CoDel decisions (and their drops) happen here, once.
 func (q *FQCoDel) Peek(now clock.Time) (*packet.Packet, clock.Time) {
-	if q.peeked.p == nil {
-		q.peeked.p = q.take(now, nil)
-	}
-	if q.peeked.p == nil {
-		return nil, clock.Never
-	}
-	return q.peeked.p, now
+	return q.peeked.peekDecided(now, q.take)
 }
 
 // take is __fq_codel_dequeue, unit by unit, for as long as the units DRR

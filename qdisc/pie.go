@@ -329,30 +329,14 @@ func (q *PIE) Dequeue(now clock.Time) (*packet.Packet, clock.Time) { return q.de
 
 func (q *PIE) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 	q.tick(now)
-	p, ok := q.peeked.serve(now, g, q.u, q.env)
-	if !ok {
-		p = q.take(now, g)
-	}
-	if p == nil {
-		if ok || q.cur.held {
-			return nil, now
-		}
-		return nil, clock.Never
-	}
-	q.u.sent(&q.stats, p)
-	return p, now
+	return q.peeked.dequeueDecided(now, g, q.u, q.env, &q.stats, &q.cur, q.take)
 }
 
 // Peek returns the packet Dequeue would return; as the kernel's
 // qdisc_peek_dequeued, it measures the packets' delay now.
 func (q *PIE) Peek(now clock.Time) (*packet.Packet, clock.Time) {
 	q.tick(now)
-	if q.peeked.p == nil {
-		if q.peeked.p = q.take(now, nil); q.peeked.p == nil {
-			return nil, clock.Never
-		}
-	}
-	return q.peeked.p, now
+	return q.peeked.peekDecided(now, q.take)
 }
 
 // take takes units off the head packet, running pie_process_dequeue on

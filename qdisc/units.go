@@ -337,6 +337,39 @@ func (h *peekHold) dequeue(now clock.Time, g gate, u units, env *Env, st *Stats,
 	return p, now
 }
 
+// dequeueDecided is the dequeue of a discipline that decides at its
+// head which units leave (codel, fq_codel, pie): what is held first, under
+// g, else take's run; what leaves is counted in st. When nothing leaves it
+// returns now if a unit waits decided for the next dequeue (held here, or
+// in c because g refused it), else clock.Never: only an arrival gives it
+// something to decide on.
+func (h *peekHold) dequeueDecided(now clock.Time, g gate, u units, env *Env, st *Stats, c *cursor, take func(clock.Time, gate) *packet.Packet) (*packet.Packet, clock.Time) {
+	p, ok := h.serve(now, g, u, env)
+	if !ok {
+		p = take(now, g)
+	}
+	if p == nil {
+		if ok || c.held {
+			return nil, now
+		}
+		return nil, clock.Never
+	}
+	u.sent(st, p)
+	return p, now
+}
+
+// peekDecided is the Peek of such a discipline: take's run, decided (and
+// its drops made) now, once, and held for the next dequeue.
+func (h *peekHold) peekDecided(now clock.Time, take func(clock.Time, gate) *packet.Packet) (*packet.Packet, clock.Time) {
+	if h.p == nil {
+		h.p = take(now, nil)
+	}
+	if h.p == nil {
+		return nil, clock.Never
+	}
+	return h.p, now
+}
+
 // flush drops what is held, for from, with ReasonFlushed.
 func (h *peekHold) flush(now clock.Time, from Qdisc, env *Env, u units, st *Stats) {
 	if p := h.p; p != nil {
