@@ -64,6 +64,32 @@ const (
 	tcpCWR = 0x80
 )
 
+// plainIP reads the IP header of b, a whole packet, which must be
+// followed directly by a header of proto: an IPv4 header of a datagram
+// that is no fragment, or an IPv6 header without extension headers, whose
+// length field agrees with len(b). It returns where proto's header starts
+// and whether the packet is IPv6; ok is false for anything else.
+func plainIP(b []byte, proto uint8) (l4 int, v6, ok bool) {
+	if len(b) < 1 {
+		return 0, false, false
+	}
+	switch b[0] >> 4 {
+	case 4:
+		l4 = int(b[0]&0x0f) * 4
+		if len(b) < 20 || b[9] != proto || l4 < 20 || int(binary.BigEndian.Uint16(b[2:])) != len(b) ||
+			binary.BigEndian.Uint16(b[6:])&0x3fff != 0 {
+			return 0, false, false
+		}
+		return l4, false, true
+	case 6:
+		if len(b) < 40 || b[6] != proto || int(binary.BigEndian.Uint16(b[4:]))+40 != len(b) {
+			return 0, false, false
+		}
+		return 40, true, true
+	}
+	return 0, false, false
+}
+
 // tcpCandidate reports whether p may be coalesced: a TCP packet or
 // super-packet with data, over IPv4 without fragmentation or IPv6 without
 // extension headers, whose checksum is left to the receiver.
@@ -73,21 +99,12 @@ func tcpCandidate(p *packet.Packet) (tcpSeg, bool) {
 	if !p.VNet || len(b) < 40 {
 		return s, false
 	}
-	switch b[0] >> 4 {
-	case 4:
-		s.l4 = int(b[0]&0x0f) * 4
-		if b[9] != packet.ProtoTCP || s.l4 < 20 || int(binary.BigEndian.Uint16(b[2:])) != len(b) ||
-			binary.BigEndian.Uint16(b[6:])&0x3fff != 0 {
-			return s, false
-		}
-		s.id = binary.BigEndian.Uint16(b[4:])
-	case 6:
-		if len(b) < 60 || b[6] != packet.ProtoTCP || int(binary.BigEndian.Uint16(b[4:]))+40 != len(b) {
-			return s, false
-		}
-		s.v6, s.l4 = true, 40
-	default:
+	var ok bool
+	if s.l4, s.v6, ok = plainIP(b, packet.ProtoTCP); !ok {
 		return s, false
+	}
+	if !s.v6 {
+		s.id = binary.BigEndian.Uint16(b[4:])
 	}
 	if len(b) < s.l4+20 {
 		return s, false

@@ -41,25 +41,11 @@ type usoDatagram struct {
 func usoCandidate(p *packet.Packet) (usoDatagram, bool) {
 	b := p.Bytes()
 	d := usoDatagram{total: len(b)}
-	if len(b) < 1 || p.Segments() != 1 {
+	if p.Segments() != 1 {
 		return d, false
 	}
-	switch b[0] >> 4 {
-	case 4:
-		if len(b) < 20 || b[9] != packet.ProtoUDP {
-			return d, false
-		}
-		d.l4 = int(b[0]&0x0f) * 4
-		if d.l4 < 20 || int(binary.BigEndian.Uint16(b[2:])) != len(b) ||
-			binary.BigEndian.Uint16(b[6:])&0x3fff != 0 {
-			return d, false
-		}
-	case 6:
-		if len(b) < 40 || b[6] != packet.ProtoUDP || int(binary.BigEndian.Uint16(b[4:]))+40 != len(b) {
-			return d, false
-		}
-		d.v6, d.l4 = true, 40
-	default:
+	var ok bool
+	if d.l4, d.v6, ok = plainIP(b, packet.ProtoUDP); !ok {
 		return d, false
 	}
 	if len(b) <= d.l4+8 || int(binary.BigEndian.Uint16(b[d.l4+4:])) != len(b)-d.l4 {
