@@ -31,11 +31,12 @@ type flowPanel struct {
 }
 
 // flowGraph draws the panels with a line per flow and metric over time,
-// for the flows that have the series. A flow keeps its style in every
-// panel, so one legend, beside the top panel, serves them all. Panels with
-// no line are left out; with none at all, the error says which series the
-// graph needed (need) and which flows the run has.
-func flowGraph(kind Kind, d *results.Document, label string, panels []flowPanel, need string, t theme) (*figure, error) {
+// for the flows that have the series, titled with the run's label and
+// what the graph shows. A flow keeps its style in every panel, so one
+// legend, beside the top panel, serves them all. Panels with no line are
+// left out; with none at all, the error says which series the graph
+// needed (need) and which flows the run has.
+func flowGraph(kind Kind, d *results.Document, label, what string, panels []flowPanel, need string, t theme) (*figure, error) {
 	// First find every line, so that each (flow, end) gets one style for
 	// all panels.
 	type spec struct {
@@ -122,33 +123,23 @@ func flowGraph(kind Kind, d *results.Document, label string, panels []flowPanel,
 	}
 	fig.panels[0].legend = legend
 	timeAxis(fig, marks, timeEnd([]*results.Document{d}))
+	fig.title = label + ": " + what
+	fig.subtitle = runSubtitle(d)
 	return fig, nil
 }
 
 func tcpCwndRTT(docs []*results.Document, labels []string, o Options, t theme) (*figure, error) {
-	fig, err := flowGraph(TCPCwndRTT, docs[0], labels[0], []flowPanel{
+	return flowGraph(TCPCwndRTT, docs[0], labels[0], "TCP congestion window and RTT", []flowPanel{
 		{"Congestion window", []flowMetric{{key: "tcp_cwnd", end: "sender"}, {key: "receiver_tcp_cwnd", end: "receiver"}}},
 		{"RTT", []flowMetric{{key: "tcp_rtt", end: "sender"}, {key: "receiver_tcp_rtt", end: "receiver"}}},
 	}, "TCP_INFO series: it needs a flow's LABEL::tcp_cwnd, LABEL::tcp_rtt, LABEL::receiver_tcp_cwnd or LABEL::receiver_tcp_rtt, which TCP flows have", t)
-	if err != nil {
-		return nil, err
-	}
-	fig.title = labels[0] + ": TCP congestion window and RTT"
-	fig.subtitle = runSubtitle(docs[0])
-	return fig, nil
 }
 
 func routerFlows(docs []*results.Document, labels []string, o Options, t theme) (*figure, error) {
-	fig, err := flowGraph(RouterFlows, docs[0], labels[0], []flowPanel{
+	return flowGraph(RouterFlows, docs[0], labels[0], "the router's view of each flow", []flowPanel{
 		{"Delivered rate", []flowMetric{{key: "router_delivered_bytes", convert: deliveredRate}}},
 		{"Queueing delay", []flowMetric{{key: "router_queue_delay"}}},
 	}, "router per-flow series: it needs a flow's LABEL::router_delivered_bytes or LABEL::router_queue_delay, which wanlab run records at the router", t)
-	if err != nil {
-		return nil, err
-	}
-	fig.title = labels[0] + ": the router's view of each flow"
-	fig.subtitle = runSubtitle(docs[0])
-	return fig, nil
 }
 
 // deliveredRate turns router_delivered_bytes, the bytes the router

@@ -127,6 +127,16 @@ func (o Options) format() (Format, error) {
 	return ParseFormat(string(o.Format))
 }
 
+// image returns the image's format and its size in pixels, after the
+// defaults, or why o gives neither: what every graph checks first.
+func (o Options) image() (f Format, w, h int, err error) {
+	if f, err = o.format(); err != nil {
+		return "", 0, 0, err
+	}
+	w, h, err = o.size()
+	return f, w, h, err
+}
+
 // pxToPt converts pixels to points at DPI.
 func pxToPt(px int) vg.Length { return vg.Length(px) * vg.Inch / DPI }
 

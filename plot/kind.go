@@ -153,11 +153,7 @@ func drawKind(w io.Writer, kind Kind, docs []*results.Document, o Options) (layo
 	if !ok {
 		return layout{}, fmt.Errorf("plot: unknown graph %q: choose one of %s", kind, kindList())
 	}
-	f, err := o.format()
-	if err != nil {
-		return layout{}, err
-	}
-	wpx, hpx, err := o.size()
+	f, wpx, hpx, err := o.image()
 	if err != nil {
 		return layout{}, err
 	}

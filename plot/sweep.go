@@ -96,11 +96,7 @@ func DrawSweep(w io.Writer, s Sweep, o Options) error {
 
 // drawSweep is DrawSweep, returning the layout for tests.
 func drawSweep(w io.Writer, s Sweep, o Options) (layout, error) {
-	f, err := o.format()
-	if err != nil {
-		return layout{}, err
-	}
-	wpx, hpx, err := o.size()
+	f, wpx, hpx, err := o.image()
 	if err != nil {
 		return layout{}, err
 	}
