@@ -2,7 +2,6 @@ package plot
 
 import (
 	"bytes"
-	"encoding/xml"
 	"image"
 	"image/color"
 	imagedraw "image/draw"
@@ -18,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"wanlab/internal/resultstest"
+	"wanlab/internal/svgtest"
 	"wanlab/results"
 )
 
@@ -238,27 +238,18 @@ var (
 
 func checkSVG(t *testing.T, data []byte, lay layout, w, h int) {
 	t.Helper()
-	dec := xml.NewDecoder(bytes.NewReader(data))
-	var root *xml.StartElement
+	elems, err := svgtest.StartElements(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(elems) == 0 || elems[0].Name.Local != "svg" {
+		t.Fatalf("the SVG's root element is %v, want svg", elems)
+	}
+	root := elems[0]
 	strokes := map[color.RGBA]int{}
 	fills := map[color.RGBA]int{}
 	paths := 0
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("the SVG is not well-formed XML: %v", err)
-		}
-		se, ok := tok.(xml.StartElement)
-		if !ok {
-			continue
-		}
-		if root == nil {
-			se := se.Copy()
-			root = &se
-		}
+	for _, se := range elems {
 		if se.Name.Local != "path" {
 			continue
 		}
@@ -273,9 +264,6 @@ func checkSVG(t *testing.T, data []byte, lay layout, w, h int) {
 				}
 			}
 		}
-	}
-	if root == nil || root.Name.Local != "svg" {
-		t.Fatalf("the SVG's root element is %v, want svg", root)
 	}
 	size := map[string]float64{}
 	for _, a := range root.Attr {

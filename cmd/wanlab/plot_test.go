@@ -2,15 +2,14 @@ package main
 
 import (
 	"bytes"
-	"encoding/xml"
 	"fmt"
 	"image/png"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"wanlab/internal/svgtest"
 	"wanlab/plot"
 )
 
@@ -30,34 +29,23 @@ func checkImage(t *testing.T, data []byte, f plot.Format, w, h int) {
 			t.Errorf("the PNG is %d×%d, want %d×%d", cfg.Width, cfg.Height, w, h)
 		}
 	case plot.SVG:
-		dec := xml.NewDecoder(bytes.NewReader(data))
+		elems, err := svgtest.StartElements(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(elems) == 0 || elems[0].Name.Local != "svg" {
+			t.Fatalf("the root element is %v, not svg", elems)
+		}
 		var gotW, gotH string
-		elements := 0
-		for {
-			tok, err := dec.Token()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("not well-formed SVG: %v", err)
-			}
-			if se, ok := tok.(xml.StartElement); ok {
-				if elements == 0 {
-					if se.Name.Local != "svg" {
-						t.Fatalf("the root element is %s, not svg", se.Name.Local)
-					}
-					for _, a := range se.Attr {
-						switch a.Name.Local {
-						case "width":
-							gotW = a.Value
-						case "height":
-							gotH = a.Value
-						}
-					}
-				}
-				elements++
+		for _, a := range elems[0].Attr {
+			switch a.Name.Local {
+			case "width":
+				gotW = a.Value
+			case "height":
+				gotH = a.Value
 			}
 		}
+		elements := len(elems)
 		// An SVG's size is in points, 72 to 96 pixels.
 		wantW, wantH := fmt.Sprintf("%gpt", float64(w)*72/96), fmt.Sprintf("%gpt", float64(h)*72/96)
 		if gotW != wantW || gotH != wantH {

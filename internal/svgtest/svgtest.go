@@ -45,19 +45,23 @@ var (
 	styleRE = regexp.MustCompile(`(stroke|fill|stroke-width):([^;]+)`)
 )
 
+// StartElements returns the start tags of the SVG in data in document
+// order, its root first, or an error if data is not well-formed XML.
+func StartElements(data []byte) ([]xml.StartElement, error) {
+	var elems []xml.StartElement
+	err := eachToken(data, func(tok xml.Token) {
+		if se, ok := tok.(xml.StartElement); ok {
+			elems = append(elems, se.Copy())
+		}
+	})
+	return elems, err
+}
+
 // Read reads an SVG as gonum's vgsvg writes it.
 func Read(data []byte) (*Image, error) {
 	img := &Image{}
-	dec := xml.NewDecoder(bytes.NewReader(data))
 	var inText *Text
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return img, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("svgtest: not well-formed: %v", err)
-		}
+	err := eachToken(data, func(tok xml.Token) {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			attr := map[string]string{}
@@ -86,6 +90,27 @@ func Read(data []byte) (*Image, error) {
 				inText = nil
 			}
 		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return img, nil
+}
+
+// eachToken hands visit the tokens of data in document order, each valid
+// until visit returns, and returns an error if data is not well-formed
+// XML.
+func eachToken(data []byte, visit func(xml.Token)) error {
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("svgtest: not well-formed: %v", err)
+		}
+		visit(tok)
 	}
 }
 
