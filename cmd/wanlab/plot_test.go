@@ -181,10 +181,7 @@ func TestPlotBadInput(t *testing.T) {
 	empty := t.TempDir()
 	os.WriteFile(filepath.Join(empty, "index.json"), []byte(`{"format": "wanlab-experiment"}`), 0o644)
 	out := filepath.Join(t.TempDir(), "g.png")
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	checkUsageErrors(t, out, []usageCase{
 		{[]string{"plot"}, "requires at least 1 arg"},
 		{[]string{"plot", filepath.Join(dir, "missing.json.gz")}, "does not exist: give results files"},
 		{[]string{"plot", flent, "-o", out}, "Flent data file"},
@@ -204,7 +201,21 @@ func TestPlotBadInput(t *testing.T) {
 		{[]string{"plot", a, "--height", "-600", "-o", out}, "--height -600: give 240 to 8000 pixels"},
 		{[]string{"plot", a, "--width", "9223372036854775807", "-o", out}, "--width 9223372036854775807: give 320 to 8000 pixels"},
 		{[]string{"plot", a, "-o", dir}, "is a directory: give a file name, e.g. " + dir + "/all_scaled.png"},
-	} {
+	})
+}
+
+// usageCase is a command line that must be refused with exit 2 and a
+// message that says want.
+type usageCase struct {
+	args []string
+	want string
+}
+
+// checkUsageErrors runs each case and checks that it is refused, and that
+// out, the file the command line names, was not written.
+func checkUsageErrors(t *testing.T, out string, cases []usageCase) {
+	t.Helper()
+	for _, c := range cases {
 		_, stderr, code := runWanlab(t, c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%q: exit %d, %q; want %d and %q", c.args, code, stderr, exitUsage, c.want)

@@ -14,14 +14,26 @@ import (
 	"wanlab/testrun"
 )
 
+// checkUsageLine runs wanlab with each case's arguments after prefix and
+// checks that it is refused as a usage error: exit 2, nothing on stdout and
+// one line on stderr, "wanlab: ...", that says want.
+func checkUsageLine(t *testing.T, prefix []string, cases []usageCase) {
+	t.Helper()
+	for _, c := range cases {
+		args := append(slices.Clip(prefix), c.args...)
+		out, errOut, code := runWanlab(t, args...)
+		msg := strings.TrimSpace(errOut)
+		if code != exitUsage || strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "wanlab: ") || !strings.Contains(msg, c.want) || out != "" {
+			t.Errorf("wanlab %q: exit %d, stdout %q, stderr %q; want 2, nothing on stdout and one line with %q", args, code, out, errOut, c.want)
+		}
+	}
+}
+
 // Bad input to run, show and export exits 2 with one line that names the
 // problem and the fix, before anything is created.
 func TestRunBadInput(t *testing.T) {
 	dir := t.TempDir()
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	checkUsageLine(t, nil, []usageCase{
 		{[]string{"run", "rrul_cs8"}, `test "rrul_cs8" is unknown: use one of ping, tcp_upload`},
 		{[]string{"run", "ping", "rrul"}, "run takes one test, and got 2 (ping rrul): run them one at a time"},
 		{[]string{"run", "tcp_nup", "--streams", "0"}, "--streams 0: give 1 to 256 flows"},
@@ -73,14 +85,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"show", filepath.Join(dir, "none.json.gz")}, "give a results file that wanlab run wrote"},
 		{[]string{"export", filepath.Join(dir, "none.json.gz")}, "export needs --flent OUT"},
 		{[]string{"export", "--flent", dir, "x"}, "is a directory"},
-	} {
-		out, errOut, code := runWanlab(t, c.args...)
-		msg := strings.TrimSpace(errOut)
-		if code != exitUsage || !strings.Contains(msg, c.want) || strings.Count(msg, "\n") > 0 || !strings.HasPrefix(msg, "wanlab: ") || out != "" {
-			t.Errorf("wanlab %s: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q",
-				strings.Join(c.args, " "), code, out, errOut, c.want)
-		}
-	}
+	})
 	// The runs were in this process: their testbed would be run-PID.
 	mine := "wl-" + fmt.Sprintf("run-%d-", os.Getpid())
 	all, _ := netns.List()

@@ -245,10 +245,7 @@ func TestPlotUsageErrors(t *testing.T) {
 	// E1's direct row: a delay that is no time.
 	e1 := strings.ReplaceAll(e1Shape, "delay: [10ms, 30ms, 50ms, 70ms, 100ms]", "delay: [{10ms: {d: 10ms}}, {30ms: {d: 30ms}}, {direct: {d: 0ms}}]")
 	direct := runFigures(t, strings.ReplaceAll(e1, "netem delay ${delay}", "netem delay ${d}"), e1Goodput)
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	checkUsageErrors(t, out, []usageCase{
 		{[]string{"plot", dir, "--rows", "delay", "-o", out}, "--rows is an option of the sweep graph: add --kind sweep"},
 		{[]string{"plot", file, "--where", "delay=10ms", "-o", out}, "--where chooses among the runs of an experiment"},
 		{[]string{"plot", dir, "--where", "delay=20ms", "-o", out}, `delay has no value "20ms"`},
@@ -257,15 +254,7 @@ func TestPlotUsageErrors(t *testing.T) {
 		{[]string{"plot", direct, "--kind", "sweep", "--where", "variant=fixed", "--log-x", "-o", out}, "--log-x needs a numeric variable along x, and delay's values (10ms, 30ms, direct)"},
 		{[]string{"table", dir, "--title", "x"}, "--title and --log-x are options of the graph: add --plot"},
 		{[]string{"table", dir, "--where", "variant=fixed", "--plot", out, "--reference", filepath.Join(dir, "none.csv")}, "--reference"},
-	} {
-		_, stderr, code := runWanlab(t, c.args...)
-		if code != exitUsage || !strings.Contains(stderr, c.want) {
-			t.Errorf("%q: exit %d, %q; want %d and %q", c.args, code, stderr, exitUsage, c.want)
-		}
-		if _, err := os.Stat(out); err == nil {
-			t.Fatalf("%q wrote %s", c.args, out)
-		}
-	}
+	})
 }
 
 // TestTablePlotReference: a reference file's figures are drawn as their

@@ -17,10 +17,7 @@ import (
 // Bad command lines fail before anything is built, with status 2 and one
 // line that names the problem; they need neither root nor a testbed.
 func TestTestbedCommandUsageErrors(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	checkUsageLine(t, nil, []usageCase{
 		{[]string{"up", "--name", "Bad Name"}, "--name"},
 		{[]string{"up", "--name", "café"}, `--name: testbed name "café": character 'é' (U+00E9) is not allowed`},
 		{[]string{"up", "--name", strings.Repeat("x", 33)}, "--name"},
@@ -80,13 +77,7 @@ func TestTestbedCommandUsageErrors(t *testing.T) {
 		{[]string{"up", "--tcp-rmem", "0 1 2"}, `"0" is not a size`},
 		{[]string{"up", "--tcp-wmem", "4096 x 6291456"}, `"x" is not a size`},
 		{[]string{"up", "--tcp-wmem", "1 2 4294967296"}, "is not a size"},
-	} {
-		_, errOut, code := runWanlab(t, c.args...)
-		msg := strings.TrimSpace(errOut)
-		if code != exitUsage || strings.Contains(msg, "\n") || !strings.Contains(msg, c.want) {
-			t.Errorf("wanlab %q: exit %d, stderr %q; want 2 and one line mentioning %q", c.args, code, errOut, c.want)
-		}
-	}
+	})
 }
 
 func TestPrintStatus(t *testing.T) {
