@@ -37,6 +37,25 @@ func without(d *results.Document, drop func(name string) bool) *results.Document
 	return &c
 }
 
+// checkRefused checks that draw refuses, with an error that says each of
+// want, and writes nothing.
+func checkRefused(t *testing.T, draw func(out *bytes.Buffer) error, want []string) {
+	t.Helper()
+	var out bytes.Buffer
+	err := draw(&out)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+	if out.Len() != 0 {
+		t.Errorf("the failed graph wrote %d bytes", out.Len())
+	}
+}
+
 func TestErrorsNameWhatIsMissing(t *testing.T) {
 	path := resultstest.DefaultPath
 	rrul := resultstest.Run("rrul", "rrul run", 1, path)
@@ -108,19 +127,7 @@ func TestErrorsNameWhatIsMissing(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var out bytes.Buffer
-			err := Draw(&out, c.kind, c.docs, c.o)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
-				}
-			}
-			if out.Len() != 0 {
-				t.Errorf("the failed graph wrote %d bytes", out.Len())
-			}
+			checkRefused(t, func(out *bytes.Buffer) error { return Draw(out, c.kind, c.docs, c.o) }, c.want)
 		})
 	}
 	var me *MixedError
