@@ -54,6 +54,27 @@ func CheckSnakeCase(t testing.TB, v any) (m map[string]any, keys int) {
 	return m, keys
 }
 
+// CheckFilled is CheckSnakeCase for a flow's result that a test filled to
+// cover its schema: it also checks that the walk found at least minKeys
+// keys (the nested objects were not left out) and that v's JSON holds
+// each of want, a value as it is written ("direction":"down").
+func CheckFilled(t testing.TB, v any, minKeys int, want ...string) {
+	t.Helper()
+	_, keys := CheckSnakeCase(t, v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys < minKeys {
+		t.Errorf("only %d keys, want %d or more: the walk missed nested objects in %s", keys, minKeys, b)
+	}
+	for _, w := range want {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("JSON lacks %s: %s", w, b)
+		}
+	}
+}
+
 // decode marshals v and decodes it again as a JSON object.
 func decode(t testing.TB, v any) map[string]any {
 	t.Helper()
