@@ -11,8 +11,7 @@ import (
 )
 
 func TestCommandRunsInside(t *testing.T) {
-	tb := newTestbed(t)
-	h := mustNamespace(t, tb, "a")
+	h := newNamespace(t)
 	out, err := Command(h, "cat", "/proc/net/dev").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -32,8 +31,7 @@ func TestCommandRunsInside(t *testing.T) {
 }
 
 func TestCommandPassesStatusAndStreams(t *testing.T) {
-	tb := newTestbed(t)
-	h := mustNamespace(t, tb, "a")
+	h := newNamespace(t)
 	var stdout, stderr bytes.Buffer
 	c := Command(h, "sh", "-c", "echo out; echo err >&2; exit 3")
 	c.Stdout, c.Stderr = &stdout, &stderr

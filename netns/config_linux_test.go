@@ -11,8 +11,7 @@ import (
 )
 
 func TestConfigFromInside(t *testing.T) {
-	tb := newTestbed(t)
-	h := mustNamespace(t, tb, "a")
+	h := newNamespace(t)
 	if err := h.LoopbackUp(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package netns
 
 import (
+	"bufio"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -66,6 +67,13 @@ func newTestbed(t *testing.T) *Testbed {
 	return tb
 }
 
+// newNamespace returns namespace "a" of a testbed of the test's own,
+// removed when the test ends.
+func newNamespace(t *testing.T) *Handle {
+	t.Helper()
+	return mustNamespace(t, newTestbed(t), "a")
+}
+
 func mustNamespace(t *testing.T, tb *Testbed, role string) *Handle {
 	t.Helper()
 	h, err := tb.Namespace(role)
@@ -73,6 +81,52 @@ func mustNamespace(t *testing.T, tb *Testbed, role string) *Handle {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// helperArg returns the value of env, which a test sets when it runs the
+// test binary again as a helper process (startHelper), and skips the test
+// otherwise: a helper is no test of its own.
+func helperArg(t *testing.T, env string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		t.Skip("helper process only")
+	}
+	return v
+}
+
+// helperMust ends a helper process that failed, telling its parent why on
+// the standard output the parent reads.
+func helperMust(err error) {
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+}
+
+// startHelper runs the test binary again as the helper process test (a
+// TestHelper function), named argv0 unless that is "", with env added to
+// its environment, and returns it once it has said "ready"; it is killed,
+// if it still runs, when the test ends.
+func startHelper(t *testing.T, test, argv0, env string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	if argv0 != "" {
+		cmd.Args[0] = argv0
+	}
+	cmd.Env = append(os.Environ(), env)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("%s said %q", test, line)
+	}
+	return cmd
 }
 
 // ipNetnsExec runs a command through iproute2's `ip netns exec`, the

@@ -85,8 +85,7 @@ func TestCreateIsVisibleToIPNetns(t *testing.T) {
 }
 
 func TestDoRunsInsideAndComesBack(t *testing.T) {
-	tb := newTestbed(t)
-	h := mustNamespace(t, tb, "a")
+	h := newNamespace(t)
 	root := nsInode(t, "/proc/self/ns/net")
 	inside := nsInode(t, h.Path())
 	if root == inside {
@@ -157,8 +156,7 @@ func rootInterfaces(t *testing.T) []string {
 }
 
 func TestDoDiscardsThreadItCannotRestore(t *testing.T) {
-	tb := newTestbed(t)
-	h := mustNamespace(t, tb, "a")
+	h := newNamespace(t)
 	real := setNS
 	t.Cleanup(func() { setNS = real })
 	setNS = func(fd int) error {
@@ -191,8 +189,7 @@ func TestDoDiscardsThreadItCannotRestore(t *testing.T) {
 }
 
 func TestDoPassesPanicsAndErrors(t *testing.T) {
-	tb := newTestbed(t)
-	h := mustNamespace(t, tb, "a")
+	h := newNamespace(t)
 	want := errors.New("from f")
 	if err := Do(h, func() error { return want }); !errors.Is(err, want) {
 		t.Fatalf("Do returned %v, want %v", err, want)

@@ -1,7 +1,6 @@
 package netns
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -166,15 +165,8 @@ func TestCloseSparesAReusedPid(t *testing.T) {
 // the test binary with WANLAB_HELPER_NS set, and it parks one thread
 // inside that namespace.
 func TestHelperThreadInside(t *testing.T) {
-	name := os.Getenv("WANLAB_HELPER_NS")
-	if name == "" {
-		t.Skip("helper process only")
-	}
-	h, err := Open(name)
-	if err != nil {
-		fmt.Println("error:", err)
-		os.Exit(1)
-	}
+	h, err := Open(helperArg(t, "WANLAB_HELPER_NS"))
+	helperMust(err)
 	Do(h, func() error {
 		fmt.Println("ready")
 		time.Sleep(time.Minute)
@@ -191,19 +183,7 @@ func TestAThreadInsideIsNoMember(t *testing.T) {
 	tb := newTestbed(t)
 	h := mustNamespace(t, tb, "a")
 	id := keepOpen(t, h)
-	visitor := exec.Command(os.Args[0], "-test.run=^TestHelperThreadInside$")
-	visitor.Env = append(os.Environ(), "WANLAB_HELPER_NS="+h.Name())
-	out, err := visitor.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := visitor.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { visitor.Process.Kill(); visitor.Wait() })
-	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
-		t.Fatalf("the visitor said %q", line)
-	}
+	visitor := startHelper(t, "TestHelperThreadInside", "", "WANLAB_HELPER_NS="+h.Name())
 	if !threadInside(t, visitor.Process.Pid, id) {
 		t.Fatal("no thread of the visitor is inside the namespace; the test proves nothing")
 	}
@@ -280,8 +260,7 @@ func TestCleanStaleRemovesTemporaries(t *testing.T) {
 // TestProcessesInNamesCommands checks the command names and start times
 // ProcessesIn reports against ps's view.
 func TestProcessesInNamesCommands(t *testing.T) {
-	tb := newTestbed(t)
-	h := mustNamespace(t, tb, "a")
+	h := newNamespace(t)
 	id, err := h.ID()
 	if err != nil {
 		t.Fatal(err)

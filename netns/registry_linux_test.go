@@ -164,19 +164,10 @@ func TestRemove(t *testing.T) {
 // TestHelperOwner is not a test: TestRemoveStopsALiveOwner runs the test
 // binary as a separate owner process with WANLAB_HELPER_TESTBED set.
 func TestHelperOwner(t *testing.T) {
-	name := os.Getenv("WANLAB_HELPER_TESTBED")
-	if name == "" {
-		t.Skip("helper process only")
-	}
-	tb, err := NewTestbed(name)
-	if err != nil {
-		fmt.Println("error:", err)
-		os.Exit(1)
-	}
-	if _, err := tb.Namespace("c"); err != nil {
-		fmt.Println("error:", err)
-		os.Exit(1)
-	}
+	tb, err := NewTestbed(helperArg(t, "WANLAB_HELPER_TESTBED"))
+	helperMust(err)
+	_, err = tb.Namespace("c")
+	helperMust(err)
 	fmt.Println("ready")
 	time.Sleep(time.Minute) // until SIGTERM ends it, without cleanup
 	os.Exit(2)
@@ -185,26 +176,9 @@ func TestHelperOwner(t *testing.T) {
 func TestRemoveStopsALiveOwner(t *testing.T) {
 	needRoot(t)
 	name := fmt.Sprintf("t%06x", rand.Uint32()&0xffffff)
-	owner := exec.Command(os.Args[0], "-test.run=^TestHelperOwner$")
-	owner.Args[0] = Prefix + name + "-owner"
-	owner.Env = append(os.Environ(), "WANLAB_HELPER_TESTBED="+name)
-	out, err := owner.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		owner.Process.Kill()
-		owner.Wait()
-		Remove(name)
-	})
-	buf := make([]byte, 64)
-	n, _ := out.Read(buf)
-	if !strings.Contains(string(buf[:n]), "ready") {
-		t.Fatalf("owner process said %q", buf[:n])
-	}
+	// Removed after the owner is killed: cleanups run last first.
+	t.Cleanup(func() { Remove(name) })
+	owner := startHelper(t, "TestHelperOwner", Prefix+name+"-owner", "WANLAB_HELPER_TESTBED="+name)
 	nsName := NamespaceName(name, "c")
 	if !Exists(nsName) {
 		t.Fatalf("the owner's %s does not exist", nsName)
@@ -215,7 +189,7 @@ func TestRemoveStopsALiveOwner(t *testing.T) {
 	if err := Remove(name); err != nil {
 		t.Fatal(err)
 	}
-	err = owner.Wait()
+	err := owner.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
 		t.Errorf("owner ended with %v, want SIGTERM", err)

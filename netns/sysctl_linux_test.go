@@ -18,8 +18,7 @@ func rootSysctl(t *testing.T, key string) string {
 }
 
 func TestSysctlLandsInTheNamespace(t *testing.T) {
-	tb := newTestbed(t)
-	h := mustNamespace(t, tb, "a")
+	h := newNamespace(t)
 	set := map[string]string{
 		"net.ipv4.tcp_rmem":                  "4096 131071 3145727",
 		"net.ipv4.tcp_wmem":                  "4096 16383 3145729",
@@ -58,8 +57,7 @@ func TestSysctlLandsInTheNamespace(t *testing.T) {
 }
 
 func TestSysctlErrors(t *testing.T) {
-	tb := newTestbed(t)
-	h := mustNamespace(t, tb, "a")
+	h := newNamespace(t)
 	err := h.SetSysctl("net.ipv4.tcp_congestion_control", "wl_nosuch")
 	if err == nil {
 		t.Fatal("an unknown congestion control was accepted")
@@ -88,7 +86,7 @@ func TestSysctlErrors(t *testing.T) {
 // congestion control algorithms available there.
 func availableCC(t *testing.T) (*Handle, string) {
 	t.Helper()
-	h := mustNamespace(t, newTestbed(t), "a")
+	h := newNamespace(t)
 	avail, err := h.Sysctl("net.ipv4.tcp_available_congestion_control")
 	if err != nil {
 		t.Fatal(err)
