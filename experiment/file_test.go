@@ -21,6 +21,16 @@ func mustLoad(t *testing.T, text string, quick bool) *Plan {
 	return p
 }
 
+// checkHas checks that got, the output named what, holds each of want.
+func checkHas(t *testing.T, what, got string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, got)
+		}
+	}
+}
+
 const e2Like = `
 name: e2-tbf
 vars:
