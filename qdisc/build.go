@@ -2,6 +2,7 @@ package qdisc
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -86,14 +87,7 @@ func qdiscOf[Q Qdisc](q Q, err error) (Qdisc, error) {
 }
 
 // Kinds returns the kinds of discipline that Build knows, sorted.
-func Kinds() []string {
-	ks := make([]string, 0, len(kinds))
-	for k := range kinds {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
+func Kinds() []string { return slices.Sorted(maps.Keys(kinds)) }
 
 // Warnings returns what of spec, a valid configuration on env's device,
 // behaves very differently from what its numbers suggest: the kernel's own

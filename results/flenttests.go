@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -143,14 +144,7 @@ func isComputed(name string) bool {
 
 // FlentTests returns the names of the Flent tests this package knows (the
 // ones WriteFlent exports), sorted.
-func FlentTests() []string {
-	names := make([]string, 0, len(flentTests))
-	for n := range flentTests {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func FlentTests() []string { return slices.Sorted(maps.Keys(flentTests)) }
 
 // globMatch reports whether name matches a Flent series glob: "**" matches
 // anything, "*" anything but ':' (so "TCP upload*" does not reach into
