@@ -18,17 +18,24 @@ import (
 	"wanlab/results"
 )
 
-// e1Cases are the cases of examples/e1.yaml: five delays, five transports
-// and four variants of the path, less the TCP-only variant for the other
-// transports, and the direct row: 90 cases.
+// e1Cases are the cases of examples/e1.yaml: the 0 ms row of five
+// transports; five delays, five transports and five variants of the path,
+// less the two TCP-only variants for the other transports; and the direct
+// row: 105 cases.
 func e1Cases() (vars []string, cases []resultstest.Case) {
 	transports := []struct{ name, test string }{
 		{"udp", "udp_flood"}, {"reno", "tcp_upload"}, {"cubic", "tcp_upload"}, {"tfrc", "tfrc_upload"}, {"quic", "quic_upload"},
 	}
+	for _, tr := range transports {
+		cases = append(cases, resultstest.Case{
+			Vars: map[string]string{"delay": "0ms", "transport": tr.name, "variant": "fixed"},
+			Test: tr.test, Path: resultstest.Path{RateMbit: 100, BaseRTTMs: 0.1, BloatMs: 5},
+		})
+	}
 	for _, delay := range []float64{10, 30, 50, 70, 100} {
 		for _, tr := range transports {
-			for _, variant := range []string{"fixed", "jitter", "jitter_reorder3", "fifo_jitter"} {
-				if variant == "jitter_reorder3" && tr.test != "tcp_upload" {
+			for _, variant := range []string{"fixed", "fixed_wmem", "jitter", "jitter_reorder3", "fifo_jitter"} {
+				if (variant == "jitter_reorder3" || variant == "fixed_wmem") && tr.test != "tcp_upload" {
 					continue
 				}
 				cases = append(cases, resultstest.Case{
@@ -127,7 +134,7 @@ func renderExperiment(t testing.TB, e *Experiment, o Options) []byte {
 const maxE1Report = 5 << 20
 
 // TestE1ReportSize measures the report of an experiment of E1's shape
-// (examples/e1.yaml: 90 cases, three repetitions each, 270 runs of UDP,
+// (examples/e1.yaml: 105 cases, three repetitions each, 315 runs of UDP,
 // TCP, TFRC and QUIC) whose runs are as long as an experiment's (30 s of
 // load between 5 s of lead and tail, a sample every 0.2 s), and holds it
 // under 5 MB.
@@ -145,8 +152,8 @@ func TestE1ReportSize(t *testing.T) {
 	for _, c := range e.Cases {
 		runs += len(c.Runs)
 	}
-	if len(e.Cases) != 90 || runs != 270 || len(e.Tables) != 5 {
-		t.Fatalf("%d cases, %d runs, %d tables; E1 has 90, 270 and 5", len(e.Cases), runs, len(e.Tables))
+	if len(e.Cases) != 105 || runs != 315 || len(e.Tables) != 6 {
+		t.Fatalf("%d cases, %d runs, %d tables; E1 has 105, 315 and 6", len(e.Cases), runs, len(e.Tables))
 	}
 	page := renderExperiment(t, e, Options{})
 	t.Logf("E1's report: %d runs, %.2f MB (%.1f kB a run)", runs, float64(len(page))/(1<<20), float64(len(page))/1024/float64(runs))
@@ -154,12 +161,12 @@ func TestE1ReportSize(t *testing.T) {
 		t.Errorf("E1's report is %.2f MB, more than %.0f MB", float64(len(page))/(1<<20), float64(maxE1Report)/(1<<20))
 	}
 	root := parse(t, page)
-	if got := len(findAll(root, func(n *html.Node) bool { return n.Data == "details" && hasAttr(n, "data-run") })); got != 270 {
-		t.Errorf("%d runs' details, want 270", got)
+	if got := len(findAll(root, func(n *html.Node) bool { return n.Data == "details" && hasAttr(n, "data-run") })); got != 315 {
+		t.Errorf("%d runs' details, want 315", got)
 	}
 	// The direct row's table has one row, and no sweep graph.
-	if got := len(findAll(root, func(n *html.Node) bool { return n.Data == "img" })); got != 4 {
-		t.Errorf("%d static images, want the sweep graphs of the 4 tables of several rows", got)
+	if got := len(findAll(root, func(n *html.Node) bool { return n.Data == "img" })); got != 5 {
+		t.Errorf("%d static images, want the sweep graphs of the 5 tables of several rows", got)
 	}
 }
 
