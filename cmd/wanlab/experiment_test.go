@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"wanlab/catalog"
+	"wanlab/experiment"
+	"wanlab/experiment/runner"
 )
 
 // TestExperimentRefusesWhatRunRefuses: every option value that wanlab run
@@ -93,6 +99,167 @@ func TestShippedExamplesPass(t *testing.T) {
 			t.Errorf("experiment run %s --dry-run: exit %d\n%s", f, code, errOut)
 		}
 	}
+}
+
+// TestShippedExamplesPinAndReference: every TCP test entry of every
+// example pins its congestion control, so that no run takes the machine's
+// default (issue 18: E3 ran on BBR, this machine's default); and each
+// example's published figures (examples/NAME.ref.csv) parse, name values
+// of its grid, and each appears in a table that one of the `wanlab table
+// ... --reference` commands of the example's header lays out, made here
+// from synthetic runs of the example's every case.
+func TestShippedExamplesPinAndReference(t *testing.T) {
+	files, _ := filepath.Glob("../../examples/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no examples found")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			content, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := shippedBackend{newRunner(&streams{in: strings.NewReader(""), out: io.Discard, err: io.Discard})}
+			p, err := experiment.Load(f, content, experiment.LoadOptions{Backend: b, TC: tcOptions()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range p.Cases {
+				for _, r := range c.Runs {
+					if r.Repetition != 1 || !runsTCP(t, r.Test) {
+						continue
+					}
+					if cc, _ := r.Option("cc"); len(cc) != 1 || cc[0] == "" {
+						t.Errorf("case %d (%s), %s: no cc: a TCP test entry pins its congestion control", c.Number, c.Label(), r.Test)
+					}
+				}
+			}
+
+			refName := "examples/" + strings.TrimSuffix(filepath.Base(f), ".yaml") + ".ref.csv"
+			ref, err := experiment.ReadReference("../../" + refName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			commands := headerTables(content, refName)
+			if len(commands) == 0 {
+				t.Fatalf("the header names no `wanlab table ... --reference %s`", refName)
+			}
+			p.Pause = 0
+			dir := filepath.Join(t.TempDir(), p.Name+"-results")
+			if _, err := experiment.Execute(context.Background(), p, b, experiment.ExecOptions{Dir: dir}); err != nil {
+				t.Fatal(err)
+			}
+			shown := map[int]bool{}
+			for _, o := range commands {
+				o.Reference = ref
+				o.Warnf = func(format string, args ...any) { t.Errorf(format, args...) }
+				tables, err := experiment.Tables(dir, o)
+				if err != nil {
+					t.Errorf("table --where %v --series %q --stat %s: %v", o.Where, o.Series, o.Stat, err)
+					continue
+				}
+				for _, tb := range tables {
+					for _, row := range tb.Cells {
+						for _, cell := range row {
+							if cell.Reference != nil {
+								shown[cell.Reference.Line] = true
+							}
+						}
+					}
+				}
+			}
+			for _, row := range ref.Rows {
+				if !shown[row.Line] {
+					t.Errorf("%s:%d: %v %q %s = %g is in no table of the example's header", refName, row.Line, row.Vars, row.Series, row.Stat, row.Value)
+				}
+			}
+		})
+	}
+}
+
+// shippedBackend checks an example's runs as `wanlab experiment run`
+// does and writes synthetic results for them (resultsBackend's).
+type shippedBackend struct{ *runner.Backend }
+
+func (b shippedBackend) Run(ctx context.Context, r *experiment.Run, path string) error {
+	return resultsBackend{}.Run(ctx, r, path)
+}
+
+// runsTCP says whether a test has a TCP load flow.
+func runsTCP(t *testing.T, test string) bool {
+	ct, err := catalog.Lookup(test, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fl := range ct.Flows {
+		if fl.Transport == catalog.TCP {
+			return true
+		}
+	}
+	return false
+}
+
+// headerTables returns the table options of the `wanlab table DIR ...
+// --reference REF` commands an experiment file's header comments give,
+// each line one command with --where, --series, --stat and --reference.
+func headerTables(content []byte, ref string) []experiment.TableOptions {
+	var out []experiment.TableOptions
+	for _, line := range strings.Split(string(content), "\n") {
+		line, ok := strings.CutPrefix(strings.TrimSpace(line), "#")
+		if !ok || !strings.HasPrefix(strings.TrimSpace(line), "wanlab table ") {
+			continue
+		}
+		if i := strings.Index(line, "  #"); i >= 0 {
+			line = line[:i]
+		}
+		args := quotedFields(line)[3:]
+		o := experiment.TableOptions{Stat: "mean", Where: map[string][]string{}}
+		hasRef := false
+		for i := 0; i+1 < len(args); i += 2 {
+			switch args[i] {
+			case "--where":
+				k, v, _ := strings.Cut(args[i+1], "=")
+				o.Where[k] = strings.Split(v, ",")
+			case "--series":
+				o.Series = args[i+1]
+			case "--stat":
+				o.Stat = args[i+1]
+			case "--reference":
+				hasRef = args[i+1] == ref
+			}
+		}
+		if hasRef {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// quotedFields splits a command line at spaces, keeping "double quoted"
+// words whole, as a shell does for these simple lines.
+func quotedFields(s string) []string {
+	var out []string
+	var word strings.Builder
+	quoted, inWord := false, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				out = append(out, word.String())
+				word.Reset()
+				inWord = false
+			}
+		default:
+			word.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, word.String())
+	}
+	return out
 }
 
 // TestExperimentListForOneValue: a list for an option that takes one value

@@ -225,13 +225,13 @@ func TestPlotRefusesTwoQuantitiesOnOneAxis(t *testing.T) {
 		t.Fatalf("exit %d, %q", code, stderr)
 	}
 	stdout, stderr, code := runWanlab(t, "plot", dir, "--where", "test=rrul", "-o", out)
-	if code != 0 || !strings.Contains(stdout, "all_scaled graph of 12 runs") {
+	if code != 0 || !strings.Contains(stdout, "all_scaled graph of 24 runs") {
 		t.Errorf("--where test=rrul: exit %d, %q %q", code, stdout, stderr)
 	}
 	// A series some runs lack: the others are drawn, and the warning says
 	// which were left out.
 	_, stderr, code = runWanlab(t, "plot", dir, "--kind", "series", "--series", "TCP download BE::tcp_rtt", "-o", out)
-	if code != 0 || !strings.Contains(stderr, `wanlab: warning: 12 of the 24 runs have no samples of "TCP download BE::tcp_rtt", left out of the series graph: rate=10mbit qdisc=pfifo_fast test=tcp_bidirectional #1, `) {
+	if code != 0 || !strings.Contains(stderr, `wanlab: warning: 24 of the 48 runs have no samples of "TCP download BE::tcp_rtt", left out of the series graph: rate=10mbit qdisc=pfifo_fast cc=cubic test=tcp_bidirectional #1, `) {
 		t.Errorf("a series half the runs lack: exit %d, %q", code, stderr)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,13 +68,14 @@ func e3Dir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := experiment.Load("e3.yaml", content, experiment.LoadOptions{Backend: resultsBackend{}})
+	b := shippedBackend{newRunner(&streams{in: strings.NewReader(""), out: io.Discard, err: io.Discard})}
+	p, err := experiment.Load("e3.yaml", content, experiment.LoadOptions{Backend: b, TC: tcOptions()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Pause = 0
 	dir := filepath.Join(t.TempDir(), "e3-fq-codel-results")
-	if _, err := experiment.Execute(context.Background(), p, resultsBackend{}, experiment.ExecOptions{Dir: dir}); err != nil {
+	if _, err := experiment.Execute(context.Background(), p, b, experiment.ExecOptions{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -81,7 +83,7 @@ func e3Dir(t *testing.T) string {
 
 // The obvious first command on E3, whose cases run rrul and
 // tcp_bidirectional, gives a table per test (tcp_bidirectional's download
-// and upload each their own) instead of exiting 2; a view that takes one
+// and upload each their own) and congestion control instead of exiting 2; a view that takes one
 // table names the options that choose each; a summary file gives the same
 // tables as the directory.
 func TestTableE3FirstCommand(t *testing.T) {
@@ -91,9 +93,9 @@ func TestTableE3FirstCommand(t *testing.T) {
 		t.Fatalf("wanlab table %s: exit %d, stderr %q", dir, code, stderr)
 	}
 	for _, want := range []string{
-		"e3-fq-codel: mean of TCP totals (Mbits/s), mean of 3 runs ± sample std dev; test=rrul\n\nrate \\ qdisc   pfifo_fast",
-		"e3-fq-codel: mean of TCP download (Mbits/s), mean of 3 runs ± sample std dev; test=tcp_bidirectional\n",
-		"e3-fq-codel: mean of TCP upload (Mbits/s), mean of 3 runs ± sample std dev; test=tcp_bidirectional\n",
+		"e3-fq-codel: mean of TCP totals (Mbits/s), mean of 3 runs ± sample std dev; cc=cubic test=rrul\n\nrate \\ qdisc   pfifo_fast",
+		"e3-fq-codel: mean of TCP download (Mbits/s), mean of 3 runs ± sample std dev; cc=cubic test=tcp_bidirectional\n",
+		"e3-fq-codel: mean of TCP upload (Mbits/s), mean of 3 runs ± sample std dev; cc=bbr test=tcp_bidirectional\n",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
@@ -103,13 +105,18 @@ func TestTableE3FirstCommand(t *testing.T) {
 	// stdout takes one, and the refusal names the options that choose it.
 	graphs := t.TempDir()
 	_, stderr, code = runWanlab(t, "table", dir, "--plot", filepath.Join(graphs, "e3.svg"))
-	if want := "graph: " + filepath.Join(graphs, "e3-rrul.svg") + "\ngraph: " + filepath.Join(graphs, "e3-tcp_bidirectional-TCP_download.svg") +
-		"\ngraph: " + filepath.Join(graphs, "e3-tcp_bidirectional-TCP_upload.svg") + "\n"; code != 0 || stderr != want {
-		t.Errorf("--plot of three tables: exit %d, %q; want %q", code, stderr, want)
+	want := ""
+	for _, cc := range []string{"cubic", "bbr"} {
+		for _, g := range []string{"rrul", "tcp_bidirectional-TCP_download", "tcp_bidirectional-TCP_upload"} {
+			want += "graph: " + filepath.Join(graphs, "e3-"+cc+"-"+g+".svg") + "\n"
+		}
+	}
+	if code != 0 || stderr != want {
+		t.Errorf("--plot of six tables: exit %d, %q; want %q", code, stderr, want)
 	}
 	_, stderr, code = runWanlab(t, "plot", dir, "--kind", "sweep", "-o", "-", "--format", "svg")
-	if code != exitUsage || !strings.Contains(stderr, "3 tables are one graph each and the output is stdout: choose one table with --where test=rrul") {
-		t.Errorf("a sweep of three tables to stdout: exit %d, %q", code, stderr)
+	if code != exitUsage || !strings.Contains(stderr, "6 tables are one graph each and the output is stdout: choose one table with --where cc=cubic --where test=rrul") {
+		t.Errorf("a sweep of six tables to stdout: exit %d, %q", code, stderr)
 	}
 	_, stderr, code = runWanlab(t, "table", dir, "--where", "test=tcp_bidirectional")
 	if code != exitUsage || !strings.Contains(stderr, `choose one with --series "TCP download" or --series "TCP upload"`) {
@@ -144,7 +151,7 @@ func TestTableReferenceAndShowFlags(t *testing.T) {
 		t.Fatalf("exit %d, %q", code, stderr)
 	}
 	for _, want := range []string{
-		"mean of 3 runs ± 95 % confidence interval, n (runs); test=rrul\n",
+		"mean of 3 runs ± 95 % confidence interval, n (runs); test=rrul cc=cubic\n",
 		"pfifo_fast n   fq_codel",
 		"fq_codel n   fq_codel ref   fq_codel ratio\n",
 		"(ref: seed 003 (" + ref + "); ratio: the cell's mean / ref)\n",
