@@ -72,7 +72,7 @@ printed (on stderr when the table goes to stdout).`,
   wanlab table e1-results --rows delay --cols transport --where variant=jitter
   wanlab table e3-fq-codel-results --where test=rrul --series "Ping (ms) ICMP" --stat median
   wanlab table e2-results --spread minmax --format csv -o e2.csv
-  wanlab table e1-results --show mean,ci95,n,points --reference published.csv
+  wanlab table e1-results --show mean,ci95,n,points --reference examples/e1.ref.csv
   wanlab table e1-results.summary.json.gz --faithful-only --format markdown
   wanlab table e1-quick --plot e1-quick.svg
   wanlab table e2-results --plot e2.svg --log-x --spread minmax --title "Goodput through a tiny token bucket"`,
