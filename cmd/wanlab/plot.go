@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -169,7 +168,7 @@ func runPlot(s *streams, o *plotOptions, args []string) error {
 	for i, r := range runs {
 		docs[i] = r.Doc
 	}
-	if err := notAnInput("-o", path, slices.Concat(runSources(runs), args)...); err != nil {
+	if err := notAnInput("-o", path, args...); err != nil {
 		return err
 	}
 	var img bytes.Buffer

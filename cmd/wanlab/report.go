@@ -142,7 +142,7 @@ func runReport(s *streams, o *reportOptions, args []string) error {
 		if err := outfile.Check(path, out); err != nil {
 			return usagef("%v", err)
 		}
-		if err := notAnInput("--output", path, slices.Concat(runSources(runs), o.compare)...); err != nil {
+		if err := notAnInput("--output", path, slices.Concat(args, o.compare)...); err != nil {
 			return err
 		}
 		res, err := compareReport(runsSide(label, runs), sideB)
@@ -289,16 +289,6 @@ func readRuns(args []string, warn io.Writer) ([]report.Run, error) {
 		}
 	}
 	return runs, nil
-}
-
-// runSources are the results files the runs were read from, and the
-// directories they are in.
-func runSources(runs []report.Run) []string {
-	var paths []string
-	for _, r := range runs {
-		paths = append(paths, r.Source, filepath.Dir(r.Source))
-	}
-	return paths
 }
 
 // resultsStem is a results file's name without its .json or .json.gz.
