@@ -67,7 +67,7 @@ func choicef(format string, args ...any) error {
 
 // Stats are the statistics of a run's series a table can show, one
 // figure per run.
-var Stats = []string{"mean", "median", "min", "max", "p90", "p99", "stddev", "variance", "total"}
+var Stats = results.Stats
 
 // Shows are what a cell can give of its runs' figures (each run's Stat of
 // the series): their mean, median, min and max; stddev, their sample
@@ -289,29 +289,6 @@ func latencyName(d *results.Document) string {
 	return results.ICMPPing
 }
 
-// statOf returns a summary's figure by name.
-func statOf(s results.Summary, name string) float64 {
-	switch name {
-	case "median":
-		return s.Median
-	case "min":
-		return s.Min
-	case "max":
-		return s.Max
-	case "p90":
-		return s.P90
-	case "p99":
-		return s.P99
-	case "stddev":
-		return s.StdDev
-	case "variance":
-		return s.Variance
-	case "total":
-		return s.Total
-	}
-	return s.Mean
-}
-
 // resolveShow checks the statistic, the spread and what the cells show,
 // and returns Show with the defaults filled in, its spread and its center.
 func resolveShow(o *TableOptions) (show []string, spread, center string, err error) {
@@ -516,6 +493,9 @@ type runsRead struct {
 	// that show them.
 	skipped, lacking int
 	notes            []string
+	// first is the series of the first run read, whose statistics a
+	// message lists.
+	first *results.Series
 }
 
 // readRuns reads the figure of every complete run that where selects.
@@ -573,17 +553,20 @@ func readRuns(rs *Runs, where map[string][]string, o *TableOptions, severalTests
 					// run without the series is left out and counted, and
 					// only a series no run has is an error.
 					if out.lacking == 0 {
-						lackErr = choicef("%s (a %s run) has no series %q; its series are %s, and its flows' own (wanlab show %s --flow-series)",
-							r.File, doc.Run.Test, o.Series, doc.SeriesList(), rs.Where(r.File))
+						lackErr = choicef("%s (a %s run) has no series %q; its series are %s%s its flows' own (wanlab show %s --flow-series)%s",
+							r.File, doc.Run.Test, o.Series, doc.SeriesList(), andOrComma(doc), rs.Where(r.File), routerSeriesHint(doc))
 					}
 					out.lacking++
 					continue
 				}
 				tr := tableRun{dims: rd, series: name, main: main != nil && main.Name == name, unit: s.Unit,
-					value: statOf(s.Summary, o.Stat), points: s.Summary.N,
+					value: stat(s, o.Stat), points: s.Summary.N,
 					verdict: verdict, unfaithful: unfaithful, leftOut: unfaithful && o.FaithfulOnly}
 				if splits {
 					tr.split = name
+				}
+				if out.first == nil {
+					out.first = s
 				}
 				out.runs = append(out.runs, tr)
 			}
@@ -592,11 +575,63 @@ func readRuns(rs *Runs, where map[string][]string, o *TableOptions, severalTests
 	if out.lacking > 0 && len(out.runs) == 0 {
 		return out, lackErr
 	}
+	if err := checkStatRecorded(out, o); err != nil {
+		return out, err
+	}
 	for _, test := range noLoad {
 		out.notes = append(out.notes, fmt.Sprintf("%s %s no throughput series, left out: show them with --where test=%s --series %q",
 			plural(noLoadRuns[test], test+" run"), map[bool]string{true: "have", false: "has"}[noLoadRuns[test] > 1], test, noLoadSeries[test]))
 	}
 	return out, nil
+}
+
+// routerSeriesHint names the router's series of a run, for a message that
+// lists what a series could have been.
+func routerSeriesHint(d *results.Document) string {
+	names := d.Router.RouterSeriesNames()
+	if len(names) == 0 {
+		return ""
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = strconv.Quote(n)
+	}
+	return " and the router's " + strings.Join(quoted, ", ")
+}
+
+// andOrComma joins a run's series to its flows' in a message: with ", and"
+// when they end the list, with a comma when the router's follow.
+func andOrComma(d *results.Document) string {
+	if routerSeriesHint(d) == "" {
+		return ", and"
+	}
+	return ","
+}
+
+// checkStatRecorded refuses a statistic that no run's series has (the
+// total of a delay, the mean of the router's lateness), naming the ones
+// it has, rather than a table of empty cells.
+func checkStatRecorded(read runsRead, o *TableOptions) error {
+	if read.first == nil || slices.ContainsFunc(read.runs, func(r tableRun) bool { return !math.IsNaN(r.value) }) {
+		return nil
+	}
+	var has []string
+	for _, st := range Stats {
+		if !math.IsNaN(stat(read.first, st)) {
+			has = append(has, st)
+		}
+	}
+	return choicef("--stat %s: the series %q has no %s in any run; use one it has: %s", o.Stat, read.first.Name, o.Stat, strings.Join(has, ", "))
+}
+
+// stat returns a series' figure by name (one of Stats), NaN for one it
+// does not record.
+func stat(s *results.Series, name string) float64 {
+	v, ok := s.Summary.Stat(name)
+	if !ok {
+		return math.NaN()
+	}
+	return v
 }
 
 // fill computes the table's cells from the runs in it, with their

@@ -528,3 +528,43 @@ func TestTableFaithfulOnly(t *testing.T) {
 		}
 	}
 }
+
+// The router's figures are series a table shows by name, from the
+// results files and from their summary alike, and a statistic the router
+// does not record is refused with the ones it does.
+func TestTableRouterSeries(t *testing.T) {
+	dir := handRuns(t, func(r *Run, d *results.Document) {
+		ok := true
+		late := int64(r.Repetition) * 1_000_000 // 1, 2, 3 ms at p99
+		d.Router = &results.RouterReport{Mode: results.RouterTestbed, Testbed: "wl-t", Faithful: &ok,
+			Directions: []results.DirectionReport{{Name: "up",
+				Delay:    results.DelayReport{N: 10, MeanNs: 20e6, MinNs: 10e6, P50Ns: 19e6, P99Ns: 40e6, MaxNs: 41e6},
+				Lateness: results.LatenessReport{N: 10, P50Ns: 3000, P99Ns: late, MaxNs: 2 * late}}}}
+	})
+	sum := filepath.Join(t.TempDir(), "st.summary.json.gz")
+	if _, _, err := Summarize(context.Background(), dir, sum, outfile.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []string{dir, sum} {
+		tabs, err := Tables(from, TableOptions{Series: "router up::lateness", Stat: "p99"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := tabs[0].Cells[0][0]
+		if c.N != 3 || c.Summary.Mean != 2 || tabs[0].Unit != "ms" {
+			t.Errorf("%s: p99 of router up::lateness: %+v, unit %q", from, c, tabs[0].Unit)
+		}
+		tabs, err = Tables(from, TableOptions{Series: "router up::delay", Stat: "median"})
+		if err != nil || tabs[0].Cells[0][0].Summary.Mean != 19 {
+			t.Errorf("%s: median of router up::delay: %v %+v", from, err, tabs)
+		}
+		_, err = Tables(from, TableOptions{Series: "router up::lateness", Stat: "mean"})
+		if err == nil || !strings.Contains(err.Error(), `the series "router up::lateness" has no mean in any run; use one it has: median, max, p99`) {
+			t.Errorf("%s: the mean of the lateness: %v", from, err)
+		}
+		_, err = Tables(from, TableOptions{Series: "router down::delay"})
+		if err == nil || !strings.Contains(err.Error(), `and the router's "router up::delay", "router up::lateness"`) {
+			t.Errorf("%s: a direction the runs lack: %v", from, err)
+		}
+	}
+}

@@ -88,7 +88,8 @@ func (d *Document) SeriesList() string {
 }
 
 // FindSeries returns the document's series of that name, among its
-// top-level series and its flows' own series, or nil.
+// top-level series, its flows' own series and the router's ("router
+// up::delay", see RouterReport.RouterSeriesNames), or nil.
 func (d *Document) FindSeries(name string) *Series {
 	if s := d.series(name); s != nil {
 		return s
@@ -100,7 +101,7 @@ func (d *Document) FindSeries(name string) *Series {
 			}
 		}
 	}
-	return nil
+	return d.Router.series(name)
 }
 
 // series returns the document's top-level series of that name, or nil.

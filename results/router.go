@@ -2,6 +2,9 @@ package results
 
 import (
 	"encoding/json"
+	"math"
+	"slices"
+	"strings"
 
 	"wanlab/fidelity"
 )
@@ -206,4 +209,73 @@ func msToNs(col []*float64) []*float64 {
 		}
 	}
 	return out
+}
+
+// The router's figures of a direction over the run are series that views
+// choose by name, as they choose a flow's own ("TCP upload::tcp_cwnd"):
+// "router up::delay" is the delay through the up chain of the packets it
+// delivered (mean, median, min, p99, max), "router up::lateness" how late
+// the router released them against their due time (median, p99, max),
+// both in ms. They have a summary and no samples: a table, a sweep graph
+// or a comparison reads them from a whole results file or a summary alike.
+// The statistics the router does not record are NaN, which views show as
+// missing.
+const (
+	routerSeriesPrefix = "router "
+	routerDelayKey     = "delay"
+	routerLatenessKey  = "lateness"
+)
+
+// RouterSeriesNames lists the names of the router's series of a run that
+// crossed a router, for messages that name what a choice could have been.
+func (r *RouterReport) RouterSeriesNames() []string {
+	if r == nil {
+		return nil
+	}
+	var names []string
+	for _, d := range r.Directions {
+		for _, key := range []string{routerDelayKey, routerLatenessKey} {
+			names = append(names, routerSeriesPrefix+d.Name+"::"+key)
+		}
+	}
+	return names
+}
+
+// series returns the router's series of that name ("router up::delay"),
+// or nil: for another name, a direction the report does not have, or a
+// direction that delivered no packet.
+func (r *RouterReport) series(name string) *Series {
+	rest, ok := strings.CutPrefix(name, routerSeriesPrefix)
+	if r == nil || !ok {
+		return nil
+	}
+	dir, key, ok := strings.Cut(rest, "::")
+	if !ok {
+		return nil
+	}
+	i := slices.IndexFunc(r.Directions, func(d DirectionReport) bool { return d.Name == dir })
+	if i < 0 {
+		return nil
+	}
+	d := r.Directions[i]
+	nan := math.NaN()
+	sum := Summary{Total: nan, P90: nan, StdDev: nan, Variance: nan}
+	switch key {
+	case routerDelayKey:
+		if d.Delay.N == 0 {
+			return nil
+		}
+		sum.N = int(d.Delay.N)
+		sum.Mean, sum.Median, sum.Min, sum.P99, sum.Max = d.Delay.MeanNs/1e6, d.Delay.P50Ns/1e6, d.Delay.MinNs/1e6, d.Delay.P99Ns/1e6, d.Delay.MaxNs/1e6
+	case routerLatenessKey:
+		if d.Lateness.N == 0 {
+			return nil
+		}
+		sum.N = int(d.Lateness.N)
+		sum.Mean, sum.Min = nan, nan
+		sum.Median, sum.P99, sum.Max = float64(d.Lateness.P50Ns)/1e6, float64(d.Lateness.P99Ns)/1e6, float64(d.Lateness.MaxNs)/1e6
+	default:
+		return nil
+	}
+	return &Series{Name: name, Unit: "ms", Summary: sum}
 }

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +114,51 @@ func TestReadVersion1(t *testing.T) {
 	}
 	if got := summary(back); got != string(want) {
 		t.Errorf("written again as version 2, its summary differs:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// The router's figures of a direction are series a view finds by name, in
+// ms, with the statistics the router records and NaN for the others; a
+// direction the run did not have, an unknown key, a run without a router
+// and a direction that delivered nothing have none.
+func TestRouterSeries(t *testing.T) {
+	d := &Document{Router: sampleRouter()}
+	if got, want := strings.Join(d.Router.RouterSeriesNames(), ", "), "router up::delay, router up::lateness"; got != want {
+		t.Errorf("names %q, want %q", got, want)
+	}
+	delay := d.FindSeries("router up::delay")
+	if delay == nil || delay.Unit != "ms" || delay.Summary.N != 990 {
+		t.Fatalf("router up::delay: %+v", delay)
+	}
+	late := d.FindSeries("router up::lateness")
+	if late == nil {
+		t.Fatal("no router up::lateness")
+	}
+	for _, c := range []struct {
+		s    *Series
+		stat string
+		want float64 // NaN: not recorded
+	}{
+		{delay, "mean", 12.5}, {delay, "median", 12}, {delay, "min", 1}, {delay, "p99", 30}, {delay, "max", 31.25},
+		{delay, "p90", math.NaN()}, {delay, "total", math.NaN()}, {delay, "stddev", math.NaN()},
+		{late, "median", 0.002}, {late, "p99", 1.5}, {late, "max", 3},
+		{late, "mean", math.NaN()}, {late, "min", math.NaN()}, {late, "variance", math.NaN()},
+	} {
+		got, ok := c.s.Summary.Stat(c.stat)
+		if !ok || !(got == c.want || math.IsNaN(got) && math.IsNaN(c.want)) {
+			t.Errorf("%s %s = %v, want %v", c.s.Name, c.stat, got, c.want)
+		}
+	}
+	for _, name := range []string{"router down::delay", "router up::queue", "router up", "router::delay", "up::delay"} {
+		if s := d.FindSeries(name); s != nil {
+			t.Errorf("%q found: %+v", name, s)
+		}
+	}
+	if s := (&Document{}).FindSeries("router up::delay"); s != nil {
+		t.Errorf("a run without a router has %+v", s)
+	}
+	d.Router.Directions[0].Delay.N, d.Router.Directions[0].Lateness.N = 0, 0
+	if d.FindSeries("router up::delay") != nil || d.FindSeries("router up::lateness") != nil {
+		t.Error("a direction that delivered nothing has router series")
 	}
 }
