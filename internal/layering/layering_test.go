@@ -38,6 +38,7 @@ var forbidden = map[string]string{
 	"golang.zx2c4.com/":         "TUN devices belong to the tun package",
 	"wanlab/netns":              "edge package",
 	"wanlab/tun":                "edge package",
+	"wanlab/packetsock":         "edge package",
 	"wanlab/router":             "edge package",
 	"wanlab/lab":                "edge package",
 	"wanlab/internal/distfile":  "reading files belongs to the edge",

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"wanlab/internal/testlock"
@@ -120,6 +121,28 @@ func PointToPoint(t testing.TB, tb *netns.Testbed, h *netns.Handle, ifname strin
 		h.AddPeerAddr(ifname, self, netip.PrefixFrom(peer, 32)),
 		h.AddPeerAddr(ifname, self6, netip.PrefixFrom(peer6, 128)),
 	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Veth joins namespaces a and b of tb with a veth pair, end aName in a and
+// bName in b, records both ends with the testbed, so that removing the
+// testbed removes them, and brings both up, without addresses. A failure
+// fails the test.
+func Veth(t testing.TB, tb *netns.Testbed, a *netns.Handle, aName string, b *netns.Handle, bName string) {
+	t.Helper()
+	f, err := os.Open(b.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: aName}, PeerName: bName, PeerNamespace: netlink.NsFd(int(f.Fd()))}
+	if err := a.Netlink().LinkAdd(v); err != nil {
+		t.Fatalf("veth %s (%s) - %s (%s): %v", aName, a.Name(), bName, b.Name(), err)
+	}
+	for _, err := range []error{tb.AddDevice(a, aName), tb.AddDevice(b, bName), a.SetLinkUp(aName), b.SetLinkUp(bName)} {
 		if err != nil {
 			t.Fatal(err)
 		}
