@@ -74,7 +74,10 @@ type Frame struct {
 	// on CLOCK_REALTIME: the kernel's software timestamp, taken in its
 	// receive path (when the interface's driver handed the frame over if
 	// some socket on the machine asked for receive timestamps, otherwise
-	// when the frame reached this socket's ring).
+	// when the frame reached this socket's ring). The kernel stamps a
+	// frame after copying it into its slot (tpacket_rcv), so frames taken
+	// in on two CPUs at once can be stamped out of their order in the
+	// ring, by about the time one copy takes.
 	Time int64
 	// MACLen is the length of the Ethernet header in MAC: 14, or 18 or 22
 	// with one or two VLAN tags.
@@ -377,28 +380,22 @@ func (d *Device) Wait(wake int, timeout time.Duration) (readable, woken bool, er
 	if d.closed.Load() {
 		return false, false, errClosed
 	}
-	fds := [3]unix.PollFd{
-		{Fd: int32(d.fd), Events: unix.POLLIN},
-		{Fd: int32(d.closeEv), Events: unix.POLLIN},
-		{Fd: int32(wake), Events: unix.POLLIN},
-	}
-	nfds := 3
-	if wake < 0 {
-		nfds = 2
-	}
-	if err := ppoll.Wait(fds[:nfds], timeout); err != nil {
+	revents, closing, woken, err := ppoll.Device(d.fd, d.closeEv, wake, timeout)
+	if err != nil {
 		return false, false, fmt.Errorf("packetsock: poll %s: %w", d.name, err)
 	}
-	if fds[1].Revents != 0 || d.closed.Load() {
+	// closed too: a signal can end the poll after Close began but before
+	// its eventfd write was seen.
+	if closing || d.closed.Load() {
 		return false, false, errClosed
 	}
-	if fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
+	if revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
 		// The kernel reports an interface that went down or was removed
 		// as the socket's error (packet_notifier); reading it clears it.
 		e, _ := unix.GetsockoptInt(d.fd, unix.SOL_SOCKET, unix.SO_ERROR)
-		return false, false, fmt.Errorf("packetsock: %s: %w (poll revents %#x)", d.name, syscall.Errno(e), fds[0].Revents)
+		return false, false, fmt.Errorf("packetsock: %s: %w (poll revents %#x)", d.name, syscall.Errno(e), revents)
 	}
-	return fds[0].Revents&unix.POLLIN != 0, nfds == 3 && fds[2].Revents != 0, nil
+	return revents&unix.POLLIN != 0, woken, nil
 }
 
 // WriteOne sends one frame out of the interface: the Ethernet header mac,

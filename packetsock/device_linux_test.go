@@ -57,8 +57,11 @@ func (p *pair) command(h *netns.Handle, name string, args ...string) *netns.Cmd 
 // both ways and a TCP transfer, whose segments arrive as GSO super-packets
 // with their virtio-net headers. Nothing the tap's own kernel sends out
 // (echo requests and replies, ACKs) is read back, every frame carries
-// its Ethernet header, and the kernel's timestamps are in order and
-// never after the read that took them.
+// its Ethernet header, and the kernel's timestamps are never after the
+// read that took them, and in order but for a few microseconds: the
+// kernel claims a frame's slot in the ring, copies the frame and only
+// then stamps it (tpacket_rcv), so a small frame taken in on another CPU
+// while a super-packet is being copied can be stamped first.
 func TestReadsFrames(t *testing.T) {
 	p := newPair(t, true)
 	d := p.open(t, Options{})
@@ -76,7 +79,7 @@ func TestReadsFrames(t *testing.T) {
 	roottest.Transfer(t, p.host, p.tap, p.tapIP, make([]byte, size))
 	recs := r.records(t)
 
-	var requests, replies, supers, tcpPayload int
+	var requests, replies, supers, tcpPayload, backwards int
 	var last int64
 	for i, rec := range recs {
 		fr := rec.fr
@@ -87,9 +90,12 @@ func TestReadsFrames(t *testing.T) {
 			t.Errorf("frame %d: kernel time %d outside [test start %d, read %d]", i, fr.Time, start, rec.readAt)
 		}
 		if fr.Time < last {
-			t.Errorf("frame %d: kernel time %d before the previous frame's %d", i, fr.Time, last)
+			backwards++
+			if fr.Time < last-int64(time.Millisecond) {
+				t.Errorf("frame %d: kernel time %d, %v before the previous frame's", i, fr.Time, time.Duration(last-fr.Time))
+			}
 		}
-		last = fr.Time
+		last = max(last, fr.Time)
 		if fr.MACLen != 14 || fr.EtherType() != 0x0800 {
 			continue // ARP, IPv6
 		}
@@ -120,7 +126,7 @@ func TestReadsFrames(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d frames: %d echo requests and %d replies from the host, %d TCP super-packets, %d bytes of TCP payload", len(recs), requests, replies, supers, tcpPayload)
+	t.Logf("%d frames: %d echo requests and %d replies from the host, %d TCP super-packets, %d bytes of TCP payload; %d stamped before the frame before them", len(recs), requests, replies, supers, tcpPayload, backwards)
 	if requests != 3 || replies != 3 {
 		t.Errorf("%d echo requests and %d replies read, want 3 of each", requests, replies)
 	}

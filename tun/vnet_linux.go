@@ -170,28 +170,20 @@ func (d *vnetDevice) Wait(wake int, timeout time.Duration) (readable, woken bool
 	if d.closed.Load() {
 		return false, false, errClosed
 	}
-	fds := [3]unix.PollFd{
-		{Fd: int32(d.fd), Events: unix.POLLIN},
-		{Fd: int32(d.closeEv), Events: unix.POLLIN},
-		{Fd: int32(wake), Events: unix.POLLIN},
-	}
-	nfds := 3
-	if wake < 0 {
-		nfds = 2
-	}
-	if err := ppoll.Wait(fds[:nfds], timeout); err != nil {
+	revents, closing, woken, err := ppoll.Device(d.fd, d.closeEv, wake, timeout)
+	if err != nil {
 		return false, false, fmt.Errorf("tun: poll %s: %w", d.name, err)
 	}
 	// A signal (the Go runtime's preemption signal, a child's SIGCHLD)
 	// can end ppoll with EINTR after Close set closed but before its
 	// eventfd write was seen: closed, not only the eventfd, says so.
-	if fds[1].Revents != 0 || d.closed.Load() {
+	if closing || d.closed.Load() {
 		return false, false, errClosed
 	}
-	if fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
-		return false, false, fmt.Errorf("tun: poll %s: device gone (revents %#x): %w", d.name, fds[0].Revents, os.ErrClosed)
+	if revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
+		return false, false, fmt.Errorf("tun: poll %s: device gone (revents %#x): %w", d.name, revents, os.ErrClosed)
 	}
-	return fds[0].Revents&unix.POLLIN != 0, nfds == 3 && fds[2].Revents != 0, nil
+	return revents&unix.POLLIN != 0, woken, nil
 }
 
 func (d *vnetDevice) WriteOne(b []byte, offset int) syscall.Errno {

@@ -1,6 +1,6 @@
 // Package ppoll waits for file descriptors the way the router's loop, the
-// TUN devices and TFRC's sockets do: ppoll(2) with an optional timeout, a
-// signal's interruption being no error.
+// TUN devices, the packet sockets and TFRC's sockets do: ppoll(2) with an
+// optional timeout, a signal's interruption being no error.
 package ppoll
 
 import (
@@ -23,4 +23,25 @@ func Wait(fds []unix.PollFd, timeout time.Duration) error {
 		return err
 	}
 	return nil
+}
+
+// Device waits as the Wait of a device read on a loop's thread does (a
+// TUN, a packet socket): until the device's fd is readable, closing (the
+// eventfd its Close writes) is, wake (another eventfd or a pipe; -1 for
+// none) is, or timeout passes, as Wait would. It returns fd's revents and
+// whether closing and wake are readable; it reads none of them.
+func Device(fd, closing, wake int, timeout time.Duration) (revents int16, closed, woken bool, err error) {
+	fds := [3]unix.PollFd{
+		{Fd: int32(fd), Events: unix.POLLIN},
+		{Fd: int32(closing), Events: unix.POLLIN},
+		{Fd: int32(wake), Events: unix.POLLIN},
+	}
+	nfds := 3
+	if wake < 0 {
+		nfds = 2
+	}
+	if err := Wait(fds[:nfds], timeout); err != nil {
+		return 0, false, false, err
+	}
+	return fds[0].Revents, fds[1].Revents != 0, nfds == 3 && fds[2].Revents != 0, nil
 }
