@@ -12,16 +12,20 @@ import (
 // dirStats is one direction's accounting, the last step of a packet's
 // path: what the router adds to the link's own counters (the segments
 // each discipline dropped itself), the per-flow figures, release lateness,
-// the estimate of the ring in front of the ingress, refused writes, and
-// what the loop did. It belongs to the direction's loop thread.
+// the estimate of the ring in front of the ingress (and, where the kernel
+// stamps arrivals, how long packets waited there), refused writes, the
+// frames that crossed outside the link, and what the loop did. It belongs
+// to the direction's loop thread.
 type dirStats struct {
 	framing qdisc.Framing
 	hdr     int // bytes the framing adds to each wire segment
 
-	qx    []qextra // per discipline of the current chain, root first
-	flows flowTable
-	late  stats.Hist
-	ring  ringEstimate
+	qx       []qextra // per discipline of the current chain, root first
+	flows    flowTable
+	late     stats.Hist
+	ring     ringEstimate
+	ringWait stats.Hist // ns from each packet's arrival to its read
+	nonIP    nonIPCounts
 
 	writeDrops [numWriteReasons]uint64
 	malformed  uint64
@@ -46,6 +50,11 @@ type qextra struct {
 // usoCounts counts the USO super-packets the egress wrote and the
 // datagrams inside them.
 type usoCounts struct{ writes, datagrams uint64 }
+
+// nonIPCounts counts the frames that are not IP packets, written to the
+// other side at once, their bytes (with the link-layer header), and those
+// the egress device refused.
+type nonIPCounts struct{ frames, bytes, refused uint64 }
 
 // groCounts counts the TCP super-packets the egress coalesced from
 // packets that left the link apart, and the packets they took in.

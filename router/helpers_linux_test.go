@@ -98,10 +98,21 @@ func newBed(t *testing.T, o bedOptions) *bed {
 		b.pcap = new(syncBuffer)
 		cfg.Pcap = b.pcap
 	}
+	b.run(t, cfg, nil)
+	return b
+}
+
+// run makes the bed's router from cfg and runs it until the test ends;
+// prepare, if not nil, sees it before it runs.
+func (b *bed) run(t *testing.T, cfg Config, prepare func(*Router)) {
+	t.Helper()
 	var err error
 	b.r, err = New(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if prepare != nil {
+		prepare(b.r)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
@@ -112,7 +123,6 @@ func newBed(t *testing.T, o bedOptions) *bed {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	return b
 }
 
 // stop ends the router and returns Run's error; it may be called twice.

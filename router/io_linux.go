@@ -13,32 +13,39 @@ import (
 	"wanlab/tun"
 )
 
-// vnetIngress reads a VNet device directly on the loop's thread, into a
-// ring of large pool packets; a packet the link keeps is replaced in the
-// ring by a fresh one.
+// readRing is what an ingress on the loop's thread reads into: a batch of
+// large pool packets and their buffers. A packet the link keeps is
+// replaced in the ring by a fresh one (renew).
+type readRing struct {
+	pool *packet.Pool
+	pkts []*packet.Packet
+	bufs [][]byte
+}
+
+func newReadRing(pool *packet.Pool) readRing {
+	r := readRing{pool: pool, pkts: make([]*packet.Packet, readBatch), bufs: make([][]byte, readBatch)}
+	for i := range r.pkts {
+		r.renew(i)
+	}
+	return r
+}
+
+// renew puts a fresh packet at i.
+func (r *readRing) renew(i int) {
+	r.pkts[i] = r.pool.Get()
+	r.bufs[i], _ = r.pkts[i].Buffer()
+}
+
+// vnetIngress reads a VNet device directly on the loop's thread.
 type vnetIngress struct {
 	dev   tun.VNetDevice
-	pool  *packet.Pool
 	clk   *clock.Real
-	ring  []*packet.Packet
-	bufs  [][]byte
+	ring  readRing
 	sizes []int
 }
 
 func newVNetIngress(dev tun.VNetDevice, pool *packet.Pool, clk *clock.Real) *vnetIngress {
-	v := &vnetIngress{
-		dev:   dev,
-		pool:  pool,
-		clk:   clk,
-		ring:  make([]*packet.Packet, readBatch),
-		bufs:  make([][]byte, readBatch),
-		sizes: make([]int, readBatch),
-	}
-	for i := range v.ring {
-		v.ring[i] = pool.Get()
-		v.bufs[i], _ = v.ring[i].Buffer()
-	}
-	return v
+	return &vnetIngress{dev: dev, clk: clk, ring: newReadRing(pool), sizes: make([]int, readBatch)}
 }
 
 // read reads and classifies one packet at a time, so that each packet's
@@ -46,18 +53,17 @@ func newVNetIngress(dev tun.VNetDevice, pool *packet.Pool, clk *clock.Real) *vne
 // due again spread as the router took it in, not all at the time its last
 // packet was read.
 func (v *vnetIngress) read(k int, to arriver) (int, bool, error) {
-	k = min(k, len(v.bufs))
+	k = min(k, len(v.sizes))
 	n := 0
 	for n < k {
-		got, err := v.dev.TryRead(v.bufs[n:n+1], v.sizes[n:n+1], headroom)
+		got, err := v.dev.TryRead(v.ring.bufs[n:n+1], v.sizes[n:n+1], headroom)
 		if got == 0 {
 			return n, false, err
 		}
-		p := v.ring[n]
+		p := v.ring.pkts[n]
 		p.SetData(headroom, v.sizes[n])
-		if to.arrive(v.clk.Now(), p, true) {
-			v.ring[n] = v.pool.Get()
-			v.bufs[n], _ = v.ring[n].Buffer()
+		if to.arrive(v.clk.Now(), p, true, 0) {
+			v.ring.renew(n)
 		}
 		n++
 		if err != nil {
@@ -77,19 +83,37 @@ func (v *vnetIngress) wait(wake int, timeout time.Duration) (event, woken bool, 
 
 func (v *vnetIngress) close() {}
 
-// vnetEgress writes to a VNet device with the virtio-net header that
-// describes each packet (the kernel's, or the one Cut gave a part of a
-// super-packet), or zeros for a packet the router split or completed.
-// Packets of one TCP flow that leave in the same release pass and continue
-// each other go in one GSO super-packet (see groTable); where the device
-// takes USO, so do consecutive UDP datagrams of one flow (see usoBatch);
-// every other packet gets a system call of its own.
+// vnetEgress writes packets with the virtio-net header that describes
+// each (the kernel's, or the one Cut gave a part of a super-packet), or
+// zeros for a packet the router split or completed, to a VNet TUN or a
+// packet socket (see sink). Packets of one TCP flow that leave in the
+// same release pass and continue each other go in one GSO super-packet
+// (see groTable) where the device takes TCP super-packets; where it takes
+// USO, so do consecutive UDP datagrams of one flow (see usoBatch); every
+// other packet gets a system call of its own.
 type vnetEgress struct {
-	dev        tun.VNetDevice
+	dev        sink
 	uso4, uso6 bool
 	batch      *usoBatch
 	gro        *groTable
-	groOff     bool // the device refused a coalesced super-packet
+	groOff     bool // the device takes no TCP super-packets, or refused one
+}
+
+// sink is the device a vnetEgress writes to.
+type sink interface {
+	// writeOne writes b[off:], its virtio-net header at
+	// b[off-tun.VNetHdrLen:off], in one system call, as the packet p (a
+	// super-packet coalesced from several, as the first: its link-layer
+	// header, on a packet socket, is p's), and returns the errno of a
+	// refused write.
+	writeOne(b []byte, off int, p *packet.Packet) syscall.Errno
+}
+
+// tunSink writes to a VNet TUN.
+type tunSink struct{ dev tun.VNetDevice }
+
+func (s tunSink) writeOne(b []byte, off int, _ *packet.Packet) syscall.Errno {
+	return s.dev.WriteOne(b, off)
 }
 
 // TUNSETOFFLOAD flags for USO (TUN_F_USO4, TUN_F_USO6 in
@@ -99,9 +123,17 @@ const (
 	tunUSO6 = 0x40
 )
 
+// newVNetEgress writes to a VNet TUN, which takes TCP super-packets and,
+// with the offloads it reports, UDP ones.
 func newVNetEgress(dev tun.VNetDevice) *vnetEgress {
 	off := dev.Offloads()
-	return &vnetEgress{dev: dev, uso4: off&tunUSO4 != 0, uso6: off&tunUSO6 != 0, batch: newUSOBatch(), gro: newGROTable()}
+	return newEgress(tunSink{dev}, true, off&tunUSO4 != 0, off&tunUSO6 != 0)
+}
+
+// newEgress writes to dev, coalescing TCP segments if tso and UDP
+// datagrams of each IP version if uso4 or uso6.
+func newEgress(dev sink, tso, uso4, uso6 bool) *vnetEgress {
+	return &vnetEgress{dev: dev, uso4: uso4, uso6: uso6, groOff: !tso, batch: newUSOBatch(), gro: newGROTable()}
 }
 
 func (e *vnetEgress) write(p *packet.Packet, deadline clock.Time, to departures) {
@@ -161,7 +193,7 @@ func (e *vnetEgress) writeBatch(b *groBatch, to departures) {
 // it writes pkts one by one instead.
 func (e *vnetEgress) writeSuper(buf []byte, pkts []*packet.Packet, dls []clock.Time, to departures) bool {
 	t := to.now()
-	errno := e.dev.WriteOne(buf, headroom)
+	errno := e.dev.writeOne(buf, headroom, pkts[0])
 	if errno == syscall.EINVAL {
 		for i, p := range pkts {
 			e.writeOne(p, dls[i], to)
@@ -181,7 +213,7 @@ func (e *vnetEgress) writeOne(p *packet.Packet, deadline clock.Time, to departur
 		clear(buf[off-tun.VNetHdrLen : off])
 	}
 	t := to.now()
-	written(p, deadline, t, e.dev.WriteOne(buf[:off+p.Len()], off), to)
+	written(p, deadline, t, e.dev.writeOne(buf[:off+p.Len()], off, p), to)
 }
 
 // written records that p, due at deadline, was written at t with errno
@@ -348,7 +380,7 @@ func (c *chanIngress) read(k int, to arriver) (int, bool, error) {
 				buf, off := c.stage.Buffer()
 				copy(buf[off:], b.bufs[i][chanOffset:chanOffset+sz])
 				c.stage.SetLen(sz)
-				if to.arrive(b.at, c.stage, false) {
+				if to.arrive(b.at, c.stage, false, 0) {
 					c.stage = nil
 				}
 			}

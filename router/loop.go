@@ -78,10 +78,20 @@ type ingress interface {
 
 // arriver is the classify step, which an ingress hands each packet to.
 type arriver interface {
-	// arrive takes packet p, read at now (with a virtio-net header in
-	// front of it when vnet is set), and reports whether it kept p; if
-	// not, p still belongs to the ingress.
-	arrive(now clock.Time, p *packet.Packet, vnet bool) bool
+	// arrive takes packet p, which arrived at now (when it was read, or
+	// the kernel's time of its arrival, earlier; with a virtio-net header
+	// in front of it when vnet is set, and the index of its link-layer
+	// header in the direction's l2Headers in l2, 0 for none), and reports
+	// whether it kept p; if not, p still belongs to the ingress.
+	arrive(now clock.Time, p *packet.Packet, vnet bool, l2 uint16) bool
+	// waited records that a packet waited d in the ring in front of the
+	// ingress, from its arrival to the read that took it (an ingress
+	// that knows each packet's arrival calls it for each).
+	waited(d time.Duration)
+	// crossed records a frame that is not an IP packet, of n bytes with
+	// its link-layer header, written to the other side at once with
+	// errno (0 if the device took it).
+	crossed(n int, errno syscall.Errno)
 	// enough reports that the read should end here, packets waiting or
 	// not (the read pacer's limit on super-packets).
 	enough() bool
@@ -136,7 +146,9 @@ type loop struct {
 	chain  []qdisc.Spec
 	qdiscs []qdisc.Qdisc // the chain's discipline instances, root first
 	trace  bool
-	vnet   bool // ingress and egress are both VNet devices
+	vnet   bool // ingress and egress both carry virtio-net headers (VNet TUNs, packet sockets)
+	outGSO bool // the egress takes every kind of super-packet the ingress hands over
+	stamps bool // the ingress stamps arrivals with the kernel's time (packet sockets)
 	whole  bool // super-packets enter the link whole
 
 	st       dirStats
@@ -192,7 +204,7 @@ type passRead struct {
 	bytes, supers, superBytes, superQuota int
 }
 
-func newLoop(r *Router, cfg link.Config, in, out tun.Device, ring func() (RingCounters, error), rtPrio int) (*loop, error) {
+func newLoop(r *Router, cfg link.Config, in, out Device, ring func() (RingCounters, error), rtPrio int) (*loop, error) {
 	l := &loop{
 		r:        r,
 		name:     cfg.Name,
@@ -228,30 +240,21 @@ func newLoop(r *Router, cfg link.Config, in, out tun.Device, ring func() (RingCo
 	}
 	l.dir = dir
 	l.resetChainState()
-	vin, inVNet := in.(tun.VNetDevice)
-	vout, outVNet := out.(tun.VNetDevice)
-	l.vnet = inVNet && outVNet
-	l.whole = l.wholeAllowed()
 	if l.wake, err = newWake(); err != nil {
 		return nil, err
 	}
-	if inVNet {
-		l.in = newVNetIngress(vin, l.large, l.clk)
-	} else {
-		l.in = newChanIngress(in, l.large, l.wake, l.clk)
+	if err := l.attach(in, out); err != nil {
+		closeWake(l.wake)
+		return nil, err
 	}
-	if outVNet {
-		l.out = newVNetEgress(vout)
-	} else {
-		l.out = newBatchEgress(out)
-	}
+	l.whole = l.wholeAllowed()
 	return l, nil
 }
 
 // wholeAllowed reports whether super-packets may enter the link whole:
-// both devices take them, and no trace counts its opportunities' bytes per
-// buffer.
-func (l *loop) wholeAllowed() bool { return l.vnet && !l.trace }
+// both devices carry them, the egress takes every kind the ingress may
+// hand over, and no trace counts its opportunities' bytes per buffer.
+func (l *loop) wholeAllowed() bool { return l.vnet && l.outGSO && !l.trace }
 
 // resetChainState records the disciplines of the current tree, whose own
 // counters start from zero.
@@ -341,7 +344,7 @@ func (l *loop) get(n int) *packet.Packet {
 // arrive implements arriver: the classify step. It takes p into the link
 // whole (copied into a small buffer if it is small), or split into
 // segments where the egress takes no super-packets.
-func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
+func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool, l2 uint16) bool {
 	pkt := p.Bytes()
 	var h packet.VirtioNetHdr
 	buf, off := p.Buffer()
@@ -385,7 +388,7 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 		seg.segs = 1
 		for _, q := range segs {
 			seg.wire = q.Len()
-			l.enqueue(now, q, seg, 0, false, flow)
+			l.enqueue(now, q, seg, 0, false, l2, flow)
 		}
 		return false
 	}
@@ -401,10 +404,10 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool) bool {
 		qb, qoff := q.Buffer()
 		copy(qb[qoff-tun.VNetHdrLen:], buf[off-tun.VNetHdrLen:off+len(pkt)])
 		q.SetLen(len(pkt))
-		l.enqueue(now, q, g, int(h.GSOSize), keep, flow)
+		l.enqueue(now, q, g, int(h.GSOSize), keep, l2, flow)
 		return false
 	}
-	l.enqueue(now, p, g, int(h.GSOSize), keep, flow)
+	l.enqueue(now, p, g, int(h.GSOSize), keep, l2, flow)
 	return true
 }
 
@@ -417,17 +420,30 @@ func (l *loop) enough() bool {
 // malformedRead implements arriver.
 func (l *loop) malformedRead(n uint64) { l.st.malformed += n }
 
+// waited implements arriver.
+func (l *loop) waited(d time.Duration) { l.st.ringWait.Add(int64(d)) }
+
+// crossed implements arriver: frames that are no IP packet take no part
+// in the link.
+func (l *loop) crossed(n int, errno syscall.Errno) {
+	l.st.nonIP.frames++
+	l.st.nonIP.bytes += uint64(n)
+	if errno != 0 {
+		l.st.nonIP.refused++
+	}
+}
+
 // enqueue is the link step: it offers q, described by g (and its GSO
 // size), to the link; vnet says whether the virtio-net header in front of
-// it describes it.
-func (l *loop) enqueue(now clock.Time, q *packet.Packet, g gsoInfo, gsoSize int, vnet bool, flow int32) {
+// it describes it, l2 is its link-layer header's index.
+func (l *loop) enqueue(now clock.Time, q *packet.Packet, g gsoInfo, gsoSize int, vnet bool, l2 uint16, flow int32) {
 	q.Segs, q.SegSize, q.SegHdr, q.VNet = int32(g.segs), int32(gsoSize), int32(g.hdrLen), vnet
 	q.Flow = -1
 	q.Seq = -1
 	if flow >= 0 {
 		q.Seq = l.st.flows.arrivalSeq(flow, q.Bytes(), g)
 	}
-	q.Tag = makeTag(g.l4, flow)
+	q.Tag = makeTag(g.l4, l2, flow)
 	l.dir.Enqueue(now, q)
 	l.arrived = true
 }

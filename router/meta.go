@@ -11,6 +11,8 @@ import (
 // super-packet copy it) without a side table:
 //
 //	bits  0..15  offset of the transport header + 1 (0: none known)
+//	bits 16..31  index of the link-layer header the packet came with in
+//	             the direction's l2Headers (0: none, on a TUN)
 //	bits 32..63  flow index + 1 in the loop's flow table (0: none)
 //
 // The segments a packet stands for, and their lengths, are the packet's
@@ -23,14 +25,16 @@ import (
 // its own header says how far past it the part begins.
 const (
 	tagL4Mask  = 1<<16 - 1
+	tagL2Pos   = 16
 	tagFlowPos = 32
 )
 
-func makeTag(l4 int, flow int32) uint64 {
-	return uint64(l4+1)&tagL4Mask | uint64(uint32(flow+1))<<tagFlowPos
+func makeTag(l4 int, l2 uint16, flow int32) uint64 {
+	return uint64(l4+1)&tagL4Mask | uint64(l2)<<tagL2Pos | uint64(uint32(flow+1))<<tagFlowPos
 }
 
 func tagL4(p *packet.Packet) int     { return int(p.Tag&tagL4Mask) - 1 }
+func tagL2(p *packet.Packet) uint16  { return uint16(p.Tag >> tagL2Pos) }
 func tagFlow(p *packet.Packet) int32 { return int32(uint32(p.Tag>>tagFlowPos)) - 1 }
 
 // payloadOf returns the transport payload bytes of p's segments.

@@ -1,16 +1,20 @@
 // Package router is wanlab's real-time loop: it carries the kernel traffic
-// of two hosts, read from and written to their TUN devices, through one
-// link.Direction per direction.
+// of two hosts through one link.Direction per direction, read from and
+// written to their TUN devices, or to packet sockets on two Ethernet
+// interfaces (see Device).
 //
 // A packet's path through a direction, in the order the code in loop.go
 // follows it:
 //
-//	read      ingress.read takes what the TUN holds, up to a batch, without
-//	          waiting (vnetIngress on the loop's thread; chanIngress from a
-//	          reader goroutine for other devices), and no more than the
-//	          loop can release on time later (readPacer): a loop that
-//	          cannot keep up leaves packets in the ring in front of it
-//	          rather than releasing them late
+//	read      ingress.read takes what the device holds, up to a batch,
+//	          without waiting (vnetIngress for a VNet TUN and
+//	          frameIngress for a packet socket, on the loop's thread;
+//	          chanIngress from a reader goroutine for other TUNs), and no
+//	          more than the loop can release on time later (readPacer): a
+//	          loop that cannot keep up leaves packets in the ring in front
+//	          of it rather than releasing them late. A packet arrives when
+//	          it is read, or, from a packet socket, when the kernel took
+//	          it in (frameIngress.arrival)
 //	classify  loop.arrive: virtio-net header, 5-tuple and flow, and
 //	          whether a GSO super-packet enters whole (packet.DescribeGSO's
 //	          segments) or is split into wire segments (splitter) with their
@@ -20,9 +24,11 @@
 //	link      loop.enqueue: link.Direction.Enqueue, into the qdisc tree
 //	release   loop.release: link.Direction.Dequeue of everything due now,
 //	          each packet with the deadline it could have left at
-//	write     egress.write: to the other TUN (vnetEgress, which coalesces
-//	          TCP segments due together into GSO writes and UDP datagrams
-//	          into USO ones; batchEgress for other devices)
+//	write     egress.write: to the other device (vnetEgress, which
+//	          coalesces TCP segments due together into GSO writes and UDP
+//	          datagrams into USO ones, to a VNet TUN or, each packet behind
+//	          the Ethernet header it came with, to a packet socket;
+//	          batchEgress for other TUNs)
 //	account   dirStats: what the link does not count itself (each
 //	          discipline's own drops, flows, lateness, the ring in front of
 //	          the ingress, refused writes, the loop's busy time)
@@ -35,8 +41,29 @@
 // (its release lateness) is kept in a histogram: it is the emulator's own
 // timing error.
 //
-// With devices of kind tun.VNet, GSO super-packets of up to 64 KiB enter
-// the link whole. Its disciplines decide per wire segment, in segment
+// # Packet sockets
+//
+// On packet sockets (package packetsock) the router is a bridge between
+// two Ethernet interfaces. Each packet's arrival is the kernel's time of
+// it, taken in the receive path whatever the loop was doing, so a packet
+// that waited in the socket's ring is as old as it is: its delay, its
+// sojourn in a queue and its deadline count from when it arrived, and a
+// loop that read it late shows as the ring's wait and, where that made
+// its release late, as release lateness. (On a TUN, a packet arrives when
+// it is read: the time it waited in the ring is lost.) The link sees IP
+// packets as on a TUN; each keeps the Ethernet header it came with (its
+// index in the direction's l2Headers rides in packet.Tag) and leaves
+// behind it. A frame that is not an IPv4 or IPv6 packet crosses outside
+// the link, written to the other side as soon as it is read and counted
+// (DirSnapshot.NonIP): ARP crosses unshaped, while NDP, being ICMPv6,
+// crosses the chain like any IP packet. Super-packets enter the link whole
+// only where the egress interface segments every kind of them itself
+// (packetsock.Offload); otherwise they are split before it.
+//
+// # Super-packets
+//
+// With devices of kind tun.VNet, and packet sockets on interfaces that
+// segment them, GSO super-packets of up to 64 KiB enter the link whole. Its disciplines decide per wire segment, in segment
 // order, as they would for the segments one by one (see
 // qdisc.GranularitySegment), and cut a super-packet, headers and
 // checksums right, only where its segments' fates differ; on the way out
@@ -44,7 +71,7 @@
 // back into one super-packet (as the kernel's GRO does; groTable), and UDP
 // datagrams into USO ones (usoBatch). With Config.Granularity
 // qdisc.GranularityGSO the disciplines take a super-packet as one packet
-// instead, as tc on the sending host's own egress does. Without VNet
+// instead, as tc on the sending host's own egress does. Without such
 // devices, or with a trace, super-packets are split into wire segments
 // before the link. All counters count wire segments and their framed
 // bytes, so a whole super-packet counts as the segments it stands for; see
@@ -63,7 +90,6 @@ import (
 	"wanlab/fidelity"
 	"wanlab/link"
 	"wanlab/qdisc"
-	"wanlab/tun"
 )
 
 // Config describes one router between two hosts.
@@ -77,11 +103,9 @@ type Config struct {
 	// thread, with event times on the router's clock (see Router.Wall);
 	// it must not call the Router's methods, which wait for that loop.
 	Up, Down link.Config
-	// Client and Server are opened by the caller, in their namespaces.
-	// Devices of kind tun.VNet are read and written directly, without a
-	// goroutine in between; any other Device goes through a reader
-	// goroutine.
-	Client, Server tun.Device
+	// Client and Server are opened by the caller, in their namespaces
+	// (see Device).
+	Client, Server Device
 	// ClientIf and ServerIf are the interface names, for reports.
 	ClientIf, ServerIf string
 	// Framing is what the emulated devices count in each packet's length
@@ -97,16 +121,18 @@ type Config struct {
 	// either way.
 	Granularity qdisc.Granularity
 	// UpRing and DownRing, when set, read the kernel's figures for the
-	// ring in front of a direction's ingress TUN (lab passes closures over
-	// tun.ReadStats); the router reports them in the Snapshot, reading
-	// them on the caller's goroutine. The kernel queues packets only on
-	// the way from a host's stack to the router, so the ring of "up" is
-	// the client's TUN's (packets the up loop did not read in time), and
-	// that of "down" the server's.
+	// ring in front of a direction's ingress device (TUNRing, PacketRing);
+	// the router reports them in the Snapshot, reading them on the
+	// caller's goroutine. The kernel queues packets only on the way from
+	// a host to the router, so the ring of "up" is the client device's
+	// (packets the up loop did not read in time), and that of "down" the
+	// server's.
 	UpRing, DownRing func() (RingCounters, error)
-	// Pcap, when set, receives every packet that crosses, both directions,
-	// as a pcap stream (nanosecond timestamps, LINKTYPE_RAW) with the time
-	// the router handed it to the egress device. A write to it that fails
+	// Pcap, when set, receives every packet that crosses the links, both
+	// directions, as a pcap stream (nanosecond timestamps, LINKTYPE_RAW:
+	// IP packets, without the Ethernet headers of a packet socket's
+	// frames, and none of the frames that cross outside the links) with
+	// the time the router handed it to the egress device. A write to it that fails
 	// (a reader that went away, a full disk) ends the capture, not the
 	// router: it goes on forwarding, records nothing more, and calls
 	// PcapFailed if set (once, on a goroutine of its own); PcapErr says
@@ -122,7 +148,17 @@ type Config struct {
 	RealTimePriority int
 }
 
-// Router forwards between two TUN devices. Its methods are safe for
+// Device is one side of the router: a TUN device (tun.Device) or a packet
+// socket on an Ethernet interface (*packetsock.Device). TUNs of kind
+// tun.VNet and packet sockets are read and written directly on the loops'
+// threads; other TUNs through a reader goroutine. The two sides are of one
+// plane: two TUNs, or two packet sockets.
+type Device interface {
+	// Name returns the interface's name.
+	Name() string
+}
+
+// Router forwards between two devices. Its methods are safe for
 // concurrent use.
 type Router struct {
 	clk      *clock.Real

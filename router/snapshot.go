@@ -76,8 +76,11 @@ type DirSnapshot struct {
 	// and super-packets the device split only in part
 	// (tun.ErrTooManySegments: its segments beyond a batch are lost; the
 	// others cross).
-	Malformed uint64      `json:"malformed"`
-	GSO       GSOSnapshot `json:"gso"`
+	Malformed uint64 `json:"malformed"`
+	// NonIP counts the frames that are not IP packets (ARP, LLDP, ...)
+	// that crossed outside the link, unshaped: only on packet sockets.
+	NonIP *NonIPSnapshot `json:"non_ip,omitempty"`
+	GSO   GSOSnapshot    `json:"gso"`
 	// MaxInFlight is the most packets (buffers) the direction has held.
 	MaxInFlight int          `json:"max_in_flight"`
 	Loop        LoopSnapshot `json:"loop"`
@@ -136,11 +139,12 @@ type Lateness struct {
 }
 
 // RingSnapshot describes the kernel's ring between the direction's
-// ingress TUN and the router: packets wait there, unseen by the emulator,
-// while the router falls behind, and the kernel drops what does not fit.
+// ingress device and the router: packets wait there while the router
+// falls behind (unseen by the emulator on a TUN; on a packet socket with
+// their arrival times, see Wait), and the kernel drops what does not fit.
 type RingSnapshot struct {
-	// Size is the ring's capacity in packets (the TUN's txqueuelen), 0 if
-	// unknown.
+	// Size is the ring's capacity in packets (the TUN's txqueuelen, the
+	// packet socket's frames), 0 if unknown.
 	Size int `json:"size"`
 	// Drops counts the packets the kernel dropped because the ring was
 	// full: the emulator's own loss, which should stay 0.
@@ -156,6 +160,12 @@ type RingSnapshot struct {
 	// first that found the ring empty behind it (1 when nothing else
 	// waited). Its N counts the runs.
 	Waiting WaitingSummary `json:"waiting"`
+	// Wait is how long each packet waited in the ring, from the kernel's
+	// time of its arrival to the router's read, in ns: the router's own
+	// delay before a packet reaches the link, which the link's delay
+	// includes. Only a packet socket stamps arrivals; on a TUN, a packet
+	// arrives when it is read, and Wait is absent.
+	Wait *Lateness `json:"wait,omitempty"`
 	// Stall is the router's own delay on packets waiting in the ring:
 	// from a read that took all it was allowed (so that more were probably
 	// waiting: a whole batch, or fewer when a deadline was near or the
@@ -168,6 +178,15 @@ type RingSnapshot struct {
 	Stall Lateness `json:"stall"`
 }
 
+// NonIPSnapshot counts the frames that are not IP packets, which cross
+// outside the link as they arrive: Frames, their Bytes (Ethernet headers
+// included) and those the egress device Refused.
+type NonIPSnapshot struct {
+	Frames  uint64 `json:"frames"`
+	Bytes   uint64 `json:"bytes"`
+	Refused uint64 `json:"refused"`
+}
+
 // WaitingSummary summarises the ring occupancy estimates, in packets.
 type WaitingSummary struct {
 	N   uint64  `json:"n"`
@@ -176,11 +195,11 @@ type WaitingSummary struct {
 	Max int64   `json:"max"`
 }
 
-// RingCounters are the kernel's figures for the ring in front of a TUN
-// device, as Config.UpRing and DownRing report them.
+// RingCounters are the kernel's figures for the ring in front of a
+// direction's ingress device, as Config.UpRing and DownRing report them.
 type RingCounters struct {
-	Size  int    // capacity in packets (txqueuelen)
-	Drops uint64 // packets dropped because it was full
+	Size  int    // capacity in packets (a TUN's txqueuelen, a packet socket's frames)
+	Drops uint64 // packets dropped because it was full (or lost there otherwise: see PacketRing)
 }
 
 // GSOSnapshot describes how super-packets crossed. Whole tells whether
@@ -315,6 +334,11 @@ func (l *loop) snap() DirSnapshot {
 		Flows: st.flows.snapshot(),
 	}
 	s.FlowsTotal = len(s.Flows)
+	if l.stamps {
+		w := latenessOf(&st.ringWait)
+		s.Ring.Wait = &w
+		s.NonIP = &NonIPSnapshot{Frames: st.nonIP.frames, Bytes: st.nonIP.bytes, Refused: st.nonIP.refused}
+	}
 	for i, q := range l.qdiscs {
 		qc := link.QdiscCountersOf(q.Stats())
 		if i < len(st.qx) {
