@@ -136,7 +136,7 @@ func TestInspectSeesWhatCheckRefuses(t *testing.T) {
 		pr.p.SetLinkUp("wl-c0"),
 		pr.p.AddAddr("wl-c0", netip.MustParsePrefix("10.78.0.1/24")),
 		pr.p.AddRoute(netns.Route{Dst: netip.MustParsePrefix("0.0.0.0/0"), Dev: "wl-c0", Via: netip.MustParseAddr("10.78.0.2")}),
-		nl.QdiscAdd(&netlink.Clsact{QdiscAttrs: netlink.QdiscAttrs{LinkIndex: c1.Attrs().Index, Handle: netlink.MakeHandle(0xffff, 0), Parent: netlink.HANDLE_CLSACT}}),
+		nl.QdiscAdd(clsact(c1.Attrs().Index)),
 	} {
 		if err != nil {
 			t.Fatal(err)
