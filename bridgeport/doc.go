@@ -53,6 +53,11 @@
 // directory is never followed or removed: wanlab writes only regular
 // files there, so it refuses it and says so.
 //
+// Ignore makes the same changes to a port of a namespace its caller made
+// and deletes with everything in it (the router's namespace of a testbed
+// on the packet plane, see package lab): there is nothing to give back,
+// so it writes no record.
+//
 // Nothing here removes what it did not add: a port that already carries a
 // clsact or ingress qdisc is refused, since its filters are someone
 // else's.

@@ -482,3 +482,24 @@ func TestHelperOwnNamespace(t *testing.T) {
 	}
 	settlesTo(t, nil, portName, before)
 }
+
+// TestIgnoreWritesNoRecord makes a port of a namespace the test owns
+// ignored by the kernel, as the lab's router namespace does: the port is
+// as Take leaves it, no record is written, and a second Ignore is refused
+// (its clsact is there now), as is the process's own namespace.
+func TestIgnoreWritesNoRecord(t *testing.T) {
+	pr := newPair(t)
+	before := mustInspect(t, pr.p, portName)
+	if err := Ignore(pr.p, portName); err != nil {
+		t.Fatal(err)
+	}
+	taken(t, pr.p, before)
+	if entries, err := os.ReadDir(recordDir); err != nil && !errors.Is(err, os.ErrNotExist) || len(entries) > 0 {
+		t.Errorf("Ignore left %d entries in %s (%v), want none", len(entries), recordDir, err)
+	}
+	err := Ignore(pr.p, portName)
+	checkRefusal(t, err, pr.p.Name()+"'s "+portName+" already has a clsact qdisc")
+	if err := Ignore(nil, portName); err == nil {
+		t.Error("Ignore of the process's own namespace succeeded, want a refusal")
+	}
+}

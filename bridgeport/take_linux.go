@@ -70,6 +70,34 @@ func Take(ns *netns.Handle, ifname, who string) (*Port, error) {
 	return p, nil
 }
 
+// Ignore makes the interface ifname in ns a port the kernel ignores, with
+// the changes Take makes (IPv6 off, the drop filter at ingress, the port
+// up), for an interface in a namespace the caller made and deletes with
+// everything in it, as the router's namespace of a testbed on the packet
+// plane: nothing is given back, so nothing is recorded, and Check does
+// not apply (the caller made the interface for the router). It refuses a
+// port that has a clsact or ingress qdisc already, as Take does. A nil ns
+// is refused: the process's own namespace outlives it, and its ports are
+// Take's.
+func Ignore(ns *netns.Handle, ifname string) error {
+	if ns == nil {
+		return errors.New("bridgeport: Ignore takes a port of a namespace the caller deletes; use Take for the process's own")
+	}
+	s, err := openSpace(ns)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	st, err := s.inspect(ifname)
+	if err != nil {
+		return err
+	}
+	if st.Clsact {
+		return hasClsact(st)
+	}
+	return s.apply(record{Name: st.Name, Index: st.Index, SetUp: !st.Up, DisableIPv6: st.DisableIPv6})
+}
+
 func take(s *space, ifname, who string, self netns.Proc) (*Port, error) {
 	unlock, err := lockRecords()
 	if err != nil {
