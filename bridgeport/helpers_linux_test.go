@@ -105,8 +105,8 @@ func sameAs(want, got State) string {
 	if want.Promisc != got.Promisc || want.Promiscuity != got.Promiscuity {
 		d = append(d, "promiscuity")
 	}
-	if want.MTU != got.MTU {
-		d = append(d, "mtu")
+	if want.MTU != got.MTU || want.MAC != got.MAC {
+		d = append(d, "mtu or mac")
 	}
 	if !slices.Equal(want.Addrs, got.Addrs) {
 		d = append(d, "addresses")

@@ -70,6 +70,7 @@ func (s *space) inspectLink(l netlink.Link) (State, error) {
 		Promisc:     a.RawFlags&unix.IFF_PROMISC != 0,
 		Promiscuity: a.Promisc,
 		MTU:         a.MTU,
+		MAC:         a.HardwareAddr.String(),
 	}
 	fail := func(what string, err error) (State, error) {
 		return State{}, fmt.Errorf("bridgeport: %s: %s of %s: %w", s.label(), what, a.Name, err)
@@ -136,6 +137,12 @@ func (s *space) inspectLink(l netlink.Link) (State, error) {
 		if qa.Parent == netlink.HANDLE_CLSACT {
 			st.Clsact = true
 		}
+	}
+	// Records are replaced by rename: one read without the lock is
+	// whole. One that cannot be read is Take's and RestoreStale's to
+	// report.
+	if r, err := readRecord(recordPath(s.id, a.Index)); err == nil && r.Owner.Alive() {
+		st.Holder = r.holder()
 	}
 	return st, nil
 }

@@ -88,6 +88,9 @@ func TestTakeReleaseRestores(t *testing.T) {
 				t.Fatal(err)
 			}
 			taken(t, pr.p, before)
+			if now, err := port.State(); err != nil || now.Name != portName || now.MAC == "" || now.MAC != before.MAC || !now.Clsact {
+				t.Errorf("State of the port taken: %+v, %v; want %s with its MAC %s and the clsact", now, err, portName, before.MAC)
+			}
 			r, err := readRecord(recordPath(before.NetnsID, before.Index))
 			if err != nil {
 				t.Fatal(err)
@@ -96,8 +99,13 @@ func TestTakeReleaseRestores(t *testing.T) {
 			if r.Owner != self || r.SetUp == up || r.DisableIPv6 != "0" || len(r.IPv6Addrs) != 1 || len(r.IPv6Routes) != map[bool]int{true: 2}[up] {
 				t.Errorf("record %+v", r)
 			}
-			// Held by this process: refused to anyone, this process too.
+			// Held by this process: refused to anyone, this process too,
+			// and Check says so before anyone tries (rather than call
+			// the holder's clsact someone else's).
 			_, err = Take(pr.p, portName, "a second bridge")
+			checkRefusal(t, err, pr.p.Name()+"'s "+portName+" is held by TestTakeReleaseRestores (pid ")
+			now := mustInspect(t, pr.p, portName)
+			_, err = Check(now, State{Name: "wl-other", Index: 999, LinkType: "ether"}, false)
 			checkRefusal(t, err, pr.p.Name()+"'s "+portName+" is held by TestTakeReleaseRestores (pid ")
 			if err := port.Release(); err != nil {
 				t.Fatal(err)
@@ -108,6 +116,12 @@ func TestTakeReleaseRestores(t *testing.T) {
 			}
 			if err := port.Release(); err != nil {
 				t.Errorf("a second Release: %v", err)
+			}
+			if _, err := port.State(); err == nil {
+				t.Error("State of a released port: no error")
+			}
+			if h := mustInspect(t, pr.p, portName).Holder; h != "" {
+				t.Errorf("a released port is held by %q", h)
 			}
 		})
 	}

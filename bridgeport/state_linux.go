@@ -33,6 +33,8 @@ type State struct {
 	Promisc     bool `json:"promisc"`
 	Promiscuity int  `json:"promiscuity"`
 	MTU         int  `json:"mtu"`
+	// MAC is its hardware address, as `ip link` shows it.
+	MAC string `json:"mac,omitempty"`
 	// Master is the bridge, bond, team or VRF it is enslaved to, and
 	// MasterKind that device's kind; "" when it has none.
 	Master     string `json:"master,omitempty"`
@@ -57,6 +59,10 @@ type State struct {
 	// Clsact says whether it has a clsact or ingress qdisc: the hook Take
 	// puts its filter on.
 	Clsact bool `json:"clsact"`
+	// Holder names the live process that holds the port (Take's record
+	// of it: "wanlab bridge eth1 eth2 (pid 42, since ...)"); "" when no
+	// one does, or its holder died (RestoreStale gives those back).
+	Holder string `json:"holder,omitempty"`
 }
 
 // where names the interface in messages: "eth1", or "wl-x-r's wl-p0"
@@ -94,8 +100,9 @@ func refusef(format string, args ...any) error {
 // Check judges a and b, as Inspect saw them, as the two ports of a bridge.
 // It refuses, with a *RefusedError that names the problem and the fix:
 // the same interface twice; the loopback; a link type other than
-// Ethernet; a port enslaved to a bridge, bond or VRF; one with a clsact or
-// ingress qdisc already (someone else's filters). Unless force, it also
+// Ethernet; a port enslaved to a bridge, bond or VRF; one that another
+// bridge holds (naming it); one with a clsact or ingress qdisc already
+// (someone else's filters). Unless force, it also
 // refuses a port that carries addresses of the machine, its default
 // route or VLAN interfaces; with force, it returns what will stop working
 // instead, one line each.
@@ -129,6 +136,9 @@ func checkKind(s State) error {
 		return refusef("%s has link type %s, not Ethernet: the bridge's frames carry Ethernet headers; give an Ethernet interface (a NIC, a veth, a VLAN)", s.where(), s.LinkType)
 	case s.Master != "":
 		return refusef("%s is enslaved to %s %s, which receives its frames: release it first (ip link set %s nomaster)", s.where(), s.MasterKind, s.Master, s.Name)
+	case s.Holder != "":
+		// Its clsact is the holder's.
+		return held(s.where(), s.Holder)
 	case s.Clsact:
 		return hasClsact(s)
 	}

@@ -40,6 +40,21 @@ func (p *Port) Index() int { return p.before.Index }
 // Before is the interface as it was before Take changed it.
 func (p *Port) Before() State { return p.before }
 
+// State returns the port as it is now (Inspect's view of it), found by
+// its index, whatever it is called now.
+func (p *Port) State() (State, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.released {
+		return State{}, fmt.Errorf("bridgeport: %s was released", p.rec.where())
+	}
+	l, err := p.s.nl.LinkByIndex(p.before.Index)
+	if err != nil {
+		return State{}, fmt.Errorf("bridgeport: %s: %s: %w", p.s.label(), p.before.Name, err)
+	}
+	return p.s.inspectLink(l)
+}
+
 // Take readies the interface ifname in ns (nil: the calling process's own
 // namespace) as a port of the router, for the calling process; who says
 // what holds it ("wanlab bridge eth1 eth2"), for the refusal another
@@ -112,7 +127,7 @@ func take(s *space, ifname, who string, self netns.Proc) (*Port, error) {
 	old, err := readRecord(path)
 	switch {
 	case err == nil && old.Owner.Alive():
-		return nil, refusef("%s is held by %s: stop that first, or give another interface", st.where(), old.holder())
+		return nil, heldBy(st, old)
 	case err == nil:
 		// Its owner died: the port still carries its changes.
 		if _, err := restore(old, path); err != nil {
@@ -143,6 +158,14 @@ func take(s *space, ifname, who string, self netns.Proc) (*Port, error) {
 		return nil, errors.Join(err, uerr)
 	}
 	return &Port{s: s, rec: r, path: path, before: st}, nil
+}
+
+// heldBy refuses the port st, which the live owner of r holds.
+func heldBy(st State, r record) error { return held(st.where(), r.holder()) }
+
+// held refuses the port where, which holder holds.
+func held(where, holder string) error {
+	return refusef("%s is held by %s: stop that first, or give another interface", where, holder)
 }
 
 // plan returns the record of what Take will change on the port st.

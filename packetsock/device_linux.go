@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"wanlab/internal/ppoll"
@@ -147,10 +148,12 @@ var (
 	errOffset = errors.New("packetsock: TryRead and WriteOne need an offset of at least VNetHdrLen bytes")
 )
 
-// Open opens a packet socket on the Ethernet interface ifname in ns, on a
-// thread inside ns, with its receive ring, virtio-net headers, transmit
-// past the qdisc and the interface in promiscuous mode for as long as the
-// socket is open. The interface must exist; Open does not bring it up.
+// Open opens a packet socket on the Ethernet interface ifname in ns (nil:
+// the calling process's own namespace, as `wanlab bridge` takes the
+// machine's NICs), on a thread inside ns, with its receive ring,
+// virtio-net headers, transmit past the qdisc and the interface in
+// promiscuous mode for as long as the socket is open. The interface must
+// exist; Open does not bring it up.
 func Open(ns *netns.Handle, ifname string, o Options) (*Device, error) {
 	if err := netns.CheckIfName(ifname); err != nil {
 		return nil, fmt.Errorf("packetsock: %w", err)
@@ -161,15 +164,21 @@ func Open(ns *netns.Handle, ifname string, o Options) (*Device, error) {
 	if o.Frames == 0 {
 		o.Frames = DefaultFrames
 	}
-	l, err := ns.Netlink().LinkByName(ifname)
+	// Threads outside netns.Do are in the process's own namespace, and so
+	// are the sockets of netlink's package functions made on them.
+	where, linkByName, do := "this namespace", netlink.LinkByName, func(f func() error) error { return f() }
+	if ns != nil {
+		where, linkByName, do = ns.Name(), ns.Netlink().LinkByName, func(f func() error) error { return netns.Do(ns, f) }
+	}
+	l, err := linkByName(ifname)
 	if err != nil {
-		return nil, fmt.Errorf("packetsock: %s: no interface %s: %w", ns.Name(), ifname, err)
+		return nil, fmt.Errorf("packetsock: %s: no interface %s: %w", where, ifname, err)
 	}
 	if enc := l.Attrs().EncapType; enc != "ether" {
-		return nil, fmt.Errorf("packetsock: %s: %s is not an Ethernet interface (link type %q): use a TUN device (package tun) for interfaces without an Ethernet header", ns.Name(), ifname, enc)
+		return nil, fmt.Errorf("packetsock: %s: %s is not an Ethernet interface (link type %q): use a TUN device (package tun) for interfaces without an Ethernet header", where, ifname, enc)
 	}
 	var d *Device
-	err = netns.Do(ns, func() (err error) {
+	err = do(func() (err error) {
 		d, err = open(ifname, l.Attrs().Index, o.Frames)
 		return err
 	})

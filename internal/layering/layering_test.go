@@ -39,6 +39,7 @@ var forbidden = map[string]string{
 	"wanlab/netns":              "edge package",
 	"wanlab/tun":                "edge package",
 	"wanlab/packetsock":         "edge package",
+	"wanlab/bridgeport":         "edge package",
 	"wanlab/router":             "edge package",
 	"wanlab/lab":                "edge package",
 	"wanlab/internal/distfile":  "reading files belongs to the edge",
