@@ -27,11 +27,15 @@ type Status struct {
 	Owner   int       `json:"owner_pid"`
 	Created time.Time `json:"created"`
 	// CC is the hosts' TCP congestion control.
-	CC      string        `json:"cc"`
-	Seed    uint64        `json:"seed"`
-	Device  string        `json:"device"`
-	Framing qdisc.Framing `json:"framing"`
-	Pcap    string        `json:"pcap,omitempty"`
+	CC   string `json:"cc"`
+	Seed uint64 `json:"seed"`
+	// DataPlane is how the router meets the hosts ("tun" or "packet"; a
+	// bridge's is "packet"), and Device the TUN device kind on the TUN
+	// plane ("" on the other).
+	DataPlane string        `json:"dataplane"`
+	Device    string        `json:"device"`
+	Framing   qdisc.Framing `json:"framing"`
+	Pcap      string        `json:"pcap,omitempty"`
 	// Changed lists what runs borrowing the testbed changed (a chain, a
 	// host's sysctl) and could not restore when they ended or their
 	// connection dropped: the testbed is no longer as it was set up.

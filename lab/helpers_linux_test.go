@@ -51,8 +51,8 @@ func up(t *testing.T, o Options) *Testbed {
 // registry record, control socket.
 func assertGone(t *testing.T, name string) {
 	t.Helper()
-	for _, r := range []Role{Client, Server} {
-		if ns := NamespaceName(name, r); netns.Exists(ns) {
+	for _, ns := range []string{NamespaceName(name, Client), NamespaceName(name, Server), RouterNamespaceName(name)} {
+		if netns.Exists(ns) {
 			t.Errorf("namespace %s still exists", ns)
 		}
 	}
@@ -69,7 +69,7 @@ func assertGone(t *testing.T, name string) {
 		t.Fatal(err)
 	}
 	for _, i := range ifs {
-		if i.Name == IfName(name, Client) || i.Name == IfName(name, Server) {
+		if i.Name == IfName(name, Client) || i.Name == IfName(name, Server) || i.Name == RouterIfName(name, Client) || i.Name == RouterIfName(name, Server) {
 			t.Errorf("device %s in the root namespace", i.Name)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -25,8 +26,17 @@ import (
 	"wanlab/tun"
 )
 
+// TestUpInfoPingAndCleanup builds a testbed on each data plane, checks its
+// namespaces and devices, and pings across it both ways over IPv4 and
+// IPv6 (on the packet plane, ARP and NDP cross the router first).
 func TestUpInfoPingAndCleanup(t *testing.T) {
-	tb := up(t, Options{CC: "reno"})
+	for _, p := range []DataPlane{TUNPlane, PacketPlane} {
+		t.Run(p.String(), func(t *testing.T) { testUpInfoPing(t, p) })
+	}
+}
+
+func testUpInfoPing(t *testing.T, plane DataPlane) {
+	tb := up(t, Options{CC: "reno", DataPlane: plane})
 	i := tb.Info()
 	name := tb.Name()
 	if i.Name != name || i.Client.NS != "wl-"+name+"-c" || i.Server.NS != "wl-"+name+"-s" {
@@ -44,11 +54,61 @@ func TestUpInfoPingAndCleanup(t *testing.T) {
 			t.Errorf("%s: tcp_congestion_control = %q, %v; want reno", r, cc, err)
 		}
 	}
+	if plane == PacketPlane {
+		checkRouterNamespace(t, i)
+	} else if i.RouterNS != "" || i.Client.RouterIf != "" {
+		t.Errorf("Info on the TUN plane names a router namespace: %+v", i)
+	}
 	ping(t, tb, Client, i.Server.Addr4.String(), "-c", "2", "-i", "0.1", "-W", "2")
 	ping(t, tb, Server, i.Client.Addr6.String(), "-c", "2", "-i", "0.1", "-W", "2")
 	st := tb.Status()
 	if st.Up.Counters.Delivered < 2 || st.Down.Counters.Delivered < 2 {
 		t.Errorf("router delivered %d up and %d down, want at least the 2+2 echoes", st.Up.Counters.Delivered, st.Down.Counters.Delivered)
+	}
+	if st.DataPlane != plane.String() {
+		t.Errorf("status says data plane %q, want %q", st.DataPlane, plane)
+	}
+	// Only what the hosts send each other crosses the router, on either
+	// plane: no neighbour discovery, no MLD report or duplicate address
+	// detection of the hosts' own.
+	for _, f := range append(st.Up.Flows, st.Down.Flows...) {
+		if !f.Flow.Dst.Addr().IsGlobalUnicast() || !f.Flow.Src.Addr().IsGlobalUnicast() {
+			t.Errorf("on the %s plane, the router carried %s > %s: not the hosts' own traffic to each other", plane, f.Flow.Src, f.Flow.Dst)
+		}
+	}
+	// Only a packet socket stamps arrivals, and so knows how long a
+	// packet waited in the ring.
+	if w := st.Up.Ring.Wait; (w != nil && w.N > 0) != (plane == PacketPlane) || st.Up.Ring.Size == 0 {
+		t.Errorf("on the %s plane, the up ring: size %d, wait %+v", plane, st.Up.Ring.Size, w)
+	}
+}
+
+// checkRouterNamespace checks the router's namespace of a testbed on the
+// packet plane: it exists and holds the router's ends of the veth pairs,
+// up, without addresses, IPv6 off.
+func checkRouterNamespace(t *testing.T, i Info) {
+	t.Helper()
+	if i.RouterNS != "wl-"+i.Name+"-r" {
+		t.Fatalf("Info.RouterNS = %q, want wl-%s-r", i.RouterNS, i.Name)
+	}
+	h, err := netns.Open(i.RouterNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for _, ifn := range []string{i.Client.RouterIf, i.Server.RouterIf} {
+		l, err := h.Netlink().LinkByName(ifn)
+		if err != nil {
+			t.Errorf("the router's end %s: %v", ifn, err)
+			continue
+		}
+		addrs, err := h.Netlink().AddrList(l, 0)
+		if l.Attrs().Flags&net.FlagUp == 0 || len(addrs) > 0 || err != nil {
+			t.Errorf("the router's end %s: flags %v, addresses %v (%v); want up, none", ifn, l.Attrs().Flags, addrs, err)
+		}
+		if v, err := h.Sysctl("net/ipv6/conf/" + ifn + "/disable_ipv6"); err != nil || v != "1" {
+			t.Errorf("the router's end %s: disable_ipv6 %q (%v), want 1", ifn, v, err)
+		}
 	}
 }
 
@@ -65,18 +125,23 @@ func TestUpRefusesSecondOwnerAndBadOptions(t *testing.T) {
 	}
 }
 
-// TestDelayRTT checks, on each kind of TUN device, that netem delay 25ms
-// in both directions gives ICMP and TCP round trips of 50 ms.
+// TestDelayRTT checks, on each kind of TUN device and on the packet
+// plane, that netem delay 25ms in both directions gives ICMP and TCP
+// round trips of 50 ms.
 func TestDelayRTT(t *testing.T) {
 	for _, kind := range []tun.Kind{tun.Offload, tun.VNet, tun.Raw} {
-		t.Run(kind.String(), func(t *testing.T) { testDelayRTT(t, kind) })
+		t.Run(kind.String(), func(t *testing.T) { testDelayRTT(t, Options{DeviceKind: kind}, kind.String()) })
 	}
+	t.Run("packet", func(t *testing.T) { testDelayRTT(t, Options{DataPlane: PacketPlane}, "") })
 }
 
-func testDelayRTT(t *testing.T, kind tun.Kind) {
-	tb := up(t, Options{Up: mustChain(t, "netem delay 25ms"), Down: mustChain(t, "netem delay 25ms"), DeviceKind: kind})
-	if st := tb.Status(); st.Device != kind.String() {
-		t.Errorf("status says device %q, want %q", st.Device, kind)
+// testDelayRTT measures the round trips on a testbed of o, whose status
+// must name the TUN device kind device.
+func testDelayRTT(t *testing.T, o Options, device string) {
+	o.Up, o.Down = mustChain(t, "netem delay 25ms"), mustChain(t, "netem delay 25ms")
+	tb := up(t, o)
+	if st := tb.Status(); st.Device != device {
+		t.Errorf("status says device %q, want %q", st.Device, device)
 	}
 	i := tb.Info()
 	tol := 1.0 // ms
@@ -329,12 +394,20 @@ func TestUDPLoss(t *testing.T) {
 	}
 }
 
-// TestPcap captures ten pings and reads the file back with tshark: twenty
-// ICMP packets, and as many packets in all as the router forwarded.
+// TestPcap captures ten pings, on each data plane, and reads the file
+// back with tshark: twenty ICMP packets, and as many packets in all as the
+// router forwarded (on the packet plane too: the capture holds IP
+// packets, as the link sees them).
 func TestPcap(t *testing.T) {
 	tshark := need(t, "tshark")
+	for _, p := range []DataPlane{TUNPlane, PacketPlane} {
+		t.Run(p.String(), func(t *testing.T) { testPcap(t, tshark, p) })
+	}
+}
+
+func testPcap(t *testing.T, tshark string, plane DataPlane) {
 	path := filepath.Join(t.TempDir(), "wl-test.pcap")
-	tb := up(t, Options{Pcap: path})
+	tb := up(t, Options{Pcap: path, DataPlane: plane})
 	i := tb.Info()
 	ping(t, tb, Client, i.Server.Addr4.String(), "-c", "10", "-i", "0.05", "-W", "2")
 	st := tb.Status()
@@ -370,7 +443,7 @@ func TestControlSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Info != tb.Info() || st.Owner != os.Getpid() || st.Up.Chain != "" {
+	if !reflect.DeepEqual(st.Info, tb.Info()) || st.Owner != os.Getpid() || st.Up.Chain != "" {
 		t.Errorf("status: %+v", st)
 	}
 	done, err := Set(name, ChainText{Dir: "both", Chain: "netem delay 10ms"})

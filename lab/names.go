@@ -81,17 +81,35 @@ func NamespaceName(name string, r Role) string {
 	return netns.NamespaceName(name, r.short())
 }
 
-// IfName returns the TUN device name of host r of testbed name:
-// "wl-NAME-c0" when that fits the kernel's 15 bytes, otherwise the first
-// five bytes of NAME followed by four hex digits of its hash
-// ("wl-exper1a2b-c0"), so that every name of up to 32 bytes gets a device
-// name that still shows where it comes from.
-func IfName(name string, r Role) string {
-	ifn := netns.Prefix + name + "-" + r.short() + "0"
+// routerRole is the role of the router's namespace on the packet plane.
+const routerRole = "r"
+
+// RouterNamespaceName returns the namespace of testbed name's router on
+// the packet plane: "wl-NAME-r".
+func RouterNamespaceName(name string) string {
+	return netns.NamespaceName(name, routerRole)
+}
+
+// IfName returns the name of host r's interface to the router in testbed
+// name (its TUN device, or its end of a veth pair): "wl-NAME-c0" when that
+// fits the kernel's 15 bytes, otherwise the first five bytes of NAME
+// followed by four hex digits of its hash ("wl-exper1a2b-c0"), so that
+// every name of up to 32 bytes gets a device name that still shows where
+// it comes from.
+func IfName(name string, r Role) string { return ifName(name, r.short()+"0") }
+
+// RouterIfName returns the name of the router's end of host r's veth pair
+// on the packet plane, in the router's namespace: "wl-NAME-rc" for the
+// client's, shortened as IfName shortens.
+func RouterIfName(name string, r Role) string { return ifName(name, routerRole+r.short()) }
+
+// ifName is "wl-NAME-" and the two bytes tail, shortened to fit.
+func ifName(name, tail string) string {
+	ifn := netns.Prefix + name + "-" + tail
 	if len(ifn) <= netns.MaxIfNameLen {
 		return ifn
 	}
-	return fmt.Sprintf("%s%.5s%04x-%s0", netns.Prefix, name, nameHash(name)&0xffff, r.short())
+	return fmt.Sprintf("%s%.5s%04x-%s", netns.Prefix, name, nameHash(name)&0xffff, tail)
 }
 
 func nameHash(name string) uint32 {

@@ -34,6 +34,29 @@ func TestIfNameFitsAndIsStable(t *testing.T) {
 	}
 }
 
+// TestRouterIfName: the router's ends of the packet plane's veth pairs
+// fit, differ from the hosts' ends and from each other, and show whose
+// they are.
+func TestRouterIfName(t *testing.T) {
+	for _, name := range []string{"lab", "ninechars", strings.Repeat("x", 32)} {
+		c, s := RouterIfName(name, Client), RouterIfName(name, Server)
+		for _, ifn := range []string{c, s} {
+			if err := netns.CheckIfName(ifn); err != nil {
+				t.Errorf("RouterIfName(%q) = %q: %v", name, ifn, err)
+			}
+		}
+		if c == s || c == IfName(name, Client) || !strings.HasSuffix(c, "-rc") || !strings.HasSuffix(s, "-rs") {
+			t.Errorf("RouterIfName(%q) = %q, %q; want two names ending -rc and -rs", name, c, s)
+		}
+	}
+	if got := RouterIfName("lab", Server); got != "wl-lab-rs" {
+		t.Errorf("RouterIfName(lab, server) = %q, want wl-lab-rs", got)
+	}
+	if got := RouterNamespaceName("lab"); got != "wl-lab-r" {
+		t.Errorf("RouterNamespaceName(lab) = %q, want wl-lab-r", got)
+	}
+}
+
 func TestAddrs(t *testing.T) {
 	c4, c6 := Addrs("lab", Client)
 	s4, s6 := Addrs("lab", Server)

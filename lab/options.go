@@ -44,9 +44,15 @@ type Options struct {
 	// FIFO or character device is written through (Up waits for a FIFO's
 	// reader), and a regular file is replaced when the testbed closes.
 	Pcap string
-	// DeviceKind selects the TUN implementation. The zero value is
-	// tun.Offload; tun.VNet is the router's fastest (GSO super-packets
-	// enter the link whole).
+	// DataPlane is how the router meets the hosts: TUNPlane (the zero
+	// value: a TUN device in each host, read by the router from wanlab's
+	// process) or PacketPlane (a veth pair from each host to the router's
+	// own namespace, read through packet sockets that stamp each packet's
+	// arrival in the kernel).
+	DataPlane DataPlane
+	// DeviceKind selects the TUN implementation of the TUN plane. The
+	// zero value is tun.Offload; tun.VNet is the router's fastest (GSO
+	// super-packets enter the link whole).
 	DeviceKind tun.Kind
 	// RealTimePriority, between 1 and 99, runs the router's loops with
 	// SCHED_FIFO at that priority (router.Config.RealTimePriority); 0
@@ -68,6 +74,51 @@ type Options struct {
 	// Logf, when not nil, is told in one line about each control request
 	// and each program run through the control socket.
 	Logf func(format string, args ...any)
+
+	// Ports, for Bridge alone, are the two existing Ethernet interfaces
+	// of the calling process's own namespace that the router joins: Up
+	// carries what arrives on Ports[0] out of Ports[1], Down the reverse.
+	Ports [2]string
+	// Force, for Bridge alone, takes ports the machine itself uses (its
+	// addresses, its default route: bridgeport.Check).
+	Force bool
+}
+
+// DataPlane is how a testbed's router meets its hosts.
+type DataPlane uint8
+
+// The data planes.
+const (
+	// TUNPlane gives each host a TUN device whose other side the router
+	// reads and writes from wanlab's process. A packet arrives at the
+	// router when the router reads it.
+	TUNPlane DataPlane = iota
+	// PacketPlane joins each host by a veth pair to the router's own
+	// namespace (wl-NAME-r), whose ends the router reads and writes
+	// through packet sockets, as `wanlab bridge` does two NICs: each
+	// packet arrives when the kernel took it in.
+	PacketPlane
+)
+
+// dataPlaneNames are the planes' names, as --dataplane takes them.
+var dataPlaneNames = []string{TUNPlane: "tun", PacketPlane: "packet"}
+
+// String returns the plane's name: "tun" or "packet".
+func (p DataPlane) String() string {
+	if int(p) < len(dataPlaneNames) {
+		return dataPlaneNames[p]
+	}
+	return fmt.Sprintf("DataPlane(%d)", p)
+}
+
+// ParseDataPlane reads a plane's name: "tun" or "packet".
+func ParseDataPlane(s string) (DataPlane, error) {
+	for i, n := range dataPlaneNames {
+		if s == n {
+			return DataPlane(i), nil
+		}
+	}
+	return 0, fmt.Errorf("data plane %q is unknown: use tun or packet", s)
 }
 
 func (o Options) withDefaults() Options {
@@ -105,6 +156,9 @@ func (o Options) Check() error {
 	case tun.Offload, tun.Raw, tun.VNet:
 	default:
 		return bad(fmt.Errorf("device kind %d is unknown: use tun.Offload, tun.Raw or tun.VNet", o.DeviceKind))
+	}
+	if o.DataPlane > PacketPlane {
+		return bad(fmt.Errorf("data plane %d is unknown: use TUNPlane or PacketPlane", o.DataPlane))
 	}
 	if o.RealTimePriority < 0 || o.RealTimePriority > 99 {
 		return bad(fmt.Errorf("real-time priority %d is out of range: use 1 to 99, or 0 for normal scheduling", o.RealTimePriority))
@@ -158,22 +212,47 @@ func CheckTCPMem(v string) error {
 	return nil
 }
 
-// Info describes a running testbed, as `wanlab up --json` prints it.
+// Info describes a running testbed, as `wanlab up --json` prints it. A
+// bridge (Bridge) has a Name and no hosts.
 type Info struct {
 	Name   string   `json:"name"`
-	Client HostInfo `json:"client"`
-	Server HostInfo `json:"server"`
+	Client HostInfo `json:"client,omitzero"`
+	Server HostInfo `json:"server,omitzero"`
+	// RouterNS is, on the packet plane, the router's namespace, which
+	// holds the other ends of the hosts' veth pairs; "" on the TUN
+	// plane, whose router reads the TUNs from wanlab's own process.
+	RouterNS string `json:"router_ns,omitempty"`
+	// Ports are a bridge's two interfaces, the one Up reads first.
+	Ports []PortInfo `json:"ports,omitempty"`
+}
+
+// PortInfo describes a port of a bridge as it is now.
+type PortInfo struct {
+	IfName string `json:"ifname"`
+	MAC    string `json:"mac"`
+	MTU    int    `json:"mtu"`
+	// Promiscuity is the kernel's promiscuity count of the port: the
+	// router's packet socket holds one of it (a PACKET_MR_PROMISC
+	// membership, which the kernel drops when the socket closes, however
+	// wanlab ends), others (tcpdump, `ip link set promisc on`) the rest.
+	Promiscuity int `json:"promiscuity"`
+	// Err says why the port could not be read, if it could not.
+	Err string `json:"err,omitempty"`
 }
 
 // HostInfo describes one host of a testbed.
 type HostInfo struct {
 	// NS is the host's namespace, usable with `ip netns exec`.
 	NS string `json:"ns"`
-	// IfName is the host's TUN device, which leads to the router.
+	// IfName is the host's interface that leads to the router: a TUN
+	// device, or on the packet plane its end of a veth pair.
 	IfName string `json:"ifname"`
 	// Addr4 and Addr6 are the host's addresses on IfName.
 	Addr4 netip.Addr `json:"addr4"`
 	Addr6 netip.Addr `json:"addr6"`
+	// RouterIf is, on the packet plane, the router's end of the host's
+	// veth pair, in Info.RouterNS, whose packet socket the router reads.
+	RouterIf string `json:"router_ifname,omitempty"`
 }
 
 // Host returns the description of host r.
@@ -184,12 +263,25 @@ func (i Info) Host(r Role) HostInfo {
 	return i.Client
 }
 
-// InfoOf returns the Info of the testbed called name, running or not:
-// names and addresses follow from the name alone.
+// InfoOf returns the Info of the testbed called name, running or not, on
+// the TUN plane: names and addresses follow from the name alone, and are
+// the same on the packet plane, which adds the router's (see onPlane).
 func InfoOf(name string) Info {
 	host := func(r Role) HostInfo {
 		v4, v6 := Addrs(name, r)
 		return HostInfo{NS: NamespaceName(name, r), IfName: IfName(name, r), Addr4: v4, Addr6: v6}
 	}
 	return Info{Name: name, Client: host(Client), Server: host(Server)}
+}
+
+// onPlane returns i as a testbed on plane p has it: on the packet plane,
+// with the router's namespace and its ends of the veth pairs.
+func (i Info) onPlane(p DataPlane) Info {
+	if p != PacketPlane {
+		return i
+	}
+	i.RouterNS = RouterNamespaceName(i.Name)
+	i.Client.RouterIf = RouterIfName(i.Name, Client)
+	i.Server.RouterIf = RouterIfName(i.Name, Server)
+	return i
 }

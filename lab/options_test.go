@@ -55,3 +55,39 @@ func TestOptionsCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckBridgeRefusesHostOptions: a bridge has no hosts, so their
+// settings are refused, saying why, before any interface is looked at.
+func TestCheckBridgeRefusesHostOptions(t *testing.T) {
+	ports := [2]string{"wl-x0", "wl-x1"}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Ports: ports, CC: "bbr"}, "a congestion control is a setting of the testbed's hosts, and a bridge has none"},
+		{Options{Ports: ports, TCPRmem: "1 2 3"}, "TCP buffer sizes"},
+		{Options{Ports: ports, ECN: 1}, "ECN"},
+		{Options{Ports: ports, DataPlane: PacketPlane}, "a data plane"},
+		{Options{Ports: [2]string{"wl-x0", ""}}, "give two interfaces"},
+		{Options{Ports: ports, Name: "Br"}, "testbed name"},
+	} {
+		_, err := CheckBridge(c.o)
+		if err == nil || !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("CheckBridge(%+v) = %v; want ErrBadInput saying %q", c.o, err, c.want)
+		}
+	}
+}
+
+func TestParseDataPlane(t *testing.T) {
+	for _, p := range []DataPlane{TUNPlane, PacketPlane} {
+		if got, err := ParseDataPlane(p.String()); err != nil || got != p {
+			t.Errorf("ParseDataPlane(%q) = %v, %v", p, got, err)
+		}
+	}
+	if _, err := ParseDataPlane("xdp"); err == nil || !strings.Contains(err.Error(), "use tun or packet") {
+		t.Errorf("ParseDataPlane(xdp) = %v", err)
+	}
+	if err := (Options{DataPlane: 7}).Check(); !errors.Is(err, ErrBadInput) {
+		t.Errorf("Check of data plane 7: %v", err)
+	}
+}

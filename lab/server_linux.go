@@ -64,6 +64,13 @@ func (t *Testbed) serveConn(c *net.UnixConn) {
 	if req.Op != "exec" {
 		closeAll(files)
 	}
+	if req.Op == "exec" || req.Op == "borrow" {
+		if err := t.noHosts(map[string]string{"exec": "run programs in", "borrow": "run tests between"}[req.Op]); err != nil {
+			closeAll(files)
+			send(c, response{Error: err.Error()})
+			return
+		}
+	}
 	switch req.Op {
 	case "borrow":
 		t.serveSession(c, req.Sysctls)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"wanlab/bridgeport"
 	"wanlab/internal/outfile"
 	"wanlab/link"
 	"wanlab/netns"
@@ -30,7 +31,15 @@ type Testbed struct {
 
 	nt    *netns.Testbed
 	hosts map[Role]*netns.Handle
-	devs  []tun.Device
+	// rns is the router's namespace on the packet plane (nt closes its
+	// handle).
+	rns *netns.Handle
+	// devs are the router's devices, the client's (or a bridge's first
+	// port's) first, and rings read the kernel's rings in front of them.
+	devs  []device
+	rings []func() (router.RingCounters, error)
+	// ports are a bridge's, given back by Close.
+	ports []*bridgeport.Port
 	r     *router.Router
 	pcap  *outfile.File // unbuffered: the router buffers and flushes
 	ln    *net.UnixListener
@@ -59,6 +68,13 @@ type Testbed struct {
 	sessions map[*net.UnixConn]bool
 }
 
+// device is a device of the router, which the testbed closes: a TUN
+// device or a packet socket.
+type device interface {
+	router.Device
+	Close() error
+}
+
 // Up builds the testbed o describes and starts its router and control
 // socket. It checks o first and returns an ErrBadInput error, having
 // created nothing, if o can never work. It removes the leftovers of a
@@ -68,16 +84,26 @@ type Testbed struct {
 // router stops when ctx is done, when a `down` request arrives or when a
 // device fails, all of which close Done; the caller must then (or at any
 // time) call Close, which removes everything.
-func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
+func Up(ctx context.Context, o Options) (*Testbed, error) {
 	o = o.withDefaults()
 	if err := o.Check(); err != nil {
 		return nil, err
+	}
+	if o.Ports != [2]string{} {
+		return nil, bad(fmt.Errorf("testbed %s: Ports %q are a bridge's: call Bridge", o.Name, o.Ports))
 	}
 	if o.CC != "" {
 		if err := CheckCC(o.CC); err != nil {
 			return nil, bad(err)
 		}
 	}
+	return start(ctx, o, InfoOf(o.Name).onPlane(o.DataPlane), (*Testbed).buildHosts)
+}
+
+// start registers the testbed o describes, whose Info is info, builds its
+// devices with build (which returns, at each step, what interrupted
+// returns), and starts its router and control socket; see Up.
+func start(ctx context.Context, o Options, info Info, build func(t *Testbed, interrupted func() error) error) (_ *Testbed, err error) {
 	// The capture is opened first: opening a FIFO waits for its reader,
 	// and while it waits there is nothing to remove if the user gives up.
 	var pcap *outfile.File
@@ -95,7 +121,7 @@ func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
 	}
 	t := &Testbed{
 		opts:    o,
-		info:    InfoOf(o.Name),
+		info:    info,
 		created: time.Now(),
 		nt:      nt,
 		hosts:   map[Role]*netns.Handle{},
@@ -124,13 +150,8 @@ func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
 		}
 		return nil
 	}
-	for _, r := range []Role{Client, Server} {
-		if err := interrupted(); err != nil {
-			return nil, err
-		}
-		if err := t.setupHost(r); err != nil {
-			return nil, err
-		}
+	if err := build(t, interrupted); err != nil {
+		return nil, err
 	}
 	if err := interrupted(); err != nil {
 		return nil, err
@@ -144,8 +165,33 @@ func Up(ctx context.Context, o Options) (_ *Testbed, err error) {
 	return t, nil
 }
 
-// setupHost creates host r's namespace and TUN device and configures its
-// addresses, routes and sysctls.
+// buildHosts makes the hosts and their devices (and, on the packet
+// plane, the router's namespace first).
+func (t *Testbed) buildHosts(interrupted func() error) error {
+	if t.opts.DataPlane == PacketPlane {
+		h, err := t.nt.Namespace(routerRole)
+		if err != nil {
+			return err
+		}
+		t.rns = h
+	}
+	for _, r := range []Role{Client, Server} {
+		if err := interrupted(); err != nil {
+			return err
+		}
+		if err := t.setupHost(r); err != nil {
+			return err
+		}
+	}
+	if t.opts.DataPlane == PacketPlane {
+		return t.introduce()
+	}
+	return nil
+}
+
+// setupHost creates host r's namespace and its interface to the router (a
+// TUN device, or a veth pair into the router's namespace) and configures
+// its addresses, routes and sysctls.
 func (t *Testbed) setupHost(r Role) error {
 	h, err := t.nt.Namespace(r.short())
 	if err != nil {
@@ -160,12 +206,11 @@ func (t *Testbed) setupHost(r Role) error {
 	if err := t.setSysctls(h); err != nil {
 		return err
 	}
-	dev, err := tun.Open(h, hi.IfName, tun.Options{Kind: t.opts.DeviceKind})
-	if err != nil {
-		return err
+	attach := t.attachTUN
+	if t.opts.DataPlane == PacketPlane {
+		attach = t.attachVeth
 	}
-	t.devs = append(t.devs, dev)
-	if err := t.nt.AddDevice(h, hi.IfName); err != nil {
+	if err := attach(h, r); err != nil {
 		return err
 	}
 	// The per-device IPv6 keys exist once the device does; they must be
@@ -178,12 +223,29 @@ func (t *Testbed) setupHost(r Role) error {
 	}
 	// A point-to-point address makes the kernel route the peer through
 	// the device; IPv6 needs the device up for that (see AddPeerAddr).
+	// On a veth the peer is then a neighbour on the link, whose MAC
+	// address the host is given (introduce).
 	for _, a := range [][2]netip.Addr{{hi.Addr4, peer.Addr4}, {hi.Addr6, peer.Addr6}} {
 		if err := h.AddPeerAddr(hi.IfName, a[0], netip.PrefixFrom(a[1], a[1].BitLen())); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// attachTUN makes host r's TUN device in its namespace h, the router's
+// device on the TUN plane.
+func (t *Testbed) attachTUN(h *netns.Handle, r Role) error {
+	ifn := t.info.Host(r).IfName
+	dev, err := tun.Open(h, ifn, tun.Options{Kind: t.opts.DeviceKind})
+	if err != nil {
+		return err
+	}
+	t.devs = append(t.devs, dev)
+	// The kernel queues packets only on their way from a host to the
+	// router: a direction loses them at its ingress TUN's ring.
+	t.rings = append(t.rings, router.TUNRing(h, ifn))
+	return t.nt.AddDevice(h, ifn)
 }
 
 // setSysctls writes the host's TCP settings. They are per namespace, so
@@ -221,21 +283,17 @@ func quietIPv6(h *netns.Handle, ifname string) error {
 
 // startRouter makes the router and runs it on its own goroutine.
 func (t *Testbed) startRouter(ctx context.Context) error {
-	c, s := t.hosts[Client], t.hosts[Server]
-	ci, si := t.info.Client.IfName, t.info.Server.IfName
 	cfg := router.Config{
-		Up:          link.Config{Name: "up", Chain: t.opts.Up, Trace: t.opts.UpTrace, Env: qdisc.Env{Seed: link.DirectionSeed(t.opts.Seed, "up")}},
-		Down:        link.Config{Name: "down", Chain: t.opts.Down, Trace: t.opts.DownTrace, Env: qdisc.Env{Seed: link.DirectionSeed(t.opts.Seed, "down")}},
-		Client:      t.devs[0],
-		Server:      t.devs[1],
-		ClientIf:    ci,
-		ServerIf:    si,
-		Framing:     t.opts.Framing,
-		Granularity: t.opts.Granularity,
-		// The kernel queues packets only on their way from a host to the
-		// router: a direction loses them at its ingress TUN's ring.
-		UpRing:           router.TUNRing(c, ci),
-		DownRing:         router.TUNRing(s, si),
+		Up:               link.Config{Name: "up", Chain: t.opts.Up, Trace: t.opts.UpTrace, Env: qdisc.Env{Seed: link.DirectionSeed(t.opts.Seed, "up")}},
+		Down:             link.Config{Name: "down", Chain: t.opts.Down, Trace: t.opts.DownTrace, Env: qdisc.Env{Seed: link.DirectionSeed(t.opts.Seed, "down")}},
+		Client:           t.devs[0],
+		Server:           t.devs[1],
+		ClientIf:         t.devs[0].Name(),
+		ServerIf:         t.devs[1].Name(),
+		Framing:          t.opts.Framing,
+		Granularity:      t.opts.Granularity,
+		UpRing:           t.rings[0],
+		DownRing:         t.rings[1],
 		RealTimePriority: t.opts.RealTimePriority,
 	}
 	if t.pcap != nil {
@@ -354,8 +412,15 @@ func (t *Testbed) Err() error {
 // Name returns the testbed's name.
 func (t *Testbed) Name() string { return t.opts.Name }
 
-// Info describes the testbed's hosts.
-func (t *Testbed) Info() Info { return t.info }
+// Info describes the testbed's hosts, or a bridge's ports as they are
+// now.
+func (t *Testbed) Info() Info {
+	i := t.info
+	if len(t.ports) > 0 {
+		i.Ports = portInfos(t.ports)
+	}
+	return i
+}
 
 // Namespace returns the open namespace of host r. It stays valid until
 // Close.
@@ -369,19 +434,24 @@ func (t *Testbed) Snapshot() router.Snapshot { return t.r.Snapshot() }
 func (t *Testbed) Status() Status {
 	snap := t.r.Snapshot()
 	cc := t.opts.CC
-	if cc == "" {
-		cc, _ = t.hosts[Client].Sysctl("net.ipv4.tcp_congestion_control")
+	if c := t.hosts[Client]; cc == "" && c != nil {
+		cc, _ = c.Sysctl("net.ipv4.tcp_congestion_control")
+	}
+	device := t.opts.DeviceKind.String()
+	if t.opts.DataPlane != TUNPlane {
+		device = ""
 	}
 	t.mu.Lock()
 	changed := slices.Clone(t.changed)
 	t.mu.Unlock()
 	return Status{
-		Info:      t.info,
+		Info:      t.Info(),
 		Owner:     os.Getpid(),
 		Created:   t.created.UTC(),
 		CC:        cc,
 		Seed:      t.opts.Seed,
-		Device:    t.opts.DeviceKind.String(),
+		DataPlane: t.opts.DataPlane.String(),
+		Device:    device,
 		Framing:   t.opts.Framing,
 		Pcap:      t.opts.Pcap,
 		PcapError: t.captureStatus(),
@@ -483,8 +553,8 @@ func (t *Testbed) Command(r Role, name string, args ...string) *netns.Cmd {
 // Close stops the router and the control socket, ends every process inside
 // the hosts (those started through Command or the control socket and any
 // others, daemons included: SIGTERM, then SIGKILL after two seconds) and
-// removes the devices, namespaces, socket and state record. Closing twice is
-// a no-op.
+// removes the devices, namespaces, socket and state record; a bridge's
+// ports are given back as they were. Closing twice is a no-op.
 func (t *Testbed) Close() error {
 	t.mu.Lock()
 	if t.closed {
@@ -507,6 +577,11 @@ func (t *Testbed) Close() error {
 		if err := d.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 			errs = append(errs, err)
 		}
+	}
+	// A bridge's ports go back once its sockets are closed, before its
+	// record goes: `wanlab down` returns once the record has gone.
+	for _, p := range t.ports {
+		errs = append(errs, p.Release())
 	}
 	t.capMu.Lock()
 	if !t.capClaimed {
