@@ -85,10 +85,16 @@ type DirectionReport struct {
 	Lateness LatenessReport `json:"lateness"`
 	// PercentilesSince is "run" or "testbed".
 	PercentilesSince string `json:"percentiles_since"`
-	// RingDrops counts packets the kernel dropped in the TUN ring in
-	// front of the router; WriteDrops packets the egress device refused.
+	// RingDrops counts packets the kernel dropped in the ring in front
+	// of the router (the TUN's, or the packet socket's); WriteDrops
+	// packets the egress device refused.
 	RingDrops  uint64 `json:"ring_drops"`
 	WriteDrops uint64 `json:"write_drops"`
+	// RingWait is, on the packet plane, whose packet sockets stamp each
+	// packet's arrival, how long packets waited in that ring before the
+	// router read them: N over the run, percentiles as PercentilesSince
+	// says. nil on the TUN plane, where a packet arrives when it is read.
+	RingWait *LatenessReport `json:"ring_wait,omitempty"`
 	// LoopBusy is the share of the run the direction's loop spent working
 	// on packets (0 to 1), LoopHeld the share it spent holding reads back
 	// so as to release on time what it had taken in: together near 1, it

@@ -27,6 +27,7 @@ func sampleRouter() *RouterReport {
 			Delay:            DelayReport{N: 990, MeanNs: 12.5e6, MinNs: 1e6, P50Ns: 12e6, P99Ns: 30e6, MaxNs: 31.25e6},
 			Lateness:         LatenessReport{N: 990, P50Ns: 2000, P99Ns: 1_500_000, MaxNs: 3_000_000},
 			PercentilesSince: "testbed", LoopBusy: 0.2, LoopHeld: 0.05,
+			RingWait: &LatenessReport{N: 990, P50Ns: 3000, P99Ns: 90_000, MaxNs: 400_000},
 			Verdict: fidelity.Verdict{Direction: "up", ToleranceNs: 1_000_000,
 				Causes: []fidelity.Cause{{Code: "late_releases", Text: "late"}}},
 		}},

@@ -279,6 +279,10 @@ func writeRouter(ew *errwriter.Writer, rep *RouterReport) {
 		ew.Printf("      router:     lateness median %s, 99th %% %s, max %s (tolerance %s); ring drops %d, write drops %d; loop busy %.0f%%, held %.0f%%\n",
 			time.Duration(d.Lateness.P50Ns), time.Duration(d.Lateness.P99Ns), time.Duration(d.Lateness.MaxNs),
 			time.Duration(d.Verdict.ToleranceNs), d.RingDrops, d.WriteDrops, 100*d.LoopBusy, 100*d.LoopHeld)
+		if w := d.RingWait; w != nil {
+			ew.Printf("      ring wait:  median %s, 99th %% %s, max %s (from the kernel's arrival stamps to the router's reads)\n",
+				time.Duration(w.P50Ns), time.Duration(w.P99Ns), time.Duration(w.MaxNs))
+		}
 	}
 	for _, c := range rep.Changes {
 		if c.Error != "" {

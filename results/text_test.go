@@ -53,6 +53,7 @@ func TestWriteSummary(t *testing.T) {
 		"      achieved:   8.500 Mbit/s during the load, delay mean 12.500 ms, median 12.000, 99th % 30.000, max 31.250 ms\n",
 		"      packets:    1000 in, 990 delivered, 10 dropped (limit 4, loss 6), 2 marked, 0 duplicated, 1 reordered\n",
 		"      router:     lateness median 2µs, 99th % 1.5ms, max 3ms (tolerance 1ms); ring drops 0, write drops 0; loop busy 20%, held 5%\n",
+		"      ring wait:  median 3µs, 99th % 90µs, max 400µs (from the kernel's arrival stamps to the router's reads)\n",
 		" change at 1s (applied at 1.002s): up to (no qdisc)\n      1 tbf: removed\n",
 	} {
 		if !strings.Contains(out, want) {

@@ -25,9 +25,11 @@ type bed interface {
 	// set applies a timed change's chains together, as `wanlab set`
 	// does, and says what it did to each direction.
 	set(c TimedChange) (effects map[string]string, err error)
-	// seed, framing and chains describe the path as it is.
+	// seed, framing, dataPlane and chains describe the path as it is
+	// (dataPlane is "" without a router).
 	seed() uint64
 	framing() string
+	dataPlane() string
 	chains() (up, down string)
 	// command returns a command that runs inside host r; the testbed's
 	// removal ends it if it still runs (for a borrowed testbed, `wanlab
@@ -50,7 +52,7 @@ func newOwnBed(ctx context.Context, s *Setup) (*ownBed, error) {
 	}
 	o := lab.Options{
 		Name: s.Lab, Up: s.Up, Down: s.Down, UpTrace: s.TraceUp, DownTrace: s.TraceDown,
-		Seed: s.Opts.Seed, DeviceKind: tun.VNet, Pcap: s.Opts.Pcap, Framing: s.Framing, Granularity: s.Granularity,
+		Seed: s.Opts.Seed, DataPlane: s.DataPlane, DeviceKind: tun.VNet, Pcap: s.Opts.Pcap, Framing: s.Framing, Granularity: s.Granularity,
 	}
 	// The router stops when Close is called, not when the run's context
 	// ends: the run reads it once more after its traffic has stopped. Only
@@ -106,8 +108,9 @@ func effects(changes []lab.DirChange, err error) (map[string]string, error) {
 	}
 	return m, err
 }
-func (b *ownBed) seed() uint64    { return b.opts.Seed }
-func (b *ownBed) framing() string { return b.opts.Framing.String() }
+func (b *ownBed) seed() uint64      { return b.opts.Seed }
+func (b *ownBed) framing() string   { return b.opts.Framing.String() }
+func (b *ownBed) dataPlane() string { return b.opts.DataPlane.String() }
 func (b *ownBed) chains() (string, string) {
 	st := b.tb.Status()
 	return st.Up.Chain, st.Down.Chain
@@ -169,6 +172,9 @@ func newLabBed(name string, sysctls []Sysctl) (*labBed, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(st.Ports) > 0 {
+		return nil, fmt.Errorf("--lab %s: %s is a bridge between %s and %s (wanlab bridge), which has no hosts for a run's traffic: run your programs on the machines on its ports, and watch it with `wanlab status %s`", name, name, st.Ports[0].IfName, st.Ports[1].IfName, name)
+	}
 	b := &labBed{name: name, hostsOf: hostsOf{info: st.Info, hosts: map[lab.Role]*netns.Handle{}}, start: st}
 	keys := make([]lab.SysctlKey, len(sysctls))
 	for i, sc := range sysctls {
@@ -206,6 +212,7 @@ func (b *labBed) set(c TimedChange) (map[string]string, error) {
 }
 func (b *labBed) seed() uint64             { return b.start.Seed }
 func (b *labBed) framing() string          { return b.start.Framing.String() }
+func (b *labBed) dataPlane() string        { return b.start.DataPlane }
 func (b *labBed) chains() (string, string) { return b.start.Up.Chain, b.start.Down.Chain }
 
 func (b *labBed) command(r lab.Role, name string, args ...string) *netns.Cmd {
@@ -300,6 +307,7 @@ func (b *directBed) set(TimedChange) (map[string]string, error) {
 }
 func (b *directBed) seed() uint64             { return b.seedV }
 func (b *directBed) framing() string          { return qdisc.FramingEthernet.String() }
+func (b *directBed) dataPlane() string        { return "" }
 func (b *directBed) chains() (string, string) { return "", "" }
 func (b *directBed) close() error             { return b.nt.Close() }
 func (b *directBed) command(r lab.Role, name string, args ...string) *netns.Cmd {

@@ -29,6 +29,8 @@ type Provenance struct {
 	PathUp, PathDown string
 	Seed             uint64
 	Framing          string
+	// DataPlane is the testbed's data plane, "" without a router.
+	DataPlane string
 }
 
 // document turns a run's measurements into a results document: the
@@ -50,7 +52,7 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 		KernelRelease: prov.KernelRelease,
 		Path:          results.Path{Up: prov.PathUp, Down: prov.PathDown},
 		Sysctls:       prov.Sysctls,
-		Options:       s.recordedOptions(),
+		Options:       s.recordedOptions(prov.DataPlane),
 		Partial:       partial != "",
 		PartialReason: partial,
 	}}
@@ -119,8 +121,10 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 }
 
 // recordedOptions are run.options: the options that shape the traffic and
-// the path, as given, by their experiment keys.
-func (s *Setup) recordedOptions() map[string]string {
+// the path, as given, by their experiment keys, and the data plane the
+// path was on (dataPlane, "" without a router), given or not, since the
+// default may change.
+func (s *Setup) recordedOptions(dataPlane string) map[string]string {
 	o := s.Opts
 	m := map[string]string{"ip_version": "4"}
 	if o.IPv6 {
@@ -152,6 +156,7 @@ func (s *Setup) recordedOptions() map[string]string {
 	}
 	set("cc", o.CC)
 	set("granularity", o.Granularity)
+	set("dataplane", dataPlane)
 	set("tos", o.TOS)
 	if o.ECN {
 		m["ecn"] = "true"

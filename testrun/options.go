@@ -84,6 +84,11 @@ type Options struct {
 	// each wire segment, as on the link) or "gso" (the super-packet whole,
 	// as tc on the sending host's egress).
 	Granularity string
+	// DataPlane is how a testbed of the run's own joins its hosts to the
+	// router: "tun" (the default: a TUN device in each host) or "packet"
+	// (a veth pair from each host to the router's namespace, read through
+	// packet sockets); see lab.DataPlane.
+	DataPlane string
 	// Up, Down and Both are the path's chains in tc syntax (Both: the same
 	// chain each way). With none of them and no Profile, the path is the
 	// default profile's.

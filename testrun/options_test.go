@@ -19,7 +19,7 @@ var examples = map[string][]string{
 	"server": {"true"}, "client": {"true"}, "server_wait": {"1s"}, "ipv6": {"true"},
 	"cc": {"reno"}, "tos": {"EF"}, "ecn": {"true"}, "sndbuf": {"65536"}, "rcvbuf": {"65536"},
 	"tcp_rmem": {"4096 131072 6291456"}, "tcp_wmem": {"4096 16384 4194304"}, "sysctls": {"net.ipv4.tcp_sack=0"},
-	"seed": {"5"}, "title": {"x"}, "framing": {"ip"}, "granularity": {"gso"},
+	"seed": {"5"}, "title": {"x"}, "framing": {"ip"}, "granularity": {"gso"}, "dataplane": {"packet"},
 	"up": {"netem delay 1ms"}, "down": {"netem delay 2ms"}, "both": {"netem delay 3ms"},
 	"trace_up": {"TRACE"}, "trace_down": {"TRACE"}, "at": {"1s", "netem delay 5ms"},
 	"profile": {"lte"}, "aqm": {"fq_codel"}, "direct": {"true"}, "lab": {"wl-nosuch"},

@@ -113,6 +113,9 @@ type Setup struct {
 	// Granularity is what a testbed of the run's own takes as one packet
 	// of a GSO super-packet.
 	Granularity qdisc.Granularity
+	// DataPlane is how a testbed of the run's own joins its hosts to the
+	// router.
+	DataPlane lab.DataPlane
 }
 
 // TimedChange is a checked Change.
@@ -295,6 +298,13 @@ func (s *Setup) resolveMode(o Options) error {
 			return bad("granularity", "--granularity: %v", err)
 		}
 		s.Granularity = g
+	}
+	if o.DataPlane != "" {
+		p, err := lab.ParseDataPlane(o.DataPlane)
+		if err != nil {
+			return bad("dataplane", "--dataplane: %v", err)
+		}
+		s.DataPlane = p
 	}
 	switch {
 	case o.Direct:

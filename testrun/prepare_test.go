@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"wanlab/lab"
 	"wanlab/tcspec"
 )
 
@@ -54,6 +55,8 @@ func TestPrepareBadInput(t *testing.T) {
 		{"unknown aqm", func(o *Options) { o.AQM = "cake" }, `--aqm "cake" is unknown`},
 		{"aqm without tbf", func(o *Options) { o.Both = "netem delay 10ms"; o.AQM = "fq_codel" }, "needs a tbf in the chain"},
 		{"bad chain", func(o *Options) { o.Up = "netem delay tenms" }, "--up:"},
+		{"unknown data plane", func(o *Options) { o.DataPlane = "xdp" }, `--dataplane: data plane "xdp" is unknown: use tun or packet`},
+		{"data plane with lab", func(o *Options) { o.DataPlane = "packet"; o.Lab = "x" }, "--lab x runs on one that has its own (wanlab up --dataplane): drop --dataplane"},
 		{"both and up", func(o *Options) { o.Both = "netem delay 1ms"; o.Up = "netem delay 2ms" }, "give either --both"},
 		{"bad trace", func(o *Options) { o.TraceUp = trace }, "--trace-up: " + trace + ":"},
 		{"missing trace", func(o *Options) { o.TraceDown = filepath.Join(dir, "none") }, "--trace-down:"},
@@ -184,8 +187,12 @@ func TestPrepareResolves(t *testing.T) {
 	o.Sysctls = []string{"client:net.ipv4.tcp_recovery=0", "net.ipv4.tcp_sack=0"}
 	o.Both = "netem delay 10ms"
 	o.At = []Change{{At: 3 * time.Second, Up: "netem delay 20ms"}, {At: 4 * time.Second, Both: "netem delay 5ms"}}
+	o.DataPlane = "packet"
 	if s, err = Prepare(o, tcspec.Options{}); err != nil {
 		t.Fatal(err)
+	}
+	if s.DataPlane != lab.PacketPlane {
+		t.Errorf("--dataplane packet: %v", s.DataPlane)
 	}
 	for cc, want := range map[string][2]string{"up=reno,down=cubic": {"reno", "cubic"}, "down=cubic": {"", "cubic"}, "reno": {"reno", "reno"}} {
 		o := Defaults()
@@ -240,7 +247,7 @@ func TestPrepareOwnTests(t *testing.T) {
 		t.Errorf("tfrc_upload: %v, tx_qlen %d; want 5", err, s.TxQLen)
 	}
 	o.TxQLen = intp(0)
-	if s, err = Prepare(o, tcspec.Options{}); err != nil || s.TxQLen != 0 || s.recordedOptions()["tx_qlen"] != "0" {
+	if s, err = Prepare(o, tcspec.Options{}); err != nil || s.TxQLen != 0 || s.recordedOptions("")["tx_qlen"] != "0" {
 		t.Errorf("tfrc_upload --tx-qlen 0: %v, tx_qlen %d", err, s.TxQLen)
 	}
 	o = Defaults()

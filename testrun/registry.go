@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wanlab/catalog"
+	"wanlab/lab"
 	"wanlab/profile"
 	"wanlab/results"
 	"wanlab/tfrc/tfrcudp"
@@ -268,6 +269,21 @@ var registry = []*Option{
 		Help:   "what the path's qdiscs take as one packet when the kernel hands the router a GSO super-packet: segment (each wire segment, as a link carrying them sees it) or gso (the super-packet whole, as tc on the sending host's own egress sees it)",
 		NotFor: granularityNotFor,
 		field:  text(func(o *Options) *string { return &o.Granularity }),
+	},
+	{
+		Key: "dataplane", Flag: "dataplane", Default: lab.TUNPlane.String(), Recorded: "`run.options.dataplane`",
+		Help: "how the router meets the hosts: tun (a TUN device in each host) or packet (a veth pair from each host to the router's namespace, read through packet sockets, which stamp each packet's arrival in the kernel)",
+		Doc:  "recorded for every run with a router, given or not, and with `--lab` as the testbed's",
+		NotFor: func(_ catalog.Test, o *Options) string {
+			switch {
+			case o.Lab != "":
+				return fmt.Sprintf("--dataplane is how a testbed the run builds joins its hosts to the router; --lab %s runs on one that has its own (wanlab up --dataplane): drop --dataplane", o.Lab)
+			case o.Direct:
+				return "--dataplane is how the router meets the hosts, and --direct has no router: drop --dataplane"
+			}
+			return ""
+		},
+		field: text(func(o *Options) *string { return &o.DataPlane }),
 	},
 	{
 		Key: "up", Flag: "up", Recorded: "`run.path.up`", Experiment: ByExperiment,

@@ -105,6 +105,13 @@ func (rec *routerRecord) report(s *Setup) *results.RouterReport {
 			Lateness: results.LatenessReport{N: d.end.LatenessN - d.base.LatenessN,
 				P50Ns: d.end.LatenessP50Ns, P99Ns: d.end.LatenessP99Ns, MaxNs: d.end.LatenessMax},
 		}
+		if w := d.end.RingWait; w != nil {
+			n := w.N
+			if b := d.base.RingWait; b != nil {
+				n -= min(n, b.N)
+			}
+			dr.RingWait = &results.LatenessReport{N: n, P50Ns: w.P50Ns, P99Ns: w.P99Ns, MaxNs: w.MaxNs}
+		}
 		for k, n := range d.end.DroppedByReason {
 			if n > d.base.DroppedByReason[k] {
 				dr.DroppedByReason[k] = n - d.base.DroppedByReason[k]

@@ -30,6 +30,9 @@ type dirView struct {
 	// RingDrops counts what the kernel dropped in the ring in front of
 	// the direction's loop; WriteDrops what the egress device refused.
 	RingDrops, WriteDrops uint64
+	// RingWait is how long packets waited in that ring, where the device
+	// stamps arrivals (a packet socket); nil otherwise.
+	RingWait *router.Lateness
 	// LoopRunNs is how long the direction's loop has run, LoopBusyNs how
 	// much of that it spent on packets, LoopHeldNs holding reads back.
 	LoopRunNs, LoopBusyNs, LoopHeldNs int64
@@ -69,7 +72,7 @@ func viewOf(d router.DirSnapshot) dirView {
 		DelayN:          c.Delay.N, DelaySum: c.Delay.Mean * float64(c.Delay.N),
 		DelayMin: c.Delay.Min, DelayP50: c.Delay.P50, DelayP99: c.Delay.P99, DelayMax: c.Delay.Max,
 		LatenessN: d.Lateness.N, LatenessP50Ns: d.Lateness.P50Ns, LatenessP99Ns: d.Lateness.P99Ns, LatenessMax: d.Lateness.MaxNs,
-		RingDrops: d.Ring.Drops, WriteDrops: d.WriteDrops,
+		RingDrops: d.Ring.Drops, WriteDrops: d.WriteDrops, RingWait: d.Ring.Wait,
 		LoopRunNs: d.Loop.RunNs, LoopBusyNs: d.Loop.BusyNs, LoopHeldNs: d.Loop.HeldNs,
 		Flows: make(map[flowKey]flowCount, len(d.Flows)),
 	}

@@ -113,7 +113,7 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	}
 	prov := Provenance{
 		Argv: info.Argv, Version: info.Version, KernelRelease: kernelRelease(),
-		Sysctls: readSysctls(s, b), Seed: b.seed(), Framing: b.framing(),
+		Sysctls: readSysctls(s, b), Seed: b.seed(), Framing: b.framing(), DataPlane: b.dataPlane(),
 	}
 	prov.PathUp, prov.PathDown = b.chains()
 

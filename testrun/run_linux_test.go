@@ -190,6 +190,20 @@ func TestRunVariants(t *testing.T) {
 			checkRouterFlow(r, t, d, "TCP upload", 0.02)
 		})
 	})
+	t.Run("packet", func(t *testing.T) {
+		roottest.Twice(t, "packet", func(r roottest.Reporter) {
+			o := short("tcp_upload", 2*time.Second)
+			o.Both, o.DataPlane = catalogPath, "packet"
+			d := runDoc(t, o)
+			within(r, "TCP upload mean", series(t, d, "TCP upload").Summary.Mean, 14, 19.6)
+			checkRouterFlow(r, t, d, "TCP upload", 0.02)
+			// The packet sockets stamp each packet's arrival: the
+			// report has the ring's wait, the TUN plane's has none.
+			if up := routerReport(t, d).Directions[0]; d.Run.Options["dataplane"] != "packet" || up.RingWait == nil || up.RingWait.N == 0 {
+				r.Errorf("options %v, ring wait %+v", d.Run.Options, up.RingWait)
+			}
+		})
+	})
 	t.Run("direct", func(t *testing.T) {
 		o := short("tcp_upload", 2*time.Second)
 		o.Direct = true
@@ -203,7 +217,7 @@ func TestRunVariants(t *testing.T) {
 			t.Errorf("ping over the veth pair: min %.3f ms, want well under 1 ms", p)
 		}
 		rep := routerReport(t, d)
-		if rep.Mode != results.RouterDirect || rep.Faithful != nil || len(rep.Directions) != 0 || d.Run.Path.Up != "" {
+		if rep.Mode != results.RouterDirect || rep.Faithful != nil || len(rep.Directions) != 0 || d.Run.Path.Up != "" || d.Run.Options["dataplane"] != "" {
 			t.Errorf("direct report %+v, path %+v", rep, d.Run.Path)
 		}
 	})
@@ -223,7 +237,7 @@ func TestRunVariants(t *testing.T) {
 		d := runDoc(t, o)
 		rep := routerReport(t, d)
 		if rep.Mode != results.RouterLab || rep.Testbed != name || d.Run.Seed != 42 || !strings.Contains(d.Run.Path.Up, "delay 15ms") ||
-			rep.Directions[0].ConfiguredDelayNs != int64(15*time.Millisecond) {
+			rep.Directions[0].ConfiguredDelayNs != int64(15*time.Millisecond) || d.Run.Options["dataplane"] != "tun" || rep.Directions[0].RingWait != nil {
 			t.Errorf("report %+v, seed %d, path %+v", rep, d.Run.Seed, d.Run.Path)
 		}
 		if d.Run.Sysctls["client"]["net.ipv4.tcp_recovery"] != "0" {
