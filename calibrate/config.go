@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"wanlab/fidelity"
+	"wanlab/lab"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
 )
@@ -47,6 +48,10 @@ type Config struct {
 	// Name is the prefix of the namespaces' names (wl-NAME-...); "" means
 	// "cal".
 	Name string
+	// DataPlane is the wanlab side's data plane (lab.DataPlane): its
+	// router reads TUN devices (the zero value) or packet sockets on veth
+	// pairs.
+	DataPlane lab.DataPlane
 }
 
 // withDefaults fills in the zero fields.

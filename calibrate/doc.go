@@ -14,9 +14,10 @@
 // IPv6 is off in the kernel side's namespaces so that nothing but the test
 // crosses the hop.
 //
-// The wanlab side is a testbed as `wanlab up` makes it, with the chain on
-// the client-to-server direction; its netem draws correlated values as the
-// kernel's does (wanlab's "correlation kernel").
+// The wanlab side is a testbed as `wanlab up` makes it, on either data
+// plane (Config.DataPlane), with the chain on the client-to-server
+// direction; its netem draws correlated values as the kernel's does
+// (wanlab's "correlation kernel").
 //
 // Tests: "tcp" is one bulk TCP flow from client to server, or
 // Config.Flows of them (congestion control per socket, cubic by default),

@@ -31,10 +31,12 @@ type ifreqData struct {
 	_    [16]byte
 }
 
-// offloadsOff turns TSO, GSO and GRO off on dev inside ns, as
+// OffloadsOff turns TSO, GSO and GRO off on dev inside ns, as
 // `ethtool -K dev tso off gso off gro off` does, so that the device hands
-// its qdiscs and its peer one skb per wire segment.
-func offloadsOff(ns *netns.Handle, dev string) error {
+// its qdiscs and its peer one skb per wire segment: how the kernel's side
+// of a comparison is built, so that its qdiscs decide per segment as
+// wanlab's do.
+func OffloadsOff(ns *netns.Handle, dev string) error {
 	return netns.Do(ns, func() error {
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {

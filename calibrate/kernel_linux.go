@@ -84,7 +84,7 @@ func newKernelPath(name string, elements []string) (_ *kernelPath, err error) {
 		{p.client, devClient, clientPrefix}, {p.router, devRouterIn, routerInAddr},
 		{p.router, devRouterOut, routerOutAddr}, {p.server, devServer, serverPrefix},
 	} {
-		if err := offloadsOff(a.h, a.dev); err != nil {
+		if err := OffloadsOff(a.h, a.dev); err != nil {
 			return nil, err
 		}
 		if err := a.h.AddAddr(a.dev, netip.MustParsePrefix(a.prefix)); err != nil {
@@ -159,8 +159,16 @@ func (p *kernelPath) Server() traffic.Host {
 // Counters returns the root qdisc's drops (its children's included: the
 // kernel adds a child's drops to every ancestor) and packets sent.
 func (p *kernelPath) Counters() (drops, sent uint64, err error) {
-	nl := p.router.Netlink()
-	l, err := nl.LinkByName(devRouterOut)
+	return KernelCounters(p.router, devRouterOut)
+}
+
+// KernelCounters returns the drops (its children's included: the kernel
+// adds a child's drops to every ancestor) and the packets sent of the root
+// qdisc of dev in ns: the Counters of a Path whose chain is the kernel's,
+// on dev's egress.
+func KernelCounters(ns *netns.Handle, dev string) (drops, sent uint64, err error) {
+	nl := ns.Netlink()
+	l, err := nl.LinkByName(dev)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -175,7 +183,7 @@ func (p *kernelPath) Counters() (drops, sent uint64, err error) {
 		}
 		return uint64(a.Statistics.Queue.Drops), uint64(a.Statistics.Basic.Packets), nil
 	}
-	return 0, 0, fmt.Errorf("calibrate: no statistics for the root qdisc of %s", devRouterOut)
+	return 0, 0, fmt.Errorf("calibrate: no statistics for the root qdisc of %s", dev)
 }
 
 // Close removes the namespaces and everything in them.

@@ -13,11 +13,21 @@ import (
 	"wanlab/traffic"
 )
 
-// path is one engine's side: two hosts and the qdiscs' counters.
-type path interface {
+// Path is one engine's side of a measurement: two hosts and the counters
+// of the path's qdiscs between them. Run builds its own; Measure takes a
+// path built elsewhere (the ports of `wanlab bridge`, the same veths
+// bridged by the kernel).
+type Path interface {
 	Client() traffic.Host
 	Server() traffic.Host
+	// Counters returns the packets (wire segments) the path's qdiscs
+	// dropped and those its root qdisc sent, so far.
 	Counters() (drops, sent uint64, err error)
+}
+
+// path is a Path that Run built and removes.
+type path interface {
+	Path
 	Close() error
 }
 
@@ -61,7 +71,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Measurement, er
 					p, err = newKernelPath(cfg.Name+"-k", elements)
 				} else {
 					var wp *wanlabPath
-					wp, err = newWanlabPath(ctx, cfg.Name+"-w", specs)
+					wp, err = newWanlabPath(ctx, cfg.Name+"-w", specs, cfg.DataPlane)
 					p = wp
 				}
 				if err != nil {
@@ -90,8 +100,26 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Measurement, er
 	return ms, nil
 }
 
+// Measure runs test once through p, as Run does on each engine, with
+// cfg's duration, warm-up, congestion control, flows and flood rate (cfg's
+// defaults filled in; its Chain must be the chain p applies, which sets
+// the flood's default rate) and returns what it measured (the Engine left
+// empty): the figures Compare sets side by side.
+func Measure(ctx context.Context, p Path, test Test, cfg Config) (Measurement, error) {
+	specs, err := cfg.Check()
+	if err != nil {
+		return Measurement{}, err
+	}
+	cfg = cfg.withDefaults()
+	rate := cfg.UDPRate
+	if rate == 0 {
+		rate = floodRate(specs)
+	}
+	return measure(ctx, p, test, cfg, rate)
+}
+
 // measure runs one test through p.
-func measure(ctx context.Context, p path, test Test, cfg Config, rate int64) (Measurement, error) {
+func measure(ctx context.Context, p Path, test Test, cfg Config, rate int64) (Measurement, error) {
 	m := Measurement{Test: test}
 	var flows []traffic.Flow
 	var tcps []*traffic.TCP

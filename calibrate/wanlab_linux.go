@@ -9,12 +9,12 @@ import (
 	"wanlab/tun"
 )
 
-// wanlabPath is a testbed as `wanlab up` makes it, the chain on the
-// client-to-server direction.
+// wanlabPath is a testbed as `wanlab up` makes it, on the data plane
+// plane, the chain on the client-to-server direction.
 type wanlabPath struct{ t *lab.Testbed }
 
-func newWanlabPath(ctx context.Context, name string, chain []qdisc.Spec) (*wanlabPath, error) {
-	t, err := lab.Up(ctx, lab.Options{Name: name, Up: chain, DeviceKind: tun.VNet, Seed: 1})
+func newWanlabPath(ctx context.Context, name string, chain []qdisc.Spec, plane lab.DataPlane) (*wanlabPath, error) {
+	t, err := lab.Up(ctx, lab.Options{Name: name, Up: chain, DataPlane: plane, DeviceKind: tun.VNet, Seed: 1})
 	if err != nil {
 		return nil, err
 	}
