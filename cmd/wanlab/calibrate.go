@@ -37,7 +37,7 @@ joined by veth pairs, the chain on the router's egress veth towards the
 server (root first, each next qdisc the child of the one before), with TSO,
 GSO and GRO off on every veth so that the kernel's qdiscs see one packet per
 wire segment, as wanlab's do. The wanlab side is a testbed as 'wanlab up'
-makes it, with the chain on --up.
+makes it, with the chain on --up, on the data plane --dataplane chooses.
 
 Tests: tcp is one bulk TCP flow (--flows for more; cubic unless --cc) from
 client to server with a UDP probe every 100 ms beside it: goodput, the
@@ -91,7 +91,7 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 				return usagef("%v", err)
 			}
 			if os.Geteuid() != 0 {
-				return errors.New("calibrate needs root for network namespaces and TUN devices: run it with sudo")
+				return errors.New("calibrate needs root for network namespaces, devices and packet sockets: run it with sudo")
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 			defer stop()
@@ -109,11 +109,12 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(struct {
 					Chain        string              `json:"chain"`
+					DataPlane    string              `json:"dataplane"`
 					Measurements []calib.Measurement `json:"measurements"`
 					Rows         []calib.Row         `json:"rows"`
-				}{cfg.Chain, ms, rows})
+				}{cfg.Chain, cfg.DataPlane.String(), ms, rows})
 			}
-			fmt.Fprintf(s.out, "chain: %s\n", cfg.Chain)
+			fmt.Fprintf(s.out, "chain: %s\nwanlab's data plane: %s\n", cfg.Chain, cfg.DataPlane)
 			calib.PrintRows(s.out, rows)
 			calib.PrintRouter(s.out, ms)
 			return nil
@@ -128,6 +129,7 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 	f.StringVar(&cfg.CC, "cc", "cubic", "the TCP flows' congestion control")
 	f.IntVar(&cfg.Flows, "flows", 1, "how many TCP flows the tcp test runs in parallel")
 	f.StringVar(&udpRate, "udp-rate", "", "the UDP flood's rate of payload, as wanlab run --udp-rate takes it: 20mbit or 20M (default 120 % of the chain's smallest rate)")
+	registerDataPlane(f, &cfg.DataPlane)
 	f.BoolVar(&asJSON, "json", false, "print the measurements and the comparison as JSON")
 	return c
 }

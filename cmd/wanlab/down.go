@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"wanlab/bridgeport"
 	"wanlab/lab"
 	"wanlab/netns"
 )
@@ -23,16 +25,24 @@ programs started by hand included, before the namespaces, the control
 socket and the record go. --all does so for every testbed, running or left
 behind by a killed run.
 
+A bridge (wanlab bridge) gives its ports back as they were when it stops.
+Whatever bridge was killed (SIGKILL), down first gives its ports back, in
+the namespace down runs in: run it where the bridge ran.
+
 N may be left out when one testbed exists.`,
 		Example: `  wanlab down
   wanlab down wan
   wanlab down --all`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if all && len(args) > 0 {
+				return usagef("give a testbed name or --all, not both")
+			}
+			restored, err := restorePorts(s)
+			if err != nil {
+				return err
+			}
 			if all {
-				if len(args) > 0 {
-					return usagef("give a testbed name or --all, not both")
-				}
 				names, err := lab.DownAll()
 				for _, n := range names {
 					fmt.Fprintf(s.out, "testbed %s is down\n", n)
@@ -40,6 +50,9 @@ N may be left out when one testbed exists.`,
 				return err
 			}
 			name, err := downTarget(args)
+			if errors.Is(err, errNothingToDown) && restored {
+				return nil // a killed bridge's record was gone already
+			}
 			if err != nil {
 				return err
 			}
@@ -76,5 +89,22 @@ func downTarget(args []string) (string, error) {
 	case err != nil:
 		return "", err
 	}
-	return "", errors.New("no testbed exists: there is nothing to take down")
+	return "", errNothingToDown
+}
+
+var errNothingToDown = errors.New("no testbed exists: there is nothing to take down")
+
+// restorePorts gives back the ports of bridges that were killed, in this
+// namespace (bridgeport.RestoreStale), says so for each, and reports
+// whether there were any. Without root there is nothing it could restore,
+// and down says so itself.
+func restorePorts(s *streams) (bool, error) {
+	if os.Geteuid() != 0 {
+		return false, nil
+	}
+	notes, err := bridgeport.RestoreStale()
+	for _, n := range notes {
+		fmt.Fprintf(s.out, "port %s\n", n)
+	}
+	return len(notes) > 0, err
 }

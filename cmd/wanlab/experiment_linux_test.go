@@ -26,12 +26,24 @@ import (
 // for minutes) and returns its output and exit status.
 func cliFor(t *testing.T, limit time.Duration, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return cliForIn(t, limit, nil, args...)
+}
+
+// cliForIn is cliFor with the binary run inside the namespace ns (nil:
+// this process's own).
+func cliForIn(t *testing.T, limit time.Duration, ns *netns.Handle, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, wanlabBin(t), args...)
+	run := cmd.Run
+	if ns != nil {
+		nc := netns.CommandContext(ctx, ns, wanlabBin(t), args...)
+		cmd, run = nc.Cmd, nc.Run
+	}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
+	err := run()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

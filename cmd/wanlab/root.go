@@ -65,8 +65,9 @@ type streams struct {
 var commands = []func(s *streams) *cobra.Command{
 	// Runs and sweeps: build a path, drive traffic, write results.
 	newRunCommand, newExperimentCommand, newCalibrateCommand,
-	// A testbed that stays up: build it, use it, change it, remove it.
-	newUpCommand, newStatusCommand, newExecCommand, newShellCommand, newSetCommand, newDownCommand,
+	// A testbed that stays up: build it, use it, change it, remove it;
+	// or the router between two interfaces of the machine.
+	newUpCommand, newBridgeCommand, newStatusCommand, newExecCommand, newShellCommand, newSetCommand, newDownCommand,
 	// The views of saved results.
 	newShowCommand, newTableCommand, newCompareCommand, newPlotCommand, newReportCommand, newExportCommand,
 	// The emulation on a virtual clock, without root.

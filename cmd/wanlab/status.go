@@ -93,14 +93,18 @@ func testbedArg(args []string) (string, error) {
 }
 
 func printStatus(w io.Writer, st lab.Status) {
-	fmt.Fprintf(w, "testbed %s: owner pid %d, up %s, cc %s, seed %d, device %s, framing %s, granularity %s\n",
-		st.Name, st.Owner, time.Since(st.Created).Round(time.Second), st.CC, st.Seed, st.Device, st.Framing, st.Up.Granularity)
-	for _, h := range []struct {
-		role string
-		h    lab.HostInfo
-	}{{"client", st.Client}, {"server", st.Server}} {
-		fmt.Fprintf(w, "  %-6s  netns %-14s  dev %-15s  %s  %s\n", h.role, h.h.NS, h.h.IfName, h.h.Addr4, h.h.Addr6)
+	var what []string
+	what = append(what, fmt.Sprintf("owner pid %d, up %s", st.Owner, time.Since(st.Created).Round(time.Second)))
+	if len(st.Ports) == 0 {
+		what = append(what, "cc "+st.CC)
 	}
+	what = append(what, fmt.Sprintf("seed %d, dataplane %s", st.Seed, st.DataPlane))
+	if st.Device != "" {
+		what = append(what, "device "+st.Device)
+	}
+	what = append(what, fmt.Sprintf("framing %s, granularity %s", st.Framing, st.Up.Granularity))
+	fmt.Fprintf(w, "%s: %s\n", describeTestbed(st.Info), strings.Join(what, ", "))
+	printMembers(w, st.Info)
 	switch {
 	case st.PcapError != "":
 		fmt.Fprintf(w, "  pcap    %s: STOPPED: %s; the testbed goes on without recording\n", st.Pcap, st.PcapError)
@@ -110,14 +114,25 @@ func printStatus(w io.Writer, st lab.Status) {
 	for _, c := range st.Changed {
 		fmt.Fprintf(w, "  CHANGED: %s\n", c)
 	}
-	printDir(w, "up (client → server)", st.Up, st.Client.IfName, st.Framing)
-	printDir(w, "down (server → client)", st.Down, st.Server.IfName, st.Framing)
+	switch {
+	case len(st.Ports) == 2:
+		a, b := st.Ports[0].IfName, st.Ports[1].IfName
+		printDir(w, "up ("+a+" → "+b+")", st.Up, a, st.Framing)
+		printDir(w, "down ("+b+" → "+a+")", st.Down, b, st.Framing)
+	case st.RouterNS != "":
+		printDir(w, "up (client → server)", st.Up, st.Client.RouterIf, st.Framing)
+		printDir(w, "down (server → client)", st.Down, st.Server.RouterIf, st.Framing)
+	default:
+		printDir(w, "up (client → server)", st.Up, st.Client.IfName, st.Framing)
+		printDir(w, "down (server → client)", st.Down, st.Server.IfName, st.Framing)
+	}
 }
 
 // printDir prints one direction: its qdiscs as `tc -s qdisc show` does,
-// then the router's own figures. ingress is the TUN the direction reads,
-// whose ring holds what the router has not taken yet; framing is what the
-// emulated interface counts in a packet, which some defaults depend on.
+// then the router's own figures. ingress is the device the direction reads
+// (a TUN, or the interface of a packet socket), whose ring holds what the
+// router has not taken yet; framing is what the emulated interface counts
+// in a packet, which some defaults depend on.
 func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, framing qdisc.Framing) {
 	chain := d.Chain
 	if chain == "" {
@@ -177,7 +192,13 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, f
 	if s := r.Stall; s.N > 0 {
 		fmt.Fprintf(w, "; stalls µs p50 %.1f p99 %.1f max %.1f", float64(s.P50Ns)/1e3, float64(s.P99Ns)/1e3, float64(s.MaxNs)/1e3)
 	}
+	if wt := r.Wait; wt != nil && wt.N > 0 {
+		fmt.Fprintf(w, "; wait µs (kernel's arrival to read) p50 %.1f p99 %.1f max %.1f", float64(wt.P50Ns)/1e3, float64(wt.P99Ns)/1e3, float64(wt.MaxNs)/1e3)
+	}
 	fmt.Fprintln(w)
+	if n := d.NonIP; n != nil && n.Frames > 0 {
+		fmt.Fprintf(w, " frames that are not IP (ARP, ...), crossed unshaped: %d, %d bytes, refused %d\n", n.Frames, n.Bytes, n.Refused)
+	}
 	fmt.Fprintf(w, " refused writes %d%s, malformed %d\n", d.WriteDrops, byErrno(d.WriteDropsByReason), d.Malformed)
 	gso := fmt.Sprintf("split into segments before the link (%d so far)", d.GSO.Split)
 	if d.GSO.Whole {

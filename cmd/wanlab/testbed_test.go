@@ -28,6 +28,16 @@ func TestTestbedCommandUsageErrors(t *testing.T) {
 		{[]string{"up", "--rt-priority", "100"}, "--rt-priority"},
 		{[]string{"up", "--cc", "no_such_cc"}, "--cc"},
 		{[]string{"up", "extra"}, "unknown command"},
+		{[]string{"up", "--dataplane", "xdp"}, `data plane "xdp" is unknown: use tun or packet`},
+		{[]string{"up", "--dataplane", "packet", "--device", "raw"}, "--device chooses the TUN devices of the tun data plane, and --dataplane packet has none"},
+		// A bridge's hosts are the machines on its ports.
+		{[]string{"bridge", "wl-a"}, "accepts 2 arg(s)"},
+		{[]string{"bridge", "wl-a", "wl-b", "--cc", "bbr"}, "--cc sets the TCP congestion control of a testbed's hosts, and a bridge has none"},
+		{[]string{"bridge", "wl-a", "wl-b", "--tcp-rmem", "1 2 3"}, "--tcp-rmem sets net.ipv4.tcp_rmem of a testbed's hosts"},
+		{[]string{"bridge", "wl-a", "wl-b", "--dataplane", "tun"}, "a bridge is always on the packet plane"},
+		{[]string{"bridge", "wl-a", "wl-b", "--device", "raw"}, "--device chooses the TUN devices"},
+		{[]string{"bridge", "wl-a", "wl-b", "--name", "Bad"}, "--name"},
+		{[]string{"bridge", "wl-a", "wl-b", "--up", "netem delay"}, "--up"},
 		{[]string{"exec", "ping"}, "after --"},
 		{[]string{"exec", "a", "b", "--", "true"}, "at most one"},
 		{[]string{"exec", "--"}, "no program"},
@@ -82,12 +92,13 @@ func TestTestbedCommandUsageErrors(t *testing.T) {
 
 func TestPrintStatus(t *testing.T) {
 	st := lab.Status{
-		Info:    lab.InfoOf("lab"),
-		Owner:   42,
-		Created: time.Now().Add(-time.Minute),
-		CC:      "cubic",
-		Device:  "offload",
-		Changed: []string{`a run (pid 7) could not set back client net.ipv4.tcp_ecn="2": no such file`},
+		Info:      lab.InfoOf("lab"),
+		Owner:     42,
+		Created:   time.Now().Add(-time.Minute),
+		CC:        "cubic",
+		DataPlane: "tun",
+		Device:    "offload",
+		Changed:   []string{`a run (pid 7) could not set back client net.ipv4.tcp_ecn="2": no such file`},
 	}
 	st.Up = router.DirSnapshot{
 		Name:  "up",
@@ -120,7 +131,7 @@ func TestPrintStatus(t *testing.T) {
 	printStatus(&b, st)
 	out := b.String()
 	for _, want := range []string{
-		"testbed lab: owner pid 42, up 1m0s, cc cubic, seed 0, device offload, framing ethernet, granularity segment",
+		"testbed lab: owner pid 42, up 1m0s, cc cubic, seed 0, dataplane tun, device offload, framing ethernet, granularity segment",
 		"up (client → server): netem limit 1000 delay 25ms; tbf rate 100Mbit burst 32Kb lat 50ms",
 		"\nqdisc netem 1: root refcnt 2 limit 1000 delay 25ms\n Sent 3000 bytes 2 pkt (dropped 5, overlimits 0 requeues 0) \n backlog 1500b 1p requeues 0\n",
 		"\nqdisc tbf 2: parent 1:1 rate 100Mbit burst 32Kb lat 50ms \n Sent 1500 bytes 1 pkt (dropped 5, overlimits 7 requeues 0) \n",
@@ -144,10 +155,58 @@ func TestPrintStatus(t *testing.T) {
 	}
 }
 
+// TestPrintStatusOfPacketPlaneAndBridge: a testbed on the packet plane
+// shows its router's namespace and reads its rings at the router's ends of
+// the veth pairs; a bridge shows its ports instead of hosts, and its
+// directions by them, with the frames that crossed outside the chains.
+func TestPrintStatusOfPacketPlaneAndBridge(t *testing.T) {
+	st := lab.Status{Info: lab.InfoOf("lab"), Owner: 42, Created: time.Now(), CC: "cubic", DataPlane: "packet"}
+	st.RouterNS, st.Client.RouterIf, st.Server.RouterIf = "wl-lab-r", "wl-lab-rc", "wl-lab-rs"
+	st.Up.Ring.Wait = &router.Lateness{N: 4, P50Ns: 2000, P99Ns: 90000, MaxNs: 100000}
+	var b strings.Builder
+	printStatus(&b, st)
+	for _, want := range []string{
+		"testbed lab: owner pid 42, up 0s, cc cubic, seed 0, dataplane packet, framing",
+		"  router  netns wl-lab-r        dev wl-lab-rc, wl-lab-rs (packet sockets)\n",
+		"ring at wl-lab-rc: dropped 0; wait µs (kernel's arrival to read) p50 2.0 p99 90.0 max 100.0\n",
+		"ring at wl-lab-rs: dropped 0\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
+	}
+
+	br := lab.Status{Info: lab.Info{Name: "br", Ports: []lab.PortInfo{
+		{IfName: "eth1", MAC: "02:00:00:00:00:01", MTU: 1500, Promiscuity: 1},
+		{IfName: "eth2", Err: "no such device"},
+	}}, Owner: 7, Created: time.Now(), DataPlane: "packet"}
+	br.Down.NonIP = &router.NonIPSnapshot{Frames: 3, Bytes: 180}
+	b.Reset()
+	printStatus(&b, br)
+	for _, want := range []string{
+		"bridge br between eth1 and eth2: owner pid 7, up 0s, seed 0, dataplane packet, framing",
+		"  port    eth1             mac 02:00:00:00:00:01  mtu 1500  promiscuity 1, one held by wanlab's packet socket (up reads it, down writes it)\n",
+		"  port    eth2             no such device (down reads it, up writes it)\n",
+		"up (eth1 → eth2): direct (no qdisc)",
+		"ring at eth2: dropped 0",
+		"frames that are not IP (ARP, ...), crossed unshaped: 3, 180 bytes, refused 0\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("bridge status lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "cc ") || strings.Contains(b.String(), "client") {
+		t.Errorf("a bridge's status names hosts:\n%s", b.String())
+	}
+}
+
 // TestStatusJSONDocumented checks that every key of `wanlab status --json`
 // is snake_case and described in docs/results-format.md.
 func TestStatusJSONDocumented(t *testing.T) {
 	st := lab.Status{Info: lab.InfoOf("lab"), Pcap: "/tmp/x.pcap", PcapError: "broken pipe", Changed: []string{"a run (pid 1) could not set back ..."}}
+	// A testbed on the packet plane, and a bridge's ports.
+	st.RouterNS, st.Client.RouterIf, st.DataPlane = "wl-lab-r", "wl-lab-rc", "packet"
+	st.Ports = []lab.PortInfo{{IfName: "eth1", MAC: "02:00:00:00:00:01", MTU: 1500, Promiscuity: 1, Err: "gone"}}
 	st.Up.Qdiscs = []router.QdiscSnapshot{{Kind: "netem"}}
 	st.Up.Flows = []router.FlowSnapshot{{}}
 	st.Up.WriteDropsByReason = map[string]uint64{"eagain": 1}

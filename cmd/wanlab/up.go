@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"wanlab/bridgeport"
 	"wanlab/internal/outfile"
 	"wanlab/lab"
 	"wanlab/qdisc"
@@ -42,6 +43,7 @@ type upOptions struct {
 	wmem       string
 	ecn        string
 	device     string
+	plane      lab.DataPlane
 	rtPriority int
 	seed       uint64
 	framing    qdisc.Framing
@@ -54,13 +56,19 @@ type upOptions struct {
 func newUpCommand(s *streams) *cobra.Command {
 	var o upOptions
 	c := &cobra.Command{
-		Use:   "up [--name N] [path flags] [--cc reno|cubic|bbr] [--pcap FILE] [--detach] [--json]",
+		Use:   "up [--name N] [path flags] [--cc reno|cubic|bbr] [--dataplane tun|packet] [--pcap FILE] [-d|--detach] [--json]",
 		Short: "Build a testbed of two hosts joined by the router and run it until stopped",
 		Long: `up creates the namespaces wl-N-c (the client) and wl-N-s (the server), a TUN
 device in each with a point-to-point pair of addresses (10.X.Y.1 and .2,
 fd00:776c:0:XXYY::1 and ::2, X.Y from a hash of N), and runs the router
 between them: --up shapes client→server traffic, --down the reverse, in tc's
 syntax; an empty path is a direct connection.
+
+With --dataplane packet each host has one end of a veth pair instead of the
+TUN (the same name and addresses), whose other end is in a third namespace,
+wl-N-r, where the router reads and writes it through a packet socket: the
+kernel stamps each packet's arrival, so the time it waits for the router
+counts in its delay (see the README's "Two data planes").
 
 It runs in the foreground until SIGINT, SIGTERM, SIGHUP or SIGQUIT, then
 removes everything.
@@ -72,35 +80,51 @@ next up or down.
 Run programs in the hosts with 'wanlab exec' and 'wanlab shell'; watch the
 router with 'wanlab status'; change a chain with 'wanlab set'.`,
 		Example: `  wanlab up --both "netem delay 25ms"
+  wanlab up --both "netem delay 25ms" --dataplane packet
   wanlab up --name wan --up "tbf rate 100mbit burst 32k latency 50ms" --cc bbr --detach --json
   wanlab up --up "netem delay 40ms 5ms; tbf rate 20mbit burst 32k latency 30ms; fq_codel" --pcap /tmp/wan.pcap`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			c.Flags().Visit(func(f *pflag.Flag) { o.changed = append(o.changed, f) })
-			return runUp(s, &o)
+			lo, err := o.options()
+			if err != nil {
+				return err
+			}
+			return runTestbed(s, &o, lo, []string{"up"}, lab.Up)
 		},
 	}
-	fs := c.Flags()
-	fs.StringVar(&o.name, "name", lab.DefaultName, "testbed name: namespaces wl-NAME-c and wl-NAME-s (a-z, 0-9, '-', '_'; at most 32 bytes)")
+	o.register(c.Flags(), lab.DefaultName)
+	return c
+}
+
+// register adds the flags of up to fs, with the default name name: those
+// of bridge too, which refuses the hosts' (hostFlags).
+func (o *upOptions) register(fs *pflag.FlagSet, name string) {
+	fs.StringVar(&o.name, "name", name, "testbed name: namespaces wl-NAME-c and wl-NAME-s, and wl-NAME-r on the packet plane (a-z, 0-9, '-', '_'; at most 32 bytes)")
 	o.path.register(fs)
 	fs.StringVar(&o.cc, "cc", "", "TCP congestion control of both hosts (reno, cubic, bbr, ...; default: the kernel's)")
 	fs.StringVar(&o.pcap, "pcap", "", "write every packet the router forwards, both directions, to this pcap file (- for stdout; a FIFO, for a live reader such as tshark -i FIFO, is opened first and up waits for its reader; if writing it fails, the testbed goes on without it, status and the log say why, and up exits 1 at the end)")
 	fs.StringVar(&o.rmem, "tcp-rmem", "", `net.ipv4.tcp_rmem of both hosts, e.g. "4096 131072 33554432"`)
 	fs.StringVar(&o.wmem, "tcp-wmem", "", `net.ipv4.tcp_wmem of both hosts, e.g. "4096 16384 33554432"`)
 	fs.StringVar(&o.ecn, "ecn", "", "net.ipv4.tcp_ecn of both hosts: off, 1 (request ECN) or 2 (accept it; the kernel's default)")
-	fs.StringVar(&o.device, "device", "vnet", "TUN device kind: vnet (GSO super-packets enter the router's link whole), offload (split on read, coalesced on write) or raw (one packet per system call)")
+	registerDataPlane(fs, &o.plane)
+	fs.StringVar(&o.device, "device", "vnet", "TUN device kind of the tun data plane: vnet (GSO super-packets enter the router's link whole), offload (split on read, coalesced on write) or raw (one packet per system call)")
 	fs.IntVar(&o.rtPriority, "rt-priority", 0, "run the router's loops with SCHED_FIFO at this priority (1-99): less timing error where the loops have CPUs to themselves; on a machine whose CPUs the hosts' programs share, the kernel's real-time throttling can stall a loop for up to a second (see docs/benchmarks.md)")
 	registerFraming(fs, &o.framing)
 	registerGranularity(fs, &o.gran)
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the qdiscs' random choices: each direction derives its own stream from it, as in 'wanlab sim'")
-	fs.BoolVar(&o.detach, "detach", false, "run in the background and return once the testbed is ready")
+	fs.BoolVarP(&o.detach, "detach", "d", false, "run in the background and return once the testbed is ready")
 	fs.BoolVar(&o.json, "json", false, `print {"name", "client": {"ns", "ifname", "addr4", "addr6"}, "server": {...}} on one line once ready`)
-	return c
+}
+
+// given reports whether the flag name was given.
+func (o *upOptions) given(name string) bool {
+	return slices.ContainsFunc(o.changed, func(f *pflag.Flag) bool { return f.Name == name })
 }
 
 // options turns the flags into lab.Options; its errors are usage errors.
 func (o *upOptions) options() (lab.Options, error) {
-	lo := lab.Options{Name: o.name, CC: o.cc, TCPRmem: o.rmem, TCPWmem: o.wmem, Seed: o.seed, Framing: o.framing, Granularity: o.gran}
+	lo := lab.Options{Name: o.name, CC: o.cc, TCPRmem: o.rmem, TCPWmem: o.wmem, Seed: o.seed, Framing: o.framing, Granularity: o.gran, DataPlane: o.plane}
 	if err := lab.CheckName(o.name); err != nil {
 		return lo, usagef("--name: %v", err)
 	}
@@ -135,6 +159,9 @@ func (o *upOptions) options() (lab.Options, error) {
 	default:
 		return lo, usagef("--device %q: use vnet, offload or raw", o.device)
 	}
+	if o.plane != lab.TUNPlane && o.given("device") {
+		return lo, usagef("--device chooses the TUN devices of the tun data plane, and --dataplane %s has none: drop --device", o.plane)
+	}
 	if o.rtPriority < 0 || o.rtPriority > 99 {
 		return lo, usagef("--rt-priority %d: use 1 to 99, or 0 for normal scheduling", o.rtPriority)
 	}
@@ -167,13 +194,12 @@ func (o *upOptions) options() (lab.Options, error) {
 	return lo, nil
 }
 
-func runUp(s *streams, o *upOptions) error {
-	lo, err := o.options()
-	if err != nil {
-		return err
-	}
+// runTestbed runs the testbed (up) or bridge (bridge) of lo, which start
+// builds, until it is stopped: cmdArgs are the command and its arguments,
+// for messages and for the detached copy.
+func runTestbed(s *streams, o *upOptions, lo lab.Options, cmdArgs []string, start func(context.Context, lab.Options) (*lab.Testbed, error)) error {
 	if os.Geteuid() != 0 {
-		return errors.New("up needs root for network namespaces and TUN devices: run it with sudo")
+		return fmt.Errorf("%s needs root for network namespaces, devices and packet sockets: run it with sudo", cmdArgs[0])
 	}
 	for _, w := range append(chainWarnings("up", lo.Up, nil), chainWarnings("down", lo.Down, nil)...) {
 		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
@@ -193,15 +219,35 @@ func runUp(s *streams, o *upOptions) error {
 			fmt.Fprintf(s.err, "wanlab: warning: removing leftovers of earlier runs: %v\n", err)
 		}
 	}
+	if ready == "" && len(lo.Ports[0]) > 0 {
+		// The ports of bridges that were killed are given back first,
+		// and judged as they are then.
+		notes, err := bridgeport.RestoreStale()
+		for _, n := range notes {
+			fmt.Fprintf(s.err, "wanlab: port %s\n", n)
+		}
+		if err != nil {
+			return err
+		}
+		// Refused before anything changes, and before a detached copy
+		// starts, whose refusal could only say it failed.
+		warnings, err := lab.CheckBridge(lo)
+		if err != nil {
+			return err
+		}
+		for _, w := range warnings {
+			fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
+		}
+	}
 	if ready == "" {
 		noteFIFO(s.err, "--pcap", o.pcap, "tshark -i")
 	}
 	if o.detach && ready == "" {
-		return detach(ctx, s, o)
+		return detach(ctx, s, o, cmdArgs)
 	}
 	logger := log.New(s.err, "", log.LstdFlags)
 	lo.Logf = logger.Printf
-	tb, err := lab.Up(ctx, lo)
+	tb, err := start(ctx, lo)
 	switch {
 	case ready == "" && err == nil:
 		out := s.out
@@ -212,7 +258,7 @@ func runUp(s *streams, o *upOptions) error {
 	case ready != "":
 		// The log says the testbed is up before up --detach returns.
 		if err == nil {
-			logger.Printf("testbed %s is up: up %q, down %q", lo.Name, describeChain(lo.Up), describeChain(lo.Down))
+			logger.Printf("%s is up: up %q, down %q", describeTestbed(tb.Info()), describeChain(lo.Up), describeChain(lo.Down))
 		}
 		tellParent(ready, tb, err)
 	}
@@ -220,15 +266,28 @@ func runUp(s *streams, o *upOptions) error {
 		return err
 	}
 	<-tb.Done()
-	logger.Printf("testbed %s: stopping", lo.Name)
+	logger.Printf("%s: stopping", describeTestbed(tb.Info()))
 	cerr := tb.Close()
 	return errors.Join(tb.Err(), cerr)
 }
 
-// readyMsg is what a detached testbed tells the process that started it.
+// describeTestbed names a testbed, or a bridge with its ports, in a
+// message: "testbed lab", "bridge br between eth1 and eth2".
+func describeTestbed(i lab.Info) string {
+	if len(i.Ports) == 2 {
+		return fmt.Sprintf("bridge %s between %s and %s", i.Name, i.Ports[0].IfName, i.Ports[1].IfName)
+	}
+	return "testbed " + i.Name
+}
+
+// readyMsg is what a detached testbed tells the process that started it:
+// its Info, or the Error it failed with, and whether that error was bad
+// input, which changed nothing (a bridge's port taken by another bridge
+// meanwhile).
 type readyMsg struct {
-	Info  *lab.Info `json:"info,omitempty"`
-	Error string    `json:"error,omitempty"`
+	Info     *lab.Info `json:"info,omitempty"`
+	Error    string    `json:"error,omitempty"`
+	BadInput bool      `json:"bad_input,omitempty"`
 }
 
 func tellParent(fd string, tb *lab.Testbed, err error) {
@@ -240,7 +299,7 @@ func tellParent(fd string, tb *lab.Testbed, err error) {
 	defer f.Close()
 	m := readyMsg{}
 	if err != nil {
-		m.Error = err.Error()
+		m.Error, m.BadInput = err.Error(), errors.Is(err, lab.ErrBadInput)
 	} else {
 		i := tb.Info()
 		m.Info = &i
@@ -248,10 +307,11 @@ func tellParent(fd string, tb *lab.Testbed, err error) {
 	json.NewEncoder(f).Encode(m)
 }
 
-// detach starts this command again in a new session with its output in the
-// testbed's log, and waits until that copy reports the testbed ready. If
-// ctx ends first (Ctrl-C), the copy is stopped and removes what it built.
-func detach(ctx context.Context, s *streams, o *upOptions) error {
+// detach starts this command (cmdArgs) again in a new session with its
+// output in the testbed's log, and waits until that copy reports the
+// testbed ready. If ctx ends first (Ctrl-C), the copy is stopped and
+// removes what it built.
+func detach(ctx context.Context, s *streams, o *upOptions, cmdArgs []string) error {
 	if names, _ := lab.Running(); slices.Contains(names, o.name) {
 		return fmt.Errorf("testbed %s is already up; stop it first with `wanlab down %s`", o.name, o.name)
 	}
@@ -259,7 +319,7 @@ func detach(ctx context.Context, s *streams, o *upOptions) error {
 	if err != nil {
 		return err
 	}
-	args := []string{"up"}
+	args := slices.Clone(cmdArgs)
 	for _, f := range o.changed {
 		if f.Name != "detach" {
 			args = append(args, "--"+f.Name+"="+f.Value.String())
@@ -323,6 +383,9 @@ func detach(ctx context.Context, s *streams, o *upOptions) error {
 		// Reported here, so the log holds nothing more: remove it while
 		// this process still holds it.
 		err = errors.New(r.m.Error)
+		if r.m.BadInput {
+			err = usagef("%s", r.m.Error)
+		}
 		cmd.Wait()
 		os.Remove(logPath)
 		return err
@@ -339,17 +402,41 @@ func printReady(w io.Writer, i lab.Info, asJSON, detached bool) {
 		fmt.Fprintf(w, "%s\n", b)
 		return
 	}
-	fmt.Fprintf(w, "testbed %s is up\n", i.Name)
+	fmt.Fprintf(w, "%s is up\n", describeTestbed(i))
+	printMembers(w, i)
+	if len(i.Ports) > 0 {
+		fmt.Fprintf(w, "watch with `wanlab status %s`, change its chains with `wanlab set %s`\n", i.Name, i.Name)
+	} else {
+		fmt.Fprintf(w, "run programs with `wanlab exec %s -- CMD` (@peer is the other host), watch with `wanlab status %s`\n", i.Name, i.Name)
+	}
+	if detached {
+		fmt.Fprintf(w, "stop with `wanlab down %s`; log: %s\n", i.Name, lab.LogPath(i.Name))
+	} else {
+		fmt.Fprintf(w, "stop with Ctrl-C or `wanlab down %s`\n", i.Name)
+	}
+}
+
+// printMembers lists a testbed's hosts (and its router's namespace, on
+// the packet plane) or a bridge's ports, one line each.
+func printMembers(w io.Writer, i lab.Info) {
+	for n, p := range i.Ports {
+		reads := map[int]string{0: "up reads it, down writes it", 1: "down reads it, up writes it"}[n]
+		if p.Err != "" {
+			fmt.Fprintf(w, "  port    %-15s  %s (%s)\n", p.IfName, p.Err, reads)
+			continue
+		}
+		fmt.Fprintf(w, "  port    %-15s  mac %s  mtu %d  promiscuity %d, one held by wanlab's packet socket (%s)\n", p.IfName, p.MAC, p.MTU, p.Promiscuity, reads)
+	}
+	if len(i.Ports) > 0 {
+		return
+	}
 	for _, h := range []struct {
 		role string
 		h    lab.HostInfo
 	}{{"client", i.Client}, {"server", i.Server}} {
 		fmt.Fprintf(w, "  %-6s  netns %-14s  dev %-15s  %s  %s\n", h.role, h.h.NS, h.h.IfName, h.h.Addr4, h.h.Addr6)
 	}
-	fmt.Fprintf(w, "run programs with `wanlab exec %s -- CMD` (@peer is the other host), watch with `wanlab status %s`\n", i.Name, i.Name)
-	if detached {
-		fmt.Fprintf(w, "stop with `wanlab down %s`; log: %s\n", i.Name, lab.LogPath(i.Name))
-	} else {
-		fmt.Fprintf(w, "stop with Ctrl-C or `wanlab down %s`\n", i.Name)
+	if i.RouterNS != "" {
+		fmt.Fprintf(w, "  router  netns %-14s  dev %s, %s (packet sockets)\n", i.RouterNS, i.Client.RouterIf, i.Server.RouterIf)
 	}
 }
