@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -253,7 +252,9 @@ func (n *bridgeNet) bridgeUp(t *testing.T, name string, args ...string) *netns.C
 	if err != nil {
 		t.Fatal(err)
 	}
-	var log lockedBuffer
+	// Read only once the process is waited for: exec's copy into it
+	// has ended then.
+	var log bytes.Buffer
 	cmd.Stderr = &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -389,12 +390,8 @@ func TestCLIBridge(t *testing.T) {
 		st.Up.NonIP == nil || st.Up.NonIP.Frames == 0 || st.Up.Ring.Wait == nil || st.Up.Ring.Wait.N == 0 {
 		t.Errorf("status: dataplane %q, ports %+v, up delivered %d, non-IP %+v, ring %+v", st.DataPlane, st.Ports, st.Up.Counters.Delivered, st.Up.NonIP, st.Up.Ring)
 	}
-	text := mustCLI(t, "status", name)
-	for _, want := range []string{"bridge " + name + " between " + bridgePortA + " and " + bridgePortB, "port    " + bridgePortA, "up (" + bridgePortA + " → " + bridgePortB + "): netem"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("status lacks %q:\n%s", want, text)
-		}
-	}
+	checkHas(t, "status", mustCLI(t, "status", name),
+		"bridge "+name+" between "+bridgePortA+" and "+bridgePortB, "port    "+bridgePortA, "up ("+bridgePortA+" → "+bridgePortB+"): netem")
 	if _, errOut, code := cli(t, "exec", name, "--", "true"); code != 1 || !strings.Contains(errOut, "a bridge between "+bridgePortA+" and "+bridgePortB) {
 		t.Errorf("exec on a bridge: exit %d, %q; want 1, saying it has no hosts", code, errOut)
 	}
@@ -441,22 +438,4 @@ func TestCLIBridge(t *testing.T) {
 	}
 	n.portsAsBefore(t, "SIGKILL, a new bridge and SIGTERM", before)
 	noTestbed(t, name)
-}
-
-// lockedBuffer is a buffer a process writes while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -165,16 +165,11 @@ func TestPrintStatusOfPacketPlaneAndBridge(t *testing.T) {
 	st.Up.Ring.Wait = &router.Lateness{N: 4, P50Ns: 2000, P99Ns: 90000, MaxNs: 100000}
 	var b strings.Builder
 	printStatus(&b, st)
-	for _, want := range []string{
+	checkHas(t, "status", b.String(),
 		"testbed lab: owner pid 42, up 0s, cc cubic, seed 0, dataplane packet, framing",
 		"  router  netns wl-lab-r        dev wl-lab-rc, wl-lab-rs (packet sockets)\n",
 		"ring at wl-lab-rc: dropped 0; wait µs (kernel's arrival to read) p50 2.0 p99 90.0 max 100.0\n",
-		"ring at wl-lab-rs: dropped 0\n",
-	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("status lacks %q:\n%s", want, b.String())
-		}
-	}
+		"ring at wl-lab-rs: dropped 0\n")
 
 	br := lab.Status{Info: lab.Info{Name: "br", Ports: []lab.PortInfo{
 		{IfName: "eth1", MAC: "02:00:00:00:00:01", MTU: 1500, Promiscuity: 1},
@@ -183,20 +178,25 @@ func TestPrintStatusOfPacketPlaneAndBridge(t *testing.T) {
 	br.Down.NonIP = &router.NonIPSnapshot{Frames: 3, Bytes: 180}
 	b.Reset()
 	printStatus(&b, br)
-	for _, want := range []string{
+	checkHas(t, "a bridge's status", b.String(),
 		"bridge br between eth1 and eth2: owner pid 7, up 0s, seed 0, dataplane packet, framing",
 		"  port    eth1             mac 02:00:00:00:00:01  mtu 1500  promiscuity 1, one held by wanlab's packet socket (up reads it, down writes it)\n",
 		"  port    eth2             no such device (down reads it, up writes it)\n",
 		"up (eth1 → eth2): direct (no qdisc)",
 		"ring at eth2: dropped 0",
-		"frames that are not IP (ARP, ...), crossed unshaped: 3, 180 bytes, refused 0\n",
-	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("bridge status lacks %q:\n%s", want, b.String())
-		}
-	}
+		"frames that are not IP (ARP, ...), crossed unshaped: 3, 180 bytes, refused 0\n")
 	if strings.Contains(b.String(), "cc ") || strings.Contains(b.String(), "client") {
 		t.Errorf("a bridge's status names hosts:\n%s", b.String())
+	}
+}
+
+// checkHas reports each of want that got, what's output, lacks.
+func checkHas(t *testing.T, what, got string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, got)
+		}
 	}
 }
 
