@@ -29,6 +29,8 @@ func TestTestbedCommandUsageErrors(t *testing.T) {
 		{[]string{"up", "--cc", "no_such_cc"}, "--cc"},
 		{[]string{"up", "extra"}, "unknown command"},
 		{[]string{"up", "--dataplane", "xdp"}, `data plane "xdp" is unknown: use tun or packet`},
+		{[]string{"up", "--trace-up", "/nonexistent/wl.trace"}, "--trace-up: "},
+		{[]string{"bridge", "wl-a", "wl-b", "--trace-down", "/nonexistent/wl.trace"}, "--trace-down: "},
 		{[]string{"up", "--dataplane", "packet", "--device", "raw"}, "--device chooses the TUN devices of the tun data plane, and --dataplane packet has none"},
 		// A bridge's hosts are the machines on its ports.
 		{[]string{"bridge", "wl-a"}, "accepts 2 arg(s)"},

@@ -20,7 +20,9 @@ import (
 
 	"wanlab/bridgeport"
 	"wanlab/internal/outfile"
+	"wanlab/internal/tracefile"
 	"wanlab/lab"
+	"wanlab/link"
 	"wanlab/qdisc"
 	"wanlab/tun"
 )
@@ -37,6 +39,8 @@ const detachTimeout = 60 * time.Second
 type upOptions struct {
 	name       string
 	path       pathFlags
+	traceUp    string
+	traceDown  string
 	cc         string
 	pcap       string
 	rmem       string
@@ -102,6 +106,8 @@ router with 'wanlab status'; change a chain with 'wanlab set'.`,
 func (o *upOptions) register(fs *pflag.FlagSet, name string) {
 	fs.StringVar(&o.name, "name", name, "testbed name: namespaces wl-NAME-c and wl-NAME-s, and wl-NAME-r on the packet plane (a-z, 0-9, '-', '_'; at most 32 bytes)")
 	o.path.register(fs)
+	fs.StringVar(&o.traceUp, "trace-up", "", "mahimahi trace file limiting the up direction's capacity, as wanlab run --trace-up")
+	fs.StringVar(&o.traceDown, "trace-down", "", "mahimahi trace file limiting the down direction's capacity")
 	fs.StringVar(&o.cc, "cc", "", "TCP congestion control of both hosts (reno, cubic, bbr, ...; default: the kernel's)")
 	fs.StringVar(&o.pcap, "pcap", "", "write every packet the router forwards, both directions, to this pcap file (- for stdout; a FIFO, for a live reader such as tshark -i FIFO, is opened first and up waits for its reader; if writing it fails, the testbed goes on without it, status and the log say why, and up exits 1 at the end)")
 	fs.StringVar(&o.rmem, "tcp-rmem", "", `net.ipv4.tcp_rmem of both hosts, e.g. "4096 131072 33554432"`)
@@ -131,6 +137,17 @@ func (o *upOptions) options() (lab.Options, error) {
 	var err error
 	if lo.Up, lo.Down, err = o.path.labChains(); err != nil {
 		return lo, err
+	}
+	for _, tr := range []struct {
+		flag, path string
+		to         **link.Trace
+	}{{"--trace-up", o.traceUp, &lo.UpTrace}, {"--trace-down", o.traceDown, &lo.DownTrace}} {
+		if tr.path == "" {
+			continue
+		}
+		if *tr.to, err = tracefile.Load(tr.path); err != nil {
+			return lo, usagef("%s: %v", tr.flag, err)
+		}
 	}
 	for _, m := range []struct{ flag, val string }{{"--tcp-rmem", o.rmem}, {"--tcp-wmem", o.wmem}} {
 		if m.val == "" {
