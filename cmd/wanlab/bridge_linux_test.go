@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -360,13 +362,6 @@ func TestCLIBridge(t *testing.T) {
 	n.portsAsBefore(t, "a refused bridge after a killed one", before)
 	noTestbed(t, name+"x") // the killed bridge's record, removed as a dead owner's
 
-	// TCP through a token bucket, the kernel's on a Linux bridge and then
-	// wanlab's, on the same veths: the goodput within 1 %.
-	tbf := "tbf rate 100mbit burst 32k latency 50ms"
-	cfg := cal.Config{Chain: tbf, Duration: 3 * time.Second, Warmup: time.Second}
-	kernel := n.measureKernel(t, cfg)
-	n.portsAsBefore(t, "the kernel's bridge taken away", before)
-
 	out, errOut, code := cliForIn(t, time.Minute, n.c, "bridge", bridgePortA, bridgePortB, "--name", name, "--up", "netem delay 10ms", "--down", "netem delay 10ms", "-d", "--json")
 	if code != 0 {
 		t.Fatalf("bridge -d: exit %d\n%s", code, errOut)
@@ -396,23 +391,47 @@ func TestCLIBridge(t *testing.T) {
 		t.Errorf("exec on a bridge: exit %d, %q; want 1, saying it has no hosts", code, errOut)
 	}
 
-	mustCLI(t, "set", name, "--up", tbf, "--down", "")
-	roottest.Twice(t, "TCP through tbf against the kernel's", func(r roottest.Reporter) {
-		m, err := cal.Measure(context.Background(), wanlabBridge{n, name}, cal.TCP, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ratio := m.GoodputBps / kernel.GoodputBps
-		r.Logf("TCP through %q for %v: the kernel's bridge %.3f Mbit/s, wanlab bridge %.3f Mbit/s (ratio %.4f), retransmits %d and %d",
-			tbf, cfg.Duration, kernel.GoodputBps/1e6, m.GoodputBps/1e6, ratio, kernel.Retransmits, m.Retransmits)
-		if ratio < 0.99 || ratio > 1.01 {
-			r.Errorf("wanlab bridge's goodput is %.4f of the kernel's tbf on the same veths, want within 1 %%", ratio)
-		}
-	})
+	mustCLI(t, "set", name, "--down", "")
+	if st, err := lab.GetStatus(name, 1); err != nil || st.Down.Chain != "" || !strings.Contains(st.Up.Chain, "delay 10ms") {
+		t.Errorf("after set --down \"\": up %q, down %q (%v); want the netem up, nothing down", st.Up.Chain, st.Down.Chain, err)
+	}
 
 	// Down, from another namespace (this test's): the ports as before.
 	mustCLI(t, "down", name)
 	n.portsAsBefore(t, "down", before)
+	noTestbed(t, name)
+
+	// TCP through a token bucket, the kernel's on a Linux bridge and
+	// wanlab's, on the same veths: the goodput within 1 % when the router
+	// had the CPU it needed (its verdict faithful). Where the machine did
+	// not give it that, the comparison measures the machine, and is held
+	// to 5 % only, saying so.
+	tbf := "tbf rate 100mbit burst 32k latency 50ms"
+	cfg := cal.Config{Chain: tbf, Duration: 3 * time.Second, Warmup: time.Second}
+	roottest.Twice(t, "TCP through tbf against the kernel's", func(r roottest.Reporter) {
+		kernel := n.measureKernel(t, cfg)
+		if _, errOut, code := cliForIn(t, time.Minute, n.c, "bridge", bridgePortA, bridgePortB, "--name", name, "--up", tbf, "-d"); code != 0 {
+			t.Fatalf("bridge -d --up %q: exit %d\n%s", tbf, code, errOut)
+		}
+		m, err := cal.Measure(context.Background(), wanlabBridge{n, name}, cal.TCP, cfg)
+		st, serr := lab.GetStatus(name, 0)
+		mustCLI(t, "down", name)
+		if err != nil || serr != nil {
+			t.Fatal(errors.Join(err, serr))
+		}
+		ratio := m.GoodputBps / kernel.GoodputBps
+		r.Logf("TCP through %q for %v: the kernel's bridge %.3f Mbit/s, wanlab bridge %.3f Mbit/s (ratio %.4f), retransmits %d and %d",
+			tbf, cfg.Duration, kernel.GoodputBps/1e6, m.GoodputBps/1e6, ratio, kernel.Retransmits, m.Retransmits)
+		tol := 0.01
+		if v := st.Up.Verdict; v == nil || !v.Faithful {
+			tol = 0.05
+			r.Logf("the router's verdict on the up direction: %+v; the machine did not give the router the CPU it needed, so the comparison is held to %g %% only", v, 100*tol)
+		}
+		if math.Abs(ratio-1) > tol {
+			r.Errorf("wanlab bridge's goodput is %.4f of the kernel's tbf on the same veths, want within %g %%", ratio, 100*tol)
+		}
+	})
+	n.portsAsBefore(t, "the TCP comparison", before)
 	noTestbed(t, name)
 
 	// SIGKILL, then down where the bridge ran.
