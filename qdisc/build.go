@@ -121,7 +121,7 @@ func Build(specs []Spec, env *Env) (Qdisc, error) {
 	if env == nil {
 		return nil, fmt.Errorf("nil Env")
 	}
-	root, err := build(specs, env, 0)
+	root, err := build(specs, env, env.Seed, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +130,11 @@ func Build(specs []Spec, env *Env) (Qdisc, error) {
 }
 
 // build makes the tree of specs as positions first, first+1, ... of a
-// chain, without touching env.Root.
-func build(specs []Spec, env *Env, first int) (Qdisc, error) {
+// chain whose positions draw from seed (the discipline at position k from
+// PositionSeed(seed, k)), without touching env.Root. A device's chain
+// draws from Env.Seed; the chain under a class of a classful qdisc will
+// draw from a seed of its own.
+func build(specs []Spec, env *Env, seed uint64, first int) (Qdisc, error) {
 	for i, s := range specs {
 		if s == nil {
 			return nil, fmt.Errorf("qdisc %d of the chain is missing", first+i+1)
@@ -149,7 +152,7 @@ func build(specs []Spec, env *Env, first int) (Qdisc, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown qdisc %q", specs[i].Kind())
 		}
-		q, err := c.build(specs[i], env, child, PositionSeed(env.Seed, first+i))
+		q, err := c.build(specs[i], env, child, PositionSeed(seed, first+i))
 		if err != nil {
 			return nil, err
 		}
