@@ -38,6 +38,8 @@ var kinds = []kind{
 	{"codel", parseCoDel, formatAs(formatCoDel)},
 	{"fq_codel", parseFQCoDel, formatAs(formatFQCoDel)},
 	{"pie", parsePIE, formatAs(formatPIE)},
+	{"htb", parseHTB, formatAs(formatHTB)},
+	{"prio", parsePrio, formatAs(formatPrio)},
 }
 
 // lookup returns the row of the kind named name.
@@ -172,7 +174,7 @@ func parseElem(words []string, opt Options) (qdisc.Spec, error) {
 
 // unsupported are tc qdiscs that wanlab does not emulate (yet).
 var unsupported = map[string]bool{
-	"cake": true, "htb": true, "hfsc": true, "prio": true, "sfq": true, "fq": true, "fq_pie": true,
+	"cake": true, "hfsc": true, "sfq": true, "fq": true, "fq_pie": true,
 	"red": true, "choke": true, "sfb": true, "drr": true, "ets": true, "qfq": true, "cbs": true,
 	"etf": true, "taprio": true, "mqprio": true, "multiq": true, "mq": true, "hhf": true, "gred": true,
 	"plug": true, "skbprio": true, "cbq": true, "dsmark": true, "atm": true, "dualpi2": true,
@@ -237,7 +239,7 @@ func stripCommand(w []string) ([]string, error) {
 		// the ingress_block prefix.
 		switch o := w[0]; {
 		case o == "ingress" || o == "clsact":
-			return nil, failf("", o, "%q: %s is not a queueing discipline; wanlab shapes with netem, tbf, fifos, codel, fq_codel and pie", line, o)
+			return nil, failf("", o, "%q: %s is not a queueing discipline; wanlab shapes with netem, tbf, fifos, codel, fq_codel, pie, htb and prio", line, o)
 		case o == "dev" || o == "handle" || o == "parent" || matches(o, "ingress_block") || matches(o, "egress_block"):
 			if len(w) < 2 {
 				return nil, failf("", o, "%q: %q needs a value", line, o)
