@@ -105,3 +105,55 @@ func TestHTBSharesExcess(t *testing.T) {
 		})
 	}
 }
+
+// TestHTBBorrowsLevelByLevel checks borrowing through two levels: 1:1
+// (10 Mbit/s) over 1:10 (5 Mbit/s, ceil 10) and 1:20 (2, ceil 2); 1:10
+// over 1:11 and 1:12 (1 Mbit/s each, ceil 10). Saturating flows into
+// 1:11, 1:12 and 1:20. From sch_htb.c's rules:
+//
+//   - 1:20 sends its 2 Mbit/s at level 0 and, its ceil its rate, never
+//     borrows; 1:11 and 1:12 send 1 each at level 0.
+//   - 1:10, at level 6, lends what of its 5 its leaves' own sends leave:
+//     3 Mbit/s, by DRR over its feed with equal quanta (12500 bytes):
+//     1.5 each.
+//   - 1:1, at level 7, lends what of its 10 the rest leaves: 10 - 2 - 5
+//     = 3, to 1:10 (over its rate, under its ceil), whose leaves borrow
+//     through it by DRR at level 7: 1.5 each.
+//
+// So 1:11 and 1:12 get 4 Mbit/s each and 1:20 2. (A ceil near a leaf's
+// share changes the split more than its rate suggests: with tc's default
+// cburst, a packet's worth, a leaf that reaches its ceil in the middle
+// of its DRR turn leaves the feed, and the turn moves on to its sibling;
+// with 1:12's ceil at 5, it gets 2.8 and 1:11 5.2.)
+func TestHTBBorrowsLevelByLevel(t *testing.T) {
+	id := func(m uint16) qdisc.ClassID { return qdisc.MakeClassID(1, m) }
+	c := qdisc.HTBConfig{Handle: 1, Classes: []qdisc.HTBClass{
+		{ID: id(1), Rate: mbit(10)},
+		{ID: id(0x10), Parent: id(1), Rate: mbit(5), Ceil: mbit(10)},
+		{ID: id(0x20), Parent: id(1), Rate: mbit(2)},
+		{ID: id(0x11), Parent: id(0x10), Rate: mbit(1), Ceil: mbit(10)},
+		{ID: id(0x12), Parent: id(0x10), Rate: mbit(1), Ceil: mbit(10)},
+	}}
+	for i, to := range []uint16{0x11, 0x12, 0x20} {
+		f := qdisc.Filter{Prio: 1, Protocol: qdisc.ProtocolIP, ClassID: id(to)}
+		if err := f.MatchField("ip", "dsfield", uint32(threeTOS[i]), 0xfc); err != nil {
+			t.Fatal(err)
+		}
+		c.Filters = append(c.Filters, f)
+	}
+	cfg := Config{Up: link.Config{Chain: []qdisc.Spec{c}}, Duration: 10 * time.Second}
+	for _, tos := range threeTOS {
+		cfg.Flows = append(cfg.Flows, CBR{Rate: mbit(12), Size: 1500, TOS: tos})
+	}
+	res, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{4, 4, 2} {
+		got := res.Flows[i].ThroughputBps / 1e6
+		t.Logf("flow %d: %.4f Mbit/s", i, got)
+		if math.Abs(got-want) > 0.02*want {
+			t.Errorf("flow %d: %.3f Mbit/s, want %.3f within 2%%", i, got, want)
+		}
+	}
+}
