@@ -93,9 +93,19 @@ func Parse(s string, opt Options) (qdisc.Spec, error) {
 // newlines separate elements as ";" does, a backslash at the end of a line
 // continues it, and "#" starts a comment. An empty chain is nil, nil.
 // Errors are *Error with Index set to the offending element.
+//
+// A chain may also be a tree, given as the tc lines that make it on one
+// device (any name): tc class and tc filter lines, or an htb or prio
+// qdisc with others after it, make the text a script (ParseScript),
+// applied to the device from nothing as the kernel would; its errors are
+// *ScriptError. FormatChain writes a tree so.
 func ParseChain(s string, opt Options) ([]qdisc.Spec, error) {
+	elems := split(s)
+	if isScript(elems) {
+		return parseChainScript(s, opt)
+	}
 	var specs []qdisc.Spec
-	for i, e := range split(s) {
+	for i, e := range elems {
 		spec, err := parseElem(e, opt)
 		if err != nil {
 			if te, ok := err.(*Error); ok {
@@ -130,7 +140,12 @@ func Format(s qdisc.Spec) string {
 }
 
 // FormatChain prints a chain as ParseChain reads it, joined with "; ".
+// A chain with a tree (HasTree) prints as the tc lines that make it on a
+// device called DEV (FormatScript), joined with "; ".
 func FormatChain(specs []qdisc.Spec) string {
+	if HasTree(specs) {
+		return strings.Join(FormatScript(specs, scriptDevice), "; ")
+	}
 	parts := make([]string, len(specs))
 	for i, s := range specs {
 		parts[i] = Format(s)
