@@ -140,3 +140,41 @@ func showPrio(c qdisc.PrioConfig) string {
 	}
 	return fmt.Sprintf("bands %d priomap %s", bands, strings.Trim(fmt.Sprint(m), "[]"))
 }
+
+// ClassRecord is a class as wanlab's snapshots and results files record
+// it: its place and options as tc prints them ("1:10", "root", "10:",
+// "htb rate 1Mbit ..."), its level, and its counters.
+type ClassRecord struct {
+	Kind, ClassID, Parent, Leaf, Options string
+	Level                                int
+	Stats                                qdisc.Stats
+	Lends, Borrows                       uint64
+	Tokens, CTokens                      time.Duration
+}
+
+// ShowClassRecord prints c as `tc -s class show` does (ShowClass, then
+// ShowClassStats for an htb class or a prio band, whose counters tc
+// shows; netem's and tbf's class have none), ending in an empty line.
+func ShowClassRecord(c ClassRecord) string {
+	line := ClassLine{Kind: c.Kind, Root: c.Parent == "root"}
+	line.ID, _ = ParseClassID(c.ClassID)
+	if !line.Root {
+		line.Parent, _ = ParseClassID(c.Parent)
+	}
+	if c.Leaf != "" {
+		line.Leaf, _ = ParseClassID(c.Leaf)
+	}
+	s := ""
+	switch c.Kind {
+	case "htb":
+		if h, err := ParseHTBClass(c.Options, Options{}); err == nil {
+			line.HTB, line.Level = &h, c.Level
+		}
+		s = ShowClass(line) + "\n" + ShowClassStats(c.Stats, &HTBXStats{Lends: c.Lends, Borrows: c.Borrows, Tokens: c.Tokens, CTokens: c.CTokens})
+	case "prio":
+		s = ShowClass(line) + "\n" + ShowClassStats(c.Stats, nil)
+	default:
+		s = ShowClass(line) + "\n"
+	}
+	return s + "\n"
+}

@@ -1,6 +1,8 @@
 package tcspec
 
 import (
+	"slices"
+
 	"wanlab/qdisc"
 )
 
@@ -14,6 +16,11 @@ type Placed struct {
 	// Parent is the class it hangs on; Root says it is the device's root.
 	Parent qdisc.ClassID
 	Root   bool
+	// Hidden says it is a default tc does not list (tbf's own bfifo, the
+	// kernel's pfifo on a class without a qdisc of its own), whose
+	// counts the kernel adds to Owner's, the qdisc it serves.
+	Hidden bool
+	Owner  qdisc.Qdisc
 }
 
 // PlacedClass is one class of a device's tree as `tc -s class show`
@@ -40,9 +47,35 @@ type PlacedClass struct {
 
 // Layout walks the tree root heads (nil for none), as a router runs it,
 // and returns its qdiscs in the order tc's lines make them (FormatScript)
-// with the handles those lines give, leaving out the defaults tc does not
-// list (tbf's bfifo, the default pfifo of a class), and its classes.
+// with the handles those lines give, then the defaults tc does not list
+// (tbf's bfifo, the default pfifo of a class; Hidden), and its classes.
 func Layout(root qdisc.Qdisc) ([]Placed, []PlacedClass) {
+	qs, cs := layout(root)
+	var hidden []Placed
+	for _, p := range qs {
+		switch x := p.Qdisc.(type) {
+		case *qdisc.TBF:
+			if c := x.Child(); c != nil && !slices.ContainsFunc(qs, func(o Placed) bool { return o.Qdisc == c }) {
+				hidden = append(hidden, Placed{Qdisc: c, Hidden: true, Owner: x})
+			}
+		case *qdisc.HTB:
+			for _, ci := range x.Classes() {
+				if ci.DefaultLeaf {
+					hidden = append(hidden, Placed{Qdisc: ci.Leaf, Hidden: true, Owner: x})
+				}
+			}
+		case *qdisc.Prio:
+			for _, b := range x.Bands() {
+				if b.DefaultLeaf {
+					hidden = append(hidden, Placed{Qdisc: b.Leaf, Hidden: true, Owner: x})
+				}
+			}
+		}
+	}
+	return append(qs, hidden...), cs
+}
+
+func layout(root qdisc.Qdisc) ([]Placed, []PlacedClass) {
 	var chain []qdisc.Spec
 	for _, q := range qdisc.Positions(root) {
 		chain = append(chain, q.Config())

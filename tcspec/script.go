@@ -346,7 +346,7 @@ func (cmd *tcCmd) common(a *args, w string) (bool, error) {
 			cmd.root = true
 			return true, nil
 		}
-		id, err := parseClassID(v)
+		id, err := ParseClassID(v)
 		if err != nil {
 			return true, a.bad(w, v, err)
 		}
@@ -434,7 +434,7 @@ func (cmd *tcCmd) classArgs(a *args, opt Options) error {
 			if cmd.classid != 0 {
 				return a.fail(w, "\"classid\" given twice: give it once")
 			}
-			id, err := parseClassID(v)
+			id, err := ParseClassID(v)
 			if err != nil {
 				return a.bad(w, v, err)
 			}

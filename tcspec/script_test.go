@@ -301,6 +301,9 @@ tc qdisc add dev d0 parent 10:1 handle 11: bfifo limit 5000`, nil)
 	qs, cs := Layout(root)
 	var b strings.Builder
 	for _, q := range qs {
+		if q.Hidden {
+			continue
+		}
 		at := Placement{Handle: q.Handle.String(), Parent: "root"}
 		if !q.Root {
 			at.Parent = q.Parent.String()

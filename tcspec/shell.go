@@ -177,6 +177,14 @@ type word struct {
 // and says whether another follows on the line.
 func (l *lexer) command() (shellCmd, bool, error) {
 	c := shellCmd{line: l.line, nth: l.nth}
+	// The shell's control flow, before any of its words is expanded.
+	first := strings.TrimLeft(l.s[l.i:], " \t")
+	if end := strings.IndexAny(first, " \t;"); end >= 0 {
+		first = first[:end]
+	}
+	if shellWords[first] {
+		return c, false, l.fail("%q: wanlab reads a script's tc lines, not shell control flow (%s): keep the tc lines that run, e.g. those of a start branch", strings.TrimSpace(l.s), first)
+	}
 	var w word
 	flush := func() {
 		if w.started {
@@ -448,7 +456,7 @@ func (l *lexer) operator(c *shellCmd) (bool, error) {
 		target, full, k = l.s[m:n], op+l.s[m:n], n
 	}
 	if strings.ContainsAny(op, "<|") || !devNull.MatchString(full) {
-		return false, l.fail("%q: wanlab reads tc lines only, with no pipes, files or subshells (%s); keep the tc command, and silence it with 2>/dev/null if it may fail", strings.TrimSpace(l.s), full)
+		return false, l.fail("%q: wanlab reads tc lines only, with no pipes, files, subshells or commands chained with && (%s); keep the tc command, and silence it with 2>/dev/null if it may fail", strings.TrimSpace(l.s), full)
 	}
 	l.i = k
 	return true, nil

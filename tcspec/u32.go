@@ -30,7 +30,7 @@ func parseU32(a *args, f *qdisc.Filter) error {
 			if err != nil {
 				return err
 			}
-			id, err := parseClassID(v)
+			id, err := ParseClassID(v)
 			if err != nil {
 				return a.bad(w, v, err)
 			}
@@ -331,7 +331,7 @@ func matchPrefix(a *args, f *qdisc.Filter, what string, dst, v6 bool) error {
 // parseClassID reads a class handle as get_tc_classid does: MAJ:MIN in
 // hex, MAJ: (minor 0), :MIN (major 0), or a bare hex number, which is the
 // whole 32-bit handle.
-func parseClassID(s string) (qdisc.ClassID, error) {
+func ParseClassID(s string) (qdisc.ClassID, error) {
 	maj, min, colon := strings.Cut(s, ":")
 	if !colon {
 		n, err := getUint(s, 16, 1<<32-1)
