@@ -21,6 +21,7 @@ import (
 	"wanlab/internal/outfile"
 	"wanlab/lab"
 	"wanlab/qdisc"
+	"wanlab/tcspec"
 	"wanlab/tun"
 )
 
@@ -105,7 +106,7 @@ func (o *upOptions) options() (lab.Options, error) {
 		return lo, usagef("--name: %v", err)
 	}
 	var err error
-	if lo.Up, lo.Down, err = o.path.labChains(); err != nil {
+	if lo.Up, lo.Down, err = o.path.labChains(&qdisc.Env{Framing: o.framing}); err != nil {
 		return lo, err
 	}
 	for _, m := range []struct{ flag, val string }{{"--tcp-rmem", o.rmem}, {"--tcp-wmem", o.wmem}} {
@@ -212,7 +213,7 @@ func runUp(s *streams, o *upOptions) error {
 	case ready != "":
 		// The log says the testbed is up before up --detach returns.
 		if err == nil {
-			logger.Printf("testbed %s is up: up %q, down %q", lo.Name, describeChain(lo.Up), describeChain(lo.Down))
+			logger.Printf("testbed %s is up: up %q, down %q", lo.Name, tcspec.FormatChain(lo.Up), tcspec.FormatChain(lo.Down))
 		}
 		tellParent(ready, tb, err)
 	}
