@@ -75,16 +75,9 @@ func ReadScripts(o *Options, tc tcspec.Options) (Scripts, error) {
 			return s, bad(strings.ReplaceAll(strings.TrimPrefix(c.flag, "--"), "-", "_"), "--script with %s and %s both give the path of one direction: give one of them", c.flag, c.other)
 		}
 	}
-	vars := map[string]string{}
-	for _, kv := range o.ScriptVars {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" || strings.ContainsAny(k, " \t$={}") {
-			return s, bad("set", "--set %q: give NAME=VALUE, e.g. --set RATE=10mbit", kv)
-		}
-		if _, dup := vars[k]; dup {
-			return s, bad("set", "--set %s is given twice: give it once", k)
-		}
-		vars[k] = v
+	vars, err := ScriptVars(o.ScriptVars)
+	if err != nil {
+		return s, err
 	}
 	if len(o.ScriptVars) > 0 && o.UpScript == "" && o.DownScript == "" && o.Script == "" {
 		return s, bad("set", "--set gives values to the variables of the path's scripts, and none is given: give --up-script, --down-script or --script, or drop --set")
@@ -109,7 +102,6 @@ func ReadScripts(o *Options, tc tcspec.Options) (Scripts, error) {
 		}
 		return sc, nil
 	}
-	var err error
 	if o.UpScript != "" {
 		if s.Up, err = read("up_script", o.UpScript); err != nil {
 			return s, err
@@ -150,6 +142,23 @@ func ReadScripts(o *Options, tc tcspec.Options) (Scripts, error) {
 		}
 	}
 	return s, nil
+}
+
+// ScriptVars reads --set's NAME=VALUE pairs into the scripts' variables;
+// its error is a *BadOption of --set.
+func ScriptVars(pairs []string) (map[string]string, error) {
+	vars := map[string]string{}
+	for _, kv := range pairs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || strings.ContainsAny(k, " \t$={}") {
+			return nil, bad("set", "--set %q: give NAME=VALUE, e.g. --set RATE=10mbit", kv)
+		}
+		if _, dup := vars[k]; dup {
+			return nil, bad("set", "--set %s is given twice: give it once", k)
+		}
+		vars[k] = v
+	}
+	return vars, nil
 }
 
 // Chains applies each direction's script to a device without qdiscs of
