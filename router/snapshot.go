@@ -54,7 +54,8 @@ type DirSnapshot struct {
 	Qdiscs []QdiscSnapshot `json:"qdiscs"`
 	// Classes are the tree's classes (htb's, prio's bands, the class a
 	// netem's or tbf's child hangs on), in the order tc's lines make
-	// them; none for a chain without classes.
+	// them, for a tree with htb or prio; none for a chain of netem, tbf
+	// and the classless disciplines.
 	Classes []ClassSnapshot `json:"classes,omitempty"`
 	// Counters: what entered, left and was dropped (by reason), marked,
 	// duplicated and reordered, and the delay. Reordered counts delivered
@@ -419,7 +420,7 @@ func (l *loop) snap() DirSnapshot {
 		}
 		s.Qdiscs = append(s.Qdiscs, qs)
 	}
-	if len(l.placed) > 0 {
+	if tcspec.HasTree(l.chain) {
 		_, classes := tcspec.Layout(l.dir.Root())
 		for _, c := range classes {
 			s.Classes = append(s.Classes, classSnapshot(c))
