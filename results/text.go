@@ -265,9 +265,9 @@ func writeRouter(ew *errwriter.Writer, rep *RouterReport) {
 	}
 	ew.Printf("\nRouter (%s):\n", where)
 	for _, d := range rep.Directions {
-		ew.Printf(" %-4s %s\n", d.Name, orNone(d.ChainStart))
+		ew.Printf(" %-4s %s\n", d.Name, chainLines(d.ChainStart))
 		if d.ChainEnd != d.ChainStart {
-			ew.Printf("      at the end: %s\n", orNone(d.ChainEnd))
+			ew.Printf("      at the end: %s\n", chainLines(d.ChainEnd))
 		}
 		rate := "unlimited"
 		if d.ConfiguredRateBps > 0 {
@@ -328,6 +328,15 @@ func writeTree(ew *errwriter.Writer, d DirectionReport) {
 			ew.Printf("%s\n", strings.TrimRight(line, " \n"))
 		}
 	}
+}
+
+// chainLines writes a chain on one line, or a tree (the tc lines that
+// make it, joined with "; ") one tc line a line under it.
+func chainLines(chain string) string {
+	if !strings.HasPrefix(chain, "tc ") {
+		return orNone(chain)
+	}
+	return "tree of tc lines:\n        " + strings.Join(strings.Split(chain, "; "), "\n        ")
 }
 
 // orNone names an empty chain.
