@@ -23,20 +23,13 @@ func TestTBFAgreesWithKernel(t *testing.T) {
 	roottest.NeedRoot(t)
 	cfg := Config{Chain: "tbf rate 10mbit burst 32k latency 50ms", Duration: 10 * time.Second, Name: "calt"}
 	roottest.Twice(t, "tbf against the kernel", func(r roottest.Reporter) {
-		var log strings.Builder
-		ms, err := Run(context.Background(), cfg, &log)
-		r.Logf("%s", log.String())
-		if err != nil {
-			r.Errorf("%v", err)
+		ms, rows, ok := runAndCompare(r, cfg)
+		if !ok {
 			return
 		}
-		rows := Compare(ms)
 		if len(rows) != 6 {
 			r.Errorf("%d rows, want 6 (tcp and udp: goodput, delay, drops)", len(rows))
 		}
-		var table strings.Builder
-		PrintRows(&table, rows)
-		r.Logf("\n%s", table.String())
 		for _, row := range rows {
 			if row.Kernel == 0 && row.Metric != Drops {
 				r.Errorf("%s %s: the kernel side measured nothing", row.Test, row.Metric)
@@ -61,23 +54,16 @@ func TestTBFAgreesWithKernel(t *testing.T) {
 // excess by quantum (1.67, 3.33 and 5 Mbit/s of frames) from the start.
 func TestHTBTreeAgreesWithKernel(t *testing.T) {
 	roottest.NeedRoot(t)
-	script, err := os.ReadFile("testdata/dscp3.sh")
+	script, err := os.ReadFile("../examples/dscp3.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := Config{Script: string(script), Duration: 4 * time.Second, Warmup: time.Second, Name: "calh"}
 	roottest.Twice(t, "an htb tree against the kernel", func(r roottest.Reporter) {
-		var log strings.Builder
-		ms, err := Run(context.Background(), cfg, &log)
-		r.Logf("%s", log.String())
-		if err != nil {
-			r.Errorf("%v", err)
+		ms, rows, ok := runAndCompare(r, cfg)
+		if !ok {
 			return
 		}
-		rows := Compare(ms)
-		var table strings.Builder
-		PrintRows(&table, rows)
-		r.Logf("\n%s", table.String())
 		if len(rows) != 6 {
 			r.Errorf("%d rows, want 6 (goodput and drops of 1:10, 1:20, 1:30)", len(rows))
 		}
@@ -103,4 +89,21 @@ func TestHTBTreeAgreesWithKernel(t *testing.T) {
 			}
 		}
 	})
+}
+
+// runAndCompare runs cfg on both engines and compares them, logging the
+// progress and the table; ok is false when the run failed.
+func runAndCompare(r roottest.Reporter, cfg Config) ([]Measurement, []Row, bool) {
+	var log strings.Builder
+	ms, err := Run(context.Background(), cfg, &log)
+	r.Logf("%s", log.String())
+	if err != nil {
+		r.Errorf("%v", err)
+		return nil, nil, false
+	}
+	rows := Compare(ms)
+	var table strings.Builder
+	PrintRows(&table, rows)
+	r.Logf("\n%s", table.String())
+	return ms, rows, true
 }

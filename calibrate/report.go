@@ -154,14 +154,9 @@ func Compare(ms []Measurement) []Row {
 					w = append(w, metric.get(m))
 				}
 			}
-			if len(k) == 0 || len(w) == 0 {
-				continue
+			if r, ok := newRow(Row{Test: t, Metric: metric.m, Unit: metric.unit, Tolerance: Tolerance(metric.m)}, k, w); ok {
+				rows = append(rows, r)
 			}
-			r := Row{Test: t, Metric: metric.m, Unit: metric.unit,
-				Kernel: mean(k), Wanlab: mean(w), KernelSpread: spread(k), WanlabSpread: spread(w)}
-			r.Ratio, r.Tolerance = ratio(r.Wanlab, r.Kernel), Tolerance(metric.m)
-			r.Within = Within(metric.m, r.Kernel, r.Wanlab)
-			rows = append(rows, r)
 		}
 	}
 	return rows
@@ -201,17 +196,25 @@ func classRows(ms []Measurement) []Row {
 					}
 				}
 			}
-			if len(k) == 0 || len(w) == 0 {
-				continue
+			if r, ok := newRow(Row{Test: Tree, Metric: metric.m, Class: class, Unit: metric.unit, Tolerance: TreeTolerance(metric.m)}, k, w); ok {
+				rows = append(rows, r)
 			}
-			r := Row{Test: Tree, Metric: metric.m, Class: class, Unit: metric.unit,
-				Kernel: mean(k), Wanlab: mean(w), KernelSpread: spread(k), WanlabSpread: spread(w)}
-			r.Ratio, r.Tolerance = ratio(r.Wanlab, r.Kernel), TreeTolerance(metric.m)
-			r.Within = within(metric.m, r.Tolerance, r.Kernel, r.Wanlab)
-			rows = append(rows, r)
 		}
 	}
 	return rows
+}
+
+// newRow fills r (its test, metric, unit and tolerance given) with the
+// kernel's values k and wanlab's w, one per run: their means, spreads,
+// ratio and verdict. ok is false when an engine has none.
+func newRow(r Row, k, w []float64) (Row, bool) {
+	if len(k) == 0 || len(w) == 0 {
+		return r, false
+	}
+	r.Kernel, r.Wanlab, r.KernelSpread, r.WanlabSpread = mean(k), mean(w), spread(k), spread(w)
+	r.Ratio = ratio(r.Wanlab, r.Kernel)
+	r.Within = within(r.Metric, r.Tolerance, r.Kernel, r.Wanlab)
+	return r, true
 }
 
 // Within says whether wanlab's figure w is within tolerance of the

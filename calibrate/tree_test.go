@@ -11,7 +11,7 @@ import (
 // its way up; a script and a chain, or a test of the wrong kind, are
 // refused.
 func TestTreeFlows(t *testing.T) {
-	script, err := os.ReadFile("testdata/dscp3.sh")
+	script, err := os.ReadFile("../examples/dscp3.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,5 +58,33 @@ func TestTreeFlows(t *testing.T) {
 		if _, err := c.cfg.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v; want %q", c.cfg, err, c.want)
 		}
+	}
+}
+
+// The tree test's rows are per class, goodput within 1 % and drops
+// within 10 %.
+func TestCompareTree(t *testing.T) {
+	ms := []Measurement{
+		{Engine: Kernel, Test: Tree, Classes: []ClassFigures{{Class: "1:10", GoodputBps: 1.62e6, Drops: 3422}, {Class: "1:20", GoodputBps: 3.24e6, Drops: 2870}}},
+		{Engine: Wanlab, Test: Tree, Classes: []ClassFigures{{Class: "1:10", GoodputBps: 1.60e6, Drops: 3422}, {Class: "1:20", GoodputBps: 3.239e6, Drops: 3200}}},
+	}
+	rows := Compare(ms)
+	if len(rows) != 4 {
+		t.Fatalf("rows %+v", rows)
+	}
+	for i, want := range []struct {
+		class  string
+		metric Metric
+		within bool
+	}{{"1:10", Goodput, false}, {"1:10", Drops, true}, {"1:20", Goodput, true}, {"1:20", Drops, false}} {
+		r := rows[i]
+		if r.Class != want.class || r.Metric != want.metric || r.Within != want.within || r.Tolerance != TreeTolerance(want.metric) {
+			t.Errorf("row %d = %+v, want %s %s within %v", i, r, want.class, want.metric, want.within)
+		}
+	}
+	var b strings.Builder
+	PrintRows(&b, rows)
+	if !strings.Contains(b.String(), "tree  goodput 1:10           1.620 Mbit/s         1.600 Mbit/s   0.9877  NO (±1 %)") {
+		t.Errorf("PrintRows:\n%s", b.String())
 	}
 }

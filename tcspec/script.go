@@ -321,14 +321,7 @@ func parseTC(c shellCmd, nlines int, opt Options) (*tcCmd, error) {
 func (cmd *tcCmd) common(a *args, w string) (bool, error) {
 	switch {
 	case w == "dev":
-		v, err := a.value(w, "DEV")
-		if err != nil {
-			return true, err
-		}
-		if cmd.dev != "" {
-			return true, a.fail(w, "\"dev\" given twice: give it once")
-		}
-		cmd.dev = v
+		return true, once(a, w, "DEV", "dev", &cmd.dev, false, func(v string) (string, error) { return v, nil })
 	case w == "root":
 		if cmd.root || cmd.hasParent {
 			return true, a.fail(w, "\"root\" is a duplicate parent ID (tc says so): give root or parent once")
@@ -368,45 +361,42 @@ func (cmd *tcCmd) common(a *args, w string) (bool, error) {
 	return true, nil
 }
 
-// qdiscArgs reads "tc qdisc VERB" 's words, as tc_qdisc_modify.
-func (cmd *tcCmd) qdiscArgs(a *args, opt Options) error {
+// each reads a command's words: those every object takes (common), then
+// own's.
+func (cmd *tcCmd) each(a *args, own func(w string) error) error {
 	for a.more() {
 		w := a.take()
-		if took, err := cmd.common(a, w); took || err != nil {
-			if err != nil {
-				return err
-			}
-			continue
+		took, err := cmd.common(a, w)
+		if err == nil && !took {
+			err = own(w)
 		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// qdiscArgs reads "tc qdisc VERB" 's words, as tc_qdisc_modify.
+func (cmd *tcCmd) qdiscArgs(a *args, opt Options) error {
+	err := cmd.each(a, func(w string) error {
 		switch {
 		case w == "handle":
-			v, err := a.value(w, "MAJ:")
-			if err != nil {
-				return err
-			}
-			if cmd.handle != 0 {
-				return a.fail(w, "\"handle\" given twice: give it once")
-			}
-			h, err := parseHandle(v)
-			if err != nil {
-				return a.bad(w, v, err)
-			}
-			cmd.handle = h
+			return once(a, w, "MAJ:", "handle", &cmd.handle, false, parseHandle)
 		case matches(w, "stab"):
 			return a.fail(w, "size tables (stab) are not supported by wanlab; use the class's or tbf's overhead, mpu and linklayer")
-		default:
-			k, ok := lookup(w)
-			if !ok {
-				return unknownKind(w)
-			}
-			cmd.kind = w
-			spec, err := k.parse(&args{kind: w, words: a.words[a.i:]}, opt)
-			if err != nil {
-				return err
-			}
-			cmd.spec = spec
-			a.i = len(a.words)
 		}
+		k, ok := lookup(w)
+		if !ok {
+			return unknownKind(w)
+		}
+		cmd.kind = w
+		spec, err := k.parse(&args{kind: w, words: a.words[a.i:]}, opt)
+		cmd.spec, a.i = spec, len(a.words)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if cmd.verb != "delete" && cmd.kind == "" {
 		return a.fail("", "no qdisc kind: write e.g. \"tc qdisc add dev eth0 root handle 1: htb default 20\"")
@@ -417,49 +407,30 @@ func (cmd *tcCmd) qdiscArgs(a *args, opt Options) error {
 // classArgs reads "tc class VERB" 's words, as tc_class_modify and, for
 // htb, htb_parse_class_opt.
 func (cmd *tcCmd) classArgs(a *args, opt Options) error {
-	for a.more() {
-		w := a.take()
-		if took, err := cmd.common(a, w); took || err != nil {
-			if err != nil {
-				return err
-			}
-			continue
-		}
+	err := cmd.each(a, func(w string) error {
 		switch {
 		case w == "classid":
-			v, err := a.value(w, "MAJ:MIN")
-			if err != nil {
-				return err
-			}
-			if cmd.classid != 0 {
-				return a.fail(w, "\"classid\" given twice: give it once")
-			}
-			id, err := ParseClassID(v)
-			if err != nil {
-				return a.bad(w, v, err)
-			}
-			cmd.classid = id
+			return once(a, w, "MAJ:MIN", "classid", &cmd.classid, false, ParseClassID)
 		case w == "handle":
 			return a.fail(w, "a class has no handle (tc says: try \"classid\" instead of \"handle\"): write classid MAJ:MIN")
 		case w == "htb":
 			cmd.kind = w
 			ca := &args{kind: "htb class", words: a.words[a.i:]}
+			a.i = len(a.words)
 			if cmd.verb == "delete" {
-				a.i = len(a.words)
-				continue
+				return nil
 			}
 			c, err := parseHTBClass(ca, opt)
-			if err != nil {
-				return err
-			}
 			cmd.class = c
-			a.i = len(a.words)
-		default:
-			if _, ok := lookup(w); ok {
-				return a.fail(w, "%s's classes take no options of their own (only htb's do): configure the qdisc under a class with tc qdisc ... parent MAJ:MIN", w)
-			}
-			return a.fail(w, "%q: wanlab's classes are htb's: write htb rate RATE [ceil RATE] ...", w)
+			return err
 		}
+		if _, ok := lookup(w); ok {
+			return a.fail(w, "%s's classes take no options of their own (only htb's do): configure the qdisc under a class with tc qdisc ... parent MAJ:MIN", w)
+		}
+		return a.fail(w, "%q: wanlab's classes are htb's: write htb rate RATE [ceil RATE] ...", w)
+	})
+	if err != nil {
+		return err
 	}
 	if cmd.verb != "delete" && cmd.kind == "" {
 		return a.fail("", "no class kind: write e.g. \"tc class add dev eth0 parent 1: classid 1:1 htb rate 10mbit\"")
@@ -476,72 +447,53 @@ var classifiers = []string{"basic", "bpf", "cgroup", "flow", "flower", "fw", "ma
 // filterArgs reads "tc filter VERB" 's words, as tc_filter_modify and,
 // for u32, u32_parse_opt.
 func (cmd *tcCmd) filterArgs(a *args) error {
-	for a.more() {
-		w := a.take()
-		if took, err := cmd.common(a, w); took || err != nil {
-			if err != nil {
-				return err
-			}
-			continue
-		}
+	err := cmd.each(a, func(w string) error {
 		switch {
 		case w == "handle":
 			v, err := a.value(w, "HANDLE")
-			if err != nil {
-				return err
-			}
 			cmd.fhandle = v
+			return err
 		case matches(w, "preference") || matches(w, "priority"):
-			v, err := a.value(w, "N")
-			if err != nil {
-				return err
-			}
-			if cmd.prio != 0 {
-				return a.fail(w, "\"priority\" given twice: give it once")
-			}
-			n, err := getUint(v, 0, 0xffff)
-			if err != nil {
-				return a.bad(w, v, err)
-			}
-			cmd.prio = uint16(n)
+			return once(a, w, "N", "priority", &cmd.prio, false, func(v string) (uint16, error) {
+				n, err := getUint(v, 0, 0xffff)
+				return uint16(n), err
+			})
 		case matches(w, "protocol"):
 			v, err := a.value(w, "ip|ipv6|all")
 			if err != nil {
 				return err
 			}
 			p, ok := protocolNames[v]
-			if !ok {
+			switch {
+			case !ok:
 				return a.fail(v, "%q: wanlab's router forwards IP packets only: give protocol ip, ipv6 or all", w+" "+v)
-			}
-			if cmd.hasProto {
-				return a.fail(w, "\"protocol\" given twice: give it once")
+			case cmd.hasProto:
+				return a.dup("protocol")
 			}
 			cmd.proto, cmd.hasProto = p, true
+			return nil
 		case matches(w, "chain"):
 			v, err := a.value(w, "N")
-			if err != nil {
-				return err
+			if err == nil && v != "0" {
+				err = a.fail(v, "%q: wanlab runs one chain of filters per attachment point, chain 0: drop it", w+" "+v)
 			}
-			if v != "0" {
-				return a.fail(v, "%q: wanlab runs one chain of filters per attachment point, chain 0: drop it", w+" "+v)
-			}
+			return err
 		case w == "u32":
 			cmd.kind = w
 			if cmd.fhandle != "" {
 				return a.fail(cmd.fhandle, "%q: u32 handles name its hash tables and nodes, which wanlab's u32 has not: drop the handle (delete a filter by its prio)", "handle "+cmd.fhandle)
 			}
 			ua := &args{kind: "u32", words: a.words[a.i:]}
-			cmd.filter.Parent, cmd.filter.Prio = cmd.parent, cmd.prio
-			if err := parseU32(ua, &cmd.filter); err != nil {
-				return err
-			}
 			a.i = len(a.words)
-		default:
-			if slices.Contains(classifiers, w) {
-				return a.fail(w, "filter %q: wanlab classifies with u32 only (this kernel has u32 and bpf): write the match with u32, e.g. u32 match ip dsfield 0x28 0xfc flowid 1:10", w)
-			}
-			return a.fail(w, "%q: not a filter option or classifier: write e.g. tc filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dsfield 0x28 0xfc flowid 1:10", w)
+			cmd.filter.Parent, cmd.filter.Prio = cmd.parent, cmd.prio
+			return parseU32(ua, &cmd.filter)
+		case slices.Contains(classifiers, w):
+			return a.fail(w, "filter %q: wanlab classifies with u32 only (this kernel has u32 and bpf): write the match with u32, e.g. u32 match ip dsfield 0x28 0xfc flowid 1:10", w)
 		}
+		return a.fail(w, "%q: not a filter option or classifier: write e.g. tc filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dsfield 0x28 0xfc flowid 1:10", w)
+	})
+	if err != nil {
+		return err
 	}
 	switch {
 	case cmd.verb != "delete" && cmd.kind == "":

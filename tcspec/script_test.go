@@ -24,7 +24,7 @@ func readScript(t *testing.T, text string, vars map[string]string) *Script {
 // htb with its classes, leaves and filters; its tc lines (FormatChain,
 // FormatScript) read back into the same chain.
 func TestScriptTree(t *testing.T) {
-	b, err := os.ReadFile("testdata/dscp3.sh")
+	b, err := os.ReadFile("../examples/dscp3.sh")
 	if err != nil {
 		t.Fatal(err)
 	}

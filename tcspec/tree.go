@@ -370,27 +370,35 @@ func (t *tree) apply(c *tcCmd) error {
 	return t.addFilter(c)
 }
 
-// modifyQdisc is tc qdisc add, replace or change (tc_modify_qdisc).
-func (t *tree) modifyQdisc(c *tcCmd) error {
-	var s slot
-	var cur *tnode
+// target resolves where a qdisc command acts: root or parent MAJ:MIN
+// (and the qdisc there, nil for none or a default), or, when byHandle,
+// the qdisc of c's handle wherever it is (notFound says what the kernel
+// answers when there is none).
+func (t *tree) target(c *tcCmd, byHandle bool, notFound string) (slot, *tnode, error) {
 	switch {
 	case c.root || c.hasParent:
-		var err error
-		if s, err = t.slotOf(c); err != nil {
-			return err
+		s, err := t.slotOf(c)
+		if err != nil {
+			return s, nil, err
 		}
-		cur = t.at(s)
-	case c.handle != 0 && c.verb == "change":
-		// tc qdisc change dev DEV handle H: ...: the qdisc of that handle.
-		var p *tnode
-		var m uint16
-		if cur, p, m = t.find(c.handle); cur == nil {
-			return refuse("there is no qdisc %x: to change (the kernel says \"Specified qdisc not found\")", c.handle)
+		return s, t.at(s), nil
+	case c.handle != 0 && byHandle:
+		cur, p, m := t.find(c.handle)
+		if cur == nil {
+			return slot{}, nil, refuse("there is no qdisc %x: (the kernel says %q)", c.handle, notFound)
 		}
-		s = slot{parent: p, minor: m}
-	default:
-		return refuse("where? give root, or parent MAJ:MIN (the class it hangs on)")
+		return slot{parent: p, minor: m}, cur, nil
+	}
+	return slot{}, nil, refuse("where? give root, or parent MAJ:MIN (the class it hangs on)")
+}
+
+// modifyQdisc is tc qdisc add, replace or change (tc_modify_qdisc).
+func (t *tree) modifyQdisc(c *tcCmd) error {
+	// tc qdisc change dev DEV handle H: ... changes the qdisc of that
+	// handle.
+	s, cur, err := t.target(c, c.verb == "change", "Specified qdisc not found")
+	if err != nil {
+		return err
 	}
 	replace := c.verb == "replace"
 	if c.handle != 0 && (cur == nil || cur.handle != c.handle) {
@@ -476,32 +484,16 @@ func (t *tree) changeQdisc(c *tcCmd, cur *tnode) error {
 
 // delQdisc is tc qdisc del (tc_get_qdisc, then qdisc_graft of nothing).
 func (t *tree) delQdisc(c *tcCmd) error {
-	var s slot
-	var cur *tnode
+	s, cur, err := t.target(c, true, "Cannot find specified qdisc on specified device")
 	switch {
-	case c.root || c.hasParent:
-		var err error
-		if s, err = t.slotOf(c); err != nil {
-			return err
-		}
-		if cur = t.at(s); cur == nil {
-			if c.root {
-				return refuse("the device has no qdisc of its own to delete (the kernel says \"Cannot delete qdisc with handle of zero\"): drop the line, or silence it with 2>/dev/null as scripts that clear a device first do")
-			}
-			return refuse("%v has only the kernel's default qdisc, which cannot be deleted (\"Cannot delete qdisc with handle of zero\"): drop the line", c.parent)
-		}
-		if c.handle != 0 && cur.handle != c.handle {
-			return refuse("the qdisc there is %x:, not %x: (the kernel says \"Invalid handle\")", cur.handle, c.handle)
-		}
-	case c.handle != 0:
-		var p *tnode
-		var m uint16
-		if cur, p, m = t.find(c.handle); cur == nil {
-			return refuse("there is no qdisc %x: (the kernel says \"Cannot find specified qdisc on specified device\")", c.handle)
-		}
-		s = slot{parent: p, minor: m}
-	default:
-		return refuse("which qdisc? give root, parent MAJ:MIN or handle MAJ:")
+	case err != nil:
+		return err
+	case cur == nil && c.root:
+		return refuse("the device has no qdisc of its own to delete (the kernel says \"Cannot delete qdisc with handle of zero\"): drop the line, or silence it with 2>/dev/null as scripts that clear a device first do")
+	case cur == nil:
+		return refuse("%v has only the kernel's default qdisc, which cannot be deleted (\"Cannot delete qdisc with handle of zero\"): drop the line", c.parent)
+	case (c.root || c.hasParent) && c.handle != 0 && cur.handle != c.handle:
+		return refuse("the qdisc there is %x:, not %x: (the kernel says \"Invalid handle\")", cur.handle, c.handle)
 	}
 	if c.kind != "" && cur.spec.Kind() != c.kind {
 		return refuse("the qdisc there is a %s, not a %s (the kernel says \"Invalid qdisc name\")", cur.spec.Kind(), c.kind)

@@ -108,21 +108,9 @@ func parseMatch(a *args, f *qdisc.Filter) error {
 // hex (tc reads "255" as 0x255), "at" then an offset or nexthdr+N (read at
 // N: without a link the kernel adds no offset).
 func matchRaw(a *args, f *qdisc.Filter, what string, bits, off int) error {
-	v, err := a.value(what, "VALUE MASK")
+	v, m, val, mask, err := valueMask(a, what)
 	if err != nil {
 		return err
-	}
-	val, err := getUint(v, 0, 1<<32-1)
-	if err != nil {
-		return a.bad(what, v, err)
-	}
-	m, err := a.value(what, "VALUE MASK")
-	if err != nil {
-		return err
-	}
-	mask, err := getUint(m, 16, 1<<32-1)
-	if err != nil {
-		return a.bad(what+" "+v, m, fmt.Errorf("%v (tc reads a mask in hex)", err))
 	}
 	if a.peek() == "at" {
 		a.take()
@@ -130,18 +118,27 @@ func matchRaw(a *args, f *qdisc.Filter, what string, bits, off int) error {
 			return err
 		}
 	}
-	switch bits {
-	case 32:
-		err = f.MatchU32(uint32(val), uint32(mask), off)
-	case 16:
-		err = f.MatchU16(uint32(val), uint32(mask), off)
-	default:
-		err = f.MatchU8(uint32(val), uint32(mask), off)
+	return matchRawAt(a, f, what, v, m, bits, val, mask, off)
+}
+
+// valueMask reads "VAL MASK" of a match: the value in any base, the mask
+// in hex, as tc's get_u32 with base 0 and 16.
+func valueMask(a *args, what string) (v, m string, val, mask uint32, err error) {
+	if v, err = a.value(what, "VALUE MASK"); err != nil {
+		return
 	}
+	n, err := getUint(v, 0, 1<<32-1)
 	if err != nil {
-		return a.fail(v, "%q: %v", what+" "+v+" "+m, err)
+		return v, m, 0, 0, a.bad(what, v, err)
 	}
-	return nil
+	if m, err = a.value(what, "VALUE MASK"); err != nil {
+		return
+	}
+	k, err := getUint(m, 16, 1<<32-1)
+	if err != nil {
+		return v, m, 0, 0, a.bad(what+" "+v, m, fmt.Errorf("%v (tc reads a mask in hex)", err))
+	}
+	return v, m, uint32(n), uint32(k), nil
 }
 
 // matchAt reads parse_at's OFF: a number in any base, or nexthdr+N.
@@ -209,21 +206,9 @@ func matchIP(a *args, f *qdisc.Filter, v6 bool) error {
 		if field != fd.name && !(fd.prefix && matches(field, fd.name)) {
 			continue
 		}
-		v, err := a.value(what, "VALUE MASK")
+		v, m, val, mask, err := valueMask(a, what)
 		if err != nil {
 			return err
-		}
-		val, err := getUint(v, 0, 1<<32-1)
-		if err != nil {
-			return a.bad(what, v, err)
-		}
-		m, err := a.value(what, "VALUE MASK")
-		if err != nil {
-			return err
-		}
-		mask, err := getUint(m, 16, 1<<32-1)
-		if err != nil {
-			return a.bad(what+" "+v, m, fmt.Errorf("%v (tc reads a mask in hex)", err))
 		}
 		name := fd.name
 		if name == "dsfield" || name == "precedence" {
@@ -237,9 +222,9 @@ func matchIP(a *args, f *qdisc.Filter, v6 bool) error {
 			if err != nil {
 				return err
 			}
-			return matchRawAt(a, f, what, v, m, fieldBits(name), uint32(val), uint32(mask), off)
+			return matchRawAt(a, f, what, v, m, fieldBits(name), val, mask, off)
 		}
-		if err := f.MatchField(family, name, uint32(val), uint32(mask)); err != nil {
+		if err := f.MatchField(family, name, val, mask); err != nil {
 			return a.fail(v, "%q: %v", what+" "+v+" "+m, err)
 		}
 		return nil
@@ -258,6 +243,7 @@ func fieldBits(name string) int {
 	return 8
 }
 
+// matchRawAt adds a bits-wide key at off, as tc's pack_key32, 16 and 8.
 func matchRawAt(a *args, f *qdisc.Filter, what, v, m string, bits int, val, mask uint32, off int) error {
 	var err error
 	switch bits {

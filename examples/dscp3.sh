@@ -1,7 +1,11 @@
 #!/bin/sh
-# The CI tree of wanlab calibrate --script: htb under a 10 Mbit/s parent,
-# three classes of 1, 2 and 3 Mbit/s by DSCP, each allowed to borrow up to
-# the parent, pfifo and bfifo leaves.
+# htb under a 10 Mbit/s parent, three classes of 1, 2 and 3 Mbit/s by
+# DSCP (AF11, AF21, AF31, which is also the default class), each allowed
+# to borrow up to the parent, pfifo and bfifo leaves: the tree CI compares
+# with the kernel's.
+#
+#   sudo wanlab calibrate --script examples/dscp3.sh --duration 4s --warmup 1s
+#   sudo wanlab up --up-script examples/dscp3.sh
 DEV=${DEV:-eth0}
 TC=tc
 
