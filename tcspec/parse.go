@@ -95,8 +95,8 @@ func Parse(s string, opt Options) (qdisc.Spec, error) {
 // Errors are *Error with Index set to the offending element.
 //
 // A chain may also be a tree, given as the tc lines that make it on one
-// device (any name): tc class and tc filter lines, or an htb or prio
-// qdisc with others after it, make the text a script (ParseScript),
+// device (any name): tc class and tc filter lines, or a tc qdisc line of
+// htb or prio, make the text a script (ParseScript),
 // applied to the device from nothing as the kernel would; its errors are
 // *ScriptError. FormatChain writes a tree so.
 func ParseChain(s string, opt Options) ([]qdisc.Spec, error) {

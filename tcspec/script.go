@@ -252,8 +252,8 @@ func parseTC(c shellCmd, nlines int, opt Options) (*tcCmd, error) {
 			return nil, cmd.fail("tc %s reads its commands from a file: put the commands in the script itself", o)
 		case matches(o, "-netns") || o == "-n":
 			return nil, cmd.fail("tc %s runs in another namespace; wanlab shapes its own path: drop it and name the device", o)
-		case o == "-cf" || matches(o, "-conf"):
-			w = w[1:]
+		case (o == "-cf" || matches(o, "-conf")) && len(w) > 1:
+			w = w[1:] // the option's argument
 		}
 		w = w[1:]
 	}

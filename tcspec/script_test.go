@@ -353,3 +353,14 @@ class tbf 10:1 parent 10: leaf 2:
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// Variables that double each other are refused once a command grows past
+// what any tc line is, at the line where it does.
+func TestScriptExpansionBound(t *testing.T) {
+	in := "A=aaaaaaaa\nB=$A$A$A$A$A$A$A$A\nC=$B$B$B$B$B$B$B$B\nD=$C$C$C$C$C$C$C$C\nE=$D$D$D$D$D$D$D$D\nF=$E$E$E$E$E$E$E$E\nG=$F$F$F$F$F$F$F$F\n"
+	_, err := ParseScript(in, ScriptOptions{})
+	var se *ScriptError
+	if !errors.As(err, &se) || se.Line != 6 || !strings.Contains(err.Error(), "KiB once its variables are expanded") {
+		t.Errorf("%v; want line 6 refused", err)
+	}
+}

@@ -142,6 +142,8 @@ type lexer struct {
 	line int
 	nth  int
 	env  map[string]string
+	// expanded counts the bytes the command's variables expanded to.
+	expanded int
 }
 
 func (l *lexer) fail(format string, args ...any) error {
@@ -192,6 +194,7 @@ func (l *lexer) command() (shellCmd, bool, error) {
 		}
 		w = word{}
 	}
+	l.expanded = 0
 	for l.i < len(l.s) {
 		ch := l.s[l.i]
 		switch {
@@ -375,6 +378,11 @@ func (l *lexer) expandWhole() (string, error) {
 	return "$", nil
 }
 
+// maxExpanded bounds a command's text after its variables are expanded:
+// a script of tc lines has no use for more, and variables that double
+// each other would otherwise grow without end.
+const maxExpanded = 1 << 16
+
 // lookup is the value of NAME, NAME:-WORD or NAME-WORD.
 func (l *lexer) lookup(body string) (string, error) {
 	name, dflt, hasDefault, colon := body, "", false, false
@@ -396,9 +404,12 @@ func (l *lexer) lookup(body string) (string, error) {
 	v, ok := l.env[name]
 	switch {
 	case hasDefault && (!ok || colon && v == ""):
-		return dflt, nil
+		v = dflt
 	case !ok:
 		return "", l.fail("$%s is not set: give its value with --set %s=VALUE (or set it in the script, or in the experiment's vars)", name, name)
+	}
+	if l.expanded += len(v); l.expanded > maxExpanded {
+		return "", l.fail("the command is over %d KiB once its variables are expanded: no tc line is; are the variables right?", maxExpanded>>10)
 	}
 	return v, nil
 }

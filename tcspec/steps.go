@@ -138,7 +138,13 @@ func FormatScript(chain []qdisc.Spec, dev string) []string {
 		if n == nil {
 			return
 		}
-		lines = append(lines, fmt.Sprintf("tc qdisc add dev %s %s handle %x: %s", dev, at, n.handle, Format(n.spec)))
+		handle := fmt.Sprintf(" handle %x:", n.handle)
+		if withClasses(n.spec) && specHandle(n.spec) == 0 {
+			// The kernel's first automatic handle, which the line
+			// leaves to it as the configuration does.
+			handle = ""
+		}
+		lines = append(lines, fmt.Sprintf("tc qdisc add dev %s %s%s %s", dev, at, handle, Format(n.spec)))
 		switch c := n.spec.(type) {
 		case qdisc.HTBConfig:
 			for _, cl := range c.Classes {
@@ -198,10 +204,10 @@ func parseChainScript(s string, opt Options) ([]qdisc.Spec, error) {
 }
 
 // isScript reports whether the elements of a chain are tc lines that make
-// a tree: a class or filter line, or a qdisc with classes of its own
-// (htb, prio) that another follows, which can only hang on its classes.
+// a tree: a class or filter line, or a tc line of a qdisc with classes of
+// its own (htb, prio), whose handle its classes and filters name.
 func isScript(elems [][]string) bool {
-	for i, w := range elems {
+	for _, w := range elems {
 		if w[0] != "tc" && w[0] != "sudo" && !strings.HasSuffix(w[0], "/tc") {
 			continue
 		}
@@ -215,7 +221,7 @@ func isScript(elems [][]string) bool {
 		if len(rest) > 0 && (matches(rest[0], "class") || matches(rest[0], "filter")) {
 			return true
 		}
-		if kind, err := stripCommand(w); err == nil && (kind[0] == "htb" || kind[0] == "prio") && i < len(elems)-1 {
+		if kind, err := stripCommand(w); err == nil && (kind[0] == "htb" || kind[0] == "prio") {
 			return true
 		}
 	}
