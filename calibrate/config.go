@@ -27,6 +27,13 @@ type Config struct {
 	// latency 50ms; fq_codel"). It must be what the kernel's tc takes:
 	// wanlab's own extensions ("correlation kernel", ...) are refused.
 	Chain string
+	// Script, instead of Chain, is a script of tc lines on one device
+	// (any name) that makes a tree of classes (htb, prio): the kernel
+	// side runs its lines on the hop's device, wanlab builds the tree
+	// they make (tcspec.ParseScript); Vars are its variables' values.
+	// Its test is Tree.
+	Script string
+	Vars   map[string]string
 	// Tests to run, in order; empty means TCP then UDP.
 	Tests []Test
 	// Duration of each test; 0 means 10 s.
@@ -58,6 +65,9 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if len(c.Tests) == 0 {
 		c.Tests = []Test{TCP, UDP}
+		if c.Script != "" {
+			c.Tests = []Test{Tree}
+		}
 	}
 	if c.Duration == 0 {
 		c.Duration = 10 * time.Second
@@ -85,8 +95,13 @@ func (c Config) withDefaults() Config {
 func (c Config) Check() ([]qdisc.Spec, error) {
 	c = c.withDefaults()
 	for _, t := range c.Tests {
-		if t != TCP && t != UDP {
-			return nil, fmt.Errorf("calibrate: test %q is unknown: use tcp or udp", t)
+		switch {
+		case c.Script != "" && t != Tree:
+			return nil, fmt.Errorf("calibrate: a script's tree is compared class by class with the tree test, not %s: drop --tests, or give --tests tree", t)
+		case c.Script == "" && t == Tree:
+			return nil, fmt.Errorf("calibrate: the tree test floods the classes of a script's tree: give --script FILE")
+		case t != TCP && t != UDP && t != Tree:
+			return nil, fmt.Errorf("calibrate: test %q is unknown: use tcp or udp, or tree with --script", t)
 		}
 	}
 	if c.Warmup >= c.Duration {
@@ -95,24 +110,47 @@ func (c Config) Check() ([]qdisc.Spec, error) {
 	if c.Runs < 1 || c.Flows < 1 || c.UDPRate < 0 {
 		return nil, fmt.Errorf("calibrate: %d runs, %d TCP flows, a flood of %d bit/s: give at least one run and one flow, and a positive rate", c.Runs, c.Flows, c.UDPRate)
 	}
+	if c.Script != "" {
+		if strings.TrimSpace(c.Chain) != "" {
+			return nil, fmt.Errorf("calibrate: a chain and a script both give the path: give one")
+		}
+		specs, _, err := scriptChain(c)
+		if err != nil {
+			return nil, err
+		}
+		if err := extensions(strings.Split(c.Script, "\n")); err != nil {
+			return nil, err
+		}
+		if _, err := treeFlows(specs, c.UDPRate); err != nil {
+			return nil, err
+		}
+		return specs, nil
+	}
 	if strings.TrimSpace(c.Chain) == "" {
 		return nil, fmt.Errorf("calibrate: no chain given: give the qdiscs to compare, e.g. \"tbf rate 10mbit burst 32k latency 50ms\"")
 	}
-	specs, err := tcspec.ParseChain(c.Chain, tcspec.Options{LoadDist: func(name string) ([]int16, error) {
-		return nil, fmt.Errorf("distribution %q: calibrate compares tc's built-in distributions only (uniform, normal, pareto, paretonormal)", name)
-	}})
+	specs, err := tcspec.ParseChain(c.Chain, tcspec.Options{LoadDist: builtinDists})
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)
 	}
-	for _, e := range Elements(c.Chain) {
+	if err := extensions(Elements(c.Chain)); err != nil {
+		return nil, err
+	}
+	return specs, nil
+}
+
+// extensions refuses wanlab's own words in lines meant for the kernel's
+// tc.
+func extensions(lines []string) error {
+	for _, e := range lines {
 		for _, w := range strings.Fields(e) {
 			switch w {
 			case "correlation", "fifo_jitter", "oldgap", "invsqrt", "mem_overhead":
-				return nil, fmt.Errorf("calibrate: %q is wanlab's own word, which the kernel's tc does not take: leave it out to compare with the kernel", w)
+				return fmt.Errorf("calibrate: %q is wanlab's own word, which the kernel's tc does not take: leave it out to compare with the kernel", w)
 			}
 		}
 	}
-	return specs, nil
+	return nil
 }
 
 // kinds are the qdisc kinds wanlab emulates, which start an element's

@@ -11,6 +11,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"wanlab/netns"
+	"wanlab/qdisc"
 	"wanlab/traffic"
 )
 
@@ -34,8 +35,25 @@ type kernelPath struct {
 	client, router, server *netns.Handle
 }
 
-// newKernelPath builds the hop and applies the chain's elements with tc.
-func newKernelPath(name string, elements []string) (_ *kernelPath, err error) {
+// chainCommands are the tc commands that make a chain on the hop's
+// device: each element on the class 1 of the one before.
+func chainCommands(elements []string) []tcCommand {
+	var cmds []tcCommand
+	for i, e := range elements {
+		args := []string{"qdisc", "add", "dev", devRouterOut}
+		if i == 0 {
+			args = append(args, "root")
+		} else {
+			args = append(args, "parent", fmt.Sprintf("%d:1", i))
+		}
+		args = append(args, "handle", fmt.Sprintf("%d:", i+1))
+		cmds = append(cmds, tcCommand{args: append(args, strings.Fields(e)...)})
+	}
+	return cmds
+}
+
+// newKernelPath builds the hop and runs the tc commands on its device.
+func newKernelPath(name string, cmds []tcCommand) (_ *kernelPath, err error) {
 	tcBin, err := exec.LookPath("tc")
 	if err != nil {
 		return nil, errors.New("calibrate: the kernel side needs iproute2's tc, which is not installed: install iproute2 (apt-get install iproute2)")
@@ -107,20 +125,11 @@ func newKernelPath(name string, elements []string) (_ *kernelPath, err error) {
 			return nil, err
 		}
 	}
-	for i, e := range elements {
-		args := []string{"qdisc", "add", "dev", devRouterOut}
-		if i == 0 {
-			args = append(args, "root")
-		} else {
-			args = append(args, "parent", fmt.Sprintf("%d:1", i))
-		}
-		args = append(args, "handle", fmt.Sprintf("%d:", i+1))
-		args = append(args, strings.Fields(e)...)
-		out, err := netns.Command(p.router, tcBin, args...).CombinedOutput()
-		if err != nil {
-			kind := strings.Fields(e)[0]
-			return nil, fmt.Errorf("calibrate: the kernel refused %q (tc %s: %v: %s): a kernel without sch_%s cannot be compared on it (try modprobe sch_%s); compare a discipline it has, such as tbf",
-				e, strings.Join(args, " "), err, strings.TrimSpace(string(out)), kind, kind)
+	for _, c := range cmds {
+		out, err := netns.Command(p.router, tcBin, c.args...).CombinedOutput()
+		if err != nil && !c.quiet {
+			return nil, fmt.Errorf("calibrate: the kernel refused %q: %v: %s: a kernel without a discipline or classifier cannot be compared on it (try modprobe sch_KIND or cls_KIND); compare one it has, such as tbf, htb or u32",
+				c, err, strings.TrimSpace(string(out)))
 		}
 	}
 	return p, nil
@@ -184,6 +193,28 @@ func KernelCounters(ns *netns.Handle, dev string) (drops, sent uint64, err error
 		return uint64(a.Statistics.Queue.Drops), uint64(a.Statistics.Basic.Packets), nil
 	}
 	return 0, 0, fmt.Errorf("calibrate: no statistics for the root qdisc of %s", dev)
+}
+
+// Classes returns each class's drops, as tc -s class show counts them.
+func (p *kernelPath) Classes() (map[string]uint64, error) {
+	nl := p.router.Netlink()
+	l, err := nl.LinkByName(devRouterOut)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := nl.ClassList(l, netlink.HANDLE_NONE)
+	if err != nil {
+		return nil, err
+	}
+	drops := map[string]uint64{}
+	for _, c := range cs {
+		a := c.Attrs()
+		if a.Statistics == nil || a.Statistics.Queue == nil {
+			continue
+		}
+		drops[qdisc.ClassID(a.Handle).String()] = uint64(a.Statistics.Queue.Drops)
+	}
+	return drops, nil
 }
 
 // Close removes the namespaces and everything in them.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -40,6 +41,9 @@ type Measurement struct {
 	// only): where it is large, the machine did not give the router the
 	// CPU it needed, and the comparison measures that.
 	Router *RouterDelay `json:"router,omitempty"`
+	// Classes are the tree test's figures per leaf class; GoodputBps is
+	// then their sum.
+	Classes []ClassFigures `json:"classes,omitempty"`
 }
 
 // RouterDelay is how late wanlab's router was, in ms: its release
@@ -82,8 +86,11 @@ func Tolerance(m Metric) float64 {
 // Row compares one figure of one test: the kernel's and wanlab's values
 // (means over the runs), their ratio and whether it is within Tolerance.
 type Row struct {
-	Test   Test    `json:"test"`
-	Metric Metric  `json:"metric"`
+	Test   Test   `json:"test"`
+	Metric Metric `json:"metric"`
+	// Class is the tree test's class the figure is of ("" for the
+	// others).
+	Class  string  `json:"class,omitempty"`
 	Unit   string  `json:"unit"`
 	Kernel float64 `json:"kernel"`
 	Wanlab float64 `json:"wanlab"`
@@ -93,8 +100,21 @@ type Row struct {
 	WanlabSpread float64 `json:"wanlab_spread"`
 	// Ratio is Wanlab/Kernel; 1 when both are 0, +Inf when only the
 	// kernel's is.
-	Ratio  float64 `json:"ratio"`
-	Within bool    `json:"within"`
+	Ratio float64 `json:"ratio"`
+	// Tolerance is the relative error allowed (Tolerance, or
+	// TreeTolerance for a class); Within the verdict.
+	Tolerance float64 `json:"tolerance"`
+	Within    bool    `json:"within"`
+}
+
+// TreeTolerance returns the relative error the calibration allows a
+// class's figure in the tree test (the CI check): goodput within 1 %,
+// drops within 10 % (or, as Within, 2√N).
+func TreeTolerance(m Metric) float64 {
+	if m == Goodput {
+		return 0.01
+	}
+	return 0.10
 }
 
 // Compare builds the rows of every test found in ms: for each test and
@@ -110,6 +130,10 @@ func Compare(ms []Measurement) []Row {
 	}
 	var rows []Row
 	for _, t := range tests {
+		if t == Tree {
+			rows = append(rows, classRows(ms)...)
+			continue
+		}
 		for _, metric := range []struct {
 			m    Metric
 			unit string
@@ -130,24 +154,76 @@ func Compare(ms []Measurement) []Row {
 					w = append(w, metric.get(m))
 				}
 			}
-			if len(k) == 0 || len(w) == 0 {
-				continue
+			if r, ok := newRow(Row{Test: t, Metric: metric.m, Unit: metric.unit, Tolerance: Tolerance(metric.m)}, k, w); ok {
+				rows = append(rows, r)
 			}
-			r := Row{Test: t, Metric: metric.m, Unit: metric.unit,
-				Kernel: mean(k), Wanlab: mean(w), KernelSpread: spread(k), WanlabSpread: spread(w)}
-			r.Ratio = ratio(r.Wanlab, r.Kernel)
-			r.Within = Within(metric.m, r.Kernel, r.Wanlab)
-			rows = append(rows, r)
 		}
 	}
 	return rows
 }
 
+// classRows are the tree test's rows: each class's goodput and drops,
+// the means of each engine's runs.
+func classRows(ms []Measurement) []Row {
+	var classes []string
+	for _, m := range ms {
+		for _, c := range m.Classes {
+			if !slices.Contains(classes, c.Class) {
+				classes = append(classes, c.Class)
+			}
+		}
+	}
+	var rows []Row
+	for _, class := range classes {
+		for _, metric := range []struct {
+			m    Metric
+			unit string
+			get  func(ClassFigures) float64
+		}{
+			{Goodput, "Mbit/s", func(c ClassFigures) float64 { return c.GoodputBps / 1e6 }},
+			{Drops, "pkt", func(c ClassFigures) float64 { return float64(c.Drops) }},
+		} {
+			var k, w []float64
+			for _, m := range ms {
+				for _, c := range m.Classes {
+					if m.Test != Tree || c.Class != class {
+						continue
+					}
+					if m.Engine == Kernel {
+						k = append(k, metric.get(c))
+					} else {
+						w = append(w, metric.get(c))
+					}
+				}
+			}
+			if r, ok := newRow(Row{Test: Tree, Metric: metric.m, Class: class, Unit: metric.unit, Tolerance: TreeTolerance(metric.m)}, k, w); ok {
+				rows = append(rows, r)
+			}
+		}
+	}
+	return rows
+}
+
+// newRow fills r (its test, metric, unit and tolerance given) with the
+// kernel's values k and wanlab's w, one per run: their means, spreads,
+// ratio and verdict. ok is false when an engine has none.
+func newRow(r Row, k, w []float64) (Row, bool) {
+	if len(k) == 0 || len(w) == 0 {
+		return r, false
+	}
+	r.Kernel, r.Wanlab, r.KernelSpread, r.WanlabSpread = mean(k), mean(w), spread(k), spread(w)
+	r.Ratio = ratio(r.Wanlab, r.Kernel)
+	r.Within = within(r.Metric, r.Tolerance, r.Kernel, r.Wanlab)
+	return r, true
+}
+
 // Within says whether wanlab's figure w is within tolerance of the
 // kernel's k for metric m: |w/k − 1| ≤ Tolerance(m), or for drops
 // |w − k| ≤ 2√k.
-func Within(m Metric, k, w float64) bool {
-	if math.Abs(ratio(w, k)-1) <= Tolerance(m) {
+func Within(m Metric, k, w float64) bool { return within(m, Tolerance(m), k, w) }
+
+func within(m Metric, tol, k, w float64) bool {
+	if math.Abs(ratio(w, k)-1) <= tol {
 		return true
 	}
 	return m == Drops && math.Abs(w-k) <= 2*math.Sqrt(k)
@@ -183,9 +259,9 @@ func spread(xs []float64) float64 {
 // (with the spread over the runs when there were several), the ratio and
 // whether it is within the tolerance.
 func PrintRows(w io.Writer, rows []Row) {
-	fmt.Fprintf(w, "%-5s %-8s %20s %20s %8s  %s\n", "test", "figure", "kernel", "wanlab", "ratio", "within")
+	fmt.Fprintf(w, "%-5s %-14s %20s %20s %8s  %s\n", "test", "figure", "kernel", "wanlab", "ratio", "within")
 	for _, r := range rows {
-		bound := fmt.Sprintf("±%g %%", 100*Tolerance(r.Metric))
+		bound := fmt.Sprintf("±%g %%", 100*r.Tolerance)
 		if r.Metric == Drops {
 			bound += " or 2√N"
 		}
@@ -193,7 +269,11 @@ func PrintRows(w io.Writer, rows []Row) {
 		if !r.Within {
 			verdict = "NO (" + bound + ")"
 		}
-		fmt.Fprintf(w, "%-5s %-8s %20s %20s %8.4f  %s\n", r.Test, r.Metric,
+		figure := string(r.Metric)
+		if r.Class != "" {
+			figure += " " + r.Class
+		}
+		fmt.Fprintf(w, "%-5s %-14s %20s %20s %8.4f  %s\n", r.Test, figure,
 			value(r.Kernel, r.KernelSpread, r.Unit), value(r.Wanlab, r.WanlabSpread, r.Unit), r.Ratio, verdict)
 	}
 }

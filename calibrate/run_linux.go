@@ -25,9 +25,16 @@ type Path interface {
 	Counters() (drops, sent uint64, err error)
 }
 
+// classPath is a Path that reads the drops of each class of a tree, by
+// class ("1:10"), as the tree test needs.
+type classPath interface {
+	Path
+	Classes() (map[string]uint64, error)
+}
+
 // path is a Path that Run built and removes.
 type path interface {
-	Path
+	classPath
 	Close() error
 }
 
@@ -51,7 +58,18 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Measurement, er
 	if rate == 0 {
 		rate = floodRate(specs)
 	}
-	elements := Elements(cfg.Chain)
+	cmds := chainCommands(Elements(cfg.Chain))
+	var flows []classFlow
+	if cfg.Script != "" {
+		_, sc, err := scriptChain(cfg)
+		if err != nil {
+			return nil, err
+		}
+		cmds = scriptCommands(sc, devRouterOut)
+		if flows, err = treeFlows(specs, cfg.UDPRate); err != nil {
+			return nil, err
+		}
+	}
 	// Compared with the kernel, wanlab's netem draws correlated values as
 	// the kernel's does (wanlab's "correlation kernel"), not its default
 	// corrected ones.
@@ -68,7 +86,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Measurement, er
 				var p path
 				var err error
 				if engine == Kernel {
-					p, err = newKernelPath(cfg.Name+"-k", elements)
+					p, err = newKernelPath(cfg.Name+"-k", cmds)
 				} else {
 					var wp *wanlabPath
 					wp, err = newWanlabPath(ctx, cfg.Name+"-w", specs, cfg.DataPlane)
@@ -77,7 +95,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Measurement, er
 				if err != nil {
 					return ms, err
 				}
-				m, err := measure(ctx, p, test, cfg, rate)
+				m, err := measure(ctx, p, test, cfg, rate, flows)
 				if cerr := p.Close(); err == nil {
 					err = cerr
 				}
@@ -87,8 +105,16 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) ([]Measurement, er
 				m.Engine = engine
 				ms = append(ms, m)
 				if progress != nil {
-					fmt.Fprintf(progress, "run %d %s %-6s goodput %.3f Mbit/s, delay %.3f ms, drops %d, sent %d, retransmits %d",
-						run+1, test, engine, m.GoodputBps/1e6, m.DelayMs, m.Drops, m.Sent, m.Retransmits)
+					if test == Tree {
+						fmt.Fprintf(progress, "run %d %s %-6s goodput %.3f Mbit/s, drops %d, sent %d",
+							run+1, test, engine, m.GoodputBps/1e6, m.Drops, m.Sent)
+					} else {
+						fmt.Fprintf(progress, "run %d %s %-6s goodput %.3f Mbit/s, delay %.3f ms, drops %d, sent %d, retransmits %d",
+							run+1, test, engine, m.GoodputBps/1e6, m.DelayMs, m.Drops, m.Sent, m.Retransmits)
+					}
+					for _, c := range m.Classes {
+						fmt.Fprintf(progress, "; %s goodput %.3f Mbit/s, drops %d", c.Class, c.GoodputBps/1e6, c.Drops)
+					}
 					if r := m.Router; r != nil {
 						fmt.Fprintf(progress, "; router late p50 %.3f p99 %.3f ms, ring stalls p99 %.3f ms", r.LatenessP50Ms, r.LatenessP99Ms, r.StallP99Ms)
 					}
@@ -115,18 +141,30 @@ func Measure(ctx context.Context, p Path, test Test, cfg Config) (Measurement, e
 	if rate == 0 {
 		rate = floodRate(specs)
 	}
-	return measure(ctx, p, test, cfg, rate)
+	return measure(ctx, p, test, cfg, rate, nil)
 }
 
-// measure runs one test through p.
-func measure(ctx context.Context, p Path, test Test, cfg Config, rate int64) (Measurement, error) {
+// measure runs one test through p; the tree test floods each of
+// classes, and needs a classPath.
+func measure(ctx context.Context, p Path, test Test, cfg Config, rate int64, classes []classFlow) (Measurement, error) {
 	m := Measurement{Test: test}
 	var flows []traffic.Flow
 	var tcps []*traffic.TCP
 	var probe *traffic.UDPProbe
 	var flood *traffic.Flood
+	var floods []*traffic.Flood
 	var err error
 	switch test {
+	case Tree:
+		for _, c := range classes {
+			f, err := traffic.NewFlood(traffic.FloodConfig{Label: "class " + c.class.String(), Client: p.Client(), Server: p.Server(), Dir: traffic.Up,
+				Rate: c.rate, Size: floodSize, TOS: int(c.tos), Stop: cfg.Duration})
+			if err != nil {
+				return m, err
+			}
+			floods = append(floods, f)
+			flows = append(flows, f)
+		}
 	case TCP:
 		for i := range cfg.Flows {
 			tcp, err := traffic.NewTCP(traffic.TCPConfig{Label: fmt.Sprintf("tcp %d", i+1), Client: p.Client(), Server: p.Server(), Dir: traffic.Up, CC: cfg.CC, Stop: cfg.Duration})
@@ -171,6 +209,21 @@ func measure(ctx context.Context, p Path, test Test, cfg Config, rate int64) (Me
 	case UDP:
 		r := flood.Result().(*traffic.FloodResult)
 		m.GoodputBps, m.DelayMs = floodFigures(r.Steps, from, to)
+	case Tree:
+		cp, ok := p.(classPath)
+		if !ok {
+			return m, fmt.Errorf("calibrate: the tree test needs a path that reads its classes' drops")
+		}
+		drops, err := cp.Classes()
+		if err != nil {
+			return m, err
+		}
+		for i, f := range floods {
+			c := classes[i]
+			bps, _ := floodFigures(f.Result().(*traffic.FloodResult).Steps, from, to)
+			m.Classes = append(m.Classes, ClassFigures{Class: c.class.String(), TOS: int(c.tos), RateBps: c.rate, GoodputBps: bps, Drops: drops[c.class.String()]})
+			m.GoodputBps += bps
+		}
 	}
 	if m.Drops, m.Sent, err = p.Counters(); err != nil {
 		return m, err

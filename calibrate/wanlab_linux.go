@@ -39,6 +39,15 @@ func (p *wanlabPath) Counters() (drops, sent uint64, err error) {
 	return up.Counters.Dropped, sent, nil
 }
 
+// Classes returns each class's drops, as tc -s class show counts them.
+func (p *wanlabPath) Classes() (map[string]uint64, error) {
+	drops := map[string]uint64{}
+	for _, c := range p.t.Snapshot().Up.Classes {
+		drops[c.ClassID] = c.Counters.Dropped
+	}
+	return drops, nil
+}
+
 // Router returns the router's own delay on the direction so far.
 func (p *wanlabPath) Router() *RouterDelay {
 	up := p.t.Snapshot().Up

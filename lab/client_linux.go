@@ -198,6 +198,13 @@ func setRequest(sets []ChainText) (request, error) {
 		if _, err := directions(s.Dir); err != nil {
 			return request{}, bad(err)
 		}
+		if s.Script != "" {
+			// Its steps depend on the testbed's tree, which checks them.
+			if _, err := tcspec.ParseScript(s.Script, tcspec.ScriptOptions{Options: tcspec.Options{LoadDist: load}}); err != nil {
+				return request{}, bad(err)
+			}
+			continue
+		}
 		specs, err := tcspec.ParseChain(s.Chain, tcspec.Options{LoadDist: load})
 		if err != nil {
 			return request{}, bad(err)

@@ -93,10 +93,14 @@ type SysctlKey struct {
 	Key  string `json:"key"`
 }
 
-// ChainText is one direction's new chain in tc syntax, as Set sends it.
+// ChainText is one direction's new chain in tc syntax, as Set sends it,
+// or a script of tc lines that changes the direction's tree as they would
+// change a device's (Script, tcspec.Script's text, with no variables
+// left): each command is then one change of the chain, applied in turn.
 type ChainText struct {
-	Dir   string `json:"dir"`
-	Chain string `json:"chain"`
+	Dir    string `json:"dir"`
+	Chain  string `json:"chain"`
+	Script string `json:"script,omitempty"`
 }
 
 // response is one message from the control socket to a client.

@@ -133,6 +133,14 @@ func parseSets(sets []ChainText, dists map[string][]int16) ([]ChainSet, error) {
 	}
 	var parsed []ChainSet
 	for _, c := range sets {
+		if c.Script != "" {
+			sc, err := tcspec.ParseScript(c.Script, tcspec.ScriptOptions{Options: tcspec.Options{LoadDist: load}})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", c.Dir, err)
+			}
+			parsed = append(parsed, ChainSet{Dir: c.Dir, Script: sc})
+			continue
+		}
 		specs, err := tcspec.ParseChain(c.Chain, tcspec.Options{LoadDist: load})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Dir, err)

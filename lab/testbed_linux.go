@@ -461,17 +461,22 @@ func (t *Testbed) Status() Status {
 }
 
 // ChainSet is one direction's new chain for Set: Dir is "up", "down" or
-// "both".
+// "both". With Script, the script's commands change the direction's tree
+// one after the other, as tc lines would change a device's
+// (tcspec.Script.Steps), each one change of the chain.
 type ChainSet struct {
-	Dir   string
-	Chain []qdisc.Spec
+	Dir    string
+	Chain  []qdisc.Spec
+	Script *tcspec.Script
 }
 
-// DirChange is what a Set did to one direction's chain.
+// DirChange is what a Set did to one direction's chain: for a script, one
+// per command, which Command names ("line 3: tc class change ...").
 type DirChange struct {
-	Dir    string            `json:"dir"`
-	Chain  string            `json:"chain"` // the new chain in tc syntax
-	Change qdisc.ChainChange `json:"change"`
+	Dir     string            `json:"dir"`
+	Chain   string            `json:"chain"` // the new chain in tc syntax
+	Change  qdisc.ChainChange `json:"change"`
+	Command string            `json:"command,omitempty"`
 }
 
 // Set changes the chains of the given directions while the testbed runs,
@@ -488,25 +493,45 @@ func (t *Testbed) Set(sets ...ChainSet) ([]DirChange, error) {
 // comes in between): a run session records there what it will restore.
 func (t *Testbed) set(sets []ChainSet, before func(dir string, old []qdisc.Spec)) ([]DirChange, error) {
 	type one struct {
-		dir   string
-		chain []qdisc.Spec
+		dir     string
+		chain   []qdisc.Spec
+		command string // a script's command, or ""
 	}
 	var todo []one
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, fmt.Errorf("testbed %s is closed", t.opts.Name)
+	}
 	for _, s := range sets {
 		dirs, err := directions(s.Dir)
 		if err != nil {
 			return nil, err
 		}
 		for _, d := range dirs {
-			todo = append(todo, one{d, s.Chain})
+			if s.Script == nil {
+				todo = append(todo, one{dir: d, chain: s.Chain})
+				continue
+			}
+			// A script's commands, each a step from the direction's
+			// tree as it is, checked together before any is applied.
+			base := t.chains[d]
+			steps, err := s.Script.Steps(base)
+			if err == nil {
+				err = tcspec.CheckSteps(base, steps, &qdisc.Env{Framing: t.opts.Framing})
+			}
+			if err != nil {
+				return nil, fmt.Errorf("set %s: %w (nothing was changed)", d, err)
+			}
+			for _, st := range steps {
+				todo = append(todo, one{d, st.Chain, fmt.Sprintf("line %d: %s", st.Line, st.Text)})
+			}
 		}
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return nil, fmt.Errorf("testbed %s is closed", t.opts.Name)
-	}
 	for _, o := range todo {
+		if o.command != "" {
+			continue // checked with its script
+		}
 		if err := t.r.CheckChain(o.dir, o.chain); err != nil {
 			return nil, fmt.Errorf("set %s to %q: %w (nothing was changed)", o.dir, tcspec.FormatChain(o.chain), err)
 		}
@@ -523,7 +548,7 @@ func (t *Testbed) set(sets []ChainSet, before func(dir string, old []qdisc.Spec)
 			return done, fmt.Errorf("set %s to %q: %w", o.dir, tcspec.FormatChain(o.chain), err)
 		}
 		t.chains[o.dir] = o.chain
-		done = append(done, DirChange{Dir: o.dir, Chain: tcspec.FormatChain(o.chain), Change: rep})
+		done = append(done, DirChange{Dir: o.dir, Chain: tcspec.FormatChain(o.chain), Change: rep, Command: o.command})
 	}
 	return done, nil
 }

@@ -13,8 +13,11 @@ type kind struct {
 	// kind receives one); seed is the discipline's own, derived from
 	// Env.Seed and its position.
 	build func(spec Spec, env *Env, child Qdisc, seed uint64) (Qdisc, error)
-	// classful kinds take a child qdisc.
+	// classful kinds take a child qdisc in the chain.
 	classful bool
+	// classes says the kind takes its children through its classes
+	// (htb's leaf classes, prio's bands), not in the chain.
+	classes bool
 	// warnings, when not nil, says what of a valid configuration behaves
 	// differently from what its numbers suggest.
 	warnings func(spec Spec, env *Env) []string
@@ -48,6 +51,22 @@ var kinds = map[string]kind{
 	"pie": {build: buildAs(func(c PIEConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
 		return qdiscOf(newPIE(c, env, seed))
 	})},
+}
+
+// The kinds with classes build the chains under their classes through
+// build, which reads kinds: their rows join the table when the package
+// starts, which Go's initialisation order needs.
+func init() {
+	kinds["htb"] = kind{classes: true,
+		build: buildAs(func(c HTBConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
+			return qdiscOf(newHTB(c, env, seed))
+		}),
+		warnings: warnAs(htbWarnings)}
+	kinds["prio"] = kind{classes: true,
+		build: buildAs(func(c PrioConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
+			return qdiscOf(newPrio(c, env, seed))
+		}),
+		warnings: warnAs(prioWarnings)}
 }
 
 func newFifoQdisc(c FifoConfig, env *Env, _ Qdisc, _ uint64) (Qdisc, error) {
@@ -121,7 +140,7 @@ func Build(specs []Spec, env *Env) (Qdisc, error) {
 	if env == nil {
 		return nil, fmt.Errorf("nil Env")
 	}
-	root, err := build(specs, env, 0)
+	root, err := build(specs, env, env.Seed, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -130,8 +149,11 @@ func Build(specs []Spec, env *Env) (Qdisc, error) {
 }
 
 // build makes the tree of specs as positions first, first+1, ... of a
-// chain, without touching env.Root.
-func build(specs []Spec, env *Env, first int) (Qdisc, error) {
+// chain whose positions draw from seed (the discipline at position k from
+// PositionSeed(seed, k)), without touching env.Root. A device's chain
+// draws from Env.Seed; the chain under a class of htb or prio from a seed
+// of its own (subtreeSeed).
+func build(specs []Spec, env *Env, seed uint64, first int) (Qdisc, error) {
 	for i, s := range specs {
 		if s == nil {
 			return nil, fmt.Errorf("qdisc %d of the chain is missing", first+i+1)
@@ -139,7 +161,10 @@ func build(specs []Spec, env *Env, first int) (Qdisc, error) {
 	}
 	for i, s := range specs[:len(specs)-1] {
 		c, ok := kinds[s.Kind()]
-		if ok && !c.classful {
+		switch {
+		case ok && c.classes:
+			return nil, fmt.Errorf("%s takes its child qdiscs under its classes, not after it in the chain (%s follows it); put %s in the leaf chain of one of its classes", s.Kind(), specs[i+1].Kind(), specs[i+1].Kind())
+		case ok && !c.classful:
 			return nil, fmt.Errorf("%s cannot have a child qdisc (%s follows it in the chain); put %s last, or use netem or tbf as the parent", s.Kind(), specs[i+1].Kind(), s.Kind())
 		}
 	}
@@ -149,7 +174,7 @@ func build(specs []Spec, env *Env, first int) (Qdisc, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown qdisc %q", specs[i].Kind())
 		}
-		q, err := c.build(specs[i], env, child, PositionSeed(env.Seed, first+i))
+		q, err := c.build(specs[i], env, child, PositionSeed(seed, first+i))
 		if err != nil {
 			return nil, err
 		}

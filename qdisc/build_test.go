@@ -8,13 +8,16 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	want := []string{"bfifo", "codel", "fq_codel", "netem", "pfifo", "pfifo_fast", "pfifo_head_drop", "pie", "tbf"}
+	want := []string{"bfifo", "codel", "fq_codel", "htb", "netem", "pfifo", "pfifo_fast", "pfifo_head_drop", "pie", "prio", "tbf"}
 	if got := Kinds(); !slices.Equal(got, want) {
 		t.Errorf("Kinds() = %v, want %v", got, want)
 	}
 	for k, row := range kinds {
 		if row.classful != (k == "netem" || k == "tbf") {
 			t.Errorf("%s: classful %v", k, row.classful)
+		}
+		if row.classes != (k == "htb" || k == "prio") {
+			t.Errorf("%s: classes %v", k, row.classes)
 		}
 	}
 }

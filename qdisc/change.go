@@ -187,7 +187,7 @@ func CheckChain(root Qdisc, specs []Spec, env *Env) error {
 			scratch = *env
 		}
 		scratch.Observer, scratch.Root = nil, nil
-		if _, err := build(specs, &scratch, 0); err != nil {
+		if _, err := build(specs, &scratch, scratch.Seed, 0); err != nil {
 			return err
 		}
 	}
@@ -226,6 +226,15 @@ func ChangeChain(now clock.Time, root Qdisc, specs []Spec, env *Env) (Qdisc, Cha
 	if err := CheckChain(root, specs, env); err != nil {
 		return nil, nil, err
 	}
+	root, rep := changeChain(now, root, specs, env, env.Seed)
+	env.Root = root
+	return root, rep, nil
+}
+
+// changeChain is ChangeChain, checked, for a chain whose positions draw
+// from seed (see build), without touching env.Root: the chain may be the
+// one under a class of htb or prio, and Root the device's whole tree.
+func changeChain(now clock.Time, root Qdisc, specs []Spec, env *Env, seed uint64) (Qdisc, ChainChange) {
 	olds := Positions(root)
 	k := commonPrefix(olds, specs)
 	n := max(len(olds), len(specs))
@@ -274,14 +283,13 @@ func ChangeChain(now clock.Time, root Qdisc, specs []Spec, env *Env) (Qdisc, Cha
 		if k > 0 {
 			change(k - 1)
 		}
-		env.Root = root
-		return root, rep, nil
+		return root, rep
 	}
 
 	var sub Qdisc
 	if k < len(specs) {
 		var err error
-		if sub, err = build(specs[k:], env, k); err != nil {
+		if sub, err = build(specs[k:], env, seed, k); err != nil {
 			panic(fmt.Sprintf("qdisc: a chain CheckChain accepted does not build: %v", err))
 		}
 	}
@@ -289,8 +297,7 @@ func ChangeChain(now clock.Time, root Qdisc, specs []Spec, env *Env) (Qdisc, Cha
 		if root != nil {
 			root.Flush(now)
 		}
-		env.Root = sub
-		return sub, rep, nil
+		return sub, rep
 	}
 	parent := olds[k-1]
 	// A tbf that gains a child takes it before its new configuration
@@ -310,8 +317,7 @@ func ChangeChain(now clock.Time, root Qdisc, specs []Spec, env *Env) (Qdisc, Cha
 	if sub != nil {
 		change(k - 1)
 	}
-	env.Root = root
-	return root, rep, nil
+	return root, rep
 }
 
 // graftInto attaches child (nil for none, or tbf's default) under parent,

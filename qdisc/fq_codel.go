@@ -387,6 +387,9 @@ func (q *FQCoDel) take(now clock.Time, g gate) *packet.Packet {
 		if c.full() {
 			break // the head packet is done: the next dequeue goes on
 		}
+		if c.run > 0 && !moreUnits(g) {
+			break // g wants no more: the next dequeue goes on
+		}
 		idx := q.head()
 		if idx < 0 {
 			break
@@ -435,6 +438,9 @@ func (q *FQCoDel) bulk(now clock.Time, idx int32, g gate) bool {
 		return true
 	}
 	for !c.full() {
+		if !moreUnits(g) {
+			return false
+		}
 		if f.deficit <= 0 {
 			f.deficit += q.quantum
 			if f.list == fqNewList {

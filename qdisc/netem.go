@@ -570,12 +570,7 @@ func (n *Netem) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) 
 // packets into the child, using up slot budget) and holds the result for
 // the next Dequeue.
 func (n *Netem) Peek(now clock.Time) (*packet.Packet, clock.Time) {
-	if n.peeked.p != nil {
-		return n.peeked.p, now
-	}
-	p, next := n.take(now, nil)
-	n.peeked.p = p
-	return p, next
+	return n.peeked.peek(now, n.take)
 }
 
 // take is netem_dequeue under g. The units of a packet due now leave (or
@@ -647,6 +642,9 @@ func (n *Netem) due(now clock.Time, h *packet.Packet, g gate) (k int, held bool)
 		return k, false
 	}
 	for i := range k {
+		if i > 0 && !moreUnits(g) {
+			return i, false
+		}
 		size := n.u.size(h, i)
 		spent := false
 		if n.slotOn {

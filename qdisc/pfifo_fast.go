@@ -11,24 +11,18 @@ import (
 const pfifoFastBands = 3
 
 // prio2band is pfifo_fast's fixed priomap (sch_generic.c): skb->priority &
-// 15 (TC_PRIO_MAX) to band.
+// 15 (TC_PRIO_MAX) to band. It is also tc's default priomap for prio.
 var prio2band = [16]uint8{1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}
-
-// ipTOS2Prio is the kernel's ip_tos2prio (net/ipv4/route.c), indexed by
-// IPTOS_TOS(tos)>>1: TC_PRIO_BESTEFFORT (0), TC_PRIO_BULK (2),
-// TC_PRIO_INTERACTIVE (6) and TC_PRIO_INTERACTIVE_BULK (4).
-var ipTOS2Prio = [16]uint8{0, 0, 0, 0, 2, 2, 2, 2, 6, 6, 6, 6, 4, 4, 4, 4}
 
 // PfifoFast is pfifo_fast (sch_generic.c), the kernel's classic default
 // qdisc: three FIFO bands served in strict priority, band 0 first.
 //
-// A packet's band is prio2band[priority&15]. The priority is what the
-// kernel's forwarding path leaves in skb->priority: for IPv4, ip_forward
-// sets it to ip_tos2prio[(tos&0x1E)>>1] (net.ipv4.ip_forward_update_priority
-// defaults to 1); ip6_forward does not touch it, so IPv6 and non-IP packets
-// keep priority 0 and land in band 1. In TOS terms: "low delay" (0x10)
-// without "throughput" (0x08) goes to band 0, "throughput" without "low
-// delay" to band 2, everything else to band 1 (so EF, 0xB8, is band 1).
+// A packet's band is prio2band[priority&15], its priority what the
+// kernel's forwarding path leaves in skb->priority (forwardPriority): from
+// the TOS for IPv4, 0 for IPv6 and non-IP packets, which land in band 1.
+// In TOS terms: "low delay" (0x10) without "throughput" (0x08) goes to
+// band 0, "throughput" without "low delay" to band 2, everything else to
+// band 1 (so EF, 0xB8, is band 1).
 //
 // Each band holds env.QueueLen() packets, as the per-band rings of Linux
 // 4.16 and later (3×txqueuelen in total); a packet whose band is full is
@@ -52,12 +46,7 @@ func NewPfifoFast(_ PfifoFastConfig, env *Env) (*PfifoFast, error) {
 }
 
 // pfifoFastBand returns the band of an IP packet starting at b.
-func pfifoFastBand(b []byte) int {
-	if packet.IPVersion(b) != 4 {
-		return int(prio2band[0])
-	}
-	return int(prio2band[ipTOS2Prio[(b[1]&0x1E)>>1]])
-}
+func pfifoFastBand(b []byte) int { return int(prio2band[forwardPriority(b)]) }
 
 // Enqueue appends p to its band, or drops it if the band is full (the
 // segments of a super-packet beyond the room left, under

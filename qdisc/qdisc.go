@@ -1,6 +1,7 @@
 // Package qdisc implements Linux's queue disciplines (netem, tbf, the fifos,
-// pfifo_fast, codel, fq_codel, pie) as steppable state machines on a virtual
-// clock, with tc's parent/child structure.
+// pfifo_fast, codel, fq_codel, pie, and the classful htb and prio with
+// u32 filters) as steppable state machines on a virtual clock, with tc's
+// parent/child structure.
 //
 // Every method that depends on time takes now as an argument; a discipline
 // that has no packet ready says when it will have one. Nothing here does I/O,
@@ -8,10 +9,11 @@
 // code runs in the simulator, in tests and in the real-time router.
 //
 // The behaviour follows the kernel's net/sched/sch_{netem,tbf,fifo,generic,
-// codel,fq_codel,pie}.c and include/net/{codel.h,codel_impl.h,pie.h} (Linux
-// 6.1 to 6.18), and tc's parsing in iproute2; where a discipline deviates on
-// purpose (a "correct" mode next to the kernel-compatible one) its config
-// says so.
+// codel,fq_codel,pie,htb,prio}.c, cls_u32.c and include/net/{codel.h,
+// codel_impl.h,pie.h} (Linux 6.1 to 6.18), and tc's parsing in iproute2
+// (6.1, for what tc computes before the kernel sees it); where a
+// discipline deviates on purpose (a "correct" mode next to the
+// kernel-compatible one) its config says so.
 package qdisc
 
 import (
@@ -53,6 +55,7 @@ const (
 	ReasonCEThreshold        // marked because sojourn exceeded ce_threshold
 	ReasonTrace              // trace-driven link: no delivery opportunity left
 	ReasonFlushed            // the discipline holding it was replaced or removed (tc qdisc replace/del)
+	ReasonClassify           // htb: its filters sent it round a loop of classes
 	reasonCount
 )
 
@@ -68,6 +71,7 @@ var reasonNames = [...]string{
 	ReasonCEThreshold: "ce_threshold",
 	ReasonTrace:       "trace",
 	ReasonFlushed:     "flushed",
+	ReasonClassify:    "classify",
 }
 
 // String returns the reason's short name.

@@ -369,3 +369,74 @@ func BenchmarkSuperPacket(b *testing.B) {
 		})
 	}
 }
+
+// sportFilter is "match ip sport PORT 0xffff flowid CLASS".
+func sportFilter(t *testing.T, port uint16, class qdisc.ClassID) qdisc.Filter {
+	t.Helper()
+	f := qdisc.Filter{Prio: 1, Protocol: qdisc.ProtocolIP, ClassID: class}
+	if err := f.MatchField("ip", "sport", uint32(port), 0xffff); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestSegmentsDecideAsSplitClassful is TestSegmentsDecideAsSplit for
+// htb and prio trees, whose leaves drop, mark and shape on their own.
+func TestSegmentsDecideAsSplitClassful(t *testing.T) {
+	if testing.Short() {
+		t.Skip("millions of draws: run without -short")
+	}
+	ms := clock.Time(1e6)
+	parse := func(s string) []qdisc.Spec {
+		specs, err := tcspec.ParseChain(s, tcspec.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return specs
+	}
+	cls := func(minor uint16) qdisc.ClassID { return qdisc.MakeClassID(1, minor) }
+	htb := qdisc.HTBConfig{Handle: 1, Default: 0x20, DirectQLen: 40,
+		Classes: []qdisc.HTBClass{
+			{ID: cls(1), Rate: 50e6 / 8},
+			{ID: cls(0x10), Parent: cls(1), Rate: 20e6 / 8, Ceil: 50e6 / 8, Burst: 20000, Leaf: parse("pfifo limit 60")},
+			{ID: cls(0x20), Parent: cls(1), Rate: 20e6 / 8, Ceil: 40e6 / 8, Quantum: 3000, Leaf: parse("codel target 1ms interval 10ms ecn")},
+			{ID: cls(0x30), Parent: cls(1), Rate: 5e6 / 8, Ceil: 50e6 / 8, Prio: 1, Leaf: parse("fq_codel target 1ms interval 10ms")},
+		},
+		Filters: []qdisc.Filter{sportFilter(t, 40000, cls(0x10)), sportFilter(t, 40002, cls(0x30)), sportFilter(t, 40003, cls(0))},
+	}
+	prio := qdisc.PrioConfig{Handle: 1,
+		Leaves:  [][]qdisc.Spec{parse("tbf rate 20mbit burst 10k limit 60k"), parse("pfifo limit 40")},
+		Filters: []qdisc.Filter{sportFilter(t, 40001, cls(1))},
+	}
+	for _, c := range []struct {
+		name    string
+		chain   []qdisc.Spec
+		flows   int
+		minDrop int
+		minMark int
+	}{
+		{"htb", []qdisc.Spec{htb}, 4, 100, 20},
+		{"netem; htb", append(parse("netem delay 2ms loss 1%"), htb), 4, 100, 0},
+		{"tbf; prio", append(parse("tbf rate 60mbit burst 15k latency 50ms"), prio), 3, 100, 0},
+		{"htb over prio", []qdisc.Spec{qdisc.HTBConfig{Handle: 2, Default: 1, Classes: []qdisc.HTBClass{{ID: qdisc.MakeClassID(2, 1), Rate: 60e6 / 8, Leaf: []qdisc.Spec{prio}}}}}, 3, 100, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			traffic := segTraffic(uint64(len(c.name)), c.flows, 200*ms, 300*clock.Time(1e3))
+			whole := segRun(t, c.chain, qdisc.GranularitySegment, traffic, false)
+			split := segRun(t, c.chain, qdisc.GranularitySegment, traffic, true)
+			compareSegRuns(t, whole, split)
+			drops := 0
+			for _, ev := range split.rec.events {
+				for _, e := range ev {
+					if e.what != "out" {
+						drops++
+					}
+				}
+			}
+			if drops < c.minDrop || len(split.rec.marks) < c.minMark {
+				t.Errorf("%d segments dropped, %d marked: want at least %d and %d for the test to bite", drops, len(split.rec.marks), c.minDrop, c.minMark)
+			}
+			t.Logf("%d segments, %d dropped, %d marked, %d departures", len(split.rec.events), drops, len(split.rec.marks), len(split.rec.order))
+		})
+	}
+}

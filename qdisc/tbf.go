@@ -17,8 +17,8 @@ import (
 // 1514 bytes of credit). Tokens are nanoseconds of credit. The rate bucket
 // holds at most buffer = l2t(rate, burst) and the optional peak bucket
 // mtu_t = l2t(peakrate, mtu), where l2t applies overhead, mpu and ATM
-// cell rounding (see tbfRate). Both start full. Dequeue looks at the child's head of
-// length len: with el = min(now-t_c, buffer),
+// cell rounding (see rateCfg). Both start full. Dequeue looks at the
+// child's head of length len: with el = min(now-t_c, buffer),
 //
 //	tok  = min(el+tokens, buffer) - l2t(rate, len)
 //	ptok = min(el+ptokens, mtu_t) - l2t(peak, len)   (0 without peakrate)
@@ -45,8 +45,8 @@ type TBF struct {
 	cfg     TBFConfig
 	env     *Env
 	child   childQdisc
-	rate    tbfRate
-	peak    tbfRate
+	rate    rateCfg
+	peak    rateCfg
 	hasPeak bool
 	buffer  int64 // rate bucket depth, ns
 	mtu     int64 // peak bucket depth, ns
@@ -111,13 +111,13 @@ func NewTBF(cfg TBFConfig, env *Env, child Qdisc) (*TBF, error) {
 // full.
 func (q *TBF) apply(cfg TBFConfig) {
 	q.cfg = cfg
-	q.rate = newTBFRate(cfg.Rate, cfg.Overhead, cfg.MPU, cfg.Link)
+	q.rate = newRateCfg(cfg.Rate, cfg.Overhead, cfg.MPU, cfg.Link)
 	q.buffer = q.rate.l2t(cfg.Burst)
 	q.maxSize = cfg.Burst
-	q.hasPeak, q.peak, q.mtu = false, tbfRate{}, 0
+	q.hasPeak, q.peak, q.mtu = false, rateCfg{}, 0
 	if cfg.PeakRate != 0 {
 		q.hasPeak = true
-		q.peak = newTBFRate(cfg.PeakRate, cfg.Overhead, cfg.MPU, cfg.Link)
+		q.peak = newRateCfg(cfg.PeakRate, cfg.Overhead, cfg.MPU, cfg.Link)
 		q.mtu = q.peak.l2t(cfg.MTU)
 		q.maxSize = min(q.maxSize, cfg.MTU)
 	}
@@ -309,8 +309,12 @@ func (q *TBF) segment(now clock.Time, p *packet.Packet) (int, Verdict) {
 }
 
 // admit implements gate for the child: tbf charges the unit if its
-// buckets allow it now, and asks its own parent.
+// buckets allow it now, and asks its own parent. A parent that wants no
+// more units (moreGate) has it refused uncharged.
 func (q *TBF) admit(now clock.Time, size int) bool {
+	if !q.charged && !q.more() {
+		return false
+	}
 	if !q.charged {
 		tok, ptok := q.credit(&q.st, now, size)
 		if tok < 0 || ptok < 0 {
@@ -331,6 +335,10 @@ func (q *TBF) admit(now clock.Time, size int) bool {
 	q.charged = false
 	return true
 }
+
+// more implements moreGate for the child: tbf wants another unit while
+// its own parent does.
+func (q *TBF) more() bool { return q.up == nil || moreUnits(q.up) }
 
 // Dequeue returns the units at the child's head that the buckets allow
 // now, charged one by one; nil and when to try again otherwise.
@@ -354,16 +362,7 @@ func (q *TBF) take(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 // Peek returns the packet Dequeue(now) would return. As the kernel's
 // qdisc_peek_dequeued, it charges the tokens and takes the packet from the
 // child; the next Dequeue hands it over.
-func (q *TBF) Peek(now clock.Time) (*packet.Packet, clock.Time) {
-	if q.peeked.p == nil {
-		p, next := q.take(now, nil)
-		if p == nil {
-			return nil, next
-		}
-		q.peeked.p = p
-	}
-	return q.peeked.p, now
-}
+func (q *TBF) Peek(now clock.Time) (*packet.Packet, clock.Time) { return q.peeked.peek(now, q.take) }
 
 // Len returns the number of packets held, the child's included.
 func (q *TBF) Len() int { return q.child.Len() + q.peeked.units(q.u) }

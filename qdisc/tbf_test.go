@@ -207,21 +207,21 @@ func TestTBFLatencyLimit(t *testing.T) {
 func TestTBFLengthToTime(t *testing.T) {
 	cases := []struct {
 		name string
-		r    tbfRate
+		r    rateCfg
 		n    int
 		want int64
 	}{
-		{"plain", newTBFRate(oneMbit, 0, 0, LinkEthernet), 1500, 1500 * 8000},
-		{"overhead", newTBFRate(oneMbit, 24, 0, LinkEthernet), 1500, 1524 * 8000},
-		{"mpu", newTBFRate(oneMbit, 0, 64, LinkEthernet), 40, 64 * 8000},
-		{"mpu after overhead", newTBFRate(oneMbit, 30, 64, LinkEthernet), 40, 70 * 8000},
+		{"plain", newRateCfg(oneMbit, 0, 0, LinkEthernet), 1500, 1500 * 8000},
+		{"overhead", newRateCfg(oneMbit, 24, 0, LinkEthernet), 1500, 1524 * 8000},
+		{"mpu", newRateCfg(oneMbit, 0, 64, LinkEthernet), 40, 64 * 8000},
+		{"mpu after overhead", newRateCfg(oneMbit, 30, 64, LinkEthernet), 40, 70 * 8000},
 		// 1500 B need 32 cells of 48 B, sent as 32*53 = 1696 B.
-		{"atm", newTBFRate(oneMbit, 0, 0, LinkATM), 1500, 1696 * 8000},
-		{"atm exact cells", newTBFRate(oneMbit, 0, 0, LinkATM), 96, 106 * 8000},
+		{"atm", newRateCfg(oneMbit, 0, 0, LinkATM), 1500, 1696 * 8000},
+		{"atm exact cells", newRateCfg(oneMbit, 0, 0, LinkATM), 96, 106 * 8000},
 		// 3 Mbit/s = 375000 B/s: 1500 B take exactly 4 ms.
-		{"non-divisor rate", newTBFRate(3*oneMbit, 0, 0, LinkEthernet), 1500, 4000000},
-		{"non-divisor rate floor", newTBFRate(3*oneMbit, 0, 0, LinkEthernet), 1, 2666},
-		{"10gbit", newTBFRate(10000*oneMbit, 0, 0, LinkEthernet), 1500, 1200},
+		{"non-divisor rate", newRateCfg(3*oneMbit, 0, 0, LinkEthernet), 1500, 4000000},
+		{"non-divisor rate floor", newRateCfg(3*oneMbit, 0, 0, LinkEthernet), 1, 2666},
+		{"10gbit", newRateCfg(10000*oneMbit, 0, 0, LinkEthernet), 1500, 1200},
 	}
 	for _, c := range cases {
 		if got := c.r.l2t(c.n); got != c.want {
@@ -259,7 +259,7 @@ func TestTBFKernelRounding(t *testing.T) {
 		rate    Rate
 		maxDiff int64
 	}{{oneMbit, 0}, {2 * oneMbit, 0}, {8 * oneMbit, 0}, {3 * oneMbit, 1}, {7 * oneMbit, 1}, {Rate(7000), 3}, {20000 * oneMbit, 1}} {
-		r := newTBFRate(c.rate, 0, 0, LinkEthernet)
+		r := newRateCfg(c.rate, 0, 0, LinkEthernet)
 		worst := int64(0)
 		for n := 0; n <= 70000; n++ {
 			hi, lo := bits.Mul64(uint64(n), 1e9)

@@ -149,6 +149,25 @@ type gate interface {
 	admit(now clock.Time, size int) bool
 }
 
+// A moreGate is a gate that may want no more units in the run under way:
+// htb's, which takes one packet from its leaf a dequeue, by dequeue and
+// not by peek, as the kernel's htb_dequeue_tree does, so that the leaf
+// decides on nothing more. A discipline that decides on each unit as it
+// leaves (codel's control law, tbf's tokens, netem's slot) asks it before
+// it decides on a unit that would follow others in a run, and ends the
+// run there, the unit undecided, when it wants no more.
+type moreGate interface {
+	gate
+	more() bool
+}
+
+// moreUnits reports whether g would consider another unit in the run
+// under way.
+func moreUnits(g gate) bool {
+	m, ok := g.(moreGate)
+	return !ok || m.more()
+}
+
 // runner is a discipline that hands out runs of units under a gate: every
 // discipline of this package.
 type runner interface {
@@ -370,6 +389,21 @@ func (h *peekHold) peekDecided(now clock.Time, take func(clock.Time, gate) *pack
 	return h.p, now
 }
 
+// peek is the Peek of a discipline whose take returns what may leave
+// and, when nothing may, when to try again (netem, tbf, htb, prio): the
+// run take decides on now, once, held for the next dequeue, as the
+// kernel's qdisc_peek_dequeued holds a peeked skb.
+func (h *peekHold) peek(now clock.Time, take func(clock.Time, gate) (*packet.Packet, clock.Time)) (*packet.Packet, clock.Time) {
+	if h.p == nil {
+		p, next := take(now, nil)
+		if p == nil {
+			return nil, next
+		}
+		h.p = p
+	}
+	return h.p, now
+}
+
 // flush drops what is held, for from, with ReasonFlushed.
 func (h *peekHold) flush(now clock.Time, from Qdisc, env *Env, u units, st *Stats) {
 	if p := h.p; p != nil {
@@ -415,7 +449,7 @@ func (h *headQueue) take(now clock.Time, g gate, env *Env, from Qdisc, taken fun
 	if c.held && !c.resume(now, g) {
 		return nil
 	}
-	for !c.full() && taken() {
+	for !c.full() && (c.run == 0 || moreUnits(g)) && taken() {
 		if c.single() {
 			if g == nil && c.marks == 0 {
 				return c.popSingle(&h.q)

@@ -103,6 +103,59 @@ type DirectionReport struct {
 	LoopHeld float64 `json:"loop_held"`
 	// Verdict is fidelity.Judge's.
 	Verdict fidelity.Verdict `json:"verdict"`
+	// Qdiscs and Classes are the tree's qdiscs and classes at the end of
+	// the run, as `tc -s qdisc show` and `tc -s class show` list them,
+	// with their counts over the run; set only for a path with classes
+	// (htb, prio), whose tc lines ChainEnd holds.
+	Qdiscs  []QdiscReport `json:"qdiscs,omitempty"`
+	Classes []ClassReport `json:"classes,omitempty"`
+}
+
+// QdiscReport is one qdisc of a tree at the end of the run: its place and
+// options as tc prints them, and its counts over the run (packets and
+// framed bytes it sent, its drops with those of the qdiscs under it, as
+// tc shows them, its overlimits and requeues), what it held at the end,
+// and for htb the packets of its direct queue.
+type QdiscReport struct {
+	Kind          string `json:"kind"`
+	Handle        string `json:"handle"`
+	Parent        string `json:"parent"`
+	Options       string `json:"options"`
+	Packets       uint64 `json:"packets"`
+	Bytes         uint64 `json:"bytes"`
+	Dropped       uint64 `json:"dropped"`
+	Overlimits    uint64 `json:"overlimits"`
+	Requeues      uint64 `json:"requeues"`
+	Qlen          int    `json:"qlen"`
+	Backlog       int    `json:"backlog_bytes"`
+	DirectPackets uint64 `json:"direct_packets,omitempty"`
+}
+
+// ClassReport is one class of a tree at the end of the run, as `tc -s
+// class show` lists it: an htb class (Options its options in tc syntax,
+// Level its level, 0 for a leaf), a prio band, or the class a netem's or
+// tbf's child hangs on; its counts over the run (packets and framed bytes
+// sent, drops, overlimits, lends and borrows of an htb class) and what
+// its leaf held at the end.
+type ClassReport struct {
+	Kind       string `json:"kind"`
+	ClassID    string `json:"classid"`
+	Parent     string `json:"parent"`
+	Leaf       string `json:"leaf,omitempty"`
+	Options    string `json:"options,omitempty"`
+	Level      int    `json:"level"`
+	Packets    uint64 `json:"packets"`
+	Bytes      uint64 `json:"bytes"`
+	Dropped    uint64 `json:"dropped"`
+	Overlimits uint64 `json:"overlimits"`
+	Lends      uint64 `json:"lends"`
+	Borrows    uint64 `json:"borrows"`
+	Qlen       int    `json:"qlen"`
+	Backlog    int    `json:"backlog_bytes"`
+	// TokensNs and CTokensNs are an htb class's credit at the end, in
+	// its rate's and its ceil's bucket, in ns (negative in debt).
+	TokensNs  int64 `json:"tokens_ns"`
+	CTokensNs int64 `json:"ctokens_ns"`
 }
 
 // DelayReport summarises the delays of N packets, in ns; every figure is

@@ -40,9 +40,54 @@ func sampleRouter() *RouterReport {
 	}
 }
 
+// treeDirection is a direction whose path is an htb tree: its qdiscs and
+// classes at the end of the run.
+func treeDirection() DirectionReport {
+	tree := "tc qdisc add dev DEV root handle 1: htb default 20; tc class add dev DEV parent 1: classid 1:1 htb rate 10Mbit; " +
+		"tc class add dev DEV parent 1:1 classid 1:10 htb rate 1Mbit ceil 10Mbit; tc qdisc add dev DEV parent 1:10 handle 10: pfifo limit 100"
+	return DirectionReport{Name: "down", ChainStart: tree, ChainEnd: tree, PercentilesSince: "run",
+		Qdiscs: []QdiscReport{
+			{Kind: "htb", Handle: "1:", Parent: "root", Options: "default 20", Packets: 900, Bytes: 1_362_600, Dropped: 7, Overlimits: 40, DirectPackets: 2},
+			{Kind: "pfifo", Handle: "10:", Parent: "1:10", Options: "limit 100", Packets: 900, Bytes: 1_362_600, Dropped: 7, Qlen: 3, Backlog: 4542},
+		},
+		Classes: []ClassReport{
+			{Kind: "htb", ClassID: "1:1", Parent: "root", Options: "htb rate 10Mbit ceil 10Mbit burst 1600 cburst 1600 mtu 1600", Level: 7, Packets: 900, Bytes: 1_362_600, Lends: 900, TokensNs: 1_280_000, CTokensNs: 1_280_000},
+			{Kind: "htb", ClassID: "1:10", Parent: "1:1", Leaf: "10:", Options: "htb rate 1Mbit ceil 10Mbit burst 1600 cburst 1600 quantum 12500 mtu 1600", Packets: 900, Bytes: 1_362_600,
+				Dropped: 7, Overlimits: 40, Lends: 100, Borrows: 800, Qlen: 3, Backlog: 4542, TokensNs: -6_400, CTokensNs: 640_000},
+		},
+	}
+}
+
+// A tree's qdiscs and classes at the end print as tc -s qdisc show and tc
+// -s class show do, without the spaces tc leaves at the ends of lines.
+func TestWriteRouterTree(t *testing.T) {
+	var b strings.Builder
+	rep := sampleRouter()
+	rep.Directions = append(rep.Directions, treeDirection())
+	if err := WriteSummary(&b, &Document{Router: rep}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"      at the end, as tc -s qdisc show and tc -s class show (counts over the run):\n" +
+			"qdisc htb 1: root refcnt 2 r2q 10 default 0x20 direct_packets_stat 2 direct_qlen 1000\n" +
+			" Sent 1362600 bytes 900 pkt (dropped 7, overlimits 40 requeues 0)\n backlog 0b 0p requeues 0\n" +
+			"qdisc pfifo 10: parent 1:10 limit 100p\n",
+		"class htb 1:1 root rate 10Mbit ceil 10Mbit burst 1600b cburst 1600b\n" +
+			" Sent 1362600 bytes 900 pkt (dropped 0, overlimits 0 requeues 0)\n backlog 0b 0p requeues 0\n lended: 900 borrowed: 0 giants: 0\n tokens: 20000 ctokens: 20000\n\n",
+		"class htb 1:10 parent 1:1 leaf 10: prio 0 rate 1Mbit ceil 10Mbit burst 1600b cburst 1600b\n" +
+			" Sent 1362600 bytes 900 pkt (dropped 7, overlimits 40 requeues 0)\n backlog 4542b 3p requeues 0\n lended: 100 borrowed: 800 giants: 0\n tokens: -100 ctokens: 10000\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the summary lacks\n%s\nin\n%s", want, b.String())
+		}
+	}
+}
+
 // Every key of the router report is snake_case and documented.
 func TestRouterReportKeys(t *testing.T) {
-	schematest.CheckKeys(t, sampleRouter())
+	rep := sampleRouter()
+	rep.Directions = append(rep.Directions, treeDirection())
+	schematest.CheckKeys(t, rep)
 }
 
 // A run without a router, or without readings of it, says so in a line.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"wanlab/internal/errwriter"
+	"wanlab/qdisc"
+	"wanlab/tcspec"
 )
 
 // WriteSummary writes a text summary of the document in the style of
@@ -263,9 +265,9 @@ func writeRouter(ew *errwriter.Writer, rep *RouterReport) {
 	}
 	ew.Printf("\nRouter (%s):\n", where)
 	for _, d := range rep.Directions {
-		ew.Printf(" %-4s %s\n", d.Name, orNone(d.ChainStart))
+		ew.Printf(" %-4s %s\n", d.Name, chainLines(d.ChainStart))
 		if d.ChainEnd != d.ChainStart {
-			ew.Printf("      at the end: %s\n", orNone(d.ChainEnd))
+			ew.Printf("      at the end: %s\n", chainLines(d.ChainEnd))
 		}
 		rate := "unlimited"
 		if d.ConfiguredRateBps > 0 {
@@ -283,6 +285,10 @@ func writeRouter(ew *errwriter.Writer, rep *RouterReport) {
 			ew.Printf("      ring wait:  median %s, 99th %% %s, max %s (from the kernel's arrival stamps to the router's reads)\n",
 				time.Duration(w.P50Ns), time.Duration(w.P99Ns), time.Duration(w.MaxNs))
 		}
+		if len(d.Classes) > 0 {
+			ew.Printf("      at the end, as tc -s qdisc show and tc -s class show (counts over the run):\n")
+			writeTree(ew, d)
+		}
 	}
 	for _, c := range rep.Changes {
 		if c.Error != "" {
@@ -297,6 +303,44 @@ func writeRouter(ew *errwriter.Writer, rep *RouterReport) {
 	if rep.Note != "" {
 		ew.Printf(" note: %s\n", rep.Note)
 	}
+}
+
+// writeTree prints a direction's tree at the end of the run as tc -s
+// qdisc show and tc -s class show print it (tcspec's printers), without
+// the spaces tc leaves at the ends of lines.
+func writeTree(ew *errwriter.Writer, d DirectionReport) {
+	var b strings.Builder
+	for _, q := range d.Qdiscs {
+		spec, err := tcspec.Parse(q.Kind+" "+q.Options, tcspec.Options{})
+		at := tcspec.Placement{Handle: q.Handle, Parent: q.Parent, DirectPackets: q.DirectPackets}
+		if err != nil {
+			fmt.Fprintf(&b, "qdisc %s %s %s %s\n", q.Kind, q.Handle, q.Parent, q.Options)
+		} else {
+			b.WriteString(tcspec.ShowQdisc(spec, at, nil) + "\n")
+		}
+		b.WriteString(tcspec.ShowStats(qdisc.Stats{Bytes: q.Bytes, Packets: q.Packets, Drops: q.Dropped,
+			Overlimits: q.Overlimits, Requeues: q.Requeues, Qlen: q.Qlen, Backlog: q.Backlog}))
+	}
+	for _, c := range d.Classes {
+		b.WriteString(tcspec.ShowClassRecord(tcspec.ClassRecord{Kind: c.Kind, ClassID: c.ClassID, Parent: c.Parent, Leaf: c.Leaf,
+			Options: c.Options, Level: c.Level, Lends: c.Lends, Borrows: c.Borrows,
+			Tokens: time.Duration(c.TokensNs), CTokens: time.Duration(c.CTokensNs),
+			Stats: qdisc.Stats{Bytes: c.Bytes, Packets: c.Packets, Drops: c.Dropped, Overlimits: c.Overlimits, Qlen: c.Qlen, Backlog: c.Backlog}}))
+	}
+	for _, line := range strings.SplitAfter(b.String(), "\n") {
+		if line != "" {
+			ew.Printf("%s\n", strings.TrimRight(line, " \n"))
+		}
+	}
+}
+
+// chainLines writes a chain on one line, or a tree (the tc lines that
+// make it, joined with "; ") one tc line a line under it.
+func chainLines(chain string) string {
+	if !strings.HasPrefix(chain, "tc ") {
+		return orNone(chain)
+	}
+	return "tree of tc lines:\n        " + strings.Join(strings.Split(chain, "; "), "\n        ")
 }
 
 // orNone names an empty chain.

@@ -12,6 +12,7 @@ import (
 	"wanlab/link"
 	"wanlab/packet"
 	"wanlab/qdisc"
+	"wanlab/tcspec"
 	"wanlab/tun"
 )
 
@@ -144,7 +145,9 @@ type loop struct {
 	// The chain and what it allows.
 	env    qdisc.Env // the configured Env, to validate new chains
 	chain  []qdisc.Spec
-	qdiscs []qdisc.Qdisc // the chain's discipline instances, root first
+	qdiscs []qdisc.Qdisc   // the tree's discipline instances, root first, as placed
+	placed []tcspec.Placed // where each listed one sits, as tc lists it
+	owner  []int           // per instance of qdiscs, the listed one whose drops its drops are
 	trace  bool
 	vnet   bool // ingress and egress both carry virtio-net headers (VNet TUNs, packet sockets)
 	outGSO bool // the egress takes every kind of super-packet the ingress hands over
@@ -257,13 +260,31 @@ func newLoop(r *Router, cfg link.Config, in, out Device, ring func() (RingCounte
 func (l *loop) wholeAllowed() bool { return l.vnet && l.outGSO && !l.trace }
 
 // resetChainState records the disciplines of the current tree, whose own
-// counters start from zero.
+// counters start from zero: every one tc would list, the qdiscs under
+// htb's classes and prio's bands too, with the handles tc's lines give
+// them (tcspec.Layout).
+//
+// The defaults tc does not list (tbf's bfifo, a class's default pfifo)
+// follow the listed ones in qdiscs: what they drop counts as their
+// owner's own, as the kernel counts a child's drops in its parent's.
 func (l *loop) resetChainState() {
-	l.qdiscs = l.qdiscs[:0]
-	for q := l.dir.Root(); q != nil; q = q.Child() {
-		l.qdiscs = append(l.qdiscs, q)
+	all, _ := tcspec.Layout(l.dir.Root())
+	l.qdiscs, l.owner = l.qdiscs[:0], l.owner[:0]
+	l.placed = l.placed[:0]
+	for _, p := range all {
+		if !p.Hidden {
+			l.placed = append(l.placed, p)
+		}
 	}
-	l.st.resetChain(len(l.qdiscs))
+	for _, p := range all {
+		l.qdiscs = append(l.qdiscs, p.Qdisc)
+		owner := len(l.owner)
+		if p.Hidden {
+			owner = slices.IndexFunc(l.placed, func(o tcspec.Placed) bool { return o.Qdisc == p.Owner })
+		}
+		l.owner = append(l.owner, owner)
+	}
+	l.st.resetChain(len(l.placed))
 }
 
 // pass is one iteration's work: release what is due, read what is
@@ -533,7 +554,11 @@ func (l *loop) merged(n int) {
 func (l *loop) Event(e *link.Event) {
 	switch e.Kind {
 	case link.Drop:
-		l.st.dropped(e.Packet, slices.Index(l.qdiscs, e.Qdisc), e.Reason)
+		qi := slices.Index(l.qdiscs, e.Qdisc)
+		if qi >= 0 {
+			qi = l.owner[qi]
+		}
+		l.st.dropped(e.Packet, qi, e.Reason)
 	case link.Mark:
 		l.st.marked(e.Packet)
 	}

@@ -1,7 +1,6 @@
 package router
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -53,6 +52,11 @@ type DirSnapshot struct {
 	// first.
 	Chain  string          `json:"chain"`
 	Qdiscs []QdiscSnapshot `json:"qdiscs"`
+	// Classes are the tree's classes (htb's, prio's bands, the class a
+	// netem's or tbf's child hangs on), in the order tc's lines make
+	// them, for a tree with htb or prio; none for a chain of netem, tbf
+	// and the classless disciplines.
+	Classes []ClassSnapshot `json:"classes,omitempty"`
 	// Counters: what entered, left and was dropped (by reason), marked,
 	// duplicated and reordered, and the delay. Reordered counts delivered
 	// TCP data segments whose sequence number is below the highest
@@ -113,17 +117,91 @@ func (d DirSnapshot) Fidelity() fidelity.Direction {
 }
 
 // QdiscSnapshot is one discipline instance, as `tc -s qdisc show` lists
-// it: Handle and Parent as tc prints them ("1:", "root", "1:1"; the
-// router numbers the chain's disciplines 1:, 2:, ... from the root), and
-// Options its configuration in tc syntax (tcspec.Format), defaults filled
-// in. Its counters' dropped and dropped_by_reason are the segments this
-// instance dropped itself, never those of its child.
+// it: Handle and Parent as tc prints them ("1:", "root", "1:1"), with the
+// handles the tree's tc lines give (tcspec.FormatScript: down a chain 1:,
+// 2:, ... from the root; an htb's or prio's own; MIN: under a class
+// MAJ:MIN), and Options its configuration in tc syntax (tcspec.Format),
+// defaults filled in. Its counters' dropped and dropped_by_reason are the
+// segments this instance dropped itself, never those of its child.
 type QdiscSnapshot struct {
 	Kind     string             `json:"kind"`
 	Handle   string             `json:"handle"`
 	Parent   string             `json:"parent"`
 	Options  string             `json:"options"`
 	Counters link.QdiscCounters `json:"counters"`
+	// DirectPackets is an htb's direct_packets_stat: the packets its
+	// direct queue took.
+	DirectPackets uint64 `json:"direct_packets,omitempty"`
+}
+
+// ClassSnapshot is one class of the tree, as `tc -s class show` lists
+// it: an htb class, a prio band, or the one class of a netem or tbf that
+// its child hangs on. ClassID, Parent ("root" for an htb class at the
+// top) and Leaf (the handle of the qdisc on it, "" for none or the
+// kernel's default) are as tc prints them; Options are an htb class's
+// options as the kernel holds them, in tc syntax (tcspec.FormatHTBClass),
+// and Level its level (0 for a leaf). Counters are an htb class's own (its
+// leaf's drops, its overlimits, its leaf's qlen and backlog) or a band's
+// qdisc's; Lends and Borrows count the packets an htb class sent within
+// its rate and on an ancestor's; Tokens and CTokens are its buckets'
+// credit in ns, negative in debt.
+type ClassSnapshot struct {
+	Kind     string             `json:"kind"`
+	ClassID  string             `json:"classid"`
+	Parent   string             `json:"parent"`
+	Leaf     string             `json:"leaf,omitempty"`
+	Options  string             `json:"options,omitempty"`
+	Level    int                `json:"level"`
+	Counters link.QdiscCounters `json:"counters"`
+	Lends    uint64             `json:"lends"`
+	Borrows  uint64             `json:"borrows"`
+	TokensNs int64              `json:"tokens_ns"`
+	CTokens  int64              `json:"ctokens_ns"`
+}
+
+// TCDrops returns each qdisc's drops as tc shows them: its own and those
+// of the qdiscs under it, which the kernel adds to every ancestor's (tbf
+// counts what its child refused; qdisc_tree_reduce_backlog the drops a
+// child makes while dequeuing). The snapshot counts each one's own.
+func (d DirSnapshot) TCDrops() []uint64 {
+	major := func(handle string) string { m, _, _ := strings.Cut(handle, ":"); return m }
+	out := make([]uint64, len(d.Qdiscs))
+	var sum func(i int) uint64
+	sum = func(i int) uint64 {
+		n := d.Qdiscs[i].Counters.Dropped
+		for j, q := range d.Qdiscs {
+			if j != i && q.Parent != "root" && major(q.Parent) == major(d.Qdiscs[i].Handle) {
+				n += sum(j)
+			}
+		}
+		return n
+	}
+	for i := range d.Qdiscs {
+		out[i] = sum(i)
+	}
+	return out
+}
+
+// classSnapshot copies one class of a tree.
+func classSnapshot(c tcspec.PlacedClass) ClassSnapshot {
+	cs := ClassSnapshot{Kind: c.Kind, ClassID: c.ID.String(), Parent: c.Parent.String()}
+	if c.Root {
+		cs.Parent = "root"
+	}
+	if c.Leaf != 0 {
+		cs.Leaf = c.Leaf.String()
+	}
+	switch {
+	case c.HTB != nil:
+		cs.Options = tcspec.FormatHTBClass(c.HTB.Class)
+		cs.Level = c.HTB.Level
+		cs.Counters = link.QdiscCountersOf(c.HTB.Stats)
+		cs.Lends, cs.Borrows = c.HTB.Lends, c.HTB.Borrows
+		cs.TokensNs, cs.CTokens = int64(c.HTB.Tokens), int64(c.HTB.CTokens)
+	case c.Band != nil:
+		cs.Counters = link.QdiscCountersOf(c.Band.Stats())
+	}
+	return cs
 }
 
 // Lateness summarises delays the router itself adds, in ns: release
@@ -339,7 +417,8 @@ func (l *loop) snap() DirSnapshot {
 		s.Ring.Wait = &w
 		s.NonIP = &NonIPSnapshot{Frames: st.nonIP.frames, Bytes: st.nonIP.bytes, Refused: st.nonIP.refused}
 	}
-	for i, q := range l.qdiscs {
+	for i, p := range l.placed {
+		q := p.Qdisc
 		qc := link.QdiscCountersOf(q.Stats())
 		if i < len(st.qx) {
 			e := &st.qx[i]
@@ -350,16 +429,26 @@ func (l *loop) snap() DirSnapshot {
 			qc.DroppedByReason = e.droppedBy
 		}
 		parent := "root"
-		if i > 0 {
-			parent = fmt.Sprintf("%d:1", i)
+		if !p.Root {
+			parent = p.Parent.String()
 		}
-		s.Qdiscs = append(s.Qdiscs, QdiscSnapshot{
+		qs := QdiscSnapshot{
 			Kind:     q.Kind(),
-			Handle:   fmt.Sprintf("%d:", i+1),
+			Handle:   p.Handle.String(),
 			Parent:   parent,
 			Options:  strings.TrimPrefix(strings.TrimPrefix(tcspec.Format(q.Config()), q.Kind()), " "),
 			Counters: qc,
-		})
+		}
+		if h, ok := q.(*qdisc.HTB); ok {
+			qs.DirectPackets = h.DirectPackets()
+		}
+		s.Qdiscs = append(s.Qdiscs, qs)
+	}
+	if tcspec.HasTree(l.chain) {
+		_, classes := tcspec.Layout(l.dir.Root())
+		for _, c := range classes {
+			s.Classes = append(s.Classes, classSnapshot(c))
+		}
 	}
 	for why, n := range st.writeDrops {
 		if n > 0 {

@@ -54,6 +54,21 @@ func (a *args) value(kw, what string) (string, error) {
 	return a.take(), nil
 }
 
+// uint reads the value keyword kw requires as an unsigned integer in base
+// (getUint), at most max; what describes it for the error when it is
+// missing.
+func (a *args) uint(kw, what string, base int, max uint64) (uint64, error) {
+	v, err := a.value(kw, what)
+	if err != nil {
+		return 0, err
+	}
+	n, err := getUint(v, base, max)
+	if err != nil {
+		return 0, a.bad(kw, v, err)
+	}
+	return n, nil
+}
+
 // bad wraps a unit reader's complaint about the value v of keyword kw.
 func (a *args) bad(kw, v string, err error) error {
 	return failf(a.kind, v, "%q: %v", kw+" "+v, err)

@@ -24,15 +24,8 @@ func aqmTime(a *args, w string) (time.Duration, error) {
 
 // aqmCount reads get_unsigned(..., 0): a u32 in C notation (0x.., 0..).
 func aqmCount(a *args, w string) (int, error) {
-	v, err := a.value(w, "N")
-	if err != nil {
-		return 0, err
-	}
-	n, err := getUint(v, 0, math.MaxUint32)
-	if err != nil {
-		return 0, a.bad(w, v, err)
-	}
-	return int(n), nil
+	n, err := a.uint(w, "N", 0, math.MaxUint32)
+	return int(n), err
 }
 
 // zeroIsDefault refuses a zero that tc would not send: tc passes an AQM

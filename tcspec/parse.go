@@ -38,6 +38,8 @@ var kinds = []kind{
 	{"codel", parseCoDel, formatAs(formatCoDel)},
 	{"fq_codel", parseFQCoDel, formatAs(formatFQCoDel)},
 	{"pie", parsePIE, formatAs(formatPIE)},
+	{"htb", parseHTB, formatAs(formatHTB)},
+	{"prio", parsePrio, formatAs(formatPrio)},
 }
 
 // lookup returns the row of the kind named name.
@@ -91,9 +93,19 @@ func Parse(s string, opt Options) (qdisc.Spec, error) {
 // newlines separate elements as ";" does, a backslash at the end of a line
 // continues it, and "#" starts a comment. An empty chain is nil, nil.
 // Errors are *Error with Index set to the offending element.
+//
+// A chain may also be a tree, given as the tc lines that make it on one
+// device (any name): tc class and tc filter lines, or a tc qdisc line of
+// htb or prio, make the text a script (ParseScript),
+// applied to the device from nothing as the kernel would; its errors are
+// *ScriptError. FormatChain writes a tree so.
 func ParseChain(s string, opt Options) ([]qdisc.Spec, error) {
+	elems := split(s)
+	if isScript(elems) {
+		return parseChainScript(s, opt)
+	}
 	var specs []qdisc.Spec
-	for i, e := range split(s) {
+	for i, e := range elems {
 		spec, err := parseElem(e, opt)
 		if err != nil {
 			if te, ok := err.(*Error); ok {
@@ -128,7 +140,12 @@ func Format(s qdisc.Spec) string {
 }
 
 // FormatChain prints a chain as ParseChain reads it, joined with "; ".
+// A chain with a tree (HasTree) prints as the tc lines that make it on a
+// device called DEV (FormatScript), joined with "; ".
 func FormatChain(specs []qdisc.Spec) string {
+	if HasTree(specs) {
+		return strings.Join(FormatScript(specs, scriptDevice), "; ")
+	}
 	parts := make([]string, len(specs))
 	for i, s := range specs {
 		parts[i] = Format(s)
@@ -172,7 +189,7 @@ func parseElem(words []string, opt Options) (qdisc.Spec, error) {
 
 // unsupported are tc qdiscs that wanlab does not emulate (yet).
 var unsupported = map[string]bool{
-	"cake": true, "htb": true, "hfsc": true, "prio": true, "sfq": true, "fq": true, "fq_pie": true,
+	"cake": true, "hfsc": true, "sfq": true, "fq": true, "fq_pie": true,
 	"red": true, "choke": true, "sfb": true, "drr": true, "ets": true, "qfq": true, "cbs": true,
 	"etf": true, "taprio": true, "mqprio": true, "multiq": true, "mq": true, "hhf": true, "gred": true,
 	"plug": true, "skbprio": true, "cbq": true, "dsmark": true, "atm": true, "dualpi2": true,
@@ -237,7 +254,7 @@ func stripCommand(w []string) ([]string, error) {
 		// the ingress_block prefix.
 		switch o := w[0]; {
 		case o == "ingress" || o == "clsact":
-			return nil, failf("", o, "%q: %s is not a queueing discipline; wanlab shapes with netem, tbf, fifos, codel, fq_codel and pie", line, o)
+			return nil, failf("", o, "%q: %s is not a queueing discipline; wanlab shapes with netem, tbf, fifos, codel, fq_codel, pie, htb and prio", line, o)
 		case o == "dev" || o == "handle" || o == "parent" || matches(o, "ingress_block") || matches(o, "egress_block"):
 			if len(w) < 2 {
 				return nil, failf("", o, "%q: %q needs a value", line, o)

@@ -31,6 +31,9 @@ type Placement struct {
 	// more than the device's transmit queues. 0 means 2, a single-queue
 	// device such as a TUN or most Ethernet cards.
 	RootRefcnt int
+	// DirectPackets is htb's direct_packets_stat, the packets its direct
+	// queue took, which tc prints among its options.
+	DirectPackets uint64
 }
 
 // ShowQdisc returns the qdisc line `tc qdisc show` prints for s, without
@@ -51,7 +54,7 @@ func ShowQdisc(s qdisc.Spec, at Placement, env *qdisc.Env) string {
 	} else {
 		fmt.Fprintf(&b, "parent %s ", at.Parent)
 	}
-	b.WriteString(showOptions(s, env))
+	b.WriteString(showOptions(s, at, env))
 	return b.String()
 }
 
@@ -71,8 +74,12 @@ func ShowStats(st qdisc.Stats) string {
 
 // showOptions prints a configuration's options as its kind's print_opt
 // does.
-func showOptions(s qdisc.Spec, env *qdisc.Env) string {
+func showOptions(s qdisc.Spec, at Placement, env *qdisc.Env) string {
 	switch c := s.(type) {
+	case qdisc.HTBConfig:
+		return showHTB(c, at, env)
+	case qdisc.PrioConfig:
+		return showPrio(c)
 	case qdisc.NetemConfig:
 		return showNetem(c)
 	case qdisc.TBFConfig:

@@ -167,9 +167,15 @@ func (s *Setup) recordedOptions(dataPlane string) map[string]string {
 	if o.ReceiveBuffer != 0 {
 		m["rcvbuf"] = strconv.Itoa(o.ReceiveBuffer)
 	}
+	set("up_script", o.UpScript)
+	set("down_script", o.DownScript)
+	set("script", o.Script)
+	set("up_dev", o.UpDev)
+	set("down_dev", o.DownDev)
+	set("set", strings.Join(o.ScriptVars, " "))
 	set("trace_up", o.TraceUp)
 	set("trace_down", o.TraceDown)
-	if s.Mode == ModeTestbed && o.Up == "" && o.Down == "" && o.Both == "" {
+	if s.Mode == ModeTestbed && o.Up == "" && o.Down == "" && o.Both == "" && o.UpScript == "" && o.DownScript == "" && o.Script == "" {
 		p := o.Profile
 		if p == "" {
 			p = DefaultProfile

@@ -95,6 +95,17 @@ type Options struct {
 	Up   string
 	Down string
 	Both string
+	// UpScript and DownScript are files of tc lines that make a
+	// direction's path, on any one device each; Script is one file for
+	// both directions, whose lines on UpDev make the up path and those on
+	// DownDev the down one. ScriptVars are NAME=VALUE pairs, the values of
+	// the scripts' variables.
+	UpScript   string
+	DownScript string
+	Script     string
+	UpDev      string
+	DownDev    string
+	ScriptVars []string
 	// TraceUp and TraceDown are mahimahi trace files limiting a
 	// direction's capacity.
 	TraceUp   string

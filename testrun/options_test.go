@@ -21,6 +21,8 @@ var examples = map[string][]string{
 	"tcp_rmem": {"4096 131072 6291456"}, "tcp_wmem": {"4096 16384 4194304"}, "sysctls": {"net.ipv4.tcp_sack=0"},
 	"seed": {"5"}, "title": {"x"}, "framing": {"ip"}, "granularity": {"gso"}, "dataplane": {"packet"},
 	"up": {"netem delay 1ms"}, "down": {"netem delay 2ms"}, "both": {"netem delay 3ms"},
+	"up_script": {"DIR/up.tc"}, "down_script": {"DIR/down.tc"}, "script": {"DIR/both.tc"},
+	"up_dev": {"eth1"}, "down_dev": {"eth0"}, "set": {"RATE=2mbit"},
 	"trace_up": {"TRACE"}, "trace_down": {"TRACE"}, "at": {"1s", "netem delay 5ms"},
 	"profile": {"lte"}, "aqm": {"fq_codel"}, "direct": {"true"}, "lab": {"wl-nosuch"},
 	"pcap": {"DIR/x.pcap"}, "output": {"DIR/x.json.gz"}, "flent": {"DIR/x.flent.gz"}, "json": {"true"},

@@ -331,14 +331,17 @@ func (s *Setup) resolvePath(o Options, tc tcspec.Options) error {
 	if s.Mode != ModeTestbed {
 		return nil
 	}
-	explicit := o.Up != "" || o.Down != "" || o.Both != ""
+	scripts, err := ReadScripts(&o, tc)
+	if err != nil {
+		return err
+	}
+	explicit := o.Up != "" || o.Down != "" || o.Both != "" || scripts.Any()
 	if explicit && o.Profile != "" {
-		return bad("profile", "--profile %s gives both chains: drop it, or drop --up, --down and --both", o.Profile)
+		return bad("profile", "--profile %s gives both chains: drop it, or drop --up, --down, --both and the scripts", o.Profile)
 	}
 	if o.Both != "" && (o.Up != "" || o.Down != "") {
 		return bad("both", "--both sets both directions: give either --both, or --up and/or --down")
 	}
-	var err error
 	if explicit {
 		upKey, upText, downKey, downText := "up", o.Up, "down", o.Down
 		if o.Both != "" {
@@ -349,6 +352,16 @@ func (s *Setup) resolvePath(o Options, tc tcspec.Options) error {
 		}
 		if s.Down, err = parseChain(downKey, "--down", downText, tc); err != nil {
 			return err
+		}
+		up, down, err := scripts.Chains(&qdisc.Env{Framing: s.Framing})
+		if err != nil {
+			return err
+		}
+		if scripts.Up != nil {
+			s.Up = up
+		}
+		if scripts.Down != nil {
+			s.Down = down
 		}
 	} else {
 		name := o.Profile
@@ -364,6 +377,9 @@ func (s *Setup) resolvePath(o Options, tc tcspec.Options) error {
 		}
 	}
 	if o.AQM != "" {
+		if tcspec.HasTree(s.Up) || tcspec.HasTree(s.Down) {
+			return bad("aqm", "--aqm replaces the bottleneck queue of a chain, and the path is a tree of classes: put %s on the classes in the script or the tc lines, and drop --aqm", o.AQM)
+		}
 		if s.Up, err = profile.WithAQM(s.Up, o.AQM); err != nil {
 			return bad("aqm", "up: %v", err)
 		}

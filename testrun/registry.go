@@ -304,6 +304,46 @@ var registry = []*Option{
 		field:  chain{"both"},
 	},
 	{
+		Key: "up_script", Flag: "up-script", Recorded: "`run.options.up_script`, `run.path.up`",
+		Help: "a file of tc lines that makes the client→server path on any one device (tc qdisc|class|filter add ... dev DEV ..., as a shaping script writes them)",
+		Doc: "the lines are read as tc and this kernel take them, one after the other (`tc qdisc del ... root 2>/dev/null` first is fine); a line wanlab cannot take is refused with its number and the fix; " +
+			"`$NAME` and `${NAME}` read `--set` (in an experiment, also the case's variables); `run.path.up` records the tree as the tc lines that make it again",
+		NotFor: pathOption("--up-script", true),
+		field:  text(func(o *Options) *string { return &o.UpScript }),
+	},
+	{
+		Key: "down_script", Flag: "down-script", Recorded: "`run.options.down_script`, `run.path.down`",
+		Help:   "a file of tc lines that makes the server→client path, as --up-script",
+		NotFor: pathOption("--down-script", true),
+		field:  text(func(o *Options) *string { return &o.DownScript }),
+	},
+	{
+		Key: "script", Flag: "script", Recorded: "`run.options.script`, `run.path`",
+		Help:   "a file of tc lines for both directions, by device name, as a router's script configures its two interfaces: the lines on --up-dev make the client→server path, those on --down-dev the other",
+		Doc:    "a line on another device is refused; a direction whose device the script does not configure is a direct one, unless --up or --down gives it",
+		NotFor: pathOption("--script", true),
+		field:  text(func(o *Options) *string { return &o.Script }),
+	},
+	{
+		Key: "up_dev", Flag: "up-dev", Recorded: "`run.options.up_dev`",
+		Help:   "the device of --script whose lines make the client→server path, e.g. eth1",
+		NotFor: pathOption("--up-dev", true),
+		field:  text(func(o *Options) *string { return &o.UpDev }),
+	},
+	{
+		Key: "down_dev", Flag: "down-dev", Recorded: "`run.options.down_dev`",
+		Help:   "the device of --script whose lines make the server→client path, e.g. eth0",
+		NotFor: pathOption("--down-dev", true),
+		field:  text(func(o *Options) *string { return &o.DownDev }),
+	},
+	{
+		Key: "set", Flag: "set", Recorded: "`run.options.set`",
+		Help:   "NAME=VALUE: the value of the scripts' $NAME and ${NAME} (repeatable)",
+		Doc:    "a script's own assignments (`RATE=${RATE:-10mbit}`) read it as the shell reads its environment",
+		NotFor: pathOption("--set", true),
+		field:  list{func(o *Options) *[]string { return &o.ScriptVars }},
+	},
+	{
 		Key: "trace_up", Flag: "trace-up", Recorded: "`run.options.trace_up`",
 		Help:   "mahimahi trace file limiting the up direction's capacity",
 		NotFor: pathOption("--trace-up", true),
@@ -546,7 +586,7 @@ func pathOption(flag string, withLab bool) func(catalog.Test, *Options) string {
 	return func(_ catalog.Test, o *Options) string {
 		switch {
 		case o.Direct:
-			return fmt.Sprintf("--direct joins the hosts with a plain veth pair, without a router, so %s has no path to shape: drop the path flags (--up, --down, --both, --profile, --aqm, --trace-*, --at)", flag)
+			return fmt.Sprintf("--direct joins the hosts with a plain veth pair, without a router, so %s has no path to shape: drop the path flags (--up, --down, --both, --up-script, --down-script, --script, --profile, --aqm, --trace-*, --at)", flag)
 		case withLab && o.Lab != "":
 			return fmt.Sprintf("--lab %s runs on that testbed's path, which %s would replace: drop the path flags, or change its chains first with `wanlab set %s`", o.Lab, flag, o.Lab)
 		}

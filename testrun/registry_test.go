@@ -22,6 +22,7 @@ func TestOptionsApplyOrAreRefused(t *testing.T) {
 	if err := os.WriteFile(trace, []byte("1\n2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	writeScripts(t, dir)
 	t.Chdir(dir) // the default results file's directory
 	type context struct {
 		name, test string
@@ -61,6 +62,19 @@ func TestOptionsApplyOrAreRefused(t *testing.T) {
 			if op.Key == "at" {
 				given["up"] = true
 			}
+			// The scripts' companions: a device names a direction of
+			// --script, and --script needs one; --set a script's
+			// variables.
+			for _, with := range map[string][][2]string{
+				"up_dev":   {{"script", "DIR/both.tc"}, {"down_dev", "eth0"}},
+				"down_dev": {{"script", "DIR/both.tc"}, {"up_dev", "eth1"}},
+				"script":   {{"up_dev", "eth1"}, {"down_dev", "eth0"}},
+				"set":      {{"up_script", "DIR/up.tc"}},
+			}[op.Key] {
+				if err := LookupOption(with[0]).Set(&o, strings.ReplaceAll(with[1], "DIR", dir)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			test, _ := catalog.Lookup(c.test, catalog.Options{Streams: o.Streams})
 			why := op.NotFor != nil && op.NotFor(test, &o) != ""
 			_, err := PrepareGiven(o, func(f string) bool { return given[f] }, tcspec.Options{})
@@ -96,6 +110,24 @@ func TestOptionsApplyOrAreRefused(t *testing.T) {
 	}
 	if refusals == 0 {
 		t.Fatal("nothing was refused: is the registry's NotFor wired?")
+	}
+}
+
+// writeScripts writes the scripts the options' examples name into dir:
+// an htb tree for up, seed 002's netem and tbf for down, both by device.
+func writeScripts(t *testing.T, dir string) {
+	t.Helper()
+	for name, text := range map[string]string{
+		"up.tc": `tc qdisc add dev eth1 root handle 1: htb default 10
+tc class add dev eth1 parent 1: classid 1:10 htb rate ${RATE:-1mbit}`,
+		"down.tc": `tc qdisc add dev eth0 root handle 1:0 netem delay 20ms
+tc qdisc add dev eth0 parent 1:1 handle 10: tbf rate 1mbit buffer 10000 limit 30000`,
+		"both.tc": `tc qdisc add dev eth0 root handle 1:0 netem delay 20ms
+tc qdisc add dev eth1 root handle 1:0 netem delay 20ms`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -135,6 +136,7 @@ func (rec *routerRecord) report(s *Setup) *results.RouterReport {
 			Name: d.name, Releases: dr.Lateness.N, LatenessP99: time.Duration(dr.Lateness.P99Ns), RingDrops: dr.RingDrops,
 			Running: running, Busy: busy, Held: held,
 		}, minDelay)
+		dr.Qdiscs, dr.Classes = treeOverRun(d.base, d.end)
 		faithful = faithful && dr.Verdict.Faithful
 		rep.Directions = append(rep.Directions, dr)
 	}
@@ -206,3 +208,33 @@ func configuredRate(chain []qdisc.Spec, trace *link.Trace) uint64 {
 }
 
 func nan() float64 { return math.NaN() }
+
+// treeOverRun is the tree's qdiscs and classes at the end, each with its
+// counts over the run: less what it had counted at the start, when it was
+// there then (a testbed of --lab), as the direction's counts are.
+func treeOverRun(base, end dirView) ([]results.QdiscReport, []results.ClassReport) {
+	qs := slices.Clone(end.Qdiscs)
+	for i := range qs {
+		q := &qs[i]
+		for _, b := range base.Qdiscs {
+			if b.Handle == q.Handle && b.Kind == q.Kind && b.Packets <= q.Packets && b.Dropped <= q.Dropped {
+				q.Packets, q.Bytes, q.Dropped = q.Packets-b.Packets, q.Bytes-b.Bytes, q.Dropped-b.Dropped
+				q.Overlimits, q.Requeues = q.Overlimits-min(b.Overlimits, q.Overlimits), q.Requeues-min(b.Requeues, q.Requeues)
+				q.DirectPackets -= min(b.DirectPackets, q.DirectPackets)
+			}
+		}
+	}
+	cs := slices.Clone(end.Classes)
+	for i := range cs {
+		c := &cs[i]
+		for _, b := range base.Classes {
+			if b.ClassID == c.ClassID && b.Kind == c.Kind && b.Packets <= c.Packets && b.Dropped <= c.Dropped {
+				c.Packets, c.Bytes, c.Dropped = c.Packets-b.Packets, c.Bytes-b.Bytes, c.Dropped-b.Dropped
+				c.Overlimits -= min(b.Overlimits, c.Overlimits)
+				c.Lends -= min(b.Lends, c.Lends)
+				c.Borrows -= min(b.Borrows, c.Borrows)
+			}
+		}
+	}
+	return qs, cs
+}

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"wanlab/qdisc"
+	"wanlab/results"
 	"wanlab/router"
 )
 
@@ -37,6 +38,10 @@ type dirView struct {
 	// much of that it spent on packets, LoopHeldNs holding reads back.
 	LoopRunNs, LoopBusyNs, LoopHeldNs int64
 	Flows                             map[flowKey]flowCount
+	// Qdiscs and Classes are the tree's qdiscs and classes, with running
+	// totals, as tc lists them; none for a chain without classes.
+	Qdiscs  []results.QdiscReport
+	Classes []results.ClassReport
 	// Order lists Flows' keys as the router lists them: in order of first
 	// appearance.
 	Order []flowKey
@@ -79,6 +84,21 @@ func viewOf(d router.DirSnapshot) dirView {
 	for r, n := range c.DroppedByReason {
 		if n > 0 {
 			v.DroppedByReason[qdisc.Reason(r).String()] += n
+		}
+	}
+	if len(d.Classes) > 0 {
+		drops := d.TCDrops()
+		for i, q := range d.Qdiscs {
+			c := q.Counters
+			v.Qdiscs = append(v.Qdiscs, results.QdiscReport{Kind: q.Kind, Handle: q.Handle, Parent: q.Parent, Options: q.Options,
+				Packets: c.Packets, Bytes: c.Bytes, Dropped: drops[i], Overlimits: c.Overlimits, Requeues: c.Requeues,
+				Qlen: c.Qlen, Backlog: c.Backlog, DirectPackets: q.DirectPackets})
+		}
+		for _, c := range d.Classes {
+			k := c.Counters
+			v.Classes = append(v.Classes, results.ClassReport{Kind: c.Kind, ClassID: c.ClassID, Parent: c.Parent, Leaf: c.Leaf,
+				Options: c.Options, Level: c.Level, Packets: k.Packets, Bytes: k.Bytes, Dropped: k.Dropped, Overlimits: k.Overlimits,
+				Lends: c.Lends, Borrows: c.Borrows, Qlen: k.Qlen, Backlog: k.Backlog, TokensNs: c.TokensNs, CTokensNs: c.CTokens})
 		}
 	}
 	for _, f := range d.Flows {

@@ -19,13 +19,15 @@ import (
 
 func newCalibrateCommand(s *streams) *cobra.Command {
 	var (
-		cfg     calib.Config
-		tests   string
-		udpRate string
-		asJSON  bool
+		cfg        calib.Config
+		tests      string
+		udpRate    string
+		asJSON     bool
+		scriptFile string
+		vars       testrun.Options // --set, the registry's
 	)
 	c := &cobra.Command{
-		Use:   "calibrate [--chain CHAIN] [--tests tcp,udp] [--duration 10s] [--runs N] [--json]",
+		Use:   "calibrate [--chain CHAIN | --script FILE [--set NAME=VALUE]] [--tests tcp,udp] [--duration 10s] [--runs N] [--json]",
 		Short: "Measure wanlab against the kernel's own qdiscs on the same test",
 		Long: `calibrate runs the same tests through a chain of the kernel's qdiscs and
 through wanlab's emulation of it, and prints both side by side with their
@@ -47,11 +49,20 @@ and drops. Goodput and delay leave out the first --warmup of each run.
 A figure is within tolerance when wanlab's is within 0.5 % (goodput), 5 %
 (delay) or 10 % (drops) of the kernel's.
 
+--script FILE compares a tree of classes instead: the file's tc lines, on
+any one device, run on the hop's device (tc qdisc|class|filter ..., as a
+shaping script has them; $NAME from --set), and wanlab builds the tree they
+make. Its test, tree, sends a UDP flood per leaf class that a DSCP reaches
+through the tree's filters, each at 120 % of the smallest ceil on its way
+to the root (--udp-rate for another), all at once, and compares each
+class's goodput (within 1 %) and drops (within 10 %).
+
 The kernel must have the chain's disciplines: on kernels without netem,
 codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 		Example: `  wanlab calibrate
   wanlab calibrate --chain "tbf rate 10mbit burst 32k latency 50ms; fq_codel" --flows 4 --runs 3
-  wanlab calibrate --chain "netem delay 20ms; tbf rate 10mbit burst 10000 limit 30000" --tests tcp --json`,
+  wanlab calibrate --chain "netem delay 20ms; tbf rate 10mbit burst 10000 limit 30000" --tests tcp --json
+  wanlab calibrate --script dscp3.sh --duration 5s`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			// The flags' zero values would mean the defaults to Config:
@@ -80,6 +91,24 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 			if err := lab.CheckLoadedCC(cfg.CC); err != nil {
 				return usagef("--cc: %v", err)
 			}
+			if scriptFile != "" {
+				if c.Flags().Changed("chain") {
+					return usagef("--chain and --script both give the path: give one")
+				}
+				b, err := os.ReadFile(scriptFile)
+				if err != nil {
+					return usagef("--script: %v", err)
+				}
+				cfg.Chain, cfg.Script = "", string(b)
+				if cfg.Vars, err = testrun.ScriptVars(vars.ScriptVars); err != nil {
+					return usagef("%v", err)
+				}
+				if !c.Flags().Changed("tests") {
+					tests = string(calib.Tree)
+				}
+			} else if len(vars.ScriptVars) > 0 {
+				return usagef("--set gives values to the script's variables, and no --script is given: drop --set, or give --script FILE")
+			}
 			for _, t := range strings.Split(tests, ",") {
 				cfg.Tests = append(cfg.Tests, calib.Test(strings.TrimSpace(t)))
 			}
@@ -88,6 +117,9 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 				return usagef("--runs %d of %d tests on 2 engines for --duration %v would take over %v: lower --runs or --duration", cfg.Runs, len(cfg.Tests), cfg.Duration, maxCalibrateTime)
 			}
 			if _, err := cfg.Check(); err != nil {
+				if scriptFile != "" {
+					return usagef("--script %s: %v", scriptFile, strings.TrimPrefix(err.Error(), "calibrate: the script: "))
+				}
 				return usagef("%v", err)
 			}
 			if os.Geteuid() != 0 {
@@ -108,13 +140,19 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 				enc := json.NewEncoder(s.out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(struct {
-					Chain        string              `json:"chain"`
+					Chain        string              `json:"chain,omitempty"`
+					Script       string              `json:"script,omitempty"`
 					DataPlane    string              `json:"dataplane"`
 					Measurements []calib.Measurement `json:"measurements"`
 					Rows         []calib.Row         `json:"rows"`
-				}{cfg.Chain, cfg.DataPlane.String(), ms, rows})
+				}{cfg.Chain, scriptFile, cfg.DataPlane.String(), ms, rows})
 			}
-			fmt.Fprintf(s.out, "chain: %s\nwanlab's data plane: %s\n", cfg.Chain, cfg.DataPlane)
+			if scriptFile != "" {
+				fmt.Fprintf(s.out, "script: %s\n", scriptFile)
+			} else {
+				fmt.Fprintf(s.out, "chain: %s\n", cfg.Chain)
+			}
+			fmt.Fprintf(s.out, "wanlab's data plane: %s\n", cfg.DataPlane)
 			calib.PrintRows(s.out, rows)
 			calib.PrintRouter(s.out, ms)
 			return nil
@@ -131,6 +169,9 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 	f.StringVar(&udpRate, "udp-rate", "", "the UDP flood's rate of payload, as wanlab run --udp-rate takes it: 20mbit or 20M (default 120 % of the chain's smallest rate)")
 	registerDataPlane(f, &cfg.DataPlane)
 	f.BoolVar(&asJSON, "json", false, "print the measurements and the comparison as JSON")
+	f.StringVar(&scriptFile, "script", "", "a file of tc lines on one device that makes a tree of classes (htb, prio) to compare class by class, instead of --chain")
+	set := testrun.LookupOption("set")
+	f.VarPF(optionFlag{set, &vars}, set.Flag, set.Short, set.Usage()).DefValue = ""
 	return c
 }
 

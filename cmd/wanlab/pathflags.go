@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -9,18 +10,43 @@ import (
 	"wanlab/lab"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
+	"wanlab/testrun"
 )
 
 // pathFlags are the flags that describe a path, shared by every command that
-// builds one (sim, up, set): a tc chain per direction.
+// builds one (sim, up, set): a tc chain per direction, or scripts of tc
+// lines (--up-script, --down-script, --script with --up-dev and
+// --down-dev, their variables from --set), whose flags are
+// testrun.Registry's, as wanlab run's are.
 type pathFlags struct {
 	up, down, both string
+	scripts        testrun.Options
 }
+
+// scriptKeys are the registry's options of the path's scripts.
+var scriptKeys = []string{"up_script", "down_script", "script", "up_dev", "down_dev", "set"}
 
 func (p *pathFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.up, "up", "", `qdisc chain client→server in tc syntax, root first: "netem delay 50ms; tbf rate 10mbit burst 32k latency 50ms"`)
 	fs.StringVar(&p.down, "down", "", "qdisc chain server→client, as --up")
 	fs.StringVar(&p.both, "both", "", "the same chain in both directions (each direction gets its own instance)")
+	for _, key := range scriptKeys {
+		op := testrun.LookupOption(key)
+		fl := fs.VarPF(optionFlag{op, &p.scripts}, op.Flag, op.Short, op.Usage())
+		fl.DefValue = ""
+	}
+}
+
+// readScripts reads the scripts the flags name (testrun.ReadScripts,
+// which refuses a script and a chain for one direction).
+func (p *pathFlags) readScripts() (testrun.Scripts, error) {
+	o := p.scripts
+	o.Up, o.Down, o.Both = p.up, p.down, p.both
+	sc, err := testrun.ReadScripts(&o, tcOptions())
+	if err != nil {
+		return sc, usagef("%v", err)
+	}
+	return sc, nil
 }
 
 // flags returns the flags that gave each direction's chain, for messages:
@@ -32,11 +58,16 @@ func (p *pathFlags) flags() (up, down string) {
 	return "--up", "--down"
 }
 
-// chains parses the flags into one chain per direction. An empty chain is a
-// direct path.
-func (p *pathFlags) chains() (up, down []qdisc.Spec, err error) {
+// chains parses the flags into one chain per direction, a script's
+// applied on env's device (nil: Ethernet of MTU 1500). An empty chain is
+// a direct path.
+func (p *pathFlags) chains(env *qdisc.Env) (up, down []qdisc.Spec, err error) {
 	if p.both != "" && (p.up != "" || p.down != "") {
 		return nil, nil, usagef("--both sets both directions: give either --both, or --up and/or --down")
+	}
+	sc, err := p.readScripts()
+	if err != nil {
+		return nil, nil, err
 	}
 	upFlag, downFlag := p.flags()
 	upText, downText := p.up, p.down
@@ -48,14 +79,26 @@ func (p *pathFlags) chains() (up, down []qdisc.Spec, err error) {
 	}
 	// With --both the text is parsed again rather than shared: each
 	// direction owns its configs.
-	down, err = parseChain(downFlag, downText)
-	return up, down, err
+	if down, err = parseChain(downFlag, downText); err != nil {
+		return nil, nil, err
+	}
+	su, sd, err := sc.Chains(env)
+	if err != nil {
+		return nil, nil, usagef("%v", err)
+	}
+	if sc.Up != nil {
+		up = su
+	}
+	if sc.Down != nil {
+		down = sd
+	}
+	return up, down, nil
 }
 
 // labChains is chains for a testbed: each chain must also be one the
 // router can build (lab.CheckChain), which tcspec alone does not show.
-func (p *pathFlags) labChains() (up, down []qdisc.Spec, err error) {
-	if up, down, err = p.chains(); err != nil {
+func (p *pathFlags) labChains(env *qdisc.Env) (up, down []qdisc.Spec, err error) {
+	if up, down, err = p.chains(env); err != nil {
 		return nil, nil, err
 	}
 	upFlag, downFlag := p.flags()
@@ -93,10 +136,14 @@ func chainWarnings(dir string, chain []qdisc.Spec, env *qdisc.Env) []string {
 	return ws
 }
 
-// describeChain prints a chain for humans; an empty one is a direct path.
+// describeChain prints a chain for humans; an empty one is a direct path,
+// a tree its tc lines, one a line.
 func describeChain(chain []qdisc.Spec) string {
 	if len(chain) == 0 {
 		return "direct (no qdisc)"
+	}
+	if tcspec.HasTree(chain) {
+		return "\n  " + strings.Join(tcspec.FormatScript(chain, "DEV"), "\n  ")
 	}
 	return tcspec.FormatChain(chain)
 }

@@ -73,7 +73,7 @@ RATE uses tc's units (10mbit, 1gbit, 100kbps = 800 kbit/s) or iperf's (20M = 20 
 const longSimPackets = 5e7
 
 func runSim(s *streams, o *simOptions) error {
-	up, down, err := o.path.chains()
+	up, down, err := o.path.chains(&qdisc.Env{MTU: o.mtu, TxQueueLen: o.txqueuelen, Framing: o.framing})
 	if err != nil {
 		return err
 	}

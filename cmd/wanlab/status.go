@@ -25,9 +25,10 @@ func newStatusCommand(s *streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status [N] [--json] [--flows N]",
 		Short: "Show a running testbed's paths and the router's live counters",
-		Long: `status prints, for each direction, the qdisc chain in tc syntax with each
-qdisc's counters as 'tc -s qdisc show' prints them (Sent bytes and packets,
-dropped, overlimits, requeues, backlog), then what the direction delivered
+		Long: `status prints, for each direction, the qdisc chain in tc syntax (a tree of
+classes as the tc lines that make it) with each qdisc's counters as 'tc -s
+qdisc show' prints them (Sent bytes and packets, dropped, overlimits,
+requeues, backlog) and each class's as 'tc -s class show' does, then what the direction delivered
 and dropped (by reason), marked, duplicated and reordered, the delay
 percentiles, how late the router released packets against their deadlines and the
 fidelity verdict (whether the router did what the chain said, and if not
@@ -134,30 +135,20 @@ func printStatus(w io.Writer, st lab.Status) {
 // router has not taken yet; framing is what the emulated interface counts
 // in a packet, which some defaults depend on.
 func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, framing qdisc.Framing) {
-	chain := d.Chain
-	if chain == "" {
-		chain = "direct (no qdisc)"
+	specs, _ := tcspec.ParseChain(d.Chain, tcOptions())
+	switch {
+	case d.Chain == "":
+		fmt.Fprintf(w, "\n%s: direct (no qdisc)\n", title)
+	case tcspec.HasTree(specs):
+		// A tree is the tc lines that make it, one a line.
+		fmt.Fprintf(w, "\n%s:\n", title)
+		for _, line := range tcspec.FormatScript(specs, "DEV") {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	default:
+		fmt.Fprintf(w, "\n%s: %s\n", title, d.Chain)
 	}
-	fmt.Fprintf(w, "\n%s: %s\n", title, chain)
-	// The qdiscs past the chain's own are defaults a discipline made for
-	// itself (tbf's bfifo), which tc does not list either (the kernel
-	// hides them: TCQ_F_INVISIBLE).
-	shown := d.Qdiscs
-	if specs, err := tcspec.ParseChain(d.Chain, tcOptions()); err == nil && len(specs) < len(shown) {
-		shown = shown[:len(specs)]
-	}
-	// The kernel adds a child's drops to every ancestor's (tbf counts what
-	// its child refused; qdisc_tree_reduce_backlog the drops a child makes
-	// while dequeuing), so tc shows each qdisc's drops with those of the
-	// qdiscs under it; the snapshot counts each instance's own.
-	below := make([]uint64, len(d.Qdiscs)+1)
-	for i := len(d.Qdiscs) - 1; i >= 0; i-- {
-		below[i] = below[i+1] + d.Qdiscs[i].Counters.Dropped
-	}
-	for i, q := range shown {
-		q.Counters.Dropped = below[i]
-		printTCShow(w, q, framing)
-	}
+	printTree(w, d, framing)
 	c := d.Counters
 	fmt.Fprintf(w, " delivered %d pkt %d bytes; in %d pkt %d bytes; queued %d\n", c.Delivered, c.BytesOut, c.Sent, c.BytesIn, c.Queued)
 	fmt.Fprintf(w, " dropped %d%s; marked %d; duplicated %d; reordered %d\n", c.Dropped, byReason(c.DroppedByReason), c.Marked, c.Duplicated, c.Reordered)
@@ -225,24 +216,35 @@ func loopPct(l router.LoopSnapshot, ns int64) float64 {
 	return 100 * float64(ns) / float64(l.RunNs)
 }
 
-// printTCShow prints a qdisc's line and its two statistics lines exactly as
-// `tc -s qdisc show` prints them on Linux (tcspec.ShowQdisc), so that
-// scripts written around tc's output read these the same way. The
-// extended statistics tc prints for codel, fq_codel and pie are not
-// printed.
-func printTCShow(w io.Writer, q router.QdiscSnapshot, framing qdisc.Framing) {
-	c := q.Counters
-	at := tcspec.Placement{Handle: q.Handle, Parent: q.Parent}
-	spec, err := tcspec.Parse(q.Kind+" "+q.Options, tcOptions())
-	if err != nil {
-		// Not expected: the options are tcspec.Format's. Print them as
-		// they are rather than nothing.
-		fmt.Fprintf(w, "qdisc %s %s %s %s\n", q.Kind, q.Handle, q.Parent, q.Options)
-	} else {
-		fmt.Fprintln(w, tcspec.ShowQdisc(spec, at, &qdisc.Env{Framing: framing}))
+// printTree prints a direction's qdiscs and then its classes exactly as
+// `tc -s qdisc show` and `tc -s class show` print them on Linux
+// (tcspec.ShowQdisc, tcspec.ShowClass), so that scripts written around
+// tc's output read these the same way; each qdisc's drops are those of
+// the qdiscs under it too, as tc shows them (TCDrops). The extended
+// statistics tc prints for codel, fq_codel and pie are not printed.
+func printTree(w io.Writer, d router.DirSnapshot, framing qdisc.Framing) {
+	env := &qdisc.Env{Framing: framing}
+	drops := d.TCDrops()
+	for i, q := range d.Qdiscs {
+		c := q.Counters
+		at := tcspec.Placement{Handle: q.Handle, Parent: q.Parent, DirectPackets: q.DirectPackets}
+		spec, err := tcspec.Parse(q.Kind+" "+q.Options, tcOptions())
+		if err != nil {
+			// Not expected: the options are tcspec.Format's. Print them
+			// as they are rather than nothing.
+			fmt.Fprintf(w, "qdisc %s %s %s %s\n", q.Kind, q.Handle, q.Parent, q.Options)
+		} else {
+			fmt.Fprintln(w, tcspec.ShowQdisc(spec, at, env))
+		}
+		fmt.Fprint(w, tcspec.ShowStats(qdisc.Stats{Bytes: c.Bytes, Packets: c.Packets, Drops: drops[i],
+			Overlimits: c.Overlimits, Requeues: c.Requeues, Qlen: c.Qlen, Backlog: c.Backlog}))
 	}
-	fmt.Fprint(w, tcspec.ShowStats(qdisc.Stats{Bytes: c.Bytes, Packets: c.Packets, Drops: c.Dropped,
-		Overlimits: c.Overlimits, Requeues: c.Requeues, Qlen: c.Qlen, Backlog: c.Backlog}))
+	for _, c := range d.Classes {
+		k := c.Counters
+		fmt.Fprint(w, tcspec.ShowClassRecord(tcspec.ClassRecord{Kind: c.Kind, ClassID: c.ClassID, Parent: c.Parent, Leaf: c.Leaf, Options: c.Options, Level: c.Level,
+			Stats: qdisc.Stats{Bytes: k.Bytes, Packets: k.Packets, Drops: k.Dropped, Overlimits: k.Overlimits, Requeues: k.Requeues, Qlen: k.Qlen, Backlog: k.Backlog},
+			Lends: c.Lends, Borrows: c.Borrows, Tokens: time.Duration(c.TokensNs), CTokens: time.Duration(c.CTokens)}))
+	}
 }
 
 func byErrno(m map[string]uint64) string {

@@ -108,10 +108,10 @@ func TestPrintStatus(t *testing.T) {
 		Qdiscs: []router.QdiscSnapshot{
 			{Kind: "netem", Handle: "1:", Parent: "root", Options: "limit 1000 delay 25ms",
 				Counters: link.QdiscCounters{Bytes: 3000, Packets: 2, Qlen: 1, Backlog: 1500}},
+			// tbf's own drops include its default bfifo's, which tc does
+			// not list.
 			{Kind: "tbf", Handle: "2:", Parent: "1:1", Options: "rate 100Mbit burst 32Kb lat 50ms",
-				Counters: link.QdiscCounters{Bytes: 1500, Packets: 1, Dropped: 3, Overlimits: 7}},
-			{Kind: "bfifo", Handle: "3:", Parent: "2:1", Options: "limit 625000b",
-				Counters: link.QdiscCounters{Bytes: 1500, Packets: 1, Dropped: 2}},
+				Counters: link.QdiscCounters{Bytes: 1500, Packets: 1, Dropped: 5, Overlimits: 7}},
 		},
 		Flows: []router.FlowSnapshot{{
 			Flow:    router.FlowKey{Proto: 6, Src: netip.MustParseAddrPort("10.0.0.1:1"), Dst: netip.MustParseAddrPort("10.0.0.2:2")},
@@ -209,7 +209,9 @@ func TestStatusJSONDocumented(t *testing.T) {
 	// A testbed on the packet plane, and a bridge's ports.
 	st.RouterNS, st.Client.RouterIf, st.DataPlane = "wl-lab-r", "wl-lab-rc", "packet"
 	st.Ports = []lab.PortInfo{{IfName: "eth1", MAC: "02:00:00:00:00:01", MTU: 1500, Promiscuity: 1, Err: "gone"}}
-	st.Up.Qdiscs = []router.QdiscSnapshot{{Kind: "netem"}}
+	// A tree's qdiscs and classes.
+	st.Up.Qdiscs = []router.QdiscSnapshot{{Kind: "htb", DirectPackets: 1}}
+	st.Up.Classes = []router.ClassSnapshot{{Kind: "htb", Leaf: "10:", Options: "htb rate 1Mbit"}}
 	st.Up.Flows = []router.FlowSnapshot{{}}
 	st.Up.WriteDropsByReason = map[string]uint64{"eagain": 1}
 	st.Up.Ring.Err = "no such device"

@@ -24,6 +24,7 @@ import (
 	"wanlab/lab"
 	"wanlab/link"
 	"wanlab/qdisc"
+	"wanlab/tcspec"
 	"wanlab/tun"
 )
 
@@ -135,7 +136,7 @@ func (o *upOptions) options() (lab.Options, error) {
 		return lo, usagef("--name: %v", err)
 	}
 	var err error
-	if lo.Up, lo.Down, err = o.path.labChains(); err != nil {
+	if lo.Up, lo.Down, err = o.path.labChains(&qdisc.Env{Framing: o.framing}); err != nil {
 		return lo, err
 	}
 	for _, tr := range []struct {
@@ -275,7 +276,7 @@ func runTestbed(s *streams, o *upOptions, lo lab.Options, cmdArgs []string, star
 	case ready != "":
 		// The log says the testbed is up before up --detach returns.
 		if err == nil {
-			logger.Printf("%s is up: up %q, down %q", describeTestbed(tb.Info()), describeChain(lo.Up), describeChain(lo.Down))
+			logger.Printf("%s is up: up %q, down %q", describeTestbed(tb.Info()), tcspec.FormatChain(lo.Up), tcspec.FormatChain(lo.Down))
 		}
 		tellParent(ready, tb, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -146,6 +147,23 @@ func (b *Backend) options(r *experiment.Run) (*run, error) {
 		for _, v := range values {
 			if err := x.set(op, v); err != nil {
 				return nil, err
+			}
+		}
+	}
+	if x.o.UpScript != "" || x.o.DownScript != "" || x.o.Script != "" {
+		// A script's $NAME reads the case's variables, as --set would
+		// give them; the entry's own set: values come first.
+		given := map[string]bool{}
+		for _, kv := range x.o.ScriptVars {
+			k, _, _ := strings.Cut(kv, "=")
+			given[k] = true
+		}
+		for _, v := range append(slices.Clone(r.Case.Vars), r.Case.Bound...) {
+			if !given[v.Name] {
+				given[v.Name] = true
+				if err := x.set(testrun.LookupOption("set"), v.Name+"="+v.Value); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

@@ -113,3 +113,32 @@ func TestBadOptionAtItsKey(t *testing.T) {
 		}
 	}
 }
+
+// A test entry's script reads the case's variables, as --set would give
+// them, after the entry's own set: values; a run without a script gets
+// none.
+func TestScriptReadsCaseVariables(t *testing.T) {
+	dir := t.TempDir()
+	script := dir + "/tree.sh"
+	if err := os.WriteFile(script, []byte("tc qdisc add dev eth1 root handle 1: htb default 10\ntc class add dev eth1 parent 1: classid 1:10 htb rate $rate ceil ${ceil}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := New(Config{})
+	r := testRun("tcp_upload", experiment.Option{Key: "up_script", Values: []string{script}}, experiment.Option{Key: "set", Values: []string{"ceil=20mbit"}})
+	r.Case.Up = ""
+	r.Case.Vars = []experiment.Var{{Name: "rate", Value: "5mbit"}, {Name: "ceil", Value: "10mbit"}}
+	setup, x, err := b.prepare(r, dir+"/c001-tcp_upload-r1.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(x.argv, " "); !strings.Contains(got, "--up-script "+script+" --set ceil=20mbit --set rate=5mbit") {
+		t.Errorf("argv %s", got)
+	}
+	if !strings.Contains(setup.UpText, "htb rate 5Mbit ceil 20Mbit") {
+		t.Errorf("up %s", setup.UpText)
+	}
+	x, err = b.options(testRun("tcp_upload"))
+	if err != nil || len(x.o.ScriptVars) != 0 {
+		t.Errorf("without a script: %v, set %v", err, x.o.ScriptVars)
+	}
+}

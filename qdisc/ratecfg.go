@@ -9,14 +9,14 @@ import (
 // overflow int64 even for absurd configurations (a 4 GiB burst at 1 B/s).
 const maxCredit = math.MaxInt64 / 4
 
-// tbfRate is the kernel's psched_ratecfg: a rate with the per-packet
+// rateCfg is the kernel's psched_ratecfg: a rate with the per-packet
 // adjustments of tc's "overhead", "mpu" and "linklayer".
 //
 // The kernel turns a length into time as (len*mult)>>shift, a reciprocal
 // that rounds down by up to a few ns per packet for rates that do not
 // divide 1e9; wanlab computes floor(len*1e9/rate) exactly. For rates that
 // divide 1e9 bytes/s (1mbit = 125000 B/s is 8000 ns/B) both are identical.
-type tbfRate struct {
+type rateCfg struct {
 	bps       uint64 // bytes per second; never 0
 	nsPerByte uint64 // 1e9/bps when that is an integer, else 0
 	overhead  int
@@ -24,8 +24,8 @@ type tbfRate struct {
 	atm       bool
 }
 
-func newTBFRate(r Rate, overhead, mpu int, link LinkLayer) tbfRate {
-	t := tbfRate{bps: uint64(r), overhead: overhead, mpu: mpu, atm: link == LinkATM}
+func newRateCfg(r Rate, overhead, mpu int, link LinkLayer) rateCfg {
+	t := rateCfg{bps: uint64(r), overhead: overhead, mpu: mpu, atm: link == LinkATM}
 	if 1e9%t.bps == 0 {
 		t.nsPerByte = 1e9 / t.bps
 	}
@@ -34,7 +34,7 @@ func newTBFRate(r Rate, overhead, mpu int, link LinkLayer) tbfRate {
 
 // wireLen is psched_l2t_ns's length adjustment: len+overhead, raised to
 // mpu, then (ATM) rounded up to whole 48-byte cell payloads of 53 bytes.
-func (r *tbfRate) wireLen(n int) uint64 {
+func (r *rateCfg) wireLen(n int) uint64 {
 	n += r.overhead
 	if n < r.mpu {
 		n = r.mpu
@@ -46,7 +46,7 @@ func (r *tbfRate) wireLen(n int) uint64 {
 }
 
 // l2t returns the credit in ns that a packet of n bytes costs.
-func (r *tbfRate) l2t(n int) int64 {
+func (r *rateCfg) l2t(n int) int64 {
 	w := r.wireLen(n)
 	if r.nsPerByte != 0 {
 		hi, lo := bits.Mul64(w, r.nsPerByte)
