@@ -3,9 +3,9 @@ package testrun
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"wanlab/internal/infile"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
 )
@@ -84,9 +84,11 @@ func ReadScripts(o *Options, tc tcspec.Options) (Scripts, error) {
 	}
 	read := func(key, file string) (*tcspec.Script, error) {
 		flag := LookupOption(key).Name()
-		f, err := os.Open(file)
+		// infile refuses a FIFO, a device or a directory before reading
+		// (a FIFO with no writer would hang the command).
+		f, err := infile.Open(file)
 		if err != nil {
-			return nil, bad(key, "%s: %v", flag, err)
+			return nil, bad(key, "%s: %v: give a file of tc lines", flag, err)
 		}
 		defer f.Close()
 		b, err := io.ReadAll(io.LimitReader(f, maxScript+1))

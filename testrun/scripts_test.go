@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 
 	"wanlab/qdisc"
@@ -59,6 +60,10 @@ tc filter add dev wan parent 1: protocol ip prio 1 u32 match ip dsfield 0xb8 0xf
 	if back, err := tcspec.ParseChain(s.UpText, tcspec.Options{}); err != nil || !reflect.DeepEqual(back, s.Up) {
 		t.Errorf("UpText does not read back: %v", err)
 	}
+	fifo := filepath.Join(dir, "fifo.tc")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	bad := write("bad.tc", "tc qdisc add dev wan root handle 1: htb\n\ntc class add dev wan parent 1: classid 1:1 htb ceil 10mbit\n")
 	for _, c := range []struct {
 		set       func(o *Options)
@@ -78,6 +83,11 @@ tc filter add dev wan parent 1: protocol ip prio 1 u32 match ip dsfield 0xb8 0xf
 		{func(o *Options) { o.UpScript, o.ScriptVars = seed, []string{"RATE=1mbit"} }, "up_script", "configures dev eth0 (line 2) and dev eth1"},
 		{func(o *Options) { o.UpScript = bad }, "up_script", "line 3"},
 		{func(o *Options) { o.UpScript = filepath.Join(dir, "none") }, "up_script", "no such file"},
+		// A FIFO with no writer is refused, not waited on; a device and a
+		// directory are not read.
+		{func(o *Options) { o.UpScript = fifo }, "up_script", "is a FIFO, not a regular file"},
+		{func(o *Options) { o.DownScript = "/dev/zero" }, "down_script", "is a character device, not a regular file"},
+		{func(o *Options) { o.Script, o.UpDev, o.DownDev = dir, "eth1", "eth0" }, "script", "is a directory, not a regular file"},
 		{func(o *Options) { o.UpScript, o.AQM = tree, "fq_codel" }, "aqm", "tree of classes"},
 		{func(o *Options) { o.UpScript, o.Profile = tree, "lte" }, "profile", "the scripts"},
 	} {
