@@ -14,6 +14,26 @@ import (
 // kilobytes.
 const maxScript = 1 << 20
 
+// ReadScriptFile reads a script of tc lines that a user names: a regular
+// file of at most 1 MiB. A FIFO (which would hang the command), a device
+// or a directory is refused before anything is read, as a file too large
+// to be a script is, each with what to give instead.
+func ReadScriptFile(path string) ([]byte, error) {
+	f, err := infile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%v: give a file of tc lines", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxScript+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxScript {
+		return nil, fmt.Errorf("%s: the file is over %d KiB, which no script of tc lines is: is it the right file?", path, maxScript>>10)
+	}
+	return b, nil
+}
+
 // Scripts are the path's scripts of tc lines, read: each direction's
 // commands (nil for a direction no script gives), where they came from,
 // for messages, and the options that gave them.
@@ -84,19 +104,9 @@ func ReadScripts(o *Options, tc tcspec.Options) (Scripts, error) {
 	}
 	read := func(key, file string) (*tcspec.Script, error) {
 		flag := LookupOption(key).Name()
-		// infile refuses a FIFO, a device or a directory before reading
-		// (a FIFO with no writer would hang the command).
-		f, err := infile.Open(file)
-		if err != nil {
-			return nil, bad(key, "%s: %v: give a file of tc lines", flag, err)
-		}
-		defer f.Close()
-		b, err := io.ReadAll(io.LimitReader(f, maxScript+1))
+		b, err := ReadScriptFile(file)
 		if err != nil {
 			return nil, bad(key, "%s: %v", flag, err)
-		}
-		if len(b) > maxScript {
-			return nil, bad(key, "%s %s: the file is over %d KiB, which no script of tc lines is: is it the right file?", flag, file, maxScript>>10)
 		}
 		sc, err := tcspec.ParseScript(string(b), tcspec.ScriptOptions{Options: tc, Vars: vars})
 		if err != nil {

@@ -95,7 +95,7 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 				if c.Flags().Changed("chain") {
 					return usagef("--chain and --script both give the path: give one")
 				}
-				b, err := os.ReadFile(scriptFile)
+				b, err := testrun.ReadScriptFile(scriptFile)
 				if err != nil {
 					return usagef("--script: %v", err)
 				}

@@ -67,6 +67,10 @@ func TestTestbedCommandUsageErrors(t *testing.T) {
 		{[]string{"calibrate", "--udp-rate", "9223372036854775807", "--tests", "udp", "--duration", "3s", "--warmup", "1s"}, `--udp-rate: "9223372036854775807": give a rate from 1kbit to 1000gbit`},
 		{[]string{"calibrate", "--udp-rate", "20mbits"}, `--udp-rate: bad rate "20mbits": unknown unit "mbits"`},
 		{[]string{"calibrate", "--warmup", "-1s"}, "give positive times"},
+		// A script that is no file of tc lines is not read.
+		{[]string{"calibrate", "--script", "/dev/zero"}, "--script: /dev/zero is a character device, not a regular file: give a file of tc lines"},
+		{[]string{"up", "--up-script", "/dev/zero"}, "--up-script: /dev/zero is a character device"},
+		{[]string{"set", "--down-script", "/"}, "--down-script: / is a directory"},
 		// A name that commands would read as an option is refused
 		// where it is made, not only where it is used.
 		{[]string{"up", "--name", "-x"}, `testbed name "-x" starts with '-'`},
