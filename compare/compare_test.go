@@ -328,7 +328,7 @@ func TestParseCondition(t *testing.T) {
 // FuzzParseCondition: whatever the text, ParseCondition either refuses it
 // or gives a condition that prints back to text it reads the same.
 func FuzzParseCondition(f *testing.F) {
-	for _, s := range []string{"TCP upload sum mean < -5%", "Ping (ms) ICMP median > +10%", "a p99 >= 0", "x < y", "mean<-1"} {
+	for _, s := range []string{"TCP upload sum mean < -5%", "Ping (ms) ICMP median > +10%", "a p99 >= 0", "x < y", "mean<-1", "0 mean>-0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {

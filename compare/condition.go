@@ -103,8 +103,12 @@ func ParseCondition(text string) (Condition, error) {
 
 // String writes the condition back in the form ParseCondition reads.
 func (c Condition) String() string {
-	b := strconv.FormatFloat(c.Bound, 'f', -1, 64)
-	if c.Bound >= 0 && !strings.HasPrefix(b, "+") {
+	bound := c.Bound
+	if bound == 0 {
+		bound = 0 // -0 (a bound written "-0") prints as +0, which reads back
+	}
+	b := strconv.FormatFloat(bound, 'f', -1, 64)
+	if bound >= 0 && !strings.HasPrefix(b, "+") {
 		b = "+" + b
 	}
 	if c.Percent {
