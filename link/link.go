@@ -205,22 +205,31 @@ func (d *Direction) Enqueue(now clock.Time, p *packet.Packet) {
 // time at which one may (clock.Never if none will without new arrivals).
 // Call it until it returns nil to release everything that is due. The
 // caller owns the packet returned. The packet's delay is counted as now -
-// Arrival: a caller that comes late (the real-time router) measures its own
-// lateness too, which is what the receiver sees.
+// Arrival.
 func (d *Direction) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
-	d.now = now
+	return d.DequeueLate(now, now)
+}
+
+// DequeueLate is Dequeue for a caller that asks at now but should have
+// asked at due (not after now, not before the time of its last call): the
+// tree decides at due, as it would have had the caller come on time, and
+// the packet's delay is counted to now, when it leaves, since a caller
+// that comes late (the real-time router) delays it by its own lateness
+// too, which is what the receiver sees.
+func (d *Direction) DequeueLate(due, now clock.Time) (*packet.Packet, clock.Time) {
+	d.now = due
 	if d.trace == nil {
-		p, next := d.q.Dequeue(now)
+		p, next := d.q.Dequeue(due)
 		if p == nil {
 			return nil, next
 		}
 		d.deliver(now, p)
-		return p, now
+		return p, due
 	}
-	d.advance(now, true)
+	d.advance(due, true)
 	if p := d.out.Pop(); p != nil {
 		d.deliver(now, p)
-		return p, now
+		return p, due
 	}
 	switch {
 	case d.transit != nil:

@@ -323,3 +323,33 @@ func TestFakeOneSegmentSuperPacket(t *testing.T) {
 			s.written, s.segs, s.badCsum, snap.Malformed, snap.Counters.Delivered)
 	}
 }
+
+// TestLateLoopKeepsTheRate steps a loop only every 4 ms, far later than
+// the 0.9 ms a 1128-byte packet takes at 10 Mbit/s, through a tbf whose
+// bucket holds little more than one packet: a loop that asked the link
+// only at the time it woke would let the bucket overflow while it slept
+// and deliver about one packet per wake-up (a quarter of the rate); one
+// that asks at each time the link said it had a packet delivers the rate.
+func TestLateLoopKeepsTheRate(t *testing.T) {
+	const rate, burst = 10e6 / 8, 1600 // bytes/s, bytes
+	r, c, s := fakeRouter(t, mustChain(t, "tbf rate 10mbit burst 1600 limit 30000"), [][]byte{udpDatagram(false, 1, 1001, 1100, 7)})
+	c.perRead = 8
+	first := time.Now()
+	last := first
+	for time.Since(first) < 400*time.Millisecond {
+		step(r.up)
+		last = time.Now()
+		time.Sleep(4 * time.Millisecond)
+	}
+	elapsed := last.Sub(first).Seconds()
+	want := rate * elapsed
+	// Datagrams of a flow due together may leave as one USO
+	// super-packet: count the wire packets, each 1128 bytes of IP.
+	if got := float64(s.segs) * 1128; got < 0.9*want || got > want+burst {
+		t.Errorf("%.0f bytes in %.3f s of wake-ups every 4 ms, %.2f of the rate (%.0f bytes); want 0.9 to 1 and a burst", got, elapsed, got/want, want)
+	}
+	snap := r.Snapshot().Up
+	if late := snap.Lateness; late.N == 0 || time.Duration(late.P50Ns) < 500*time.Microsecond {
+		t.Errorf("lateness %+v: the packets left when the loop woke, late", late)
+	}
+}

@@ -161,6 +161,7 @@ type loop struct {
 
 	// When to look at the link again.
 	lastNext clock.Time // when the link said, at its last empty Dequeue, it next has a packet
+	asked    clock.Time // the latest time the link was given, which it must not see go back
 	// readCost is what reading and classifying one packet has cost
 	// lately (a moving average), for readAllowance.
 	readCost time.Duration
@@ -465,32 +466,54 @@ func (l *loop) enqueue(now clock.Time, q *packet.Packet, g gsoInfo, gsoSize int,
 		q.Seq = l.st.flows.arrivalSeq(flow, q.Bytes(), g)
 	}
 	q.Tag = makeTag(g.l4, l2, flow)
+	l.asked = max(l.asked, now)
 	l.dir.Enqueue(now, q)
 	l.arrived = true
 }
 
 // release hands every packet that is due at now to the egress device, and
 // returns how many it handed over.
+//
+// A loop that comes late asks the link at each time the link said it
+// would next have a packet, in turn, up to now, rather than once at now:
+// a token bucket that fills to its burst while nobody asks loses the
+// tokens of the time the loop was late (htb's default burst is one MTU,
+// which at 10 Mbit/s lasts 70 µs beyond a full-size packet), and the link
+// would deliver less than its rate whenever the router falls behind. The
+// packets still leave at now, and their delay counts the lateness.
 func (l *loop) release(now clock.Time) int {
 	if !l.arrived && now < l.lastNext {
 		return 0
 	}
 	l.arrived = false
+	due := now
+	if next := l.lastNext; next != clock.Never && next < now {
+		due = max(next, l.asked)
+	}
 	n, bytes := 0, 0
 	var began clock.Time
 	for {
-		p, next := l.dir.Dequeue(now)
+		p, next := l.dir.DequeueLate(due, now)
 		if p == nil {
 			l.lastNext = next
+			if next != clock.Never && next > due && next <= now {
+				due = next // a time the link had a packet for has passed
+				continue
+			}
+			if next != clock.Never && next <= due && due < now {
+				due = now // the link has one at once, it says: ask at now
+				continue
+			}
 			break
 		}
 		if n == 0 {
 			began = l.clk.Now()
 		}
 		bytes += p.Len()
-		l.out.write(p, l.deadline(p, now), l)
+		l.out.write(p, l.deadline(p, due), l)
 		n++
 	}
+	l.asked = due
 	l.out.flush(l)
 	if n > 0 {
 		l.pacer.releasedFor(bytes, time.Duration(l.clk.Now()-began))
