@@ -225,7 +225,8 @@ func (t *tcpTransport) End(c net.Conn, _ bool) (SocketInfo, error) {
 }
 
 // SendStream is the sending socket itself; the stream ends when the
-// sender shuts its side down.
+// sender shuts its side down and the receiver has acknowledged all of it
+// (see awaitFINAcked).
 func (t *tcpTransport) SendStream(c net.Conn) (StreamWriter, func() error, error) {
 	end := func() error {
 		if cw, ok := c.(interface{ CloseWrite() error }); ok {
@@ -233,10 +234,38 @@ func (t *tcpTransport) SendStream(c net.Conn) (StreamWriter, func() error, error
 				return fmt.Errorf("shut down the sending side: %w", err)
 			}
 		}
+		awaitFINAcked(c)
 		return nil
 	}
 	return c, end, nil
 }
+
+// finAckPoll is how often awaitFINAcked looks at the socket.
+const finAckPoll = time.Millisecond
+
+// awaitFINAcked waits until the sending kernel has had its FIN, and so
+// every byte before it, acknowledged, or until the connection is closed
+// (the run's end aborts it). The flow ends when both of its goroutines
+// have; without this wait the receiver could read the end of the stream
+// and the flow end while the last acknowledgement is still on its way,
+// and the last sample would show the sender's bytes_acked short of what
+// was sent.
+func awaitFINAcked(c net.Conn) {
+	for {
+		info, err := tcpInfoOf(c)
+		if err != nil || (info.State != tcpFinWait1 && info.State != tcpClosing) {
+			return
+		}
+		time.Sleep(finAckPoll)
+	}
+}
+
+// TCP states (include/net/tcp_states.h) in which the FIN sent is not yet
+// acknowledged.
+const (
+	tcpFinWait1 = 4
+	tcpClosing  = 11
+)
 
 // ReceiveStream is the receiving socket itself.
 func (t *tcpTransport) ReceiveStream(_ context.Context, c net.Conn) (io.Reader, error) {
