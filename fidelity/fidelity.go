@@ -117,22 +117,71 @@ func OneWayDelay(chain []qdisc.Spec) time.Duration {
 }
 
 // BottleneckRate returns the rate a chain configures: the smallest
-// non-zero rate of its tbfs and netems, 0 if none sets one.
+// non-zero rate among the disciplines a packet crosses in turn, 0 if none
+// sets one. A tbf or a netem sets its rate. An htb sets what its tree can
+// send at most: the sum of its root classes' ceilings (a root class
+// borrows from nobody), each lowered to what its leaf chain allows. A prio
+// sets the sum of its bands' rates, and none if a band has none: a band
+// without a limit can take the whole link.
 func BottleneckRate(chain []qdisc.Spec) qdisc.Rate {
 	var smallest qdisc.Rate
 	for _, s := range chain {
-		var r qdisc.Rate
-		switch c := s.(type) {
-		case qdisc.TBFConfig:
-			r = c.Rate
-		case qdisc.NetemConfig:
-			r = c.Rate
-		}
-		if r != 0 && (smallest == 0 || r < smallest) {
+		if r := specRate(s); r != 0 && (smallest == 0 || r < smallest) {
 			smallest = r
 		}
 	}
 	return smallest
+}
+
+// specRate is the rate one discipline of a chain sets, 0 for none.
+func specRate(s qdisc.Spec) qdisc.Rate {
+	switch c := s.(type) {
+	case qdisc.TBFConfig:
+		return c.Rate
+	case qdisc.NetemConfig:
+		return c.Rate
+	case qdisc.HTBConfig:
+		return htbRate(c)
+	case qdisc.PrioConfig:
+		var sum qdisc.Rate
+		for b := range c.NumBands() {
+			var leaf []qdisc.Spec
+			if b < len(c.Leaves) {
+				leaf = c.Leaves[b]
+			}
+			r := BottleneckRate(leaf)
+			if r == 0 {
+				return 0
+			}
+			sum += r
+		}
+		return sum
+	}
+	return 0
+}
+
+// htbRate is the sum of an htb's root classes' ceilings, each lowered to
+// its leaf chain's rate. A class whose parent is no class created before
+// it is a root class, as in the kernel.
+func htbRate(c qdisc.HTBConfig) qdisc.Rate {
+	classes := make(map[qdisc.ClassID]bool, len(c.Classes))
+	var sum qdisc.Rate
+	for _, cl := range c.Classes {
+		root := !classes[cl.Parent]
+		classes[cl.ID] = true
+		if !root {
+			continue
+		}
+		r := cl.Ceil
+		if r == 0 {
+			r = cl.Rate
+		}
+		if l := BottleneckRate(cl.Leaf); l != 0 && l < r {
+			r = l
+		}
+		sum += r
+	}
+	return sum
 }
 
 // MinDelay returns the smallest non-zero one-way delay among the chains

@@ -1,6 +1,7 @@
 package fidelity
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -72,6 +73,52 @@ func TestBottleneckRate(t *testing.T) {
 		}
 		if got := BottleneckRate(chain).BitsPerSecond(); got != c.want {
 			t.Errorf("BottleneckRate(%q) = %d bit/s, want %d", c.chain, got, c.want)
+		}
+	}
+}
+
+// A tree's rate: an htb's root classes' ceilings added (each lowered to
+// its leaf's rate), a prio's bands' rates added unless a band has none.
+func TestBottleneckRateOfTrees(t *testing.T) {
+	const htb = `tc qdisc add dev eth0 root handle 1: htb default 20
+tc class add dev eth0 parent 1: classid 1:1 htb rate 2mbit ceil 6mbit
+tc class add dev eth0 parent 1:1 classid 1:10 htb rate 1mbit ceil 6mbit
+tc class add dev eth0 parent 1:1 classid 1:11 htb rate 1mbit ceil 6mbit
+tc class add dev eth0 parent 1: classid 1:20 htb rate 3mbit
+tc class add dev eth0 parent 1: classid 1:30 htb rate 1mbit ceil 50mbit
+tc qdisc add dev eth0 parent 1:30 handle 30: tbf rate 500kbit burst 5k latency 50ms
+`
+	const prio = `tc qdisc add dev eth0 root handle 1: prio bands 2 priomap 1 1 1 1 1 1 0 0 1 1 1 1 1 1 1 1
+tc qdisc add dev eth0 parent 1:1 handle 10: tbf rate 1mbit burst 5k latency 50ms
+`
+	for _, c := range []struct {
+		name, script string
+		want         uint64 // bit/s
+	}{
+		// 6 (1:1's ceil) + 3 (1:20's rate) + 0.5 (1:30's ceil lowered to its tbf).
+		{"htb", htb, 9.5e6},
+		{"dscp3.sh", "", 10e6},
+		{"prio, a band unlimited", prio, 0},
+		{"prio, both bands limited", prio + "tc qdisc add dev eth0 parent 1:2 handle 20: netem delay 1ms rate 3mbit\n", 4e6},
+	} {
+		text := c.script
+		if text == "" {
+			b, err := os.ReadFile("../examples/dscp3.sh")
+			if err != nil {
+				t.Fatal(err)
+			}
+			text = string(b)
+		}
+		s, err := tcspec.ParseScript(text, tcspec.ScriptOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chain, err := s.Chain(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := BottleneckRate(chain).BitsPerSecond(); got != c.want {
+			t.Errorf("%s: BottleneckRate = %d bit/s, want %d", c.name, got, c.want)
 		}
 	}
 }

@@ -55,6 +55,9 @@ func (c *PrioConfig) handle() ClassID {
 	return handleOf(c.Handle)
 }
 
+// NumBands returns the number of bands: Bands, or tc's 3 when it is 0.
+func (c PrioConfig) NumBands() int { return c.bands() }
+
 func (c *PrioConfig) bands() int {
 	if c.Bands == 0 {
 		return prioDefaultBands
