@@ -13,14 +13,18 @@
 #     fq_codel, fq_codel alone), each with the release lateness (p50, p99
 #     of the up direction), how busy the up loop was, and the fidelity
 #     verdict's causes; the jittered chain also with -granularity gso.
-#  3. TCP paced at 1 Gbit/s, and UDP at 1 Gbit/s through netem delay 10ms
+#  3. Both data planes through testbeds as `wanlab up` builds them (package
+#     lab, TUNs of kind vnet or veths read through packet sockets): TCP
+#     through the empty chain and the three per-packet chains, and UDP at
+#     1 Gbit/s through a 10 ms delay, each with its lateness.
+#  4. TCP paced at 1 Gbit/s, and UDP at 1 Gbit/s through netem delay 10ms
 #     limit 10000: release lateness, with normal scheduling, then with
 #     iperf3 pinned to CPU 0 and the router to CPU 1, then that and
 #     SCHED_FIFO, then that with iperf3 --pacing-timer 100.
-#  4. The machine's scheduling-latency floor: wake-up delays of a probe
+#  5. The machine's scheduling-latency floor: wake-up delays of a probe
 #     thread (clock_nanosleep, ppoll; SCHED_OTHER and SCHED_FIFO) alone,
 #     and beside the router under the UDP load.
-#  5. The in-memory loop benchmark (fake devices, allocations per packet).
+#  6. The in-memory loop benchmark (fake devices, allocations per packet).
 # ring_drops are the kernel's drops in the ring in front of the router
 # (up,down): packets the router did not read in time.
 set -euo pipefail
@@ -57,6 +61,19 @@ for chain in \
 done
 row "tcp netem delay 10ms 1ms limit 100000, granularity gso" \
 	"$("$bin" router -t "$secs" -chain 'netem delay 10ms 1ms limit 100000' -granularity gso)"
+echo
+echo "# the two data planes, each as \`wanlab up\` builds it (lab mode): TUNs, or veths read through packet sockets"
+for plane in tun packet; do
+	for chain in '' \
+		'netem delay 10ms loss 0.01% limit 100000' \
+		'netem delay 10ms 1ms limit 100000' \
+		'netem delay 10ms limit 100000; tbf rate 20gbit burst 4mb latency 50ms; fq_codel'; do
+		row "tcp $plane: ${chain:-empty chain}" "$("$bin" lab -dataplane "$plane" -t "$secs" -chain "$chain")"
+	done
+	row "udp 1G $plane: netem delay 10ms" "$("$bin" lab -dataplane "$plane" -t "$secs" -chain 'netem delay 10ms limit 10000' -udp 1G)"
+done
+
+echo
 lat='netem delay 10ms limit 10000'
 row "tcp 1G router, netem delay 10ms" "$("$bin" router -t "$secs" -chain 'netem delay 10ms' -b 1G)"
 row "udp 1G router, delay 10ms" "$("$bin" router -t "$secs" -chain "$lat" -udp 1G)"

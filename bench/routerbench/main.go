@@ -5,6 +5,12 @@
 //	routerbench veth [-t SECONDS]
 //	routerbench router [-chain TC] [-granularity segment|gso] [-t SECONDS] [-udp RATE | -b RATE] [-kind vnet|offload|raw] [-rt PRIO] [-P STREAMS] [-rps MASK] [-probe]
 //	routerbench probe [-t SECONDS] [-rt PRIO]
+//	routerbench lab -dataplane tun|packet [-chain TC] [-t SECONDS] [-udp RATE | -b RATE] [-rt PRIO] [-P STREAMS]
+//
+// The lab mode measures the router as `wanlab up` builds it (package lab),
+// on either data plane: a TUN device in each host (of kind vnet, as the
+// router mode's default), or a veth pair from each host to the router's
+// namespace, read and written through packet sockets.
 //
 // -probe runs, beside the router, a thread that measures its own wake-up
 // delays from clock_nanosleep and ppoll (and, with -rt, a SCHED_FIFO one):
@@ -26,12 +32,15 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"syscall"
 	"time"
 
 	"wanlab/bench/internal/benchbed"
+	"wanlab/lab"
 	"wanlab/link"
 	"wanlab/netns"
 	"wanlab/qdisc"
@@ -54,6 +63,7 @@ func main() {
 	udp := fs.String("udp", "", "send UDP at this rate (iperf3 -b) instead of TCP")
 	rate := fs.String("b", "", "limit TCP to this rate (iperf3 -b)")
 	kind := fs.String("kind", "vnet", "TUN kind: vnet, offload or raw")
+	fs.StringVar(&dataPlane, "dataplane", "tun", "lab mode: the router's data plane, tun or packet")
 	streams := fs.Int("P", 1, "parallel streams")
 	rt := fs.Int("rt", 0, "SCHED_FIFO priority of the router's loops (0: normal scheduling)")
 	cpus := fs.String("iperf-cpus", "", "run iperf3 under taskset -c CPUS")
@@ -103,6 +113,9 @@ func main() {
 }
 
 func run(mode string, secs int, chain, udp, kind string, streams, rt int) error {
+	if mode == "lab" {
+		return runLab(secs, chain, udp, streams, rt)
+	}
 	tb, c, s, err := benchbed.New("rb")
 	if err != nil {
 		return err
@@ -163,13 +176,14 @@ func run(mode string, secs int, chain, udp, kind string, streams, rt int) error 
 			}
 		}()
 	default:
-		return fmt.Errorf("unknown mode %q: use veth or router", mode)
+		return fmt.Errorf("unknown mode %q: use veth, router or lab", mode)
 	}
 	var stopProbes func() string
 	if probeOn {
 		stopProbes = startProbes(rt)
 	}
-	res, err := iperf(tb, c, s, sa, secs, udp, streams)
+	res, err := iperf(func(name string, args ...string) *netns.Cmd { return tb.Command(c, name, args...) },
+		func(name string, args ...string) *netns.Cmd { return tb.Command(s, name, args...) }, sa, secs, udp, streams)
 	if err != nil {
 		return err
 	}
@@ -185,64 +199,134 @@ func run(mode string, secs int, chain, udp, kind string, streams, rt int) error 
 		line += fmt.Sprintf(" lost_pct=%.3f", res.lost)
 	}
 	if r != nil {
-		sn := r.Snapshot()
-		up := sn.Up
-		if snapshotFile != "" {
-			b, err := json.MarshalIndent(sn, "", "  ")
-			if err == nil {
-				err = os.WriteFile(snapshotFile, b, 0o644)
-			}
-			if err != nil {
-				return err
-			}
+		f, err := snapshotFields(r.Snapshot(), res)
+		if err != nil {
+			return err
 		}
-		line += fmt.Sprintf(" up_p50_us=%.1f up_p99_us=%.1f up_max_us=%.1f up_n=%d down_p99_us=%.1f whole=%v split=%d dropped=%d write_drops=%d ring_size=%d ring_drops=%d,%d ring_waiting_p99=%.0f,%.0f ring_waiting_max=%d,%d",
-			float64(up.Lateness.P50Ns)/1e3, float64(up.Lateness.P99Ns)/1e3, float64(up.Lateness.MaxNs)/1e3, up.Lateness.N,
-			float64(sn.Down.Lateness.P99Ns)/1e3, up.GSO.Whole, up.GSO.Split, up.Counters.Dropped, up.WriteDrops, up.Ring.Size,
-			up.Ring.Drops, sn.Down.Ring.Drops, up.Ring.Waiting.P99, sn.Down.Ring.Waiting.P99, up.Ring.Waiting.Max, sn.Down.Ring.Waiting.Max)
-		line += fmt.Sprintf(" uso_writes=%d uso_dgrams=%d gro_writes=%d gro_pkts=%d up_cpu_s=%.2f down_cpu_s=%.2f up_sleeps=%d up_spins=%d down_sleeps=%d down_spins=%d",
-			up.GSO.USOWrites, up.GSO.USODatagrams, up.GSO.GROWrites, up.GSO.GROPackets, float64(up.Loop.CPUNs)/1e9, float64(sn.Down.Loop.CPUNs)/1e9, up.Loop.Sleeps, up.Loop.Spins, sn.Down.Loop.Sleeps, sn.Down.Loop.Spins)
-		busy := 0.0
-		if up.Loop.RunNs > 0 {
-			busy = 100 * float64(up.Loop.BusyNs) / float64(up.Loop.RunNs)
-		}
-		causes := "none"
-		if len(up.Verdict.Causes) > 0 {
-			causes = ""
-			for i, c := range up.Verdict.Causes {
-				if i > 0 {
-					causes += ","
-				}
-				causes += c.Code
-			}
-		}
-		line += fmt.Sprintf(" granularity=%s up_busy_pct=%.0f up_faithful=%v up_causes=%s", up.Granularity, busy, up.Verdict.Faithful, causes)
-		for _, q := range up.Qdiscs {
-			if q.Counters.Dropped > 0 {
-				for why, n := range q.Counters.DroppedByReason {
-					if n > 0 {
-						line += fmt.Sprintf(" drops_%s_%s=%d", q.Kind, qdisc.Reason(why), n)
-					}
-				}
-			}
-		}
-		for _, f := range up.Flows {
-			if f.Payload > 1<<20 {
-				line += fmt.Sprintf(" flow_payload_mb=%.1f", float64(f.Payload)/1e6)
-			}
-		}
-		line += fmt.Sprintf(" iperf_mb=%.1f", res.bytes/1e6)
+		line += f
 	}
 	line += probes
 	fmt.Println(line)
 	return nil
 }
 
-// tuneTCP gives the namespace's TCP buffers room for 10 Gbit/s at 20 ms.
+// runLab measures the router of a testbed that package lab builds, on the
+// data plane -dataplane names.
+func runLab(secs int, chain, udp string, streams, rt int) error {
+	planes := map[string]lab.DataPlane{"tun": lab.TUNPlane, "packet": lab.PacketPlane}
+	plane, ok := planes[dataPlane]
+	if !ok {
+		return fmt.Errorf("unknown data plane %q: use tun or packet", dataPlane)
+	}
+	specs, err := tcspec.ParseChain(chain, tcspec.Options{})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	t, err := lab.Up(ctx, lab.Options{
+		Name: fmt.Sprintf("rb%d", os.Getpid()),
+		Up:   specs, Down: specs,
+		TCPRmem: tcpBuffers, TCPWmem: tcpBuffers,
+		DataPlane:        plane,
+		DeviceKind:       tun.VNet,
+		RealTimePriority: rt,
+		Granularity:      granularity,
+		Seed:             1,
+	})
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	var stopProbes func() string
+	if probeOn {
+		stopProbes = startProbes(rt)
+	}
+	res, err := iperf(func(name string, args ...string) *netns.Cmd { return t.Command(lab.Client, name, args...) },
+		func(name string, args ...string) *netns.Cmd { return t.Command(lab.Server, name, args...) },
+		t.Info().Server.Addr4, secs, udp, streams)
+	if err != nil {
+		return err
+	}
+	probes := ""
+	if stopProbes != nil {
+		probes = stopProbes()
+	}
+	line := fmt.Sprintf("mode=lab dataplane=%s chain=%q rt=%d proto=%s gbps=%.3f", dataPlane, chain, rt, res.proto, res.bps/1e9)
+	if udp != "" {
+		line += fmt.Sprintf(" lost_pct=%.3f", res.lost)
+	}
+	f, err := snapshotFields(t.Snapshot(), res)
+	if err != nil {
+		return err
+	}
+	line += f + probes
+	fmt.Println(line)
+	return nil
+}
+
+// snapshotFields is the router's side of a run's line: lateness, rings,
+// offloads, loop load, the verdict's causes and the drops by reason.
+func snapshotFields(sn router.Snapshot, res result) (string, error) {
+	line := ""
+	up := sn.Up
+	if snapshotFile != "" {
+		b, err := json.MarshalIndent(sn, "", "  ")
+		if err == nil {
+			err = os.WriteFile(snapshotFile, b, 0o644)
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	line += fmt.Sprintf(" up_p50_us=%.1f up_p99_us=%.1f up_max_us=%.1f up_n=%d down_p99_us=%.1f whole=%v split=%d dropped=%d write_drops=%d ring_size=%d ring_drops=%d,%d ring_waiting_p99=%.0f,%.0f ring_waiting_max=%d,%d",
+		float64(up.Lateness.P50Ns)/1e3, float64(up.Lateness.P99Ns)/1e3, float64(up.Lateness.MaxNs)/1e3, up.Lateness.N,
+		float64(sn.Down.Lateness.P99Ns)/1e3, up.GSO.Whole, up.GSO.Split, up.Counters.Dropped, up.WriteDrops, up.Ring.Size,
+		up.Ring.Drops, sn.Down.Ring.Drops, up.Ring.Waiting.P99, sn.Down.Ring.Waiting.P99, up.Ring.Waiting.Max, sn.Down.Ring.Waiting.Max)
+	line += fmt.Sprintf(" uso_writes=%d uso_dgrams=%d gro_writes=%d gro_pkts=%d up_cpu_s=%.2f down_cpu_s=%.2f up_sleeps=%d up_spins=%d down_sleeps=%d down_spins=%d",
+		up.GSO.USOWrites, up.GSO.USODatagrams, up.GSO.GROWrites, up.GSO.GROPackets, float64(up.Loop.CPUNs)/1e9, float64(sn.Down.Loop.CPUNs)/1e9, up.Loop.Sleeps, up.Loop.Spins, sn.Down.Loop.Sleeps, sn.Down.Loop.Spins)
+	busy := 0.0
+	if up.Loop.RunNs > 0 {
+		busy = 100 * float64(up.Loop.BusyNs) / float64(up.Loop.RunNs)
+	}
+	causes := "none"
+	if len(up.Verdict.Causes) > 0 {
+		causes = ""
+		for i, c := range up.Verdict.Causes {
+			if i > 0 {
+				causes += ","
+			}
+			causes += c.Code
+		}
+	}
+	line += fmt.Sprintf(" granularity=%s up_busy_pct=%.0f up_faithful=%v up_causes=%s", up.Granularity, busy, up.Verdict.Faithful, causes)
+	for _, q := range up.Qdiscs {
+		if q.Counters.Dropped > 0 {
+			for why, n := range q.Counters.DroppedByReason {
+				if n > 0 {
+					line += fmt.Sprintf(" drops_%s_%s=%d", q.Kind, qdisc.Reason(why), n)
+				}
+			}
+		}
+	}
+	for _, f := range up.Flows {
+		if f.Payload > 1<<20 {
+			line += fmt.Sprintf(" flow_payload_mb=%.1f", float64(f.Payload)/1e6)
+		}
+	}
+	line += fmt.Sprintf(" iperf_mb=%.1f", res.bytes/1e6)
+	return line, nil
+}
+
+// tcpBuffers are tcp_rmem and tcp_wmem of every host: room for 10 Gbit/s
+// at 20 ms.
+const tcpBuffers = "4096 131072 67108864"
+
+// tuneTCP gives the namespace's TCP buffers tcpBuffers.
 func tuneTCP(h *netns.Handle) error {
 	for k, v := range map[string]string{
-		"net.ipv4.tcp_rmem": "4096 131072 67108864",
-		"net.ipv4.tcp_wmem": "4096 131072 67108864",
+		"net.ipv4.tcp_rmem": tcpBuffers,
+		"net.ipv4.tcp_wmem": tcpBuffers,
 	} {
 		if err := h.SetSysctl(k, v); err != nil {
 			return err
@@ -306,6 +390,9 @@ func setRPS(h *netns.Handle, dev string) error {
 	return nil
 }
 
+// dataPlane is the lab mode's data plane, tun or packet.
+var dataPlane string
+
 // rpsCPUs is the TUNs' RPS mask ("": RPS off, the kernel's default).
 var rpsCPUs string
 
@@ -338,9 +425,10 @@ type result struct {
 	lost       float64
 }
 
-// iperf runs an iperf3 server in s and a client in c for secs seconds.
-func iperf(tb *netns.Testbed, c, s *netns.Handle, sa netip.Addr, secs int, udp string, streams int) (result, error) {
-	srv := tb.Command(s, iperfCmd[0], append(iperfCmd[1:], "-s", "-1", "-B", sa.String())...)
+// iperf runs an iperf3 server through server and a client through client
+// (each makes a command in its host) for secs seconds.
+func iperf(client, server func(name string, args ...string) *netns.Cmd, sa netip.Addr, secs int, udp string, streams int) (result, error) {
+	srv := server(iperfCmd[0], append(iperfCmd[1:], "-s", "-1", "-B", sa.String())...)
 	srv.Args[0] = netns.Prefix + "iperf3-s"
 	if err := srv.Start(); err != nil {
 		return result{}, err
@@ -362,7 +450,7 @@ func iperf(tb *netns.Testbed, c, s *netns.Handle, sa netip.Addr, secs int, udp s
 	var err error
 	for try := 0; try < 20; try++ {
 		time.Sleep(100 * time.Millisecond)
-		cl := tb.Command(c, iperfCmd[0], append(iperfCmd[1:], args...)...)
+		cl := client(iperfCmd[0], append(iperfCmd[1:], args...)...)
 		cl.Args[0] = netns.Prefix + "iperf3-c"
 		out, err = cl.Output()
 		if err == nil {
