@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wanlab/internal/roottest"
+	"wanlab/internal/snmp"
 	"wanlab/netns"
 	"wanlab/packet"
 	"wanlab/qdisc"
@@ -408,28 +408,11 @@ func udpRcvbufErrors(t *testing.T, tb *Testbed, r Role) uint64 {
 	if err != nil {
 		t.Fatalf("/proc/net/snmp in %s: %v", r, err)
 	}
-	var names []string
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 || f[0] != "Udp:" {
-			continue
-		}
-		if names == nil {
-			names = f
-			continue
-		}
-		for i, name := range names {
-			if name == "RcvbufErrors" && i < len(f) {
-				v, err := strconv.ParseUint(f[i], 10, 64)
-				if err != nil {
-					t.Fatalf("/proc/net/snmp in %s: RcvbufErrors %q", r, f[i])
-				}
-				return v
-			}
-		}
+	v, ok := snmp.Counter(string(out), "Udp", "RcvbufErrors")
+	if !ok {
+		t.Fatalf("/proc/net/snmp in %s has no Udp RcvbufErrors", r)
 	}
-	t.Fatalf("/proc/net/snmp in %s has no Udp RcvbufErrors", r)
-	return 0
+	return v
 }
 
 // TestPcap captures ten pings, on each data plane, and reads the file

@@ -9,11 +9,12 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"wanlab/internal/snmp"
 )
 
 // loadResult is what the load process reports.
@@ -207,22 +208,6 @@ func udpInErrors() uint64 {
 	if err != nil {
 		return 0
 	}
-	var names []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 || f[0] != "Udp:" {
-			continue
-		}
-		if names == nil {
-			names = f
-			continue
-		}
-		for i, n := range names {
-			if n == "InErrors" && i < len(f) {
-				v, _ := strconv.ParseUint(f[i], 10, 64)
-				return v
-			}
-		}
-	}
-	return 0
+	v, _ := snmp.Counter(string(b), "Udp", "InErrors")
+	return v
 }
