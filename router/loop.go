@@ -515,7 +515,7 @@ func (l *loop) release(now clock.Time) int {
 		l.out.write(p, l.deadline(p, due), l)
 		n++
 	}
-	l.asked = due
+	l.asked = now // the loop ends having asked at now
 	l.out.flush(l)
 	if n > 0 {
 		l.pacer.releasedFor(bytes, time.Duration(l.clk.Now()-began))
