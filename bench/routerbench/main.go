@@ -213,13 +213,17 @@ func run(mode string, secs int, chain, udp, kind string, streams, rt int) error 
 // runLab measures the router of a testbed that package lab builds, on the
 // data plane -dataplane names.
 func runLab(secs int, chain, udp string, streams, rt int) error {
-	planes := map[string]lab.DataPlane{"tun": lab.TUNPlane, "packet": lab.PacketPlane}
-	plane, ok := planes[dataPlane]
-	if !ok {
-		return fmt.Errorf("unknown data plane %q: use tun or packet", dataPlane)
+	plane, err := lab.ParseDataPlane(dataPlane)
+	if err != nil {
+		return err
 	}
 	specs, err := tcspec.ParseChain(chain, tcspec.Options{})
 	if err != nil {
+		return err
+	}
+	// What a killed run left goes first, as benchbed.New does for the
+	// other modes.
+	if _, err := lab.CleanStale(); err != nil {
 		return err
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -238,6 +242,15 @@ func runLab(secs int, chain, udp string, streams, rt int) error {
 		return err
 	}
 	defer t.Close()
+	// Interrupted, it removes the testbed, which ends the iperf3
+	// processes it started (they would wait on the stopped router), and
+	// exits, as the other modes' testbeds do (benchbed.New).
+	context.AfterFunc(ctx, func() {
+		if err := t.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "routerbench:", err)
+		}
+		os.Exit(130)
+	})
 	var stopProbes func() string
 	if probeOn {
 		stopProbes = startProbes(rt)
