@@ -59,7 +59,8 @@ func TestPingDelay(t *testing.T) {
 				}
 				continue
 			}
-			roottest.JudgeRTT(r, "ping "+dst.String(), rtts, 50, 1)
+			late := float64(b.r.Snapshot().RoundTripLatenessP99()) / 1e6
+			roottest.JudgeRTT(r, "ping "+dst.String(), rtts, 50, 1, late)
 		}
 	})
 	s := b.r.Snapshot()

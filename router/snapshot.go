@@ -216,6 +216,15 @@ type Lateness struct {
 	MaxNs int64  `json:"max_ns"`
 }
 
+// RoundTripLatenessP99 is what the router's own late releases add, at
+// the 99th percentile, to a packet that crosses it out and back (the sum of
+// both directions' p99 lateness): a round trip measured across the router
+// that exceeds the emulated one by up to this much was delayed by wake-ups
+// the router itself saw and reported, not by an error in the emulation.
+func (s Snapshot) RoundTripLatenessP99() time.Duration {
+	return time.Duration(s.Up.Lateness.P99Ns + s.Down.Lateness.P99Ns)
+}
+
 // RingSnapshot describes the kernel's ring between the direction's
 // ingress device and the router: packets wait there while the router
 // falls behind (unseen by the emulator on a TUN; on a packet socket with
