@@ -175,7 +175,9 @@ func runCompare(s *streams, a, b []string, f *compareFlags) error {
 	if err := res.Write(&text, f.format); err != nil {
 		return err
 	}
-	if _, err := writeOutput(f.out, fo, text.Bytes()); err != nil {
+	ctx, stop := outputContext()
+	defer stop()
+	if _, err := writeOutput(ctx, f.out, fo, text.Bytes()); err != nil {
 		return err
 	}
 	var held []string

@@ -333,3 +333,60 @@ func TestRunPrintsQuotedPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphFIFOWaitInterrupted: table's --plot, plot's -o and report's -o
+// given a FIFO without a reader wait for one, as a shell's "> fifo" does,
+// and SIGTERM or Ctrl-C ends that wait with a message instead of being
+// ignored.
+func TestGraphFIFOWaitInterrupted(t *testing.T) {
+	bin := wanlabBin(t)
+	summary, err := filepath.Abs("../../docs/experiments/data/e2.summary.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args func(fifo string) []string
+		sig  syscall.Signal
+	}{
+		{"table --plot", func(f string) []string { return []string{"table", summary, "--plot", f} }, syscall.SIGTERM},
+		{"plot -o", func(f string) []string { return []string{"plot", "--kind", "sweep", summary, "-o", f} }, syscall.SIGINT},
+		{"report -o", func(f string) []string { return []string{"report", summary, "-o", f} }, syscall.SIGTERM},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fifo := filepath.Join(t.TempDir(), "out.svg")
+			if c.name == "report -o" {
+				fifo = filepath.Join(t.TempDir(), "out.html")
+			}
+			if err := unix.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(bin, c.args(fifo)...)
+			var stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			waitFor(t, "the FIFO's open", func() bool { return inFIFOOpen(cmd.Process.Pid) })
+			if err := cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || !strings.Contains(stderr.String(), "interrupted") {
+					t.Errorf("after %v: %v, %q; want exit %d saying it was interrupted", c.sig, err, stderr.String(), exitFailure)
+				}
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("%v did not end the wait for the FIFO's reader", c.sig)
+			}
+			if st := statOf(t, fifo); st.Mode&unix.S_IFMT != unix.S_IFIFO {
+				t.Errorf("the FIFO is now mode %o", st.Mode)
+			}
+		})
+	}
+}

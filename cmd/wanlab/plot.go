@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -184,7 +185,9 @@ func runPlot(s *streams, o *plotOptions, args []string) error {
 		}
 		return usagef("%s", msg)
 	}
-	written, err := writeOutput(path, out, img.Bytes())
+	ctx, stop := outputContext()
+	defer stop()
+	written, err := writeOutput(ctx, path, out, img.Bytes())
 	if err != nil {
 		return err
 	}
@@ -216,7 +219,9 @@ func plotSweep(s *streams, o *plotOptions, args []string, where map[string][]str
 	if err != nil {
 		return err
 	}
-	written, err := graphs.write()
+	ctx, stop := outputContext()
+	defer stop()
+	written, err := graphs.write(ctx)
 	for _, w := range written {
 		if w != "-" {
 			fmt.Fprintf(s.out, "sweep graph: %s\n", outfile.Printable(w))
@@ -305,11 +310,15 @@ func drawSweeps(tables []*experiment.Table, so sweepOutput) (*sweepImages, error
 }
 
 // write writes the graphs and returns the files written, in order, also
-// when it fails partway (the error says why).
-func (si *sweepImages) write() ([]string, error) {
+// when it fails partway (the error says why). A signal (ctx done) ends
+// it between two files, and ends a FIFO's wait for its reader.
+func (si *sweepImages) write(ctx context.Context) ([]string, error) {
 	var written []string
 	for i, img := range si.images {
-		w, err := writeOutput(si.paths[i], si.file, img)
+		if ctx.Err() != nil {
+			return written, fmt.Errorf("interrupted: %d of %d graphs written", len(written), len(si.images))
+		}
+		w, err := writeOutput(ctx, si.paths[i], si.file, img)
 		if err != nil {
 			return written, err
 		}

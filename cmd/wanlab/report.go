@@ -154,7 +154,9 @@ func runReport(s *streams, o *reportOptions, args []string) error {
 		}
 		what = plural(len(runs), "run")
 	}
-	written, err := writeOutput(path, out, page.Bytes())
+	ctx, stop := outputContext()
+	defer stop()
+	written, err := writeOutput(ctx, path, out, page.Bytes())
 	if err != nil {
 		return err
 	}
@@ -309,8 +311,9 @@ func isDir(path string) bool {
 // writeOutput writes data to path through outfile, whole or not at all,
 // and returns the path written: path, or for a name wanlab chose
 // (o.NoClobber) that was taken, the numbered name it went to instead.
-func writeOutput(path string, o outfile.Options, data []byte) (string, error) {
-	f, err := outfile.Create(context.Background(), path, o)
+// ctx ends the wait for a FIFO's reader (outputContext's signals).
+func writeOutput(ctx context.Context, path string, o outfile.Options, data []byte) (string, error) {
+	f, err := outfile.Create(ctx, path, o)
 	if err != nil {
 		return "", err
 	}
@@ -320,6 +323,15 @@ func writeOutput(path string, o outfile.Options, data []byte) (string, error) {
 		return "", err
 	}
 	return f.Path(), nil
+}
+
+// outputContext is the context of a command's output phase: SIGINT,
+// SIGTERM, SIGHUP or SIGQUIT end it, so that a FIFO with no reader, whose
+// open(2) waits as a shell's "> fifo" does, still yields to Ctrl-C and kill.
+// A regular file being written when one arrives is committed whole (the
+// write takes milliseconds) and the command stops before its next file.
+func outputContext() (context.Context, context.CancelFunc) {
+	return outfile.NotifyContext(context.Background(), stopSignals...)
 }
 
 // unwrapPathError drops the operation and path *fs.PathError adds, since

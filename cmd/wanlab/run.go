@@ -270,7 +270,7 @@ func writeRunOutputs(s *streams, o *testrun.Options, setup *testrun.Setup, doc *
 		}
 	} else if path != "-" {
 		fmt.Fprintf(note, "\nresults: %s\n", outfile.Printable(path))
-		graph, err := writeRunGraph(path, setup, doc)
+		graph, err := writeRunGraph(wctx, path, setup, doc)
 		switch {
 		case err != nil:
 			failures = append(failures, fmt.Errorf("the graph: %w", err))
@@ -370,7 +370,7 @@ func rescueResults(ctx context.Context, setup *testrun.Setup, doc *results.Docum
 // (a device, a FIFO). The name is wanlab's choice, not the user's: it
 // never replaces or writes through anything, and a taken name gets -2,
 // -3, ... as the results file's does.
-func writeRunGraph(path string, setup *testrun.Setup, doc *results.Document) (string, error) {
+func writeRunGraph(ctx context.Context, path string, setup *testrun.Setup, doc *results.Document) (string, error) {
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 		return "", nil
 	}
@@ -383,7 +383,7 @@ func writeRunGraph(path string, setup *testrun.Setup, doc *results.Document) (st
 		return "", fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "plot: "))
 	}
 	o := outfile.Options{Label: "the graph", NoClobber: true, ClobberHint: "draw it with wanlab plot -o FILE"}
-	return writeOutput(graphPathBeside(path, kind, plot.PNG), o, img.Bytes())
+	return writeOutput(ctx, graphPathBeside(path, kind, plot.PNG), o, img.Bytes())
 }
 
 // writeFlent writes Flent's data file, gzip-compressed when the name ends

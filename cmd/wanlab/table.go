@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -146,7 +144,7 @@ func runTable(s *streams, dir string, f *tableFlags) error {
 			return err
 		}
 	}
-	ctx, stop := outfile.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := outputContext()
 	defer stop()
 	out, err := outfile.Create(ctx, f.out, fo)
 	if err != nil {
@@ -170,7 +168,7 @@ func runTable(s *streams, dir string, f *tableFlags) error {
 	if graphs == nil {
 		return nil
 	}
-	written, err := graphs.write()
+	written, err := graphs.write(ctx)
 	for _, w := range written {
 		fmt.Fprintf(note, "graph: %s\n", outfile.Printable(w))
 	}
