@@ -364,3 +364,43 @@ func TestScriptExpansionBound(t *testing.T) {
 		t.Errorf("%v; want line 6 refused", err)
 	}
 }
+
+// The scripts in examples/*.tc (the reference trees of docs/fidelity.md)
+// read as they are: each becomes the chain its lines describe, and its tc
+// lines (FormatScript) read back into the same chain.
+func TestScriptExamples(t *testing.T) {
+	for _, c := range []struct {
+		file             string
+		kinds            []string // the chain's qdiscs, root first
+		classes, filters int      // the root htb's
+	}{
+		{"simpleqos.tc", []string{"htb"}, 4, 2},
+		{"wondershaper.tc", []string{"htb"}, 4, 3},
+		{"e2-router.tc", []string{"netem", "tbf"}, 0, 0},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			b, err := os.ReadFile("../examples/" + c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chain, err := readScript(t, string(b), nil).Chain(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []string
+			for _, s := range chain {
+				kinds = append(kinds, s.Kind())
+			}
+			if !reflect.DeepEqual(kinds, c.kinds) {
+				t.Fatalf("chain %v, want %v", kinds, c.kinds)
+			}
+			if h, ok := chain[0].(qdisc.HTBConfig); ok && (len(h.Classes) != c.classes || len(h.Filters) != c.filters) {
+				t.Errorf("htb with %d classes and %d filters, want %d and %d", len(h.Classes), len(h.Filters), c.classes, c.filters)
+			}
+			again, err := readScript(t, strings.Join(FormatScript(chain, "eth1"), "\n"), nil).Chain(nil)
+			if err != nil || !reflect.DeepEqual(again, chain) {
+				t.Errorf("the script of FormatScript = %#v, %v", again, err)
+			}
+		})
+	}
+}
