@@ -59,7 +59,10 @@ func TestHTBTreeAgreesWithKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := Config{Script: string(script), Duration: 4 * time.Second, Warmup: time.Second, Name: "calh"}
-	roottest.Twice(t, "an htb tree against the kernel", func(r roottest.Reporter) {
+	// Three attempts: under load the kernel's side varies most (its class
+	// 1:30 carried 4.78 and 5.07 Mbit/s in two attempts of one CI run,
+	// against the 4.86 htb's arithmetic gives).
+	roottest.Attempts(t, "an htb tree against the kernel", 3, func(r roottest.Reporter) {
 		ms, rows, ok := runAndCompare(r, cfg)
 		if !ok {
 			return
