@@ -36,6 +36,11 @@ var kinds = map[string]kind{
 			return qdiscOf(NewTBF(c, env, child))
 		}),
 		warnings: warnAs(tbfWarnings)},
+	"red": {classful: true,
+		build: buildAs(func(c REDConfig, env *Env, child Qdisc, seed uint64) (Qdisc, error) {
+			return qdiscOf(newRED(c, env, child, seed))
+		}),
+		warnings: warnAs(redWarnings)},
 	"pfifo":           {build: buildAs(newFifoQdisc)},
 	"bfifo":           {build: buildAs(newFifoQdisc)},
 	"pfifo_head_drop": {build: buildAs(newFifoQdisc)},

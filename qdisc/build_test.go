@@ -8,12 +8,12 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	want := []string{"bfifo", "codel", "fq_codel", "htb", "netem", "pfifo", "pfifo_fast", "pfifo_head_drop", "pie", "prio", "tbf"}
+	want := []string{"bfifo", "codel", "fq_codel", "htb", "netem", "pfifo", "pfifo_fast", "pfifo_head_drop", "pie", "prio", "red", "tbf"}
 	if got := Kinds(); !slices.Equal(got, want) {
 		t.Errorf("Kinds() = %v, want %v", got, want)
 	}
 	for k, row := range kinds {
-		if row.classful != (k == "netem" || k == "tbf") {
+		if row.classful != (k == "netem" || k == "tbf" || k == "red") {
 			t.Errorf("%s: classful %v", k, row.classful)
 		}
 		if row.classes != (k == "htb" || k == "prio") {

@@ -156,6 +156,9 @@ func Positions(root Qdisc) []Qdisc {
 		if t, ok := q.(*TBF); ok && t.dflt {
 			break
 		}
+		if r, ok := q.(*RED); ok && r.dflt {
+			break
+		}
 	}
 	return qs
 }

@@ -175,6 +175,7 @@ func (q *HTB) newClass(c *HTBClass, parent *htbClass, inner bool, now clock.Time
 			return nil, fmt.Errorf("htb: class %v: %w", c.ID, err)
 		}
 		cl.leaf = leaf
+		tellParentPeeks(leaf.Qdisc, true) // htb dequeues only a leaf with packets
 	}
 	return cl, nil
 }

@@ -60,6 +60,7 @@ func (q *HTB) Change(now clock.Time, spec Spec) error {
 		}
 		if cl.level == 0 {
 			cl.leaf.change(now, nc.Leaf, q.env, q.u)
+			tellParentPeeks(cl.leaf.Qdisc, true)
 		}
 	}
 	q.setFilters(c.Filters)
@@ -191,6 +192,7 @@ func (q *HTB) deleteClass(now clock.Time, cl *htbClass) {
 		panic(fmt.Sprintf("qdisc: htb's default leaf does not build: %v", err))
 	}
 	p.leaf = leaf
+	tellParentPeeks(leaf.Qdisc, true)
 	p.tokens, p.ctokens, p.tc, p.mode = p.buffer, p.cbuffer, now, htbCanSend
 }
 

@@ -110,12 +110,8 @@ func HTBDefaultBurst(rate Rate, mtu int) int {
 // (iproute2 6.19 rounds up in floating point instead: 200 ticks.) ok is
 // false when the ticks do not fit tc's 32 bits.
 func HTBBuffer(rate Rate, size int) (d time.Duration, ok bool) {
-	us := 1e6 * (float64(size) / float64(rate))
-	if us >= math.MaxUint32 {
-		return 0, false
-	}
-	ticks := float64(uint32(us)) * 15.625
-	if ticks >= htbMaxBufferTicks {
+	ticks, ok := tcXmitTicks(rate, size)
+	if !ok || ticks >= htbMaxBufferTicks {
 		return 0, false
 	}
 	return time.Duration(uint64(ticks) << 6), true

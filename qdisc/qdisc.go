@@ -56,6 +56,7 @@ const (
 	ReasonTrace              // trace-driven link: no delivery opportunity left
 	ReasonFlushed            // the discipline holding it was replaced or removed (tc qdisc replace/del)
 	ReasonClassify           // htb: its filters sent it round a loop of classes
+	ReasonRED                // RED's early or forced drop or mark (the average queue)
 	reasonCount
 )
 
@@ -72,6 +73,7 @@ var reasonNames = [...]string{
 	ReasonTrace:       "trace",
 	ReasonFlushed:     "flushed",
 	ReasonClassify:    "classify",
+	ReasonRED:         "red",
 }
 
 // String returns the reason's short name.

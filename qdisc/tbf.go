@@ -103,6 +103,7 @@ func NewTBF(cfg TBFConfig, env *Env, child Qdisc) (*TBF, error) {
 		}
 		q.child, q.dflt = childOf(f, q.u), true
 	}
+	tellParentPeeks(q.child.Qdisc, true) // tbf_dequeue peeks first
 	q.apply(cfg)
 	return q, nil
 }
@@ -172,6 +173,7 @@ func (q *TBF) graft(child Qdisc) (Qdisc, error) {
 	}
 	old := q.child.Qdisc
 	q.child, q.dflt = childOf(child, q.u), dflt
+	tellParentPeeks(child, true)
 	return old, nil
 }
 

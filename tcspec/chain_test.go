@@ -210,6 +210,8 @@ func TestKindsMatchQdisc(t *testing.T) {
 		switch k.name {
 		case "tbf":
 			text += " rate 1mbit burst 4k latency 50ms"
+		case "red":
+			text += " limit 400000 avpkt 1000"
 		}
 		s, err := Parse(text, Options{})
 		if err != nil || s.Kind() != k.name || !strings.HasPrefix(Format(s), k.name) {

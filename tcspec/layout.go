@@ -54,7 +54,8 @@ func Layout(root qdisc.Qdisc) ([]Placed, []PlacedClass) {
 	var hidden []Placed
 	for _, p := range qs {
 		switch x := p.Qdisc.(type) {
-		case *qdisc.TBF:
+		case *qdisc.TBF, *qdisc.RED:
+			// Their default bfifo, which the kernel makes invisible.
 			if c := x.Child(); c != nil && !slices.ContainsFunc(qs, func(o Placed) bool { return o.Qdisc == c }) {
 				hidden = append(hidden, Placed{Qdisc: c, Hidden: true, Owner: x})
 			}
@@ -127,11 +128,11 @@ func layout(root qdisc.Qdisc) ([]Placed, []PlacedClass) {
 					}
 				}
 				return
-			case *qdisc.Netem, *qdisc.TBF:
+			case *qdisc.Netem, *qdisc.TBF, *qdisc.RED:
 				// Their one class, which tc lists: netem's only with a
 				// child.
-				_, isTBF := q.(*qdisc.TBF)
-				if n.child != nil || isTBF {
+				_, isNetem := q.(*qdisc.Netem)
+				if n.child != nil || !isNetem {
 					pc := PlacedClass{Kind: q.Kind(), ID: qdisc.MakeClassID(n.handle, 1), Parent: h}
 					if n.child != nil {
 						pc.Leaf = qdisc.MakeClassID(n.child.handle, 0)

@@ -96,6 +96,8 @@ func showOptions(s qdisc.Spec, at Placement, env *qdisc.Env) string {
 		return showFQCoDel(c, env)
 	case qdisc.PIEConfig:
 		return showPIE(c, env)
+	case qdisc.REDConfig:
+		return showRED(c)
 	}
 	return ""
 }
