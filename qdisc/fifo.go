@@ -43,6 +43,17 @@ type Fifo struct {
 
 var _ Qdisc = (*Fifo)(nil)
 
+// defaultBfifo is the bfifo of limit bytes that tbf and red make as their
+// child when they are given none (the kernel's fifo_create_dflt); parent
+// names them in the error.
+func defaultBfifo(parent string, limit int, env *Env) (*Fifo, error) {
+	f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: limit}, env)
+	if err != nil {
+		return nil, fmt.Errorf("%s: default child: %w", parent, err)
+	}
+	return f, nil
+}
+
 // NewFifo returns the FIFO that cfg.Variant names ("" means pfifo). A zero
 // Limit means the kernel's default, used when tc passes no options:
 // env.QueueLen() packets, or env.QueueLen()*env.PschedMTU() bytes for bfifo.

@@ -512,18 +512,5 @@ func BenchmarkPIE(b *testing.B) {
 	for i := range ps {
 		ps[i] = coretest.UDP(pool, 1500, 1000, 0, int64(i))
 	}
-	now := clock.Time(0)
-	for _, p := range ps[:4] {
-		q.Enqueue(now, p)
-	}
-	free := ps[4:]
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		now += 12 * us
-		q.Enqueue(now, free[len(free)-1])
-		free = free[:len(free)-1]
-		p, _ := q.Dequeue(now)
-		free = append(free, p)
-	}
+	benchSteady(b, q, ps, 4)
 }

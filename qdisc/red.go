@@ -190,9 +190,9 @@ func newRED(cfg REDConfig, env *Env, child Qdisc, seed uint64) (*RED, error) {
 	}
 	q := &RED{env: env, u: unitsOf(env), rng: rand.NewPCG(seed, redSeedSalt)}
 	if child == nil {
-		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: c.Limit}, env)
+		f, err := defaultBfifo("red", c.Limit, env)
 		if err != nil {
-			return nil, fmt.Errorf("red: default child: %w", err)
+			return nil, err
 		}
 		child, q.dflt = f, true
 	}
@@ -226,9 +226,9 @@ func (q *RED) Change(now clock.Time, spec Spec) error {
 	if err != nil {
 		return err
 	}
-	f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: c.Limit}, q.env)
+	f, err := defaultBfifo("red", c.Limit, q.env)
 	if err != nil {
-		return fmt.Errorf("red: default child: %w", err)
+		return err
 	}
 	q.child.Flush(now)
 	q.child, q.dflt = childOf(f, q.u), true
@@ -252,9 +252,9 @@ func (q *RED) Flush(now clock.Time) {
 func (q *RED) graft(child Qdisc) (Qdisc, error) {
 	dflt := child == nil
 	if dflt {
-		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: q.cfg.Limit}, q.env)
+		f, err := defaultBfifo("red", q.cfg.Limit, q.env)
 		if err != nil {
-			return nil, fmt.Errorf("red: default child: %w", err)
+			return nil, err
 		}
 		child = f
 	}

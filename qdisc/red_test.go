@@ -224,20 +224,7 @@ func BenchmarkRED(b *testing.B) {
 	for i := range ps {
 		ps[i] = coretest.UDP(pool, 1500, 1000, 0x02, int64(i))
 	}
-	now := clock.Time(0)
-	for _, p := range ps[:40] {
-		q.Enqueue(now, p)
-	}
-	free := ps[40:]
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		now += 12 * us
-		q.Enqueue(now, free[len(free)-1])
-		free = free[:len(free)-1]
-		p, _ := q.Dequeue(now)
-		free = append(free, p)
-	}
+	benchSteady(b, q, ps, 40)
 }
 
 // What tc or the kernel refuses is refused before anything is built,

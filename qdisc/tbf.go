@@ -97,9 +97,9 @@ func NewTBF(cfg TBFConfig, env *Env, child Qdisc) (*TBF, error) {
 	q := &TBF{env: env, u: unitsOf(env)}
 	q.child = childOf(child, q.u)
 	if child == nil {
-		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: cfg.Limit}, env)
+		f, err := defaultBfifo("tbf", cfg.Limit, env)
 		if err != nil {
-			return nil, fmt.Errorf("tbf: default child: %w", err)
+			return nil, err
 		}
 		q.child, q.dflt = childOf(f, q.u), true
 	}
@@ -165,9 +165,9 @@ func (q *TBF) graft(child Qdisc) (Qdisc, error) {
 		if q.cfg.Limit == 0 {
 			return nil, fmt.Errorf("tbf: limit is required for the default bfifo child; give limit BYTES or latency TIME")
 		}
-		f, err := NewFifo(FifoConfig{Variant: "bfifo", Limit: q.cfg.Limit}, q.env)
+		f, err := defaultBfifo("tbf", q.cfg.Limit, q.env)
 		if err != nil {
-			return nil, fmt.Errorf("tbf: default child: %w", err)
+			return nil, err
 		}
 		child = f
 	}
