@@ -152,7 +152,7 @@ func testDelayRTT(t *testing.T, o Options, device string) {
 	roottest.Twice(t, "ping", func(r roottest.Reporter) {
 		v4 := ping(t, tb, Client, i.Server.Addr4.String(), "-c", "20", "-i", "0.05", "-W", "2")
 		v6 := ping(t, tb, Client, i.Server.Addr6.String(), "-c", "10", "-i", "0.05", "-W", "2")
-		late := float64(tb.Status().RoundTripLatenessP99()) / 1e6
+		late := tb.Status().RoundTripLatenessP99()
 		roottest.JudgeRTT(r, "ping", v4, 50, tol, late)
 		roottest.JudgeRTT(r, "ping6", v6, 50, tol, late)
 	})
@@ -191,8 +191,7 @@ func testDelayRTT(t *testing.T, o Options, device string) {
 		wake := roottest.IdleWakeup(t)
 		extra := local + 2*float64(wake)/1e6
 		r.Logf("outside the path: loopback connect %.3f ms, idle wake-up %v", local, wake)
-		late := float64(tb.Status().RoundTripLatenessP99()) / 1e6
-		roottest.JudgeRTT(r, "TCP connect", slices.Sorted(slices.Values(connects)), 50, tol+extra, late)
+		roottest.JudgeRTT(r, "TCP connect", slices.Sorted(slices.Values(connects)), 50, tol+extra, tb.Status().RoundTripLatenessP99())
 		// A few round trips on the last connection give the kernel's
 		// smoothed RTT samples.
 		buf := make([]byte, 100)

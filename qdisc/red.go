@@ -215,8 +215,8 @@ func (q *RED) apply(c REDConfig, t redTC) {
 // bfifo of the new limit takes the child's place, and the packets the old
 // child held are dropped (ReasonFlushed: __red_change flushes and destroys
 // the old child, even one given in the chain); the average and the count
-// start again, an idle period starts, and adaptive RED's timer starts
-// again from now.
+// start again, an idle period starts, and adaptive RED's timer (were it
+// armed) starts again from now.
 func (q *RED) Change(now clock.Time, spec Spec) error {
 	c, err := specAs[REDConfig](q, spec)
 	if err != nil {
@@ -276,13 +276,17 @@ func (q *RED) graft(child Qdisc) (Qdisc, error) {
 const tcArmsAdaptiveTimer = false
 
 // tick starts the adaptive timer at the first event and runs the updates
-// due by now, if the timer is armed (tcArmsAdaptiveTimer).
+// due by now, if the timer is armed (tcArmsAdaptiveTimer): otherwise, as
+// always with tc's configuration, it does nothing.
 func (q *RED) tick(now clock.Time) {
+	if !tcArmsAdaptiveTimer || !q.cfg.Adaptive {
+		return
+	}
 	if !q.started {
 		q.started, q.nextAdapt = true, now.Add(redAdaptPeriod)
 		return
 	}
-	for tcArmsAdaptiveTimer && q.cfg.Adaptive && now >= q.nextAdapt {
+	for now >= q.nextAdapt {
 		before := q.p.maxP
 		q.p.adapt(&q.v, q.nextAdapt)
 		q.nextAdapt = q.nextAdapt.Add(redAdaptPeriod)

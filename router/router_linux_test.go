@@ -59,8 +59,7 @@ func TestPingDelay(t *testing.T) {
 				}
 				continue
 			}
-			late := float64(b.r.Snapshot().RoundTripLatenessP99()) / 1e6
-			roottest.JudgeRTT(r, "ping "+dst.String(), rtts, 50, 1, late)
+			roottest.JudgeRTT(r, "ping "+dst.String(), rtts, 50, 1, b.r.Snapshot().RoundTripLatenessP99())
 		}
 	})
 	s := b.r.Snapshot()

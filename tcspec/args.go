@@ -69,6 +69,20 @@ func (a *args) uint(kw, what string, base int, max uint64) (uint64, error) {
 	return n, nil
 }
 
+// size reads the value keyword kw requires as a size in bytes (get_size);
+// what describes it for the error when it is missing.
+func (a *args) size(kw, what string) (uint32, error) {
+	v, err := a.value(kw, what)
+	if err != nil {
+		return 0, err
+	}
+	n, err := getSize(v)
+	if err != nil {
+		return 0, a.bad(kw, v, err)
+	}
+	return n, nil
+}
+
 // bad wraps a unit reader's complaint about the value v of keyword kw.
 func (a *args) bad(kw, v string, err error) error {
 	return failf(a.kind, v, "%q: %v", kw+" "+v, err)

@@ -76,17 +76,10 @@ func parseRED(a *args, opt Options) (qdisc.Spec, error) {
 	return c.WithDefaults(), nil
 }
 
-// redSize reads the SIZE keyword w requires, in bytes (get_size).
+// redSize reads the SIZE keyword w requires, in bytes.
 func redSize(a *args, w string) (int, error) {
-	v, err := a.value(w, "SIZE")
-	if err != nil {
-		return 0, err
-	}
-	n, err := getSize(v)
-	if err != nil {
-		return 0, a.bad(w, v, err)
-	}
-	return int(n), nil
+	n, err := a.size(w, "SIZE")
+	return int(n), err
 }
 
 // formatRED prints red as parseRED reads it, every value explicit.

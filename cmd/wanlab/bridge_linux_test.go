@@ -380,7 +380,7 @@ func TestCLIBridge(t *testing.T) {
 		if err := json.Unmarshal([]byte(mustCLI(t, "status", name, "--json")), &st); err != nil {
 			t.Fatal(err)
 		}
-		roottest.JudgeRTT(r, "ping", rtts, 20, 0.5, float64(st.RoundTripLatenessP99())/1e6)
+		roottest.JudgeRTT(r, "ping", rtts, 20, 0.5, st.RoundTripLatenessP99())
 	})
 	var st lab.Status
 	if err := json.Unmarshal([]byte(mustCLI(t, "status", name, "--json")), &st); err != nil {

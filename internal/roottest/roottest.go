@@ -225,12 +225,14 @@ func (r testReporter) Logf(f string, args ...any)   { r.t.Helper(); r.t.Logf(f, 
 func (r testReporter) Errorf(f string, args ...any) { r.t.Helper(); r.t.Errorf(f, args...) }
 
 // JudgeRTT reports through r whether RTTWithin accepts rtts; late is the
-// emulator's own reported lateness in ms (see RTTWithin), 0 if unknown.
-func JudgeRTT(r Reporter, what string, rtts []float64, want, tol, late float64) {
-	ok, sum := RTTWithin(rtts, want, tol, late)
+// emulator's own reported lateness (router.Snapshot.RoundTripLatenessP99;
+// see RTTWithin), 0 if unknown.
+func JudgeRTT(r Reporter, what string, rtts []float64, want, tol float64, late time.Duration) {
+	lateMs := float64(late) / float64(time.Millisecond)
+	ok, sum := RTTWithin(rtts, want, tol, lateMs)
 	r.Logf("%s: %s", what, sum)
 	if !ok {
-		r.Errorf("%s: %s; want none below %g ms, the median within ±%g ms, and 3 in 4 within -%g..+%.3f ms (the router's own reported lateness widens the upper side)", what, sum, want, tol, tol, tol+late)
+		r.Errorf("%s: %s; want none below %g ms, the median within ±%g ms, and 3 in 4 within -%g..+%.3f ms (the router's own reported lateness widens the upper side)", what, sum, want, tol, tol, tol+lateMs)
 	}
 }
 
