@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,12 @@ type CBR struct {
 	TOS uint8
 	// ECN is the ECN codepoint of every packet.
 	ECN packet.ECN
+	// Src and Dst are the packets' IPv4 source and destination as sent;
+	// the zero Addr means the simulated client's (10.0.0.2) or server's
+	// (10.0.1.2) address, by the flow's direction. Disciplines that
+	// isolate hosts (cake's srchost, dsthost, triple-isolate) tell flows
+	// of different hosts apart by them.
+	Src, Dst netip.Addr
 }
 
 // Poisson is a flow with exponentially distributed gaps between packets
@@ -85,13 +92,17 @@ func (c CBR) validate() error {
 		return fmt.Errorf("tos=0x%02x sets the ECN bits; give the DSCP part only (tos=0x%02x) and ecn=ect0|ect1|notect", c.TOS, c.TOS&^3)
 	case c.ECN > packet.CE:
 		return fmt.Errorf("ecn=%d is not a codepoint; use ecn=ect0, ect1, notect or ce", c.ECN)
+	case c.Src.IsValid() && !c.Src.Is4():
+		return fmt.Errorf("src=%v is not an IPv4 address; the simulated packets are IPv4: give e.g. src=10.0.0.3", c.Src)
+	case c.Dst.IsValid() && !c.Dst.Is4():
+		return fmt.Errorf("dst=%v is not an IPv4 address; the simulated packets are IPv4: give e.g. dst=10.0.1.3", c.Dst)
 	}
 	return nil
 }
 
 // ParseFlow parses a flow description:
 //
-//	cbr rate=RATE size=BYTES [dir=up|down] [start=T] [count=N] [tos=0xNN] [ecn=ect0|ect1|notect|ce]
+//	cbr rate=RATE size=BYTES [dir=up|down] [start=T] [count=N] [tos=0xNN] [ecn=ect0|ect1|notect|ce] [src=A.B.C.D] [dst=A.B.C.D]
 //	poisson rate=RATE size=BYTES [...the same options]
 //
 // RATE is a number with tc's units, case-insensitive: bit (also a bare
@@ -101,6 +112,9 @@ func (c CBR) validate() error {
 // (tcspec.ParseRate). T is a number with
 // ns, us, ms or s. tos is decimal or 0x hex. count is at least 1. The
 // defaults are dir=up, start=0s, no count limit, tos=0 and ecn=notect.
+// src and dst are the packets' IPv4 source and destination as sent (so
+// for dir=down, src is a server-side address); by default the simulated
+// client's 10.0.0.2 and server's 10.0.1.2.
 func ParseFlow(s string) (Flow, error) {
 	fields := strings.Fields(s)
 	if len(fields) == 0 {
@@ -193,8 +207,18 @@ func (c *CBR) set(key, val string) error {
 		default:
 			return fmt.Errorf("use ecn=ect0, ect1, notect or ce")
 		}
+	case "src", "dst":
+		a, err := netip.ParseAddr(val)
+		if err != nil || !a.Is4() {
+			return fmt.Errorf("not an IPv4 address; give e.g. %s=10.0.0.3", key)
+		}
+		if key == "src" {
+			c.Src = a
+		} else {
+			c.Dst = a
+		}
 	default:
-		return fmt.Errorf("unknown key; the keys are rate, size, dir, start, count, tos, ecn")
+		return fmt.Errorf("unknown key; the keys are rate, size, dir, start, count, tos, ecn, src, dst")
 	}
 	return nil
 }
@@ -241,6 +265,12 @@ func format(kind string, c CBR) string {
 		b.WriteString(" ecn=ect1")
 	case packet.CE:
 		b.WriteString(" ecn=ce")
+	}
+	if c.Src.IsValid() {
+		b.WriteString(" src=" + c.Src.String())
+	}
+	if c.Dst.IsValid() {
+		b.WriteString(" dst=" + c.Dst.String())
 	}
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,9 @@ func TestParseFlow(t *testing.T) {
 		{"cbr rate=20M size=1000", CBR{Rate: 2500000, Size: 1000, Dir: "up"}},
 		{"cbr rate=500k size=100", CBR{Rate: 62500, Size: 100, Dir: "up"}},
 		{"poisson rate=1gbit size=1500 dir=up", Poisson{Rate: 125000000, Size: 1500, Dir: "up"}},
+		{"cbr rate=1mbit size=100 src=10.0.0.3 dst=10.0.1.9", CBR{Rate: 125000, Size: 100, Dir: "up",
+			Src: netip.MustParseAddr("10.0.0.3"), Dst: netip.MustParseAddr("10.0.1.9")}},
+		{"cbr rate=1mbit size=100 dir=down src=10.0.1.4", CBR{Rate: 125000, Size: 100, Dir: "down", Src: netip.MustParseAddr("10.0.1.4")}},
 	} {
 		got, err := ParseFlow(c.in)
 		if err != nil {
@@ -69,6 +73,8 @@ func TestParseFlowErrors(t *testing.T) {
 		{"cbr rate=1mbit size=100 tos=300", "\"tos=300\": not a byte"},
 		{"cbr rate=1mbit size=100 ecn=yes", "\"ecn=yes\": use ecn=ect0"},
 		{"cbr rate=1mbit size=100 dir", "\"dir\" is not KEY=VALUE"},
+		{"cbr rate=1mbit size=100 src=fe80::1", "\"src=fe80::1\": not an IPv4 address; give e.g. src=10.0.0.3"},
+		{"cbr rate=1mbit size=100 dst=10.0.1", "\"dst=10.0.1\": not an IPv4 address"},
 		// A flow of no packets is refused, not taken as unlimited.
 		{"cbr rate=1mbit size=100 count=0", "\"count=0\": a flow of no packets sends nothing"},
 		// Long input is quoted in part, with its length.
@@ -102,4 +108,30 @@ func FuzzParseFlow(f *testing.F) {
 			t.Fatalf("%q -> %q -> %#v, %v", s, fl.String(), back, err)
 		}
 	})
+}
+
+// The packets carry the addresses src= and dst= give, and the default
+// client and server addresses by direction otherwise.
+func TestFlowAddresses(t *testing.T) {
+	for _, c := range []struct {
+		flow     string
+		src, dst [4]byte
+	}{
+		{"cbr rate=1mbit size=100", clientAddr, serverAddr},
+		{"cbr rate=1mbit size=100 dir=down", serverAddr, clientAddr},
+		{"cbr rate=1mbit size=100 src=10.0.0.7", [4]byte{10, 0, 0, 7}, serverAddr},
+		{"cbr rate=1mbit size=100 dir=down dst=10.0.0.9", serverAddr, [4]byte{10, 0, 0, 9}},
+		{"poisson rate=1mbit size=100 src=192.0.2.1 dst=198.51.100.2", [4]byte{192, 0, 2, 1}, [4]byte{198, 51, 100, 2}},
+	} {
+		f, err := ParseFlow(c.flow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := packet.NewPool(2048, 64).Get()
+		newSource(0, f, 1).emit(p)
+		tu, err := packet.ParseTuple(p.Bytes())
+		if src, dst := [4]byte(tu.Src[:4]), [4]byte(tu.Dst[:4]); err != nil || src != c.src || dst != c.dst {
+			t.Errorf("%s: packet from %v to %v (%v), want %v to %v", c.flow, src, dst, err, c.src, c.dst)
+		}
+	}
 }

@@ -53,6 +53,12 @@ func newSource(i int, f Flow, seed uint64) *source {
 		s.hdr.Src, s.hdr.Dst = s.hdr.Dst, s.hdr.Src
 		s.hdr.SrcPort, s.hdr.DstPort = s.hdr.DstPort, s.hdr.SrcPort
 	}
+	if c.Src.IsValid() {
+		s.hdr.Src = c.Src.As4()
+	}
+	if c.Dst.IsValid() {
+		s.hdr.Dst = c.Dst.As4()
+	}
 	if f.poisson() {
 		s.rng = rand.New(rand.NewPCG(seed, uint64(i)))
 		s.mean = float64(s.num) / float64(s.rate)

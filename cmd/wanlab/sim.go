@@ -44,6 +44,7 @@ marked, duplicated and reordered, the throughput and the one-way delay.
 
 Flows (repeatable --flow; default: one 10 Mbit/s CBR flow each way):
   cbr rate=RATE size=BYTES [dir=up|down] [start=T] [count=N] [tos=0xNN] [ecn=ect0|ect1|notect]
+          [src=A.B.C.D] [dst=A.B.C.D]   (the packets' addresses as sent)
   poisson rate=RATE size=BYTES ...     (exponential gaps with the same mean rate)
 RATE uses tc's units (10mbit, 1gbit, 100kbps = 800 kbit/s) or iperf's (20M = 20 Mbit/s).`,
 		Example: `  wanlab sim --both "netem delay 50ms" --flow "cbr rate=10mbit size=1500"
