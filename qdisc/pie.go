@@ -66,6 +66,15 @@ type PIE struct {
 	nextAt  clock.Time
 
 	stats Stats
+	x     pieCounters
+}
+
+// pieCounters are the kernel's struct pie_stats, which tc -s prints as
+// pie's extended statistics.
+type pieCounters struct {
+	packetsIn uint32 // units admitted (queued or marked)
+	dropped   uint32 // units dropped, at the limit or early
+	maxq      uint32 // the longest queue an admitted unit found
 }
 
 var _ Qdisc = (*PIE)(nil)
@@ -257,17 +266,23 @@ func (q *PIE) decide(qlen, backlog, size int, ect bool) pieFate {
 	if qlen >= q.limit {
 		q.stats.Overlimits++
 		q.vars.accuProb = 0
+		q.x.dropped++
 		return pieDropLimit
 	}
-	if !q.dropEarly(uint32(backlog), uint32(size)) {
-		return pieQueue
+	fate := pieQueue
+	if q.dropEarly(uint32(backlog), uint32(size)) {
+		if !ect || q.vars.prob > pieMaxProb/10 {
+			q.vars.accuProb = 0
+			q.x.dropped++
+			return pieDropEarly
+		}
+		q.stats.Marks++
+		fate = pieMark
 	}
-	if !ect || q.vars.prob > pieMaxProb/10 {
-		q.vars.accuProb = 0
-		return pieDropEarly
-	}
-	q.stats.Marks++
-	return pieMark
+	// As pie_qdisc_enqueue: the queue's length before this unit joins it.
+	q.x.packetsIn++
+	q.x.maxq = max(q.x.maxq, uint32(qlen))
+	return fate
 }
 
 // place carries out fate on p, a run of units, and returns how many it
@@ -411,6 +426,40 @@ func (q *PIE) Stats() Stats {
 	s := q.stats
 	s.Qlen, s.Backlog = q.Len(), q.Backlog()
 	return s
+}
+
+// PIEXStats are pie's extended statistics (struct tc_pie_xstats), as tc
+// -s prints them under the qdisc line.
+type PIEXStats struct {
+	Prob      float64       // the drop probability, 0 to 1
+	Delay     time.Duration // the queue delay the controller last used, in whole µs
+	AvgDQRate uint32        // the estimated drain rate in bytes/s; with DQRateEstimator only
+	Estimator bool          // whether the drain rate is estimated (dq_rate_estimator)
+	PacketsIn uint32        // units admitted, queued or marked
+	Overlimit uint32        // units dropped at the limit
+	Dropped   uint32        // units dropped, at the limit or early
+	MaxQ      uint32        // the longest queue an admitted unit found
+	ECNMark   uint32        // units CE-marked instead of dropped
+}
+
+// XStats returns the extended statistics as pie_dump_stats fills them:
+// the delay is the tick count's ns truncated to 32 bits and then divided
+// to µs, the drain rate bytes per tick scaled back to bytes per second.
+func (q *PIE) XStats() PIEXStats {
+	x := PIEXStats{
+		Prob:      float64(q.vars.prob<<8) / math.MaxUint64,
+		Delay:     time.Duration(uint32(q.vars.qdelay<<6)/1000) * time.Microsecond,
+		Estimator: q.params.estimator,
+		PacketsIn: q.x.packetsIn,
+		Overlimit: uint32(q.stats.Overlimits),
+		Dropped:   q.x.dropped,
+		MaxQ:      q.x.maxq,
+		ECNMark:   uint32(q.stats.Marks),
+	}
+	if x.Estimator {
+		x.AvgDQRate = uint32(uint64(q.vars.avgDQRate) * psTicksPerSec >> pieScale)
+	}
+	return x
 }
 
 // Kind returns "pie".

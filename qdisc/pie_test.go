@@ -514,3 +514,20 @@ func BenchmarkPIE(b *testing.B) {
 	}
 	benchSteady(b, q, ps, 4)
 }
+
+// pie_qdisc_enqueue's own counters: a unit admitted counts in pkts_in and
+// raises maxq to the queue length it found (before joining it); one
+// refused at the limit counts in overlimit and dropped.
+func TestPIEXStatsCounters(t *testing.T) {
+	pool := packet.NewPool(2048, 64)
+	q := newTestPIE(t, PIEConfig{Limit: 5}, &Env{Pool: pool})
+	for seq := range int64(7) {
+		q.Enqueue(0, coretest.UDP(pool, 1500, 1000, 0, seq))
+	}
+	x := q.XStats()
+	if x.PacketsIn != 5 || x.MaxQ != 4 || x.Overlimit != 2 || x.Dropped != 2 || x.ECNMark != 0 || x.Prob != 0 || x.Estimator {
+		t.Errorf("after 7 arrivals at a limit of 5: %+v; want pkts_in 5, maxq 4, overlimit 2, dropped 2", x)
+	}
+	q.Flush(0)
+	coretest.CheckLive(t, pool, 0)
+}

@@ -132,6 +132,9 @@ type QdiscSnapshot struct {
 	// DirectPackets is an htb's direct_packets_stat: the packets its
 	// direct queue took.
 	DirectPackets uint64 `json:"direct_packets,omitempty"`
+	// XStats are the lines of extended statistics tc -s prints under the
+	// qdisc (tcspec.ShowXStats), empty for a kind that has none.
+	XStats string `json:"xstats,omitempty"`
 }
 
 // ClassSnapshot is one class of the tree, as `tc -s class show` lists
@@ -447,6 +450,7 @@ func (l *loop) snap() DirSnapshot {
 			Parent:   parent,
 			Options:  strings.TrimPrefix(strings.TrimPrefix(tcspec.Format(q.Config()), q.Kind()), " "),
 			Counters: qc,
+			XStats:   tcspec.ShowXStats(q, now),
 		}
 		if h, ok := q.(*qdisc.HTB); ok {
 			qs.DirectPackets = h.DirectPackets()

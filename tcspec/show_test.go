@@ -4,15 +4,29 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"wanlab/internal/tccases"
+	"wanlab/packet"
 	"wanlab/qdisc"
 )
 
 // showChain prints what `tc -s qdisc show` would for a chain with zero
 // counters: the root is 1:, each next qdisc N+1: under N:1, as the table's
-// commands build them.
-func showChain(specs []qdisc.Spec, env *qdisc.Env) []string {
+// commands build them; each qdisc's extended statistics are those of a
+// new instance on env's device.
+func showChain(t *testing.T, specs []qdisc.Spec, env *qdisc.Env) []string {
+	t.Helper()
+	benv := qdisc.Env{}
+	if env != nil {
+		benv = *env
+	}
+	benv.Pool = packet.NewPool(2048, 64) // netem's duplicates come from it
+	root, err := qdisc.Build(specs, &benv)
+	if err != nil {
+		t.Fatalf("%s: %v", FormatChain(specs), err)
+	}
+	built := qdisc.Positions(root)
 	var out []string
 	for i, s := range specs {
 		at := Placement{Handle: fmt.Sprintf("%d:", i+1), Parent: "root"}
@@ -21,13 +35,15 @@ func showChain(specs []qdisc.Spec, env *qdisc.Env) []string {
 		}
 		out = append(out, ShowQdisc(s, at, env))
 		out = append(out, strings.Split(strings.TrimSuffix(ShowStats(qdisc.Stats{}), "\n"), "\n")...)
+		if x := ShowXStats(built[i], 0); x != "" {
+			out = append(out, strings.Split(strings.TrimSuffix(x, "\n"), "\n")...)
+		}
 	}
 	return out
 }
 
-// Every case of the table: what tcspec prints for the chain is what
-// Linux's tc printed for the same commands, extended statistics aside
-// (wanlab does not print them).
+// Every case of the table: what tcspec prints for the chain, extended
+// statistics included, is what Linux's tc printed for the same commands.
 func TestShowMatchesLinuxTC(t *testing.T) {
 	cases, err := tccases.Parse(tccases.Linux61)
 	if err != nil {
@@ -43,8 +59,8 @@ func TestShowMatchesLinuxTC(t *testing.T) {
 			t.Errorf("line %d: %s: tc took it, tcspec refused it: %v", c.Line, c.Chain(), err)
 			continue
 		}
-		got := showChain(specs, nil)
-		want := c.WithoutXStats()
+		got := showChain(t, specs, nil)
+		want := c.Output
 		same := strings.Join(got, "\n") == strings.Join(want, "\n")
 		switch {
 		case c.Differs != "" && same:
@@ -88,5 +104,27 @@ func TestShowStatsWrapsAs32Bits(t *testing.T) {
 	want := " Sent 1099511627776 bytes 8589934592 pkt (dropped 5, overlimits 0 requeues 0) \n backlog 3028b 2p requeues 0\n"
 	if got != want {
 		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// The extended statistics' formats with values that are not zero: codel's
+// dropping state with a drop_next in the past, fq_codel's counters printed
+// only when not zero, pie's probability with %lg.
+func TestShowXStatsFormats(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{showCoDelXStats(qdisc.CoDelXStats{Count: 3, LastCount: 2, LDelay: 12345 * time.Microsecond, Dropping: true,
+			DropNext: -1500 * time.Microsecond, MaxPacket: 1514, ECNMark: 4, DropOverlimit: 1, CEMark: 7}),
+			"  count 3 lastcount 2 ldelay 12.3ms dropping drop_next -1.5ms\n  maxpacket 1514 ecn_mark 4 drop_overlimit 1 ce_mark 7\n"},
+		{showFQCoDelXStats(qdisc.FQCoDelXStats{MaxPacket: 1514, DropOverlimit: 9, NewFlowCount: 12, MemoryUsage: 4608, NewFlowsLen: 1, OldFlowsLen: 3}),
+			"  maxpacket 1514 drop_overlimit 9 new_flow_count 12 ecn_mark 0 memory_used 4608\n  new_flows_len 1 old_flows_len 3\n"},
+		{showPIEXStats(qdisc.PIEXStats{Prob: 0.0458123456, Delay: 30 * time.Millisecond, Estimator: true, AvgDQRate: 1250000,
+			PacketsIn: 100, Overlimit: 1, Dropped: 5, MaxQ: 40, ECNMark: 2}),
+			"  prob 0.0458123 delay 30ms avg_dq_rate 1250000\n  pkts_in 100 overlimit 1 dropped 5 maxq 40 ecn_mark 2\n"},
+		{showPIEXStats(qdisc.PIEXStats{Prob: 1.92e-5}), "  prob 1.92e-05 delay 0us\n  pkts_in 0 overlimit 0 dropped 0 maxq 0 ecn_mark 0\n"},
+		{showREDXStats(qdisc.REDStats{ProbDrop: 10, ForcedDrop: 2, ProbMark: 5, ForcedMark: 1, PDrop: 3}), "  marked 6 early 12 pdrop 3 other 0 \n"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got  %q\nwant %q", c.got, c.want)
+		}
 	}
 }

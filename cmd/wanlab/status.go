@@ -220,8 +220,8 @@ func loopPct(l router.LoopSnapshot, ns int64) float64 {
 // `tc -s qdisc show` and `tc -s class show` print them on Linux
 // (tcspec.ShowQdisc, tcspec.ShowClass), so that scripts written around
 // tc's output read these the same way; each qdisc's drops are those of
-// the qdiscs under it too, as tc shows them (TCDrops). The extended
-// statistics tc prints for codel, fq_codel and pie are not printed.
+// the qdiscs under it too, as tc shows them (TCDrops), and each qdisc's
+// extended statistics follow its counters as tc -s prints them.
 func printTree(w io.Writer, d router.DirSnapshot, framing qdisc.Framing) {
 	env := &qdisc.Env{Framing: framing}
 	drops := d.TCDrops()
@@ -238,6 +238,7 @@ func printTree(w io.Writer, d router.DirSnapshot, framing qdisc.Framing) {
 		}
 		fmt.Fprint(w, tcspec.ShowStats(qdisc.Stats{Bytes: c.Bytes, Packets: c.Packets, Drops: drops[i],
 			Overlimits: c.Overlimits, Requeues: c.Requeues, Qlen: c.Qlen, Backlog: c.Backlog}))
+		fmt.Fprint(w, q.XStats)
 	}
 	for _, c := range d.Classes {
 		k := c.Counters

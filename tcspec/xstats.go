@@ -1,0 +1,94 @@
+package tcspec
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"wanlab/clock"
+	"wanlab/qdisc"
+)
+
+// ShowXStats returns the lines of extended statistics `tc -s qdisc show`
+// prints under a qdisc's two statistics lines (iproute2's print_xstats:
+// q_codel.c, q_fq_codel.c, q_pie.c, q_red.c), each starting with two
+// spaces and ending in a newline, or "" for a kind whose kernel module
+// dumps none. now is the time the statistics are taken at: codel's
+// drop_next is relative to it.
+func ShowXStats(q qdisc.Qdisc, now clock.Time) string {
+	switch x := q.(type) {
+	case *qdisc.CoDel:
+		return showCoDelXStats(x.XStats(now))
+	case *qdisc.FQCoDel:
+		return showFQCoDelXStats(x.XStats())
+	case *qdisc.PIE:
+		return showPIEXStats(x.XStats())
+	case *qdisc.RED:
+		return showREDXStats(x.XStats())
+	}
+	return ""
+}
+
+// showSignedTime is codel's drop_next as tc prints it: sprint_time of
+// the magnitude, with a minus sign before a time in the past.
+func showSignedTime(d time.Duration) string {
+	if d < 0 {
+		return "-" + showTime(uint32(-d/time.Microsecond))
+	}
+	return showTime(uint32(d / time.Microsecond))
+}
+
+// showCoDelXStats is codel_print_xstats. The kernel dumps ldelay and
+// drop_next in µs (codel_time_to_us), which tc prints with sprint_time.
+func showCoDelXStats(x qdisc.CoDelXStats) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  count %d lastcount %d ldelay %s", x.Count, x.LastCount, showTime(uint32(x.LDelay/time.Microsecond)))
+	if x.Dropping {
+		b.WriteString(" dropping")
+	}
+	fmt.Fprintf(&b, " drop_next %s\n  maxpacket %d ecn_mark %d drop_overlimit %d", showSignedTime(x.DropNext), x.MaxPacket, x.ECNMark, x.DropOverlimit)
+	if x.CEMark != 0 {
+		fmt.Fprintf(&b, " ce_mark %d", x.CEMark)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// showFQCoDelXStats is fq_codel_print_xstats for the qdisc's statistics
+// (TCA_FQ_CODEL_XSTATS_QDISC): ce_mark, memory_used and
+// drop_overmemory only when not zero.
+func showFQCoDelXStats(x qdisc.FQCoDelXStats) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  maxpacket %d drop_overlimit %d new_flow_count %d ecn_mark %d", x.MaxPacket, x.DropOverlimit, x.NewFlowCount, x.ECNMark)
+	for _, f := range []struct {
+		name string
+		v    uint32
+	}{{"ce_mark", x.CEMark}, {"memory_used", x.MemoryUsage}, {"drop_overmemory", x.DropOvermemory}} {
+		if f.v != 0 {
+			fmt.Fprintf(&b, " %s %d", f.name, f.v)
+		}
+	}
+	fmt.Fprintf(&b, "\n  new_flows_len %d old_flows_len %d\n", x.NewFlowsLen, x.OldFlowsLen)
+	return b.String()
+}
+
+// showPIEXStats is pie_print_xstats: the probability with %lg, the delay
+// with sprint_time, the drain rate only while it is estimated.
+func showPIEXStats(x qdisc.PIEXStats) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  prob %s delay %s", cG(x.Prob, 6), showTime(uint32(x.Delay/time.Microsecond)))
+	if x.Estimator {
+		fmt.Fprintf(&b, " avg_dq_rate %d", x.AvgDQRate)
+	}
+	fmt.Fprintf(&b, "\n  pkts_in %d overlimit %d dropped %d maxq %d ecn_mark %d\n", x.PacketsIn, x.Overlimit, x.Dropped, x.MaxQ, x.ECNMark)
+	return b.String()
+}
+
+// showREDXStats is red_print_xstats. red_dump_stats sums the kernel's
+// counters into four: marked (probabilistic and forced marks), early
+// (probabilistic and forced drops), pdrop (the child's refusals) and
+// other (always 0).
+func showREDXStats(x qdisc.REDStats) string {
+	return fmt.Sprintf("  marked %d early %d pdrop %d other %d \n",
+		uint32(x.ProbMark+x.ForcedMark), uint32(x.ProbDrop+x.ForcedDrop), uint32(x.PDrop), 0)
+}
