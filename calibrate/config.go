@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -153,10 +154,9 @@ func extensions(lines []string) error {
 	return nil
 }
 
-// kinds are the qdisc kinds wanlab emulates, which start an element's
-// options.
-var kinds = map[string]bool{"netem": true, "tbf": true, "pfifo": true, "bfifo": true,
-	"pfifo_head_drop": true, "pfifo_fast": true, "codel": true, "fq_codel": true, "pie": true}
+// isKind says whether w names a qdisc kind wanlab emulates, which starts
+// an element's options.
+func isKind(w string) bool { return slices.Contains(qdisc.Kinds(), w) }
 
 // Elements splits a chain into its qdiscs' texts, as tcspec.ParseChain
 // reads it (";" or newlines between qdiscs, "#" comments, a backslash
@@ -172,7 +172,7 @@ func Elements(chain string) []string {
 		for _, part := range strings.Split(line, ";") {
 			f := strings.Fields(part)
 			for i, w := range f {
-				if kinds[w] {
+				if isKind(w) {
 					f = f[i:]
 					break
 				}

@@ -64,6 +64,10 @@ func TestCheckAndElements(t *testing.T) {
 	if got := Elements("tc qdisc add dev eth0 root handle 1: netem delay 20ms # one\n tbf rate 10mbit \\\n burst 10000 limit 30000"); strings.Join(got, "|") != "netem delay 20ms|tbf rate 10mbit burst 10000 limit 30000" {
 		t.Errorf("elements %q", got)
 	}
+	// Every kind wanlab emulates starts an element, red's too.
+	if got := Elements("tc qdisc add dev eth0 root handle 1: tbf rate 10mbit burst 32k latency 50ms\ntc qdisc add dev eth0 parent 1:1 red limit 400000 avpkt 1000"); strings.Join(got, "|") != "tbf rate 10mbit burst 32k latency 50ms|red limit 400000 avpkt 1000" {
+		t.Errorf("elements %q", got)
+	}
 	if r := floodRate(specs); r != 12e6 {
 		t.Errorf("flood rate %d, want 12 Mbit/s", r)
 	}
