@@ -176,7 +176,8 @@ type Series struct {
 	// label and a key, joined by "::" ("TCP upload BE::tcp_cwnd").
 	Name string `json:"name"`
 	// Unit is the samples' unit: "Mbits/s", "ms", "packets", "bytes",
-	// "Idx" (a fairness index).
+	// "%", "events", "probes", "Idx" (a fairness index) or "flag" (1 when
+	// a state holds, 0 when not).
 	Unit string `json:"unit"`
 	// Summary describes the samples in Window; Summarize fills it.
 	Summary Summary `json:"summary"`

@@ -281,6 +281,7 @@ var senderFields = []tcpField{
 	{"tcp_bytes_acked", "bytes", func(i *traffic.TCPInfo) float64 { return float64(i.BytesAcked) }},
 	{"tcp_bytes_retrans", "bytes", func(i *traffic.TCPInfo) float64 { return float64(i.BytesRetrans) }},
 	{"tcp_delivered_ce", "packets", func(i *traffic.TCPInfo) float64 { return float64(i.DeliveredCE) }},
+	{"tcp_ecn", "flag", func(i *traffic.TCPInfo) float64 { return optionBit(i.ECN) }},
 	{"tcp_notsent_bytes", "bytes", func(i *traffic.TCPInfo) float64 { return float64(i.NotsentBytes) }},
 }
 
@@ -291,6 +292,16 @@ var receiverFields = []tcpField{
 	{"tcp_rcv_wnd", "bytes", func(i *traffic.TCPInfo) float64 { return float64(i.RcvWnd) }},
 	{"tcp_bytes_received", "bytes", func(i *traffic.TCPInfo) float64 { return float64(i.BytesReceived) }},
 	{"tcp_rcv_ooopack", "packets", func(i *traffic.TCPInfo) float64 { return float64(i.RcvOOOPack) }},
+	{"tcp_ecn_seen", "flag", func(i *traffic.TCPInfo) float64 { return optionBit(i.ECNSeen) }},
+}
+
+// optionBit is a TCP_INFO option bit as a series' value: 1 when set, 0 when
+// not.
+func optionBit(on bool) float64 {
+	if on {
+		return 1
+	}
+	return 0
 }
 
 // tcp makes a TCP flow's throughput series (the receiver's bytes per step)

@@ -314,7 +314,7 @@ func TestDocumentFlood(t *testing.T) {
 
 // seriesUnits are the units a run's series come in.
 var seriesUnits = map[string]bool{"Mbits/s": true, "ms": true, "packets": true, "bytes": true, "%": true,
-	"events": true, "probes": true, "Idx": true}
+	"events": true, "probes": true, "Idx": true, "flag": true}
 
 // checkSeries checks every series of d, its flows' included: a known
 // unit, and no negative sample, for none of them can be (rates, counts,

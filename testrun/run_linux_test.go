@@ -3,6 +3,7 @@ package testrun
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -201,6 +202,35 @@ func TestRunVariants(t *testing.T) {
 			// report has the ring's wait, the TUN plane's has none.
 			if up := routerReport(t, d).Directions[0]; d.Run.Options["dataplane"] != "packet" || up.RingWait == nil || up.RingWait.N == 0 {
 				r.Errorf("options %v, ring wait %+v", d.Run.Options, up.RingWait)
+			}
+		})
+	})
+	t.Run("ecn", func(t *testing.T) {
+		// ECN end to end: the hosts negotiate it, fq_codel marks instead
+		// of dropping, the router counts the flow's marks, the sender's
+		// TCP_INFO counts the echoed CE and the receiver saw ECT.
+		roottest.Twice(t, "ecn", func(r roottest.Reporter) {
+			o := short("tcp_upload", 2*time.Second)
+			o.Both, o.ECN = catalogPath+"; fq_codel", true
+			d := runDoc(t, o)
+			last := func(name string) float64 {
+				s := series(t, d, name)
+				if len(s.Samples) == 0 {
+					return math.NaN()
+				}
+				return s.Samples[len(s.Samples)-1].V
+			}
+			var marks float64
+			for _, p := range series(t, d, "TCP upload::router_marks").Samples {
+				marks += p.V
+			}
+			if ecn, seen, ce := last("TCP upload::tcp_ecn"), last("TCP upload::receiver_tcp_ecn_seen"), last("TCP upload::tcp_delivered_ce"); ecn != 1 || seen != 1 || !(ce > 0) || !(marks > 0) {
+				r.Errorf("tcp_ecn %v, receiver's ecn_seen %v, delivered_ce %v, router marks %v: want 1, 1 and marks counted at both", ecn, seen, ce, marks)
+			} else {
+				r.Logf("router marked %v, the sender counted %v echoed CE", marks, ce)
+			}
+			if s := d.FindSeries("TCP upload::router_drops_codel"); s != nil && s.Summary.Mean > 0 {
+				r.Errorf("fq_codel dropped the ECN-capable flow's packets (%v a step) instead of marking them", s.Summary.Mean)
 			}
 		})
 	})

@@ -79,6 +79,11 @@ type TCPInfo struct {
 	// yet.
 	NotsentBytes uint32 `json:"notsent_bytes"`
 
+	// ECN says the connection negotiated ECN at its handshake
+	// (TCPI_OPT_ECN); ECNSeen that this end has received at least one
+	// packet carrying an ECN codepoint, ECT or CE (TCPI_OPT_ECN_SEEN).
+	ECN     bool `json:"ecn"`
+	ECNSeen bool `json:"ecn_seen"`
 	// Delivered counts segments delivered (acknowledged), DeliveredCE
 	// those whose delivery the receiver echoed as CE-marked (ECN).
 	Delivered   uint32 `json:"delivered"`

@@ -7,6 +7,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// tcpi_options' ECN bits (include/uapi/linux/tcp.h).
+const (
+	tcpiOptECN     = 8  // TCPI_OPT_ECN: ECN was negotiated at the handshake
+	tcpiOptECNSeen = 16 // TCPI_OPT_ECN_SEEN: a packet with ECT or CE arrived
+)
+
 // readTCPInfo reads fd's TCP_INFO.
 func readTCPInfo(fd int) (TCPInfo, error) {
 	k, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
@@ -45,6 +51,8 @@ func readTCPInfo(fd int) (TCPInfo, error) {
 		BytesSent:          k.Bytes_sent,
 		BytesRetrans:       k.Bytes_retrans,
 		NotsentBytes:       k.Notsent_bytes,
+		ECN:                k.Options&tcpiOptECN != 0,
+		ECNSeen:            k.Options&tcpiOptECNSeen != 0,
 		Delivered:          k.Delivered,
 		DeliveredCE:        k.Delivered_ce,
 		DataSegsOut:        k.Data_segs_out,
