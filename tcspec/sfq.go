@@ -78,8 +78,10 @@ func parseSFQ(a *args, _ Options) (qdisc.Spec, error) {
 		case "probability":
 			var v string
 			if v, err = a.value(w, "P"); err == nil {
-				c.Probability, err = strconv.ParseFloat(v, 64)
-				if err != nil || !(c.Probability > 0 && c.Probability < 1) {
+				// sscanf's "%lg": the number at the front, whatever follows.
+				f := scanFloat(v)
+				c.Probability = f.v
+				if f.n == 0 || !(c.Probability > 0 && c.Probability < 1) {
 					err = a.fail(v, "%q: the probability is a fraction between 0 and 1 exclusive, e.g. probability 0.02", w+" "+v)
 				}
 			}

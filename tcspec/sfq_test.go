@@ -24,6 +24,9 @@ func TestSFQParse(t *testing.T) {
 			qdisc.SFQConfig{Limit: 3000, Depth: 64, Flows: 512, HeadDrop: true, RedFlowLimit: 100000, Min: 8000, Max: 60000,
 				Avpkt: 1000, Burst: 25, Probability: 0.2, ECN: true, HardDrop: true}},
 		{"sfq redflowlimit 120000 avpkt 1k", qdisc.SFQConfig{RedFlowLimit: 120000, Min: 10000, Max: 30000, Avpkt: 1024, Burst: 16, Probability: 0.02}},
+		// tc reads the probability with sscanf("%lg"): what follows the
+		// number is ignored.
+		{"sfq redflowlimit 120000 probability 5e-2x", qdisc.SFQConfig{RedFlowLimit: 120000, Min: 10000, Max: 30000, Avpkt: 1000, Burst: 16, Probability: 0.05}},
 	} {
 		got, err := Parse(c.in, Options{})
 		if err != nil || got != c.want {
