@@ -53,8 +53,8 @@ const sfqEmpty = 0xffff
 
 // SFQConfig configures sfq (tc-sfq(8)). A zero field means the option was
 // not given: the kernel keeps its default (limit 127 packets, quantum
-// psched_mtu, divisor 1024, flows 128, depth 127, no perturbation), as tc
-// sends no value for it.
+// psched_mtu, divisor 1024, flows 128, depth 127, no perturbation) for an
+// option tc sends as 0.
 type SFQConfig struct {
 	// Limit is the most packets sfq holds. Given, the kernel lowers it to
 	// Depth·Flows and lowers Flows to it; left out it stays 127 and
