@@ -84,6 +84,19 @@ func (r *Queue) Pop() *Packet {
 	return p
 }
 
+// PopBack removes and returns the tail packet, or nil.
+func (r *Queue) PopBack() *Packet {
+	if r.n == 0 {
+		return nil
+	}
+	i := (r.head + r.n - 1) & (len(r.buf) - 1)
+	p := r.buf[i]
+	r.buf[i] = nil
+	r.n--
+	r.sub(p)
+	return p
+}
+
 // At returns the i-th packet from the head (0 is the head); i must be in
 // [0, Len()).
 func (r *Queue) At(i int) *Packet { return r.buf[(r.head+i)&(len(r.buf)-1)] }

@@ -163,19 +163,25 @@ func (p *Packet) FlowHash(seed uint64) uint32 {
 	if p.Hash != 0 {
 		return p.Hash
 	}
+	p.Hash = p.KeyedHash(seed)
+	return p.Hash
+}
+
+// KeyedHash returns the packet's flow hash under seed, computed afresh and
+// not cached: the hash of a discipline that keys it with a secret of its
+// own and changes that secret (sfq's perturbation, as the kernel's
+// skb_get_hash_perturb dissects the packet each time). It is never 0;
+// packets that are not IP hash to 1.
+func (p *Packet) KeyedHash(seed uint64) uint32 {
 	h := uint32(1)
 	if fh, ok := fastHash4(p.Bytes(), seed); ok {
 		h = fh
-		if h == 0 {
-			h = 1
-		}
 	} else if t, err := ParseTuple(p.Bytes()); err == nil {
 		h = t.Hash(seed)
-		if h == 0 {
-			h = 1
-		}
 	}
-	p.Hash = h
+	if h == 0 {
+		h = 1
+	}
 	return h
 }
 

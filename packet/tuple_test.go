@@ -193,3 +193,43 @@ func TestFlowHash(t *testing.T) {
 		t.Errorf("Live = %d", pool.Live())
 	}
 }
+
+// KeyedHash is the hash under each key, computed afresh: a cached FlowHash
+// does not stand in for it.
+func TestKeyedHash(t *testing.T) {
+	pool := NewPool(2048, DefaultHeadroom)
+	p := pool.Get()
+	p.SetLen(60)
+	WriteUDP4(p.Bytes(), UDP4{Src: [4]byte{10, 0, 0, 1}, Dst: [4]byte{10, 0, 0, 2}, SrcPort: 1000, DstPort: 2000}, 60)
+	tu, _ := ParseTuple(p.Bytes())
+	p.FlowHash(9)
+	if got, want := p.KeyedHash(10), tu.Hash(10); got != want || got == p.Hash {
+		t.Errorf("KeyedHash(10) = %#x, want %#x (not the cached %#x)", got, want, p.Hash)
+	}
+	p.Free()
+}
+
+func TestQueuePopBack(t *testing.T) {
+	pool := NewPool(2048, DefaultHeadroom)
+	var q Queue
+	for i := range 20 { // past the first growth
+		p := pool.Get()
+		p.SetLen(100 + i)
+		p.Seq = int64(i)
+		q.Push(p)
+	}
+	p := q.PopBack()
+	if p.Seq != 19 || q.Len() != 19 || q.Bytes() != 19*100+171 || q.Back().Seq != 18 || q.Front().Seq != 0 {
+		t.Errorf("PopBack = %d; len %d bytes %d", p.Seq, q.Len(), q.Bytes())
+	}
+	p.Free()
+	for p := q.Pop(); p != nil; p = q.Pop() {
+		p.Free()
+	}
+	if q.PopBack() != nil {
+		t.Error("PopBack of an empty queue")
+	}
+	if pool.Live() != 0 {
+		t.Errorf("Live = %d", pool.Live())
+	}
+}

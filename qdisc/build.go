@@ -56,6 +56,9 @@ var kinds = map[string]kind{
 	"pie": {build: buildAs(func(c PIEConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
 		return qdiscOf(newPIE(c, env, seed))
 	})},
+	"sfq": {build: buildAs(func(c SFQConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
+		return qdiscOf(newSFQ(c, env, seed))
+	}), warnings: warnAs(sfqWarnings)},
 }
 
 // The kinds with classes build the chains under their classes through

@@ -281,6 +281,8 @@ func TestSegmentsDecideAsSplit(t *testing.T) {
 		{"tbf rate 50mbit burst 10k limit 1m; codel target 5ms interval 20ms", 1, 3 * ms, 300 * ms, 0, 0},
 		{"netem delay 2ms loss 1%; tbf rate 60mbit burst 15k latency 50ms; fq_codel target 1ms interval 10ms ecn", 4, 300 * clock.Time(1e3), 300 * ms, 20, 20},
 		{"netem delay 10ms limit 100000; tbf rate 20gbit burst 4mb latency 50ms; fq_codel", 3, 50 * clock.Time(1e3), 50 * ms, 0, 0},
+		{"tbf rate 80mbit burst 10k latency 50ms; sfq limit 100 depth 20", 4, 2 * ms, 300 * ms, 50, 0},
+		{"tbf rate 80mbit burst 10k latency 50ms; sfq perturb 1 headdrop redflowlimit 60000 min 10000 max 40000 probability 0.2 ecn", 4, 2 * ms, 1100 * ms, 20, 20},
 	} {
 		t.Run(c.chain, func(t *testing.T) {
 			chain, err := tcspec.ParseChain(c.chain, tcspec.Options{})

@@ -124,7 +124,7 @@ func TestCommandLines(t *testing.T) {
 		{"tc qdisc add dev eth0 root", "", "no qdisc kind"},
 		{"tc qdisc add dev eth0 ingress", "ingress", "not a queueing discipline"},
 		{"tc qdisc add dev eth0 root stab overhead 24 netem", "stab", "not supported"},
-		{"tc qdisc add dev eth0 root sfq", "sfq", "not supported by wanlab"},
+		{"tc qdisc add dev eth0 root hfsc", "hfsc", "not supported by wanlab"},
 		{"tc qdisc add dev eth0 root netme delay 1ms", "netme", "unknown qdisc"},
 		{"tc qdisc add dev", "dev", "needs a value"},
 		{"tc -batch cmds", "-batch", "paste the commands"},

@@ -81,6 +81,9 @@ var roundTripCorpus = []string{
 	"fq_codel limit 1 flows 1 quantum 1 target 1 interval 1 ce_threshold 1 memory_limit 1 drop_batch 1 noecn invsqrt exact mem_overhead 1",
 	"pie limit 1 target 1 tupdate 1 alpha 32 beta 1 ecn bytemode dq_rate_estimator",
 	"netem delay 50ms; tbf rate 10mbit burst 32k latency 50ms; fq_codel",
+	"sfq",
+	"sfq limit 3000 depth 64 flows 512 headdrop redflowlimit 100000 min 8000 max 60000 probability 0.2 ecn harddrop",
+	"tbf rate 10mbit burst 32k latency 50ms; sfq perturb 0x10 quantum 1.5k divisor 64 redflowlimit 0x20000 avpkt 1500",
 }
 
 func TestRoundTripCorpus(t *testing.T) {
@@ -156,8 +159,21 @@ func TestRoundTripRandom(t *testing.T) {
 			func() string { return pick("target ", "tupdate ") + aqmT() },
 			func() string { return pick("ecn", "noecn", "bytemode", "nobytemode", "dq_rate_estimator") },
 		},
+		"sfq": {
+			func() string {
+				return pick("limit ", "perturb ", "divisor ", "flows ", "depth ") + fmt.Sprint(r.IntN(2000))
+			},
+			func() string { return "quantum " + size() },
+			func() string {
+				return pick("redflowlimit ", "min ", "max ") + fmt.Sprint(r.IntN(200000)) + pick("", " redflowlimit 150000")
+			},
+			func() string {
+				return pick("avpkt "+size(), "burst "+fmt.Sprint(r.IntN(50)), "probability 0."+fmt.Sprint(r.IntN(99)))
+			},
+			func() string { return pick("headdrop", "ecn", "harddrop") },
+		},
 	}
-	kinds := []string{"netem", "tbf", "fq_codel", "pie"}
+	kinds := []string{"netem", "tbf", "fq_codel", "pie", "sfq"}
 	parsed := 0
 	for i := 0; i < 10000; i++ {
 		kind := kinds[r.IntN(len(kinds))]
