@@ -132,9 +132,13 @@ type QdiscSnapshot struct {
 	// DirectPackets is an htb's direct_packets_stat: the packets its
 	// direct queue took.
 	DirectPackets uint64 `json:"direct_packets,omitempty"`
-	// XStats are the lines of extended statistics tc -s prints under the
-	// qdisc (tcspec.ShowXStats), empty for a kind that has none.
-	XStats string `json:"xstats,omitempty"`
+	// OptionStats are the lines of statistics tc -s prints among the
+	// qdisc's options, before its counters (tcspec.ShowOptionStats: sfq's
+	// RED mode), and XStats the lines of extended statistics it prints
+	// under its counters (tcspec.ShowXStats); empty for a kind that has
+	// none.
+	OptionStats string `json:"option_stats,omitempty"`
+	XStats      string `json:"xstats,omitempty"`
 }
 
 // ClassSnapshot is one class of the tree, as `tc -s class show` lists
@@ -445,12 +449,13 @@ func (l *loop) snap() DirSnapshot {
 			parent = p.Parent.String()
 		}
 		qs := QdiscSnapshot{
-			Kind:     q.Kind(),
-			Handle:   p.Handle.String(),
-			Parent:   parent,
-			Options:  strings.TrimPrefix(strings.TrimPrefix(tcspec.Format(q.Config()), q.Kind()), " "),
-			Counters: qc,
-			XStats:   tcspec.ShowXStats(q, now),
+			Kind:        q.Kind(),
+			Handle:      p.Handle.String(),
+			Parent:      parent,
+			Options:     strings.TrimPrefix(strings.TrimPrefix(tcspec.Format(q.Config()), q.Kind()), " "),
+			Counters:    qc,
+			OptionStats: tcspec.ShowOptionStats(q),
+			XStats:      tcspec.ShowXStats(q, now),
 		}
 		if h, ok := q.(*qdisc.HTB); ok {
 			qs.DirectPackets = h.DirectPackets()

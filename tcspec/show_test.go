@@ -34,6 +34,9 @@ func showChain(t *testing.T, specs []qdisc.Spec, env *qdisc.Env) []string {
 			at.Parent = fmt.Sprintf("%d:1", i)
 		}
 		out = append(out, ShowQdisc(s, at, env))
+		if x := ShowOptionStats(built[i]); x != "" {
+			out = append(out, strings.Split(strings.TrimSuffix(x, "\n"), "\n")...)
+		}
 		out = append(out, strings.Split(strings.TrimSuffix(ShowStats(qdisc.Stats{}), "\n"), "\n")...)
 		if x := ShowXStats(built[i], 0); x != "" {
 			out = append(out, strings.Split(strings.TrimSuffix(x, "\n"), "\n")...)

@@ -29,6 +29,20 @@ func ShowXStats(q qdisc.Qdisc, now clock.Time) string {
 	return ""
 }
 
+// ShowOptionStats returns the lines of statistics tc -s prints among a
+// qdisc's options, right after its qdisc line and before its counters,
+// each starting with two spaces and ending in a newline, or "": sfq's RED
+// mode dumps its counters with its options (struct tc_sfq_qopt_v1), and
+// q_sfq.c's sfq_print_opt prints them there.
+func ShowOptionStats(q qdisc.Qdisc) string {
+	if x, ok := q.(*qdisc.SFQ); ok && x.Dump().RED {
+		st := x.XStats()
+		return fmt.Sprintf("  prob_mark %d prob_mark_head %d prob_drop %d\n  forced_mark %d forced_mark_head %d forced_drop %d\n",
+			uint32(st.ProbMark), uint32(st.ProbMarkHead), uint32(st.ProbDrop), uint32(st.ForcedMark), uint32(st.ForcedMarkHead), uint32(st.ForcedDrop))
+	}
+	return ""
+}
+
 // showSignedTime is codel's drop_next as tc prints it: sprint_time of
 // the magnitude, with a minus sign before a time in the past.
 func showSignedTime(d time.Duration) string {

@@ -236,6 +236,7 @@ func printTree(w io.Writer, d router.DirSnapshot, framing qdisc.Framing) {
 		} else {
 			fmt.Fprintln(w, tcspec.ShowQdisc(spec, at, env))
 		}
+		fmt.Fprint(w, q.OptionStats)
 		fmt.Fprint(w, tcspec.ShowStats(qdisc.Stats{Bytes: c.Bytes, Packets: c.Packets, Drops: drops[i],
 			Overlimits: c.Overlimits, Requeues: c.Requeues, Qlen: c.Qlen, Backlog: c.Backlog}))
 		fmt.Fprint(w, q.XStats)
