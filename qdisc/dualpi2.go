@@ -444,14 +444,20 @@ func (q *DualPI2) roll(p uint32) bool { return uint32(q.rng.Uint64()>>32) <= p }
 // (ReasonDualPI2). A GSO super-packet is split into its segments first
 // (split_gso; always under GranularitySegment), each enqueued on its own.
 func (q *DualPI2) Enqueue(now clock.Time, p *packet.Packet) Verdict {
+	_, v := q.enqueueUnits(now, p)
+	return v
+}
+
+// enqueueUnits is Enqueue, and how many of p's units it dropped.
+func (q *DualPI2) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	q.tick(now)
 	ect := packet.ECNOf(p.Bytes())
 	toL := ect&q.ecnMask != 0
 	if p.Segs <= 1 || !q.split {
 		if q.enqueueOne(now, p, toL, ect) {
-			return Queued
+			return 0, Queued
 		}
-		return Dropped
+		return q.u.count(p), Dropped
 	}
 	n, refused := p.Segments(), 0
 	for p != nil {
@@ -465,7 +471,7 @@ func (q *DualPI2) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 			refused++
 		}
 	}
-	return verdict(n, refused, false)
+	return refused, verdict(n, refused, false)
 }
 
 // enqueueOne is dualpi2_enqueue_skb for one packet (a segment, or a
@@ -549,14 +555,25 @@ func (q *DualPI2) mark(now clock.Time, p *packet.Packet, why Reason) bool {
 // through; packets it drops on the way are reported (ReasonDualPI2 for
 // the PI2 probability, ReasonDualPI2Step for a Not-ECT packet in the L
 // queue over the step threshold).
-func (q *DualPI2) Dequeue(now clock.Time) (*packet.Packet, clock.Time) {
+func (q *DualPI2) Dequeue(now clock.Time) (*packet.Packet, clock.Time) { return q.dequeueRun(now, nil) }
+
+// dequeueRun is Dequeue under a parent's gate: the packet decided on is
+// handed out if g admits it, and held for the next dequeue otherwise. Every
+// packet queued is one unit (super-packets are split at enqueue, or whole
+// under GranularityGSO), so a run is one packet.
+func (q *DualPI2) dequeueRun(now clock.Time, g gate) (*packet.Packet, clock.Time) {
 	q.tick(now)
 	p := q.held
-	if p != nil {
-		q.held = nil
-	} else if p = q.dequeue(now); p == nil {
-		return nil, clock.Never
+	if p == nil {
+		if p = q.dequeue(now); p == nil {
+			return nil, clock.Never
+		}
 	}
+	if g != nil && !g.admit(now, q.u.whole(p)) {
+		q.held = p
+		return nil, now
+	}
+	q.held = nil
 	q.u.sent(&q.stats, p)
 	return p, now
 }
