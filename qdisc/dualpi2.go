@@ -50,8 +50,8 @@ type DualPI2Config struct {
 	CouplingFactor int
 	// ClassicProtection is the C queue's weight in percent in the
 	// scheduler between the queues (the L queue has the rest): default 10.
-	// ClassicProtectionSet says it was given, since 0 is a weight too;
-	// WithDefaults sets both.
+	// A 0 means the default unless ClassicProtectionSet says it was
+	// given, since 0 is a weight too; WithDefaults sets both.
 	ClassicProtection    int
 	ClassicProtectionSet bool
 	// AnyECT puts every ECN-capable packet (ECT(0), ECT(1), CE) in the L
@@ -103,7 +103,8 @@ func (c DualPI2Config) WithDefaults() DualPI2Config {
 	}
 	orDefault(&c.CouplingFactor, dpi2DefaultCouple)
 	if !c.ClassicProtectionSet {
-		c.ClassicProtection, c.ClassicProtectionSet = dpi2DefaultWC, true
+		orDefault(&c.ClassicProtection, dpi2DefaultWC)
+		c.ClassicProtectionSet = true
 	}
 	return c
 }

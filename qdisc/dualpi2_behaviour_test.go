@@ -125,7 +125,7 @@ func TestDualPI2ScalableSourceLatency(t *testing.T) {
 func TestDualPI2ClassicProtection(t *testing.T) {
 	pool := packet.NewPool(2048, packet.DefaultHeadroom)
 	for _, wc := range []int{0, 10, 25, 50, 90, 100} {
-		q := newTestDualPI2(t, DualPI2Config{ClassicProtection: wc, ClassicProtectionSet: true, TUpdate: 4 * time.Second, StepThresh: 4 * time.Second}, &Env{Framing: FramingIP})
+		q := newTestDualPI2(t, DualPI2Config{ClassicProtection: wc, ClassicProtectionSet: wc == 0, TUpdate: 4 * time.Second, StepThresh: 4 * time.Second}, &Env{Framing: FramingIP})
 		const n = 2000
 		for i := range n {
 			q.Enqueue(0, coretest.UDP(pool, 1500, 1, tosECT1, int64(i)))
@@ -339,6 +339,18 @@ func TestDualPI2LazyTimer(t *testing.T) {
 		evs = append(evs, ev{7000*ms + clock.Time(i), false})
 	}
 	evs = append(evs, ev{67000 * ms, true}, ev{67001 * ms, false})
+	// Another queue for a second, drained, then 300 ms idle: the
+	// probability decays part of the way.
+	for i := range 1000 {
+		evs = append(evs, ev{68000*ms + clock.Time(i)*ms, true})
+		if i%2 == 0 {
+			evs = append(evs, ev{68000*ms + clock.Time(i)*ms + 500*us, false})
+		}
+	}
+	for i := range 600 {
+		evs = append(evs, ev{69000*ms + clock.Time(i), false})
+	}
+	evs = append(evs, ev{69300 * ms, true}, ev{69301 * ms, false})
 	seq := int64(0)
 	apply := func(q *DualPI2, e ev) {
 		if e.enq {
@@ -349,6 +361,7 @@ func TestDualPI2LazyTimer(t *testing.T) {
 		}
 	}
 	tick := clock.Time(300 * us)
+	partial := false
 	for _, e := range evs {
 		apply(lazy, e)
 		for ; tick < e.at; tick += ms {
@@ -359,7 +372,41 @@ func TestDualPI2LazyTimer(t *testing.T) {
 			t.Fatalf("at %v: eager p %d last %d next %v; lazy p %d last %d next %v", time.Duration(e.at),
 				eager.prob, eager.lastDelay, eager.nextAt, lazy.prob, lazy.lastDelay, lazy.nextAt)
 		}
+		if e.at == 69300*ms && lazy.prob != 0 {
+			partial = true
+		}
 	}
+	if !partial {
+		t.Error("the short idle period decayed the probability to 0: the test misses a partial decay")
+	}
+}
+
+// Peek decides on the next packet as qdisc_peek_dequeued does: it is
+// taken off its queue, still counted, and the next Dequeue returns it.
+func TestDualPI2Peek(t *testing.T) {
+	pool := packet.NewPool(2048, packet.DefaultHeadroom)
+	q := newTestDualPI2(t, DualPI2Config{}, &Env{})
+	a, b := coretest.UDP(pool, 500, 1, tosECT1, 1), coretest.UDP(pool, 500, 2, tosNotECT, 2)
+	q.Enqueue(0, a)
+	q.Enqueue(0, b)
+	if p, next := q.Peek(ms); p != a || next != ms || q.Len() != 2 || q.Backlog() != 2*514 {
+		t.Fatalf("Peek = %v, %v; len %d backlog %d", p, next, q.Len(), q.Backlog())
+	}
+	if p, _ := q.Dequeue(2 * ms); p != a {
+		t.Fatalf("Dequeue after Peek = %v, want the peeked packet", p)
+	}
+	if p, _ := q.Dequeue(2 * ms); p != b {
+		t.Fatalf("second Dequeue = %v", p)
+	}
+	if p, next := q.Peek(3 * ms); p != nil || next != clock.Never {
+		t.Fatalf("Peek of an empty dualpi2 = %v, %v", p, next)
+	}
+	if s := q.Stats(); s.Packets != 2 || s.Bytes != 2*514 {
+		t.Errorf("stats %+v", s)
+	}
+	a.Free()
+	b.Free()
+	coretest.CheckLive(t, pool, 0)
 }
 
 func BenchmarkDualPI2(b *testing.B) {
