@@ -418,3 +418,30 @@ func BenchmarkDualPI2(b *testing.B) {
 	}
 	benchSteady(b, q, ps, 4)
 }
+
+// drop_enqueue applies must_drop at enqueue: a Not-ECT classic packet is
+// refused (Dropped, ReasonDualPI2) with probability p'², once more than
+// two MTUs are queued.
+func TestDualPI2DropEnqueue(t *testing.T) {
+	pool := packet.NewPool(2048, packet.DefaultHeadroom)
+	rec := &recorder{}
+	q := newTestDualPI2(t, DualPI2Config{DropEnqueue: true, TUpdate: 4 * time.Second}, &Env{Observer: rec})
+	q.tick(0)
+	q.prob = dpi2MaxProb / 2
+	dropped := 0
+	const n = 20000
+	for i := range n {
+		if q.Enqueue(0, coretest.UDP(pool, 1500, 2, tosNotECT, int64(i))) == Dropped {
+			dropped++
+		}
+		if q.Len() > 3 {
+			p, _ := q.Dequeue(0) // nothing is decided at dequeue
+			p.Free()
+		}
+	}
+	if f := float64(dropped) / n; math.Abs(f-0.25) > 4*math.Sqrt(0.25*0.75/n) || rec.count(ReasonDualPI2) != dropped {
+		t.Errorf("drop_enqueue at p' 0.5: %d of %d refused (want 25%%), observer %d", dropped, n, rec.count(ReasonDualPI2))
+	}
+	q.Flush(0)
+	coretest.CheckLive(t, pool, 0)
+}
