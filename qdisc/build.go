@@ -59,6 +59,9 @@ var kinds = map[string]kind{
 	"sfq": {build: buildAs(func(c SFQConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
 		return qdiscOf(newSFQ(c, env, seed))
 	}), warnings: warnAs(sfqWarnings)},
+	"dualpi2": {build: buildAs(func(c DualPI2Config, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
+		return qdiscOf(newDualPI2(c, env, seed))
+	})},
 }
 
 // The kinds with classes build the chains under their classes through

@@ -57,6 +57,8 @@ const (
 	ReasonFlushed            // the discipline holding it was replaced or removed (tc qdisc replace/del)
 	ReasonClassify           // htb: its filters sent it round a loop of classes
 	ReasonRED                // RED's early or forced drop or mark (the average queue)
+	ReasonDualPI2            // dualpi2's PI2 drop or mark: p_C = p'² in the C queue, k·p' in the L queue
+	ReasonDualPI2Step        // dualpi2's L queue step threshold: a mark, or the drop of a Not-ECT packet
 	reasonCount
 )
 
@@ -74,6 +76,8 @@ var reasonNames = [...]string{
 	ReasonFlushed:     "flushed",
 	ReasonClassify:    "classify",
 	ReasonRED:         "red",
+	ReasonDualPI2:     "dualpi2",
+	ReasonDualPI2Step: "dualpi2_step",
 }
 
 // String returns the reason's short name.

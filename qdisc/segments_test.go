@@ -275,6 +275,7 @@ func TestSegmentsDecideAsSplit(t *testing.T) {
 		{"tbf rate 50mbit burst 10k latency 50ms; pie target 2ms tupdate 5ms", 3, 300 * clock.Time(1e3), 400 * ms, 50, 0},
 		{"tbf rate 120mbit burst 10k latency 50ms; pie target 2ms tupdate 5ms ecn", 4, 2 * ms, 1000 * ms, 10, 10},
 		{"tbf rate 200mbit burst 20k latency 50ms; tbf rate 50mbit burst 10k limit 300k", 3, 300 * clock.Time(1e3), 200 * ms, 50, 0},
+		{"tbf rate 50mbit burst 10k latency 50ms; dualpi2 target 2ms tupdate 5ms any_ect", 4, 300 * clock.Time(1e3), 150 * ms, 20, 20},
 		{"netem delay 5ms; fq_codel", 3, 300 * clock.Time(1e3), 100 * ms, 0, 0},
 		{"tbf rate 80mbit burst 10k latency 50ms; fq_codel target 1ms interval 10ms", 1, 300 * clock.Time(1e3), 300 * ms, 20, 0},
 		{"tbf rate 200mbit burst 10k latency 50ms; fq_codel target 1ms interval 10ms", 1, 3 * ms, 300 * ms, 0, 0},

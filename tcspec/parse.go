@@ -40,6 +40,7 @@ var kinds = []kind{
 	{"pie", parsePIE, formatAs(formatPIE)},
 	{"red", parseRED, formatAs(formatRED)},
 	{"sfq", parseSFQ, formatAs(formatSFQ)},
+	{"dualpi2", parseDualPI2, formatAs(formatDualPI2)},
 	{"htb", parseHTB, formatAs(formatHTB)},
 	{"prio", parsePrio, formatAs(formatPrio)},
 }
@@ -194,7 +195,7 @@ var unsupported = map[string]bool{
 	"cake": true, "hfsc": true, "sfq": true, "fq": true, "fq_pie": true,
 	"red": true, "choke": true, "sfb": true, "drr": true, "ets": true, "qfq": true, "cbs": true,
 	"etf": true, "taprio": true, "mqprio": true, "multiq": true, "mq": true, "hhf": true, "gred": true,
-	"plug": true, "skbprio": true, "cbq": true, "dsmark": true, "atm": true, "dualpi2": true,
+	"plug": true, "skbprio": true, "cbq": true, "dsmark": true, "atm": true,
 	"ingress": true, "clsact": true, "noqueue": true,
 }
 

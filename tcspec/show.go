@@ -100,6 +100,8 @@ func showOptions(s qdisc.Spec, at Placement, env *qdisc.Env) string {
 		return showRED(c)
 	case qdisc.SFQConfig:
 		return showSFQ(c, env)
+	case qdisc.DualPI2Config:
+		return showDualPI2(c, env)
 	}
 	return ""
 }
