@@ -124,6 +124,9 @@ func TestShowXStatsFormats(t *testing.T) {
 			PacketsIn: 100, Overlimit: 1, Dropped: 5, MaxQ: 40, ECNMark: 2}),
 			"  prob 0.0458123 delay 30ms avg_dq_rate 1250000\n  pkts_in 100 overlimit 1 dropped 5 maxq 40 ecn_mark 2\n"},
 		{showPIEXStats(qdisc.PIEXStats{Prob: 1.92e-5}), "  prob 1.92e-05 delay 0us\n  pkts_in 0 overlimit 0 dropped 0 maxq 0 ecn_mark 0\n"},
+		{showDualPI2XStats(qdisc.DualPI2XStats{Prob: 1 << 30, DelayC: 1500, DelayL: 200, PacketsInC: 10, PacketsInL: 20, MaxQ: 7,
+			ECNMark: 5, StepMarks: 2, Credit: -3028, MemoryUsed: 9000, MaxMemoryUsed: 12000, MemoryLimit: 30280000}),
+			"prob 0.250000 delay_c 1500us delay_l 200us\npkts_in_c 10 pkts_in_l 20 maxq 7\necn_mark 5 step_mark 2\ncredit -3028 (L-queue)\nmemory_used 9000 (max 12000) of memory limit 30280000\n\n"},
 		{showREDXStats(qdisc.REDStats{ProbDrop: 10, ForcedDrop: 2, ProbMark: 5, ForcedMark: 1, PDrop: 3}), "  marked 6 early 12 pdrop 3 other 0 \n"},
 	} {
 		if c.got != c.want {

@@ -2,6 +2,7 @@ package tcspec
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -11,9 +12,8 @@ import (
 
 // ShowXStats returns the lines of extended statistics `tc -s qdisc show`
 // prints under a qdisc's two statistics lines (iproute2's print_xstats:
-// q_codel.c, q_fq_codel.c, q_pie.c, q_red.c), each starting with two
-// spaces and ending in a newline, or "" for a kind whose kernel module
-// dumps none. now is the time the statistics are taken at: codel's
+// q_codel.c, q_fq_codel.c, q_pie.c, q_red.c, q_dualpi2.c), each ending in
+// a newline, or "" for a kind whose kernel module dumps none. now is the time the statistics are taken at: codel's
 // drop_next is relative to it.
 func ShowXStats(q qdisc.Qdisc, now clock.Time) string {
 	switch x := q.(type) {
@@ -25,6 +25,8 @@ func ShowXStats(q qdisc.Qdisc, now clock.Time) string {
 		return showPIEXStats(x.XStats())
 	case *qdisc.RED:
 		return showREDXStats(x.XStats())
+	case *qdisc.DualPI2:
+		return showDualPI2XStats(x.XStats(now))
 	}
 	return ""
 }
@@ -105,4 +107,16 @@ func showPIEXStats(x qdisc.PIEXStats) string {
 func showREDXStats(x qdisc.REDStats) string {
 	return fmt.Sprintf("  marked %d early %d pdrop %d other %d \n",
 		uint32(x.ProbMark+x.ForcedMark), uint32(x.ProbDrop+x.ForcedDrop), uint32(x.PDrop), 0)
+}
+
+// showDualPI2XStats is q_dualpi2.c's dualpi2_print_xstats. Unlike the
+// older kinds' printers it starts its lines without spaces and ends with
+// a line break of its own, which tc follows with another: an empty line.
+func showDualPI2XStats(x qdisc.DualPI2XStats) string {
+	queue := "L-queue"
+	if x.Credit > 0 {
+		queue = "C-queue"
+	}
+	return fmt.Sprintf("prob %.6f delay_c %dus delay_l %dus\npkts_in_c %d pkts_in_l %d maxq %d\necn_mark %d step_mark %d\ncredit %d (%s)\nmemory_used %d (max %d) of memory limit %d\n\n",
+		float64(x.Prob)/math.MaxUint32, x.DelayC, x.DelayL, x.PacketsInC, x.PacketsInL, x.MaxQ, x.ECNMark, x.StepMarks, x.Credit, queue, x.MemoryUsed, x.MaxMemoryUsed, x.MemoryLimit)
 }
