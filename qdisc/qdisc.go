@@ -57,6 +57,8 @@ const (
 	ReasonFlushed            // the discipline holding it was replaced or removed (tc qdisc replace/del)
 	ReasonClassify           // htb: its filters sent it round a loop of classes
 	ReasonRED                // RED's early or forced drop or mark (the average queue)
+	ReasonCobalt             // cake: COBALT's CoDel control law or its BLUE probability (drop or mark)
+	ReasonAckFilter          // cake: a pure ACK made redundant by a later one of its flow (ack-filter)
 	reasonCount
 )
 
@@ -74,6 +76,8 @@ var reasonNames = [...]string{
 	ReasonFlushed:     "flushed",
 	ReasonClassify:    "classify",
 	ReasonRED:         "red",
+	ReasonCobalt:      "cobalt",
+	ReasonAckFilter:   "ack_filter",
 }
 
 // String returns the reason's short name.
