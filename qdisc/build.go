@@ -56,6 +56,9 @@ var kinds = map[string]kind{
 	"pie": {build: buildAs(func(c PIEConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
 		return qdiscOf(newPIE(c, env, seed))
 	})},
+	"cake": {build: buildAs(func(c CakeConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
+		return qdiscOf(newCake(c, env, seed))
+	})},
 }
 
 // The kinds with classes build the chains under their classes through

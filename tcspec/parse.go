@@ -39,6 +39,7 @@ var kinds = []kind{
 	{"fq_codel", parseFQCoDel, formatAs(formatFQCoDel)},
 	{"pie", parsePIE, formatAs(formatPIE)},
 	{"red", parseRED, formatAs(formatRED)},
+	{"cake", parseCake, formatAs(formatCake)},
 	{"htb", parseHTB, formatAs(formatHTB)},
 	{"prio", parsePrio, formatAs(formatPrio)},
 }

@@ -98,6 +98,8 @@ func showOptions(s qdisc.Spec, at Placement, env *qdisc.Env) string {
 		return showPIE(c, env)
 	case qdisc.REDConfig:
 		return showRED(c)
+	case qdisc.CakeConfig:
+		return showCake(c)
 	}
 	return ""
 }
