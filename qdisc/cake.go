@@ -152,7 +152,11 @@ type Cake struct {
 	peeked               *packet.Packet
 	stats                Stats
 	hdr                  int
-	quantumDiv           *[cakeQueues + 1]uint16
+	// lastLen and lastAdj are the last length calcOverhead counted in
+	// the statistics and its adjusted length (lastLen -1: none).
+	lastLen    int
+	lastAdj    uint32
+	quantumDiv *[cakeQueues + 1]uint16
 }
 
 var _ Qdisc = (*Cake)(nil)
@@ -224,6 +228,7 @@ func (q *Cake) apply(cfg CakeConfig) {
 		q.minNetlen, q.minAdjlen = math.MaxUint16, math.MaxUint16
 	}
 	q.cfg = cfg
+	q.lastLen = -1
 	q.flowMode = cakeFlowModeKernel[cfg.FlowMode]
 	q.dsrc, q.ddst = cakeDsrc(q.flowMode), cakeDdst(q.flowMode)
 	q.intervalUs = max(uint32(cfg.RTT/time.Microsecond), 1)
@@ -551,6 +556,11 @@ func (b *cakeTin) hostLoad(f *cakeFlow, dsrc, ddst bool) uint16 {
 // network offset) is taken off; then the overhead, the mpu, and the ATM
 // cells or PTM's extra byte in 64.
 func (q *Cake) calcOverhead(n int, stats bool) uint32 {
+	// The result depends on n alone: the last one is kept, and its
+	// lengths are already in the statistics.
+	if n == q.lastLen {
+		return q.lastAdj
+	}
 	l := uint32(n)
 	if q.cfg.Compensate {
 		l -= uint32(q.hdr)
@@ -572,6 +582,7 @@ func (q *Cake) calcOverhead(n int, stats bool) uint32 {
 	if stats {
 		q.maxAdjlen = max(q.maxAdjlen, uint16(l))
 		q.minAdjlen = min(q.minAdjlen, uint16(l))
+		q.lastLen, q.lastAdj = n, l
 	}
 	return l
 }
