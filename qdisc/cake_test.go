@@ -453,3 +453,75 @@ func BenchmarkCake(b *testing.B) {
 	}
 	benchSteady(b, q, ps, 40)
 }
+
+// In ingress mode a dropped packet is charged to the shaper
+// (cake_advance_shaper with drop set): the global schedule moves on by it,
+// the failsafe schedule (1.5 times a delivered packet's time) does not,
+// so the packets after two overflow drops leave at the failsafe's pace
+// until the schedule is reached. 1000-byte packets at 10 Mbit/s on TUN
+// take 800 µs; egress sends them 800 µs apart.
+func TestCakeIngressCharges(t *testing.T) {
+	us := clock.Time(time.Microsecond)
+	for _, c := range []struct {
+		ingress bool
+		want    []clock.Time
+	}{
+		{false, []clock.Time{0, 800 * us, 1600 * us, 2400 * us, 3200 * us, 4000 * us, 4800 * us}},
+		{true, []clock.Time{0, 1200 * us, 2400 * us, 3600 * us, 4800 * us, 5600 * us, 6400 * us}},
+	} {
+		k := newCakeTest(t, CakeConfig{Bandwidth: 1250000, Memlimit: 10 * (1000 + cakeMemOverhead), Ingress: c.ingress}, FramingIP)
+		for range 12 {
+			k.q.Enqueue(0, k.udp(1000, 1, 1, 1, 0))
+		}
+		if got := k.rec.count(ReasonOverflow); got != 2 {
+			t.Fatalf("ingress %v: %d overflow drops, want 2", c.ingress, got)
+		}
+		var got []clock.Time
+		k.run(clock.Time(6500*time.Microsecond), func(clock.Time) {}, func(now clock.Time, _ *packet.Packet) { got = append(got, now) })
+		if len(got) < len(c.want) || !slicesEqual(got[:len(c.want)], c.want) {
+			t.Errorf("ingress %v: departures %v, want %v", c.ingress, got, c.want)
+		}
+	}
+}
+
+func slicesEqual(a, b []clock.Time) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Peek decides once: Dequeue hands over the packet Peek showed, and Len
+// counts it meanwhile. A change to fewer tins drops what the tins that go
+// held (cake_clear_tin), and keeps the rest.
+func TestCakePeekAndChange(t *testing.T) {
+	k := newCakeTest(t, CakeConfig{Diffserv: CakeDiffserv4}, FramingIP)
+	k.q.Enqueue(0, k.udp(100, 1, 1, 1, 0))     // best effort
+	k.q.Enqueue(0, k.udp(100, 1, 1, 2, 46<<2)) // voice
+	k.q.Enqueue(0, k.udp(100, 1, 1, 3, 8<<2))  // CS1: bulk
+	p, _ := k.q.Peek(0)
+	if p == nil || k.q.Len() != 3 {
+		t.Fatalf("peek %v, len %d", p, k.q.Len())
+	}
+	if d, _ := k.q.Dequeue(0); d != p {
+		t.Fatalf("dequeued another packet than the one peeked")
+	}
+	d := p.Seq
+	p.Free()
+	if err := k.q.Change(0, CakeConfig{Diffserv: CakeBestEffort}); err != nil {
+		t.Fatal(err)
+	}
+	// Unlimited, the tins take turns from tin 0 (best effort), whose
+	// deficit starts at 0, not below: its packet left first. Voice (tin
+	// 3) and bulk (tin 1) are not in besteffort's one tin: they go.
+	if d != 0 || k.q.Len() != 0 || k.rec.count(ReasonFlushed) != 2 {
+		t.Errorf("dequeued seq %d; after the change %d held, %d flushed; want 0, 0, 2", d, k.q.Len(), k.rec.count(ReasonFlushed))
+	}
+	k.q.Flush(0)
+	coretest.CheckLive(t, k.pool, 0)
+}
