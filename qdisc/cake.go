@@ -152,6 +152,9 @@ type Cake struct {
 	peeked               *packet.Packet
 	stats                Stats
 	hdr                  int
+	// capacity is avg_peak_bandwidth: cake_init sets it to the rate, and
+	// only autorate-ingress (not built) moves it.
+	capacity uint64
 	// lastLen and lastAdj are the last length calcOverhead counted in
 	// the statistics and its adjusted length (lastLen -1: none).
 	lastLen    int
@@ -217,6 +220,7 @@ func newCake(cfg CakeConfig, env *Env, seed uint64) (*Cake, error) {
 		}
 	}
 	q.apply(cfg)
+	q.capacity = uint64(q.cfg.Bandwidth)
 	return q, nil
 }
 
@@ -1167,7 +1171,7 @@ type CakeTinStats struct {
 // them: the whole discipline's, then each tin's in tc's order (bulk first
 // for diffserv3 and diffserv4).
 type CakeXStats struct {
-	CapacityEstimate uint64 // bytes a second: the configured rate (no autorate)
+	CapacityEstimate uint64 // bytes a second: the rate cake was made with (a change does not move it)
 	MemoryLimit      uint32
 	MemoryUsed       uint32 // the most memory held at once
 	AvgNetoff        uint32
@@ -1181,7 +1185,7 @@ type CakeXStats struct {
 // XStats returns the extended statistics.
 func (q *Cake) XStats() CakeXStats {
 	x := CakeXStats{
-		CapacityEstimate: uint64(q.cfg.Bandwidth),
+		CapacityEstimate: q.capacity,
 		MemoryLimit:      q.bufferLimit,
 		MemoryUsed:       q.bufferMaxUsed,
 		AvgNetoff:        (q.avgNetoff + 0x8000) >> 16,
