@@ -48,7 +48,9 @@ type cakeFlow struct {
 	srchost, dsthost uint16
 	set              uint8
 	list             uint8
-	prev, next       int16
+	// prev and next link the flow in its list: a flow's index plus 1,
+	// 0 for none (so that a zero flow is on no list).
+	prev, next int16
 }
 
 // cakeHost is struct cake_host: a host's hash tag and its bulk flows, as a
@@ -58,9 +60,15 @@ type cakeHost struct {
 	srcBulk, dstBulk uint16
 }
 
-// cakeList is a doubly linked list of a tin's flows, by index: cake moves
-// decaying flows back from the middle of their list.
+// cakeList is a doubly linked list of a tin's flows, by index plus 1 (0:
+// empty): cake moves decaying flows back from the middle of their list.
 type cakeList struct{ head, tail int16 }
+
+// empty reports whether the list has no flow.
+func (l cakeList) empty() bool { return l.head == 0 }
+
+// first is the index of the list's first flow.
+func (l cakeList) first() int { return int(l.head) - 1 }
 
 // cakeTin is struct cake_tin_data.
 type cakeTin struct {
@@ -173,9 +181,6 @@ var cakeQuantumDiv = func() (d [cakeQueues + 1]uint16) {
 	return d
 }()
 
-// cobaltLongAgo is a time long before any wanlab time.
-const cobaltLongAgo = clock.Time(math.MinInt64 / 2)
-
 // cakeMemOverhead is what each packet's skb truesize adds to its length
 // in cake's memory accounting: the figure fq_codel's memory_limit uses,
 // measured for a full-size packet from a TUN device
@@ -206,14 +211,7 @@ func newCake(cfg CakeConfig, env *Env, seed uint64) (*Cake, error) {
 	}
 	for i := range q.tins {
 		b := &q.tins[i]
-		for l := range b.lists {
-			b.lists[l] = cakeList{-1, -1}
-		}
 		for j := range b.flows {
-			b.flows[j].prev, b.flows[j].next = -1, -1
-			// The kernel's clock has run since boot: BLUE's timer
-			// starts long past.
-			b.flows[j].cv.blueTimer = cobaltLongAgo
 			k := j*cakeMaxTins + i
 			q.overflowHeap[k] = cakeHeapEntry{uint8(i), uint16(j)}
 			b.overflowIdx[j] = uint16(k)
@@ -300,17 +298,17 @@ func (b *cakeTin) unlink(i int) {
 		return
 	}
 	l := &b.lists[f.list]
-	if f.prev >= 0 {
-		b.flows[f.prev].next = f.next
+	if f.prev != 0 {
+		b.flows[f.prev-1].next = f.next
 	} else {
 		l.head = f.next
 	}
-	if f.next >= 0 {
-		b.flows[f.next].prev = f.prev
+	if f.next != 0 {
+		b.flows[f.next-1].prev = f.prev
 	} else {
 		l.tail = f.prev
 	}
-	f.prev, f.next, f.list = -1, -1, cakeNoList
+	f.prev, f.next, f.list = 0, 0, cakeNoList
 }
 
 // moveTail is list_move_tail (list_add_tail for a flow on no list).
@@ -318,13 +316,13 @@ func (b *cakeTin) moveTail(i int, list uint8) {
 	b.unlink(i)
 	f := &b.flows[i]
 	l := &b.lists[list]
-	f.list, f.prev, f.next = list, l.tail, -1
-	if l.tail >= 0 {
-		b.flows[l.tail].next = int16(i)
+	f.list, f.prev, f.next = list, l.tail, 0
+	if l.tail != 0 {
+		b.flows[l.tail-1].next = int16(i + 1)
 	} else {
-		l.head = int16(i)
+		l.head = int16(i + 1)
 	}
-	l.tail = int16(i)
+	l.tail = int16(i + 1)
 }
 
 // --- classification
@@ -983,19 +981,19 @@ begin:
 	retry:
 		for {
 			l := cakeDecayingFlows
-			if !firstFlow || b.lists[l].head < 0 {
+			if !firstFlow || b.lists[l].empty() {
 				l = cakeNewFlows
-				if b.lists[l].head < 0 {
+				if b.lists[l].empty() {
 					l = cakeOldFlows
-					if b.lists[l].head < 0 {
+					if b.lists[l].empty() {
 						l = cakeDecayingFlows
-						if b.lists[l].head < 0 {
+						if b.lists[l].empty() {
 							continue begin
 						}
 					}
 				}
 			}
-			idx = int(b.lists[l].head)
+			idx = b.lists[l].first()
 			f = &b.flows[idx]
 			q.curFlow = idx
 			firstFlow = false

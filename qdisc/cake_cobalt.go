@@ -26,6 +26,10 @@ type cobaltVars struct {
 	pDrop      uint32 // BLUE's probability, Q0.32
 	dropping   bool
 	ecnMarked  bool
+	// blueSet says blueTimer has been set. The kernel's starts at 0 on
+	// a clock that has run since boot, so that BLUE's first step is
+	// never held back by it; wanlab's clock may start at 0.
+	blueSet bool
 }
 
 // cobaltInvSqrtCacheLen is REC_INV_SQRT_CACHE: below this count the
@@ -79,13 +83,13 @@ func cobaltControl(t clock.Time, interval uint64, recInvSqrt uint32) clock.Time 
 // once. It reports whether BLUE was at rest before.
 func (v *cobaltVars) queueFull(p *cobaltParams, now clock.Time) bool {
 	up := false
-	if int64(now-v.blueTimer) > int64(p.target) {
+	if !v.blueSet || int64(now-v.blueTimer) > int64(p.target) {
 		up = v.pDrop == 0
 		v.pDrop += p.pInc
 		if v.pDrop < p.pInc {
 			v.pDrop = ^uint32(0)
 		}
-		v.blueTimer = now
+		v.blueTimer, v.blueSet = now, true
 	}
 	v.dropping = true
 	v.dropNext = now

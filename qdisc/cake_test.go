@@ -87,6 +87,7 @@ func TestCakeSetRate(t *testing.T) {
 // and the overhead comes; the mpu floors it; atm takes 53 bytes a 48-byte
 // cell, ptm a byte in 64 (rounded up).
 func TestCakeOverheadArithmetic(t *testing.T) {
+	byFraming := map[Framing]*cakeTest{FramingIP: newCakeTest(t, CakeConfig{}, FramingIP), FramingEthernet: newCakeTest(t, CakeConfig{}, FramingEthernet)}
 	for _, c := range []struct {
 		cfg     CakeConfig
 		framing Framing
@@ -103,7 +104,8 @@ func TestCakeOverheadArithmetic(t *testing.T) {
 		{CakeConfig{Overhead: 30, Compensate: true, ATM: CakePTM}, FramingIP, 1000, 1030 + 17},
 		{CakeConfig{Overhead: -20, Compensate: true}, FramingIP, 1000, 980},
 	} {
-		k := newCakeTest(t, c.cfg, c.framing)
+		k := byFraming[c.framing]
+		k.q.apply(c.cfg)
 		p := k.udp(c.ipLen, 1, 1, 1, 0)
 		if got := k.q.adjusted(p, false); got != c.want {
 			t.Errorf("%+v on %v, %d bytes: adjusted %d, want %d", c.cfg, c.framing, c.ipLen, got, c.want)
