@@ -351,8 +351,12 @@ func TestCakeWash(t *testing.T) {
 
 // tcpAck returns a pure ACK of one connection acknowledging ack.
 func (c *cakeTest) tcpAck(ack uint32, flags uint8) *packet.Packet {
+	return c.tcpAckV(false, ack, flags)
+}
+
+func (c *cakeTest) tcpAckV(v6 bool, ack uint32, flags uint8) *packet.Packet {
 	p := c.pool.Get()
-	if err := packet.BuildTCP(p, packet.TCP{SrcPort: 5001, DstPort: 40000, Ack: ack, Flags: flags, MSS: 1448}); err != nil {
+	if err := packet.BuildTCP(p, packet.TCP{V6: v6, SrcPort: 5001, DstPort: 40000, Ack: ack, Flags: flags, MSS: 1448}); err != nil {
 		c.t.Fatal(err)
 	}
 	p.Seq = int64(ack)
@@ -385,6 +389,20 @@ func TestCakeAckFilter(t *testing.T) {
 	}
 	if got := seqs(a); len(got) != 1 || got[0] != 300 {
 		t.Errorf("aggressive left %v, want [300]", got)
+	}
+	v6 := newCakeTest(t, CakeConfig{AckFilter: CakeAckFilterOn}, FramingIP)
+	for _, x := range []uint32{100, 200, 300} {
+		v6.q.Enqueue(0, v6.tcpAckV(true, x, 0))
+	}
+	if got := seqs(v6); len(got) != 2 || got[0] != 200 {
+		t.Errorf("IPv6: left %v, want [200 300]", got)
+	}
+	// A SYN-ACK is never dropped (cake_tcph_may_drop wants ACK alone).
+	d := newCakeTest(t, CakeConfig{AckFilter: CakeAckFilterAggressive}, FramingIP)
+	d.q.Enqueue(0, d.tcpAck(100, 0x12)) // SYN|ACK
+	d.q.Enqueue(0, d.tcpAck(200, 0))
+	if got := seqs(d); len(got) != 2 {
+		t.Errorf("SYN-ACK: left %v, want both", got)
 	}
 	e := newCakeTest(t, CakeConfig{AckFilter: CakeAckFilterAggressive}, FramingIP)
 	e.q.Enqueue(0, e.tcpAck(100, 0x10))
@@ -526,4 +544,64 @@ func TestCakePeekAndChange(t *testing.T) {
 	}
 	k.q.Flush(0)
 	coretest.CheckLive(t, k.pool, 0)
+}
+
+// cake_config_precedence and _diffserv8: eight tins, each with 7/8 of the
+// threshold and the DRR weight of the one before (the weight from 256:
+// 256 224 196 171 149 130 113 98).
+func TestCakeEightTins(t *testing.T) {
+	k := newCakeTest(t, CakeConfig{Bandwidth: 1 << 20, Diffserv: CakeDiffserv8}, FramingIP)
+	rate := uint64(1 << 20)
+	for i, w := range []uint16{256, 224, 196, 171, 149, 130, 113, 98} {
+		if b := &k.q.tins[i]; b.tinQuantum != w || b.rateBps != rate {
+			t.Errorf("tin %d: weight %d threshold %d, want %d %d", i, b.tinQuantum, b.rateBps, w, rate)
+		}
+		rate = rate * 7 >> 3
+	}
+	// diffserv8's table: EF (46) is tin 6 ("minimum latency"), CS1 (8)
+	// tin 1, LE (1) tin 0, CS7 (56) tin 7, AF11 (10) tin 1.
+	for dscp, want := range map[uint8]int{46: 6, 8: 1, 1: 0, 56: 7, 10: 1, 0: 2} {
+		p := k.udp(100, 1, 1, 1, dscp<<2)
+		if got := k.q.selectTin(p); got != want {
+			t.Errorf("DSCP %d: tin %d, want %d", dscp, got, want)
+		}
+		p.Free()
+	}
+}
+
+// The set-associative hash: flows whose hashes fall in one set of 8
+// queues each get a queue of the set (way_misses), a ninth shares one
+// (way_collisions), and a flow found again in its own queue is a direct
+// hit.
+func TestCakeSetAssociative(t *testing.T) {
+	k := newCakeTest(t, CakeConfig{FlowMode: CakeFlows}, FramingIP)
+	set := -1
+	var ports []uint16
+	for port := uint16(1); len(ports) < 9; port++ {
+		p := k.udp(100, 1, 1, port, 0)
+		s := int(p.FlowHash(k.q.seed) % cakeQueues / cakeSetWays)
+		p.Free()
+		if set < 0 {
+			set = s
+		}
+		if s == set {
+			ports = append(ports, port)
+		}
+	}
+	for _, port := range ports {
+		k.q.Enqueue(0, k.udp(100, 1, 1, port, 0))
+	}
+	b := &k.q.tins[0]
+	if b.wayMisses+b.wayDirects != 8 || b.wayCollisions != 1 {
+		t.Errorf("directs %d misses %d collisions %d, want 8 queues taken and 1 collision", b.wayDirects, b.wayMisses, b.wayCollisions)
+	}
+	used := 0
+	for i := set * cakeSetWays; i < (set+1)*cakeSetWays; i++ {
+		if b.flows[i].q.Len() > 0 {
+			used++
+		}
+	}
+	if used != 8 || k.q.Len() != 9 {
+		t.Errorf("%d queues of the set used, %d packets held; want 8 and 9", used, k.q.Len())
+	}
 }
