@@ -58,7 +58,7 @@ var kinds = map[string]kind{
 	})},
 	"cake": {build: buildAs(func(c CakeConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
 		return qdiscOf(newCake(c, env, seed))
-	})},
+	}), warnings: warnAs(cakeWarnings)},
 }
 
 // The kinds with classes build the chains under their classes through

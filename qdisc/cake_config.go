@@ -376,3 +376,13 @@ func (q *Cake) reconfigure() {
 
 // cakeLimit is cake_init's sch->limit, in packets.
 const cakeLimit = 10240
+
+// cakeWarnings says what of a valid cake behaves otherwise than its
+// options suggest: a fwmark mask selects nothing, since wanlab's packets
+// carry no firewall mark.
+func cakeWarnings(c CakeConfig, _ *Env) []string {
+	if c.Fwmark != 0 {
+		return []string{fmt.Sprintf("fwmark 0x%x selects no tin: wanlab's packets carry no firewall mark, so every packet's tin comes from its DSCP", c.Fwmark)}
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package qdisc
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -449,6 +450,15 @@ func TestCakeSplitGSO(t *testing.T) {
 	w.q.Enqueue(0, p)
 	if w.q.Len() != 3 {
 		t.Errorf("no-split-gso: %d units held, want 3 segments", w.q.Len())
+	}
+}
+
+func TestCakeWarnings(t *testing.T) {
+	if w := Warnings(CakeConfig{Fwmark: 0xff}, nil); len(w) != 1 || !strings.Contains(w[0], "no firewall mark") {
+		t.Errorf("fwmark: %q", w)
+	}
+	if w := Warnings(CakeConfig{}, nil); w != nil {
+		t.Errorf("default: %q", w)
 	}
 }
 
