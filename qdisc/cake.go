@@ -693,8 +693,10 @@ func (q *Cake) advanceShaper(b *cakeTin, p *packet.Packet, now clock.Time, drop 
 // is set; the ACK filter may drop an older ACK of its flow; a flow that
 // was idle or decaying becomes sparse with a quantum shared by its hosts;
 // past the memory limit cake drops from the head of the fattest queue.
-// It returns Queued, as the kernel's cake_enqueue returns NET_XMIT_SUCCESS,
-// even when one of those drops took p itself.
+// It returns Congested when those drops took from p's own queue (p itself
+// may have been among them), Queued otherwise, as Env's contract asks and
+// as later kernels' cake_enqueue returns NET_XMIT_CN (6.1 returns
+// NET_XMIT_SUCCESS either way).
 func (q *Cake) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 	tin := q.selectTin(p)
 	b := &q.tins[tin]
@@ -803,15 +805,22 @@ func (q *Cake) Enqueue(now clock.Time, p *packet.Packet) Verdict {
 	if q.bufferUsed > q.bufferMaxUsed {
 		q.bufferMaxUsed = q.bufferUsed
 	}
-	if q.bufferUsed > q.bufferLimit {
-		var dropped uint32
-		for q.bufferUsed > q.bufferLimit {
-			dropped++
-			if !q.drop(now) {
-				break
-			}
+	if q.bufferUsed <= q.bufferLimit {
+		return Queued
+	}
+	var dropped uint32
+	sameFlow := false
+	for q.bufferUsed > q.bufferLimit {
+		dropped++
+		t, i, ok := q.drop(now)
+		if !ok {
+			break
 		}
-		b.dropOverlimit += dropped
+		sameFlow = sameFlow || (t == tin && i == idx)
+	}
+	b.dropOverlimit += dropped
+	if sameFlow {
+		return Congested
 	}
 	return Queued
 }
@@ -826,9 +835,10 @@ func cakeEWMA(avg, sample uint64, shift uint) uint64 {
 // drop is cake_drop: the packet at the head of the queue with the largest
 // backlog, over every tin, is dropped (ReasonOverflow), and that queue's
 // BLUE probability rises. The heap is rebuilt when it has not been kept
-// up, and kept up for the next 65535 dequeues. It reports false if the
-// heap pointed at an empty queue (it is rebuilt next time).
-func (q *Cake) drop(now clock.Time) bool {
+// up, and kept up for the next 65535 dequeues. It returns the queue's tin
+// and index, and false if the heap pointed at an empty queue (it is
+// rebuilt next time).
+func (q *Cake) drop(now clock.Time) (tin, idx int, ok bool) {
 	if q.overflowTO == 0 {
 		for i := cakeMaxTins * cakeQueues / 2; i >= 0; i-- {
 			q.heapify(i)
@@ -836,13 +846,13 @@ func (q *Cake) drop(now clock.Time) bool {
 	}
 	q.overflowTO = 65535
 	e := q.overflowHeap[0]
-	b := &q.tins[e.t]
-	idx := int(e.b)
+	tin, idx = int(e.t), int(e.b)
+	b := &q.tins[tin]
 	f := &b.flows[idx]
 	p := f.q.Pop()
 	if p == nil {
 		q.overflowTO = 0
-		return false
+		return tin, idx, false
 	}
 	if f.cv.queueFull(&b.cp, now) {
 		b.unresponsive++
@@ -860,7 +870,7 @@ func (q *Cake) drop(now clock.Time) bool {
 	}
 	dropUnits(now, p, q, q.env, q.u, &q.stats, ReasonOverflow)
 	q.heapify(0)
-	return true
+	return tin, idx, true
 }
 
 // --- dequeue

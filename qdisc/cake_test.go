@@ -310,13 +310,16 @@ func TestCakeOverflow(t *testing.T) {
 	for range 5 {
 		c.q.Enqueue(0, c.udp(200, 1, 1, 7, 0))
 	}
+	congested := 0
 	for range 20 {
-		c.q.Enqueue(0, c.udp(1000, 1, 1, 8, 0))
+		if c.q.Enqueue(0, c.udp(1000, 1, 1, 8, 0)) == Congested {
+			congested++
+		}
 	}
 	// Each 1000-byte packet holds 1804 bytes of memory, a 200-byte one
 	// 1004: 5 * 1004 + n * 1804 <= 20000 leaves 8 of the fat flow.
-	if got := c.rec.count(ReasonOverflow); got != 12 {
-		t.Errorf("%d overflow drops, want 12", got)
+	if got := c.rec.count(ReasonOverflow); got != 12 || congested != 12 {
+		t.Errorf("%d overflow drops, %d Congested verdicts; want 12 and 12", got, congested)
 	}
 	for _, d := range c.rec.drops {
 		if d.port != 8 {
