@@ -217,13 +217,13 @@ func newCake(cfg CakeConfig, env *Env, seed uint64) (*Cake, error) {
 			b.overflowIdx[j] = uint16(k)
 		}
 	}
-	q.apply(cfg)
+	q.apply(0, cfg)
 	q.capacity = uint64(q.cfg.Bandwidth)
 	return q, nil
 }
 
 // apply is cake_change's taking of every option, then cake_reconfigure.
-func (q *Cake) apply(cfg CakeConfig) {
+func (q *Cake) apply(now clock.Time, cfg CakeConfig) {
 	cfg = cfg.WithDefaults()
 	if cfg.Compensate != q.cfg.Compensate || cfg.Overhead != q.cfg.Overhead || q.tinCnt == 0 {
 		q.maxNetlen, q.maxAdjlen = 0, 0
@@ -235,7 +235,7 @@ func (q *Cake) apply(cfg CakeConfig) {
 	q.dsrc, q.ddst = cakeDsrc(q.flowMode), cakeDdst(q.flowMode)
 	q.intervalUs = max(uint32(cfg.RTT/time.Microsecond), 1)
 	q.targetUs = max(uint32(cfg.Target/time.Microsecond), 1)
-	q.reconfigure()
+	q.reconfigure(now)
 }
 
 // Change applies spec as cake_change does: the queues and their state
@@ -250,7 +250,7 @@ func (q *Cake) Change(now clock.Time, spec Spec) error {
 	if err := checkCakeConfig(c); err != nil {
 		return err
 	}
-	q.apply(c)
+	q.apply(now, c)
 	return nil
 }
 
@@ -262,13 +262,13 @@ func (q *Cake) checkChange(spec Spec) error {
 	return checkCakeConfig(c)
 }
 
-// clearTin is cake_clear_tin: every packet of tin t is dropped.
-func (q *Cake) clearTin(t int) {
+// clearTin is cake_clear_tin: every packet of tin t is dropped, at now.
+func (q *Cake) clearTin(now clock.Time, t int) {
 	b := &q.tins[t]
 	for i := range b.flows {
 		for b.flows[i].q.Len() > 0 {
 			p := q.dequeueOne(b, i)
-			dropUnits(0, p, q, q.env, q.u, &q.stats, ReasonFlushed)
+			dropUnits(now, p, q, q.env, q.u, &q.stats, ReasonFlushed)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"wanlab/clock"
 )
 
 // CakeDiffserv is cake's tin layout (the kernel's CAKE_DIFFSERV_* values,
@@ -314,7 +316,7 @@ func (b *cakeTin) setRate(rate uint64, mtu uint32, targetNs, rttNs uint64) {
 // reconfigure is cake_reconfigure with the cake_config_* functions: the
 // tins' thresholds and quanta, the global shaper's rate (tin 0's), and the
 // memory limit.
-func (q *Cake) reconfigure() {
+func (q *Cake) reconfigure(now clock.Time) {
 	mtu := uint32(q.env.PschedMTU())
 	rate := uint64(q.cfg.Bandwidth)
 	target := uint64(q.targetUs) * 1000
@@ -354,7 +356,7 @@ func (q *Cake) reconfigure() {
 		}
 	}
 	for c := q.tinCnt; c < cakeMaxTins; c++ {
-		q.clearTin(c)
+		q.clearTin(now, c)
 		q.tins[c].cp.mtuTime = q.tins[0].cp.mtuTime
 	}
 	q.rateNs, q.rateShft = q.tins[0].rateNs, q.tins[0].rateShft

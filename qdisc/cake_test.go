@@ -106,7 +106,7 @@ func TestCakeOverheadArithmetic(t *testing.T) {
 		{CakeConfig{Overhead: -20, Compensate: true}, FramingIP, 1000, 980},
 	} {
 		k := byFraming[c.framing]
-		k.q.apply(c.cfg)
+		k.q.apply(0, c.cfg)
 		p := k.udp(c.ipLen, 1, 1, 1, 0)
 		if got := k.q.adjusted(p, false); got != c.want {
 			t.Errorf("%+v on %v, %d bytes: adjusted %d, want %d", c.cfg, c.framing, c.ipLen, got, c.want)
