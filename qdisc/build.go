@@ -62,6 +62,9 @@ var kinds = map[string]kind{
 	"dualpi2": {build: buildAs(func(c DualPI2Config, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
 		return qdiscOf(newDualPI2(c, env, seed))
 	})},
+	"cake": {build: buildAs(func(c CakeConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
+		return qdiscOf(newCake(c, env, seed))
+	}), warnings: warnAs(cakeWarnings)},
 }
 
 // The kinds with classes build the chains under their classes through

@@ -8,7 +8,7 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	want := []string{"bfifo", "codel", "dualpi2", "fq_codel", "htb", "netem", "pfifo", "pfifo_fast", "pfifo_head_drop", "pie", "prio", "red", "sfq", "tbf"}
+	want := []string{"bfifo", "cake", "codel", "dualpi2", "fq_codel", "htb", "netem", "pfifo", "pfifo_fast", "pfifo_head_drop", "pie", "prio", "red", "sfq", "tbf"}
 	if got := Kinds(); !slices.Equal(got, want) {
 		t.Errorf("Kinds() = %v, want %v", got, want)
 	}
@@ -32,7 +32,7 @@ func TestBuildRefusesOtherTypes(t *testing.T) {
 		{[]Spec{&NetemConfig{Delay: time.Millisecond}}, "*qdisc.NetemConfig"},
 		{[]Spec{NetemConfig{}, &TBFConfig{Rate: 1, Burst: 1, Limit: 1}}, "*qdisc.TBFConfig"},
 		{[]Spec{NetemConfig{}, nil}, "qdisc 2 of the chain is missing"},
-		{[]Spec{fakeSpec{}}, `unknown qdisc "cake"`},
+		{[]Spec{fakeSpec{}}, `unknown qdisc "choke"`},
 		{nil, "empty chain"},
 	} {
 		q, err := Build(tc.chain, &Env{})
@@ -47,4 +47,4 @@ func TestBuildRefusesOtherTypes(t *testing.T) {
 
 type fakeSpec struct{}
 
-func (fakeSpec) Kind() string { return "cake" }
+func (fakeSpec) Kind() string { return "choke" }

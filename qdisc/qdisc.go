@@ -59,6 +59,8 @@ const (
 	ReasonRED                // RED's early or forced drop or mark (the average queue)
 	ReasonDualPI2            // dualpi2's PI2 drop or mark: p_C = p'² in the C queue, k·p' in the L queue
 	ReasonDualPI2Step        // dualpi2's L queue step threshold: a mark, or the drop of a Not-ECT packet
+	ReasonCobalt             // cake: COBALT's CoDel control law or its BLUE probability (drop or mark)
+	ReasonAckFilter          // cake: a pure ACK made redundant by a later one of its flow (ack-filter)
 	reasonCount
 )
 
@@ -78,6 +80,8 @@ var reasonNames = [...]string{
 	ReasonRED:         "red",
 	ReasonDualPI2:     "dualpi2",
 	ReasonDualPI2Step: "dualpi2_step",
+	ReasonCobalt:      "cobalt",
+	ReasonAckFilter:   "ack_filter",
 }
 
 // String returns the reason's short name.

@@ -184,7 +184,7 @@ func TestFormatPointersAndOthers(t *testing.T) {
 		{&qdisc.TBFConfig{Rate: 125000, Burst: 4096, Limit: 54096}, "tbf"},
 		{&qdisc.PIEConfig{Limit: 5}, "pie"},
 		{nil, ""},
-		{other{}, "cake"},
+		{other{}, "choke"},
 	}
 	for _, tt := range tests {
 		if got := Format(tt.in); got != tt.want {
@@ -222,7 +222,7 @@ func TestKindsMatchQdisc(t *testing.T) {
 
 type other struct{}
 
-func (other) Kind() string { return "cake" }
+func (other) Kind() string { return "choke" }
 
 // A message quotes at most the first 60 bytes of any input, with its
 // length: a pasted file or a runaway argument is not echoed whole.

@@ -41,6 +41,7 @@ var kinds = []kind{
 	{"red", parseRED, formatAs(formatRED)},
 	{"sfq", parseSFQ, formatAs(formatSFQ)},
 	{"dualpi2", parseDualPI2, formatAs(formatDualPI2)},
+	{"cake", parseCake, formatAs(formatCake)},
 	{"htb", parseHTB, formatAs(formatHTB)},
 	{"prio", parsePrio, formatAs(formatPrio)},
 }

@@ -102,6 +102,8 @@ func showOptions(s qdisc.Spec, at Placement, env *qdisc.Env) string {
 		return showSFQ(c, env)
 	case qdisc.DualPI2Config:
 		return showDualPI2(c, env)
+	case qdisc.CakeConfig:
+		return showCake(c)
 	}
 	return ""
 }
