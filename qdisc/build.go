@@ -56,6 +56,9 @@ var kinds = map[string]kind{
 	"pie": {build: buildAs(func(c PIEConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
 		return qdiscOf(newPIE(c, env, seed))
 	})},
+	"fq_pie": {build: buildAs(func(c FQPIEConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
+		return qdiscOf(newFQPIE(c, env, seed))
+	})},
 }
 
 // The kinds with classes build the chains under their classes through

@@ -8,7 +8,7 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	want := []string{"bfifo", "codel", "fq_codel", "htb", "netem", "pfifo", "pfifo_fast", "pfifo_head_drop", "pie", "prio", "red", "tbf"}
+	want := []string{"bfifo", "codel", "fq_codel", "fq_pie", "htb", "netem", "pfifo", "pfifo_fast", "pfifo_head_drop", "pie", "prio", "red", "tbf"}
 	if got := Kinds(); !slices.Equal(got, want) {
 		t.Errorf("Kinds() = %v, want %v", got, want)
 	}
