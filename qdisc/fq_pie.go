@@ -361,11 +361,15 @@ func (q *FQPIE) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 			q.refuse(now, part, runFate)
 		}
 	}
+	// rest holds the units from the cut on: unit i of p is unit i-cut of
+	// rest (a cut may shorten p itself).
+	cut := 0
 	for i := range n {
-		fate := q.decide(idx, q.u.size(p, i), ect)
+		fate := q.decide(idx, q.u.size(rest, i-cut), ect)
 		if run > 0 && fate != runFate {
 			var head *packet.Packet
 			head, rest = q.env.cut(rest, run)
+			cut += run
 			place(head)
 			run = 0
 		}

@@ -214,9 +214,11 @@ func (q *PIE) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	// unit sees; consecutive units of one fate leave p together.
 	qlen, backlog := q.Len(), q.Backlog()
 	rest, run, refused := p, 0, 0
+	// Unit i of p is unit i-cut of rest: a cut may shorten p itself.
+	cut := 0
 	var runFate pieFate
 	for i := range n {
-		size := q.u.size(p, i)
+		size := q.u.size(rest, i-cut)
 		fate := q.decide(qlen, backlog, size, ect)
 		if fate <= pieMark {
 			qlen++
@@ -225,6 +227,7 @@ func (q *PIE) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 		if run > 0 && fate != runFate {
 			var head *packet.Packet
 			head, rest = q.env.cut(rest, run)
+			cut += run
 			refused += q.place(now, head, runFate)
 			run = 0
 		}
