@@ -65,6 +65,9 @@ var kinds = map[string]kind{
 	"cake": {build: buildAs(func(c CakeConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
 		return qdiscOf(newCake(c, env, seed))
 	}), warnings: warnAs(cakeWarnings)},
+	"fq_pie": {build: buildAs(func(c FQPIEConfig, env *Env, _ Qdisc, seed uint64) (Qdisc, error) {
+		return qdiscOf(newFQPIE(c, env, seed))
+	})},
 }
 
 // The kinds with classes build the chains under their classes through

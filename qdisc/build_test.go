@@ -8,7 +8,7 @@ import (
 )
 
 func TestKinds(t *testing.T) {
-	want := []string{"bfifo", "cake", "codel", "dualpi2", "fq_codel", "htb", "netem", "pfifo", "pfifo_fast", "pfifo_head_drop", "pie", "prio", "red", "sfq", "tbf"}
+	want := []string{"bfifo", "cake", "codel", "dualpi2", "fq_codel", "fq_pie", "htb", "netem", "pfifo", "pfifo_fast", "pfifo_head_drop", "pie", "prio", "red", "sfq", "tbf"}
 	if got := Kinds(); !slices.Equal(got, want) {
 		t.Errorf("Kinds() = %v, want %v", got, want)
 	}

@@ -266,7 +266,7 @@ func TestFlush(t *testing.T) {
 	for _, chain := range [][]Spec{
 		{NetemConfig{Delay: time.Second, Reorder: 0.3}, TBFConfig{Rate: oneMbit, Burst: 1514, Limit: 1 << 20}, FQCoDelConfig{}},
 		{TBFConfig{Rate: oneMbit, Burst: 1514, Limit: 1 << 20}},
-		{CoDelConfig{}}, {PIEConfig{}}, {PfifoFastConfig{}}, {FifoConfig{Variant: "bfifo"}},
+		{CoDelConfig{}}, {PIEConfig{}}, {FQPIEConfig{}}, {PfifoFastConfig{}}, {FifoConfig{Variant: "bfifo"}},
 	} {
 		rec := &recorder{}
 		env := &Env{Observer: rec, Pool: pool}

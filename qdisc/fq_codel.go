@@ -45,17 +45,15 @@ type FQCoDel struct {
 	params codelParams
 	cstats codelStats
 
-	flows    []fqFlow
-	backlogs []uint32 // bytes per flow, apart so the fattest-flow scan stays in cache
-	newFlows fqList
-	oldFlows fqList
-	serving  int32 // the flow CoDel is serving, for codelPop
+	fqSched
+	cvars    []codelVars // each flow's CoDel
+	backlogs []uint32    // bytes per flow, apart so the fattest-flow scan stays in cache
+	serving  int32       // the flow CoDel is serving, for codelPop
 	// c walks the units of the head packet of flow curFlow, the only flow
 	// whose units can be taken but not handed out (see cursor).
 	c       cursor
 	curFlow int32
 
-	quantum     int32
 	memOverhead int
 	u           units
 	memUsage    int // truesize of the packets in the flow queues
@@ -70,7 +68,6 @@ type FQCoDel struct {
 
 	dropOverlimit  uint32
 	dropOvermemory uint32
-	newFlowCount   uint32
 }
 
 var _ Qdisc = (*FQCoDel)(nil)
@@ -102,16 +99,12 @@ func newFQCoDel(cfg FQCoDelConfig, env *Env, seed uint64) (*FQCoDel, error) {
 	}
 	q := &FQCoDel{
 		env:      env,
-		flows:    make([]fqFlow, cfg.Flows),
+		fqSched:  newFQSched(cfg.Flows),
+		cvars:    make([]codelVars, cfg.Flows),
 		backlogs: make([]uint32, cfg.Flows),
-		newFlows: newFQList(fqNewList),
-		oldFlows: newFQList(fqOldList),
 		u:        unitsOf(env),
 		seed:     seed,
 		curFlow:  -1,
-	}
-	for i := range q.flows {
-		q.flows[i].next = -1
 	}
 	q.apply(cfg)
 	return q, nil
@@ -186,10 +179,9 @@ func (q *FQCoDel) Flush(now clock.Time) {
 	for i := range q.flows {
 		flushRing(now, &q.flows[i].q, q, q.env, q.u, &q.stats)
 		q.backlogs[i] = 0
-		q.flows[i].next, q.flows[i].list = -1, fqNoList
 	}
+	q.unlinkAll()
 	q.c.reset()
-	q.newFlows, q.oldFlows = newFQList(fqNewList), newFQList(fqOldList)
 	q.qlen, q.backlog, q.memUsage = 0, 0, 0
 }
 
@@ -228,8 +220,13 @@ func fillFQCoDelConfig(cfg *FQCoDelConfig, env *Env) error {
 
 // flowIndex is fq_codel_hash: the flow hash scaled onto the flow table by
 // a multiply and shift (reciprocal_scale).
-func (q *FQCoDel) flowIndex(p *packet.Packet) int32 {
-	return int32(uint64(p.FlowHash(q.seed)) * uint64(len(q.flows)) >> 32)
+func (q *FQCoDel) flowIndex(p *packet.Packet) int32 { return flowSlot(p, q.seed, len(q.flows)) }
+
+// flowSlot is the flow hash of p keyed by seed (packet.FlowHash, the
+// emulator's skb_get_hash) scaled onto a table of n flows by a multiply and
+// shift, as reciprocal_scale does in fq_codel_hash and fq_pie_hash.
+func flowSlot(p *packet.Packet, seed uint64, n int) int32 {
+	return int32(uint64(p.FlowHash(seed)) * uint64(n) >> 32)
 }
 
 // Enqueue stamps p and appends it to its flow, which becomes a new flow if
@@ -248,7 +245,7 @@ func (q *FQCoDel) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) 
 	f := &q.flows[idx]
 	p.Enqueued = now
 	if q.u.one(p) {
-		over, memLimited := q.arrive(f, idx, q.u.whole(p))
+		over, memLimited := q.arrive(idx, q.u.whole(p))
 		f.q.Push(p)
 		if over && q.overflow(now, idx, memLimited) {
 			return 0, Congested
@@ -261,7 +258,7 @@ func (q *FQCoDel) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) 
 	for range n {
 		size := q.u.size(rest, pend)
 		pend++
-		over, memLimited := q.arrive(f, idx, size)
+		over, memLimited := q.arrive(idx, size)
 		if !over {
 			continue
 		}
@@ -288,18 +285,14 @@ func (q *FQCoDel) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) 
 	return 0, Queued
 }
 
-// arrive counts a unit of size bytes arriving in flow idx (f), which
+// arrive counts a unit of size bytes arriving in flow idx, which
 // becomes a new flow if it was on no list, and reports whether the
 // discipline is now over its limit or its memory_limit (memLimited).
-func (q *FQCoDel) arrive(f *fqFlow, idx int32, size int) (over, memLimited bool) {
+func (q *FQCoDel) arrive(idx int32, size int) (over, memLimited bool) {
 	q.backlogs[idx] += uint32(size)
 	q.backlog += size
 	q.qlen++
-	if f.list == fqNoList {
-		q.newFlows.pushBack(q.flows, idx)
-		q.newFlowCount++
-		f.deficit = q.quantum
-	}
+	q.activate(idx)
 	q.memUsage += size + q.memOverhead
 	memLimited = q.memUsage > q.cfg.MemoryLimit
 	return memLimited || q.Len() > q.cfg.Limit, memLimited
@@ -352,7 +345,7 @@ func (q *FQCoDel) dropFattest(now clock.Time) (int, int32) {
 	q.memUsage -= int(bytes) + n*q.memOverhead
 	// The kernel also raises the flow's CoDel count, so that its control
 	// law drops faster once it gets going.
-	f.vars.count += uint32(n)
+	q.cvars[fat].count += uint32(n)
 	q.backlogs[fat] -= bytes
 	q.backlog -= int(bytes)
 	q.qlen -= n
@@ -432,7 +425,7 @@ func (q *FQCoDel) take(now clock.Time, g gate) *packet.Packet {
 // refused no unit).
 func (q *FQCoDel) bulk(now clock.Time, idx int32, g gate) bool {
 	f := &q.flows[idx]
-	v, c := &f.vars, &q.c
+	v, c := &q.cvars[idx], &q.c
 	if q.newFlows.n+q.oldFlows.n != 1 || v.dropping || c.runMarks != 0 ||
 		!v.ldelay.before(q.params.target) || v.ldelay.after(q.params.ceThreshold) {
 		return true
@@ -459,30 +452,6 @@ func (q *FQCoDel) bulk(now clock.Time, idx int32, g gate) bool {
 	return true
 }
 
-// head returns the flow DRR serves next: the head of the new list, else of
-// the old list, after giving each flow whose deficit is spent a quantum
-// and moving it to the end of the old list. It returns -1 when both lists
-// are empty.
-func (q *FQCoDel) head() int32 {
-	for {
-		l := &q.newFlows
-		if l.empty() {
-			l = &q.oldFlows
-			if l.empty() {
-				return -1
-			}
-		}
-		idx := l.head
-		f := &q.flows[idx]
-		if f.deficit <= 0 {
-			f.deficit += q.quantum
-			q.oldFlows.pushBack(q.flows, l.popFront(q.flows))
-			continue
-		}
-		return idx
-	}
-}
-
 // serve runs flow idx's CoDel, which takes units off its head until one
 // may leave, and reports whether one may; it charges the flow's deficit
 // for it. A flow that yields nothing leaves its list: an emptied new flow
@@ -490,19 +459,11 @@ func (q *FQCoDel) head() int32 {
 // starve the old flows by turning new again and again.
 func (q *FQCoDel) serve(now clock.Time, idx int32) bool {
 	q.serving = idx
-	f := &q.flows[idx]
-	if !f.vars.dequeue(now, q, &q.params, &q.cstats) {
-		l := &q.oldFlows
-		if f.list == fqNewList {
-			l = &q.newFlows
-		}
-		l.popFront(q.flows)
-		if l.id == fqNewList && !q.oldFlows.empty() {
-			q.oldFlows.pushBack(q.flows, idx)
-		}
+	if !q.cvars[idx].dequeue(now, q, &q.params, &q.cstats) {
+		q.retire(idx)
 		return false
 	}
-	f.deficit -= int32(q.c.last)
+	q.flows[idx].deficit -= int32(q.c.last)
 	return true
 }
 

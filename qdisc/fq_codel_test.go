@@ -107,7 +107,7 @@ func TestFQCoDelOverflowDropsFromFattestHead(t *testing.T) {
 	if f.q.backlogs[ia] != 4000 || f.q.backlogs[f.idx(b)] != 3000 {
 		t.Fatalf("backlogs A %d B %d, want 4000 and 3000", f.q.backlogs[ia], f.q.backlogs[f.idx(b)])
 	}
-	if c := f.q.flows[ia].vars.count; c != 4 {
+	if c := f.q.cvars[ia].count; c != 4 {
 		t.Fatalf("A's CoDel count %d, want 4 (raised by the batch)", c)
 	}
 	if x := f.q.XStats(); x.DropOverlimit != 4 || x.DropOvermemory != 0 {

@@ -3,7 +3,6 @@ package qdisc
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"math/rand/v2"
 	"time"
 
@@ -42,25 +41,21 @@ const pieSeedSalt = 0x7069655f64726f70 // "pie_drop"
 // Peek behaves as the kernel's qdisc_peek_dequeued: it takes the head and
 // measures its delay; the next Dequeue returns it.
 type PIE struct {
-	cfg      PIEConfig
-	env      *Env
-	params   pieParams
-	vars     pieVars
-	limit    int
-	mtu      uint32
-	ecn      bool
-	bytemode bool
-	rng      *rand.PCG
+	cfg    PIEConfig
+	env    *Env
+	params pieParams
+	vars   pieVars
+	limit  int
+	ecn    bool
+	rng    *rand.PCG
 
 	// headQueue holds the packets: its cursor a unit measured but not
 	// handed out, its peeked run one already dequeued and measured by
 	// Peek.
 	headQueue
 
-	// The update timer, in jiffies counted from start.
-	started bool
-	start   clock.Time
-	hz      uint64
+	// The update timer, in jiffies counted from the clock's start.
+	jiffyClock
 	tupdate int64 // jiffies
 	nextJ   int64 // jiffy of the next update
 	nextAt  clock.Time
@@ -111,17 +106,25 @@ func (q *PIE) configure(cfg PIEConfig) error {
 	hz := uint64(env.Hz())
 	q.cfg = cfg
 	q.limit = cfg.Limit
-	q.mtu = uint32(env.PschedMTU())
 	q.u = unitsOf(env)
 	q.ecn = cfg.ECN
-	q.bytemode = cfg.Bytemode
 	q.hz = hz
-	targetUS := uint64(cfg.Target / time.Microsecond)
-	q.params = newPIEParams(targetUS*1000>>6, cfg.Alpha, cfg.Beta, cfg.DQRateEstimator)
-	// usecs_to_jiffies rounds up.
-	tupdateUS := uint64(cfg.TUpdate / time.Microsecond)
-	q.tupdate = int64((tupdateUS*hz + 999999) / 1000000)
+	q.params = newPIEParams(pieTargetTicks(cfg.Target), cfg.Alpha, cfg.Beta, cfg.DQRateEstimator)
+	q.params.device(env, cfg.Bytemode)
+	q.tupdate = usecsToJiffies(cfg.TUpdate, hz)
 	return nil
+}
+
+// pieTargetTicks is the kernel's target in psched ticks, from the whole µs
+// tc passes (PSCHED_NS2TICKS in pie_change and fq_pie_change).
+func pieTargetTicks(target time.Duration) uint64 {
+	return uint64(target/time.Microsecond) * 1000 >> 6
+}
+
+// usecsToJiffies is usecs_to_jiffies of d in whole µs at hz: rounded up.
+func usecsToJiffies(d time.Duration, hz uint64) int64 {
+	us := uint64(d / time.Microsecond)
+	return int64((us*hz + 999999) / 1000000)
 }
 
 // Change applies spec as the kernel's pie_change does: the new parameters
@@ -163,22 +166,6 @@ func validatePIE(cfg PIEConfig) error {
 	return nil
 }
 
-// jiffyTime returns when jiffy j (counted from start) begins, in ns.
-func (q *PIE) jiffyTime(j int64) clock.Time {
-	hi, lo := bits.Mul64(uint64(j), 1e9)
-	if hi >= q.hz {
-		return clock.Never
-	}
-	ns, rem := bits.Div64(hi, lo, q.hz)
-	if rem != 0 {
-		ns++
-	}
-	if ns > uint64(clock.Never-q.start) {
-		return clock.Never
-	}
-	return q.start + clock.Time(ns)
-}
-
 // tick runs the controller updates due by now.
 func (q *PIE) tick(now clock.Time) {
 	if q.started && now < q.nextAt {
@@ -190,16 +177,14 @@ func (q *PIE) tick(now clock.Time) {
 // update is tick when the discipline starts or an update is due.
 func (q *PIE) update(now clock.Time) {
 	if !q.started {
-		q.started, q.start = true, now
-		q.nextJ = int64(q.hz / 2)
-		q.nextAt = q.jiffyTime(q.nextJ)
+		q.begin(now)
+		q.nextJ = q.firstUpdate()
+		q.nextAt = q.at(q.nextJ)
 		return
 	}
-	hi, lo := bits.Mul64(uint64(now-q.start), q.hz)
-	jiffies, _ := bits.Div64(hi, lo, 1e9)
-	n := (int64(jiffies)-q.nextJ)/q.tupdate + 1
+	n := (q.jiffies(now)-q.nextJ)/q.tupdate + 1
 	q.nextJ += n * q.tupdate
-	q.nextAt = q.jiffyTime(q.nextJ)
+	q.nextAt = q.at(q.nextJ)
 	q.params.advance(&q.vars, uint32(q.Backlog()), n)
 }
 
@@ -238,9 +223,11 @@ func (q *PIE) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 	// unit sees; consecutive units of one fate leave p together.
 	qlen, backlog := q.Len(), q.Backlog()
 	rest, run, refused := p, 0, 0
+	// Unit i of p is unit i-cut of rest: a cut may shorten p itself.
+	cut := 0
 	var runFate pieFate
 	for i := range n {
-		size := q.u.size(p, i)
+		size := q.u.size(rest, i-cut)
 		fate := q.decide(qlen, backlog, size, ect)
 		if fate <= pieMark {
 			qlen++
@@ -249,6 +236,7 @@ func (q *PIE) enqueueUnits(now clock.Time, p *packet.Packet) (int, Verdict) {
 		if run > 0 && fate != runFate {
 			var head *packet.Packet
 			head, rest = q.env.cut(rest, run)
+			cut += run
 			refused += q.place(now, head, runFate)
 			run = 0
 		}
@@ -270,7 +258,7 @@ func (q *PIE) decide(qlen, backlog, size int, ect bool) pieFate {
 		return pieDropLimit
 	}
 	fate := pieQueue
-	if q.dropEarly(uint32(backlog), uint32(size)) {
+	if q.params.dropEarly(&q.vars, uint32(backlog), uint32(size), q.rng) {
 		if !ect || q.vars.prob > pieMaxProb/10 {
 			q.vars.accuProb = 0
 			q.x.dropped++
@@ -304,41 +292,6 @@ func (q *PIE) place(now clock.Time, p *packet.Packet, fate pieFate) int {
 	return 0
 }
 
-// dropEarly is pie_drop_early for a packet of size bytes arriving at a
-// queue of backlog bytes.
-func (q *PIE) dropEarly(backlog, size uint32) bool {
-	v := &q.vars
-	if v.burstTime > 0 {
-		return false
-	}
-	if v.qdelay < q.params.target/2 && v.prob < pieMaxProb/5 {
-		return false
-	}
-	if backlog < 2*q.mtu {
-		return false
-	}
-	local := v.prob
-	if q.bytemode && size <= q.mtu {
-		local = uint64(size) * (v.prob / uint64(q.mtu))
-	}
-	if local == 0 {
-		v.accuProb = 0
-	} else {
-		v.accuProb += local
-	}
-	if v.accuProb < pieMaxProb/100*85 {
-		return false
-	}
-	if v.accuProb >= pieMaxProb/2*17 {
-		return true
-	}
-	if q.rng.Uint64()>>8 < local {
-		v.accuProb = 0
-		return true
-	}
-	return false
-}
-
 // Dequeue returns the head packet, having measured its queue delay.
 func (q *PIE) Dequeue(now clock.Time) (*packet.Packet, clock.Time) { return q.dequeueRun(now, nil) }
 
@@ -361,63 +314,10 @@ func (q *PIE) take(now clock.Time, g gate) *packet.Packet {
 	return q.headQueue.take(now, g, q.env, q, func() bool {
 		enq, size, ok := q.cur.pop(&q.q, q.u)
 		if ok {
-			q.processDequeue(enq, size, nowT, uint32(q.u.backlog(&q.q)-q.cur.takenLen))
+			q.params.processDequeue(&q.vars, enq, size, nowT, uint32(q.u.backlog(&q.q)-q.cur.takenLen))
 		}
 		return ok
 	})
-}
-
-// processDequeue is pie_process_dequeue: a unit enqueued at enq, of size
-// bytes, has just left, backlog bytes remain, nowT is the time in ticks.
-func (q *PIE) processDequeue(enq clock.Time, size int, nowT uint64, backlog uint32) {
-	v := &q.vars
-	var dtime uint32
-	if !q.params.estimator {
-		v.qdelay = nowT - psTicks(int64(enq))
-		if v.dqTstamp != pieInvalid {
-			dtime = uint32(nowT - v.dqTstamp)
-		}
-		v.dqTstamp = nowT
-		if backlog == 0 {
-			v.qdelay = 0
-		}
-		if dtime == 0 {
-			return
-		}
-	} else {
-		if backlog >= pieQueueThreshold && v.dqCount == pieInvalid {
-			v.dqTstamp = nowT
-			v.dqCount = 0
-		}
-		if v.dqCount == pieInvalid {
-			return
-		}
-		v.dqCount += uint64(size)
-		if v.dqCount < pieQueueThreshold {
-			return
-		}
-		count := uint32(v.dqCount << pieScale)
-		if dtime = uint32(nowT - v.dqTstamp); dtime == 0 {
-			return
-		}
-		count /= dtime
-		if v.avgDQRate == 0 {
-			v.avgDQRate = count
-		} else {
-			v.avgDQRate = v.avgDQRate - v.avgDQRate>>3 + count>>3
-		}
-		if backlog < pieQueueThreshold {
-			v.dqCount = pieInvalid
-		} else {
-			v.dqCount = 0
-			v.dqTstamp = nowT
-		}
-	}
-	if v.burstTime > uint64(dtime) {
-		v.burstTime -= uint64(dtime)
-	} else {
-		v.burstTime = 0
-	}
 }
 
 // Stats returns the counters: drops by ReasonLimit (also counted as

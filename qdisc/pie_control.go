@@ -1,6 +1,12 @@
 package qdisc
 
-import "math"
+import (
+	"math"
+	"math/bits"
+	"math/rand/v2"
+
+	"wanlab/clock"
+)
 
 // PIE's fixed-point constants, as include/net/pie.h and pkt_sched.h define
 // them. Times are psched ticks of 64 ns; probabilities are u64 fractions
@@ -43,12 +49,21 @@ func (v *pieVars) reset() {
 	v.avgDQRate = 0
 }
 
-// pieParams are the kernel's struct pie_params, in kernel units.
+// pieParams are the kernel's struct pie_params, in kernel units, with the
+// device's psched_mtu that pie_drop_early reads.
 type pieParams struct {
 	target    uint64 // ticks
 	alpha     uint64 // (alpha/16 per second) as a probability per tick
 	beta      uint64
 	estimator bool
+	bytemode  bool
+	mtu       uint32 // psched_mtu
+}
+
+// device sets what pie_drop_early takes from the device and bytemode.
+func (pp *pieParams) device(env *Env, bytemode bool) {
+	pp.mtu = uint32(env.PschedMTU())
+	pp.bytemode = bytemode
 }
 
 // newPIEParams scales tc's alpha and beta (in 1/16) to probability per tick
@@ -227,4 +242,132 @@ func (pp *pieParams) linearRun(v *pieVars, backlog uint32, n int64) int64 {
 		v.qdelayOld = qdelay
 	}
 	return int64(k)
+}
+
+// dropEarly is pie_drop_early on v for a packet of size bytes arriving at
+// a queue (pie's, or fq_pie's flow) of backlog bytes; rng is the
+// discipline's random stream, drawn only past the accumulated 0.85.
+func (pp *pieParams) dropEarly(v *pieVars, backlog, size uint32, rng *rand.PCG) bool {
+	if v.burstTime > 0 {
+		return false
+	}
+	if v.qdelay < pp.target/2 && v.prob < pieMaxProb/5 {
+		return false
+	}
+	if backlog < 2*pp.mtu {
+		return false
+	}
+	local := v.prob
+	if pp.bytemode && size <= pp.mtu {
+		local = uint64(size) * (v.prob / uint64(pp.mtu))
+	}
+	if local == 0 {
+		v.accuProb = 0
+	} else {
+		v.accuProb += local
+	}
+	if v.accuProb < pieMaxProb/100*85 {
+		return false
+	}
+	if v.accuProb >= pieMaxProb/2*17 {
+		return true
+	}
+	if rng.Uint64()>>8 < local {
+		v.accuProb = 0
+		return true
+	}
+	return false
+}
+
+// processDequeue is pie_process_dequeue on v: a unit enqueued at enq, of
+// size bytes, has just left, backlog bytes remain (of pie's queue, or of
+// fq_pie's flow), nowT is the time in ticks.
+func (pp *pieParams) processDequeue(v *pieVars, enq clock.Time, size int, nowT uint64, backlog uint32) {
+	var dtime uint32
+	if !pp.estimator {
+		v.qdelay = nowT - psTicks(int64(enq))
+		if v.dqTstamp != pieInvalid {
+			dtime = uint32(nowT - v.dqTstamp)
+		}
+		v.dqTstamp = nowT
+		if backlog == 0 {
+			v.qdelay = 0
+		}
+		if dtime == 0 {
+			return
+		}
+	} else {
+		if backlog >= pieQueueThreshold && v.dqCount == pieInvalid {
+			v.dqTstamp = nowT
+			v.dqCount = 0
+		}
+		if v.dqCount == pieInvalid {
+			return
+		}
+		v.dqCount += uint64(size)
+		if v.dqCount < pieQueueThreshold {
+			return
+		}
+		count := uint32(v.dqCount << pieScale)
+		if dtime = uint32(nowT - v.dqTstamp); dtime == 0 {
+			return
+		}
+		count /= dtime
+		if v.avgDQRate == 0 {
+			v.avgDQRate = count
+		} else {
+			v.avgDQRate = v.avgDQRate - v.avgDQRate>>3 + count>>3
+		}
+		if backlog < pieQueueThreshold {
+			v.dqCount = pieInvalid
+		} else {
+			v.dqCount = 0
+			v.dqTstamp = nowT
+		}
+	}
+	if v.burstTime > uint64(dtime) {
+		v.burstTime -= uint64(dtime)
+	} else {
+		v.burstTime = 0
+	}
+}
+
+// jiffyClock is the kernel's jiffies for a discipline's timer (pie's and
+// fq_pie's adapt_timer): jiffy 0 begins when the discipline starts, which
+// in wanlab is its first packet event; jiffy j begins at start + j/HZ s,
+// on whole ns rounded up.
+type jiffyClock struct {
+	started bool
+	start   clock.Time
+	hz      uint64
+}
+
+// begin starts the clock at now.
+func (jc *jiffyClock) begin(now clock.Time) { jc.started, jc.start = true, now }
+
+// firstUpdate is the jiffy of the first timer expiry: pie_init and
+// fq_pie_init arm the timer HZ/2 jiffies (half a second) ahead.
+func (jc *jiffyClock) firstUpdate() int64 { return int64(jc.hz / 2) }
+
+// at returns when jiffy j begins, or clock.Never past the clock's range.
+func (jc *jiffyClock) at(j int64) clock.Time {
+	hi, lo := bits.Mul64(uint64(j), 1e9)
+	if hi >= jc.hz {
+		return clock.Never
+	}
+	ns, rem := bits.Div64(hi, lo, jc.hz)
+	if rem != 0 {
+		ns++
+	}
+	if ns > uint64(clock.Never-jc.start) {
+		return clock.Never
+	}
+	return jc.start + clock.Time(ns)
+}
+
+// jiffies returns the jiffy under way at now: the last one begun.
+func (jc *jiffyClock) jiffies(now clock.Time) int64 {
+	hi, lo := bits.Mul64(uint64(now-jc.start), jc.hz)
+	j, _ := bits.Div64(hi, lo, 1e9)
+	return int64(j)
 }

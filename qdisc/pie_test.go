@@ -410,8 +410,8 @@ func TestPIEBytemode(t *testing.T) {
 	} {
 		pool := packet.NewPool(4096, packet.DefaultHeadroom)
 		q := pieCongested(t, PIEConfig{Bytemode: c.bytemode}, &Env{Framing: c.framing}, pool, 0.5)
-		if uint64(q.mtu) != c.mtu {
-			t.Errorf("%v: mtu %d, want %d", c.framing, q.mtu, c.mtu)
+		if uint64(q.params.mtu) != c.mtu {
+			t.Errorf("%v: mtu %d, want %d", c.framing, q.params.mtu, c.mtu)
 		}
 		q.vars.accuProb = 0
 		q.Enqueue(0, coretest.UDP(pool, c.ipSize, 1000, 0, 9))

@@ -274,6 +274,8 @@ func TestSegmentsDecideAsSplit(t *testing.T) {
 		{"tbf rate 80mbit burst 10k latency 50ms; fq_codel limit 300 memory_limit 400k", 4, 300 * clock.Time(1e3), 200 * ms, 100, 0},
 		{"tbf rate 50mbit burst 10k latency 50ms; pie target 2ms tupdate 5ms", 3, 300 * clock.Time(1e3), 400 * ms, 50, 0},
 		{"tbf rate 120mbit burst 10k latency 50ms; pie target 2ms tupdate 5ms ecn", 4, 2 * ms, 1000 * ms, 10, 10},
+		{"tbf rate 120mbit burst 10k latency 50ms; fq_pie target 2ms tupdate 5ms ecn ecn_prob 50", 4, 2 * ms, 1000 * ms, 10, 10},
+		{"tbf rate 80mbit burst 10k latency 50ms; fq_pie limit 300", 4, 300 * clock.Time(1e3), 100 * ms, 100, 0},
 		{"tbf rate 200mbit burst 20k latency 50ms; tbf rate 50mbit burst 10k limit 300k", 3, 300 * clock.Time(1e3), 200 * ms, 50, 0},
 		{"tbf rate 50mbit burst 10k latency 50ms; dualpi2 target 2ms tupdate 5ms any_ect", 4, 300 * clock.Time(1e3), 150 * ms, 20, 20},
 		{"netem delay 5ms; fq_codel", 3, 300 * clock.Time(1e3), 100 * ms, 0, 0},

@@ -33,6 +33,13 @@ func TestAQMAndFifos(t *testing.T) {
 		}
 		return c
 	}
+	fqPIE := func(f func(c *qdisc.FQPIEConfig)) qdisc.FQPIEConfig {
+		c := qdisc.FQPIEConfig{Limit: 10240, Flows: 1024, Target: 15 * ms, TUpdate: 15 * ms, Alpha: 2, Beta: 20, MemoryLimit: 32 << 20, ECNProb: 10}
+		if f != nil {
+			f(&c)
+		}
+		return c
+	}
 	tests := []struct {
 		in   string
 		want qdisc.Spec
@@ -68,6 +75,16 @@ func TestAQMAndFifos(t *testing.T) {
 			c.ECN, c.Bytemode, c.DQRateEstimator = true, true, true
 		})},
 		{"pie ecn noecn bytemode nobytemode dq_rate_estimator no_dq_rate_estimator", pie(nil)},
+
+		{"fq_pie", fqPIE(nil)},
+		{"fq_pie limit 5000 flows 256 target 10ms tupdate 20ms alpha 4 beta 20 quantum 3000 memory_limit 16mb ecn_prob 20 ecn bytemode dq_rate_estimator", fqPIE(func(c *qdisc.FQPIEConfig) {
+			c.Limit, c.Flows, c.Target, c.TUpdate, c.Alpha, c.Beta = 5000, 256, 10*ms, 20*ms, 4, 20
+			c.Quantum, c.MemoryLimit, c.ECNProb, c.ECN, c.Bytemode, c.DQRateEstimator = 3000, 16<<20, 20, true, true, true
+		})},
+		{"fq_pie ecn noecn bytemode nobytemode dq_rate_estimator no_dq_rate_estimator", fqPIE(nil)},
+		{"fq_pie flows 65536 quantum 1k memory_limit 4294967295 ecn_prob 99 target 500 mem_overhead 700", fqPIE(func(c *qdisc.FQPIEConfig) {
+			c.Flows, c.Quantum, c.MemoryLimit, c.ECNProb, c.Target, c.MemOverhead = 65536, 1024, 4294967295, 99, 500*us, 700
+		})},
 	}
 	for _, tt := range tests {
 		got := mustParse(t, tt.in, Options{})
@@ -119,6 +136,18 @@ func TestAQMAndFifoErrors(t *testing.T) {
 		{"pie alpha 0", "pie", "0", "default (2)"},
 		{"pie beta 0", "pie", "0", "default (20)"},
 		{"pie tupdate", "pie", "tupdate", "needs a value"},
+		{"fq_pie ecn_prob 100", "fq_pie", "100", "below 100"},
+		{"fq_pie ecn_prob 0", "fq_pie", "0", "default (10)"},
+		{"fq_pie flows 65537", "fq_pie", "65537", "1 to 65536 flows"},
+		{"fq_pie flows 0", "fq_pie", "0", "default (1024)"},
+		{"fq_pie quantum 1048577", "fq_pie", "1048577", "1 to 1048576 bytes"},
+		{"fq_pie quantum 0", "fq_pie", "0", "1514 on Ethernet"},
+		{"fq_pie memory_limit 0", "fq_pie", "0", "default (32Mb)"},
+		{"fq_pie alpha 33", "fq_pie", "33", "up to 32"},
+		{"fq_pie limit 1k", "fq_pie", "1k", "whole number"}, // get_unsigned
+		{"fq_pie tupdate 0", "fq_pie", "0", "tc sends no tupdate when it reads 0"},
+		{"fq_pie ecn_p 10", "fq_pie", "ecn_p", "ecn_prob 1-99"}, // strcmp: whole words
+		{"fq_pie memory_limit 1x", "fq_pie", "1x", `"memory_limit 1x"`},
 	}
 	for _, tt := range tests {
 		_, err := Parse(tt.in, Options{})

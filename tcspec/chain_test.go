@@ -162,6 +162,7 @@ func TestFormat(t *testing.T) {
 		{"codel", "codel limit 1000 target 5ms interval 100ms"},
 		{"fq_codel", "fq_codel limit 10240 flows 1024 target 5ms interval 100ms memory_limit 32Mb drop_batch 64 ecn"},
 		{"pie ecn", "pie limit 1000 target 15ms tupdate 15ms alpha 2 beta 20 ecn"},
+		{"fq_pie ecn", "fq_pie limit 10240 flows 1024 target 15ms tupdate 15ms alpha 2 beta 20 memory_limit 32Mb ecn_prob 10 ecn"},
 	}
 	for _, tt := range tests {
 		if got := Format(mustParse(t, tt.in, Options{})); got != tt.want {

@@ -38,6 +38,7 @@ var kinds = []kind{
 	{"codel", parseCoDel, formatAs(formatCoDel)},
 	{"fq_codel", parseFQCoDel, formatAs(formatFQCoDel)},
 	{"pie", parsePIE, formatAs(formatPIE)},
+	{"fq_pie", parseFQPIE, formatAs(formatFQPIE)},
 	{"red", parseRED, formatAs(formatRED)},
 	{"sfq", parseSFQ, formatAs(formatSFQ)},
 	{"dualpi2", parseDualPI2, formatAs(formatDualPI2)},

@@ -80,6 +80,8 @@ var roundTripCorpus = []string{
 	"codel limit 1 target 1us interval 4294s ce_threshold 1234567us ecn invsqrt exact",
 	"fq_codel limit 1 flows 1 quantum 1 target 1 interval 1 ce_threshold 1 memory_limit 1 drop_batch 1 noecn invsqrt exact mem_overhead 1",
 	"pie limit 1 target 1 tupdate 1 alpha 32 beta 1 ecn bytemode dq_rate_estimator",
+	"fq_pie limit 1 flows 65536 target 1 tupdate 1 alpha 32 beta 1 quantum 1 memory_limit 1 ecn_prob 99 ecn bytemode dq_rate_estimator mem_overhead 1",
+	"netem delay 50ms; tbf rate 10mbit burst 32k latency 50ms; fq_pie memory_limit 1.5m",
 	"netem delay 50ms; tbf rate 10mbit burst 32k latency 50ms; fq_codel",
 	"sfq",
 	"sfq limit 3000 depth 64 flows 512 headdrop redflowlimit 100000 min 8000 max 60000 probability 0.2 ecn harddrop",
@@ -154,6 +156,16 @@ func TestRoundTripRandom(t *testing.T) {
 			func() string { return "memory_limit " + size() },
 			func() string { return pick("ecn", "noecn", "invsqrt exact", "invsqrt linux") },
 		},
+		"fq_pie": {
+			func() string {
+				return pick("limit ", "flows ", "alpha ", "beta ", "ecn_prob ", "mem_overhead ") + fmt.Sprint(r.IntN(120))
+			},
+			func() string { return pick("target ", "tupdate ") + aqmT() },
+			func() string { return pick("quantum ", "memory_limit ") + size() },
+			func() string {
+				return pick("ecn", "noecn", "bytemode", "nobytemode", "dq_rate_estimator", "no_dq_rate_estimator")
+			},
+		},
 		"pie": {
 			func() string { return pick("limit ", "alpha ", "beta ") + fmt.Sprint(r.IntN(40)) },
 			func() string { return pick("target ", "tupdate ") + aqmT() },
@@ -173,7 +185,7 @@ func TestRoundTripRandom(t *testing.T) {
 			func() string { return pick("headdrop", "ecn", "harddrop") },
 		},
 	}
-	kinds := []string{"netem", "tbf", "fq_codel", "pie", "sfq"}
+	kinds := []string{"netem", "tbf", "fq_codel", "pie", "sfq", "fq_pie"}
 	parsed := 0
 	for i := 0; i < 10000; i++ {
 		kind := kinds[r.IntN(len(kinds))]

@@ -104,6 +104,8 @@ func showOptions(s qdisc.Spec, at Placement, env *qdisc.Env) string {
 		return showDualPI2(c, env)
 	case qdisc.CakeConfig:
 		return showCake(c)
+	case qdisc.FQPIEConfig:
+		return showFQPIE(c, env)
 	}
 	return ""
 }
@@ -452,21 +454,29 @@ func showFQCoDel(c qdisc.FQCoDelConfig, env *qdisc.Env) string {
 	return b.String()
 }
 
-func showPIE(c qdisc.PIEConfig, env *qdisc.Env) string {
-	var b strings.Builder
-	c = c.WithDefaults()
-	limit, target, tupdate, alpha, beta := c.Limit, c.Target, c.TUpdate, c.Alpha, c.Beta
-	// target is held in psched ticks, tupdate in jiffies (usecs_to_jiffies
-	// rounds up; jiffies_to_usecs is exact for the HZ values Linux has).
-	targetUs := uint32((uint64(nsToTicks(int64(durationUs(target))*1000)) << pschedShift) / 1000)
+// pieShowTimes returns target and tupdate in µs as pie_dump and
+// fq_pie_dump hand them to tc: the target, held in psched ticks, through a
+// u32 of ns ((u32)PSCHED_TICKS2NS(target) / NSEC_PER_USEC, which wraps
+// above 4.29 s); tupdate, held in jiffies (usecs_to_jiffies rounds up),
+// back in µs (jiffies_to_usecs is exact for the HZ values Linux has).
+func pieShowTimes(target, tupdate time.Duration, env *qdisc.Env) (uint32, uint32) {
+	ticks := uint64(durationUs(target)) * 1000 >> pschedShift
+	targetUs := uint32(ticks<<pschedShift) / 1000
 	hz := uint64(250)
 	if env != nil && env.HZ != 0 {
 		hz = uint64(env.HZ)
 	}
 	usPerJiffy := 1000000 / hz
 	jiffies := (uint64(durationUs(tupdate)) + usPerJiffy - 1) / usPerJiffy
+	return targetUs, uint32(jiffies * usPerJiffy)
+}
+
+func showPIE(c qdisc.PIEConfig, env *qdisc.Env) string {
+	var b strings.Builder
+	c = c.WithDefaults()
+	targetUs, tupdateUs := pieShowTimes(c.Target, c.TUpdate, env)
 	fmt.Fprintf(&b, "limit %dp target %s tupdate %s alpha %d beta %d ",
-		uint32(limit), showTime(targetUs), showTime(uint32(jiffies*usPerJiffy)), uint32(alpha), uint32(beta))
+		uint32(c.Limit), showTime(targetUs), showTime(tupdateUs), uint32(c.Alpha), uint32(c.Beta))
 	if c.ECN {
 		b.WriteString("ecn ")
 	}

@@ -38,8 +38,13 @@ func showChain(t *testing.T, specs []qdisc.Spec, env *qdisc.Env) []string {
 			out = append(out, strings.Split(strings.TrimSuffix(x, "\n"), "\n")...)
 		}
 		out = append(out, strings.Split(strings.TrimSuffix(ShowStats(qdisc.Stats{}), "\n"), "\n")...)
-		if x := ShowXStats(built[i], 0); x != "" {
-			out = append(out, strings.Split(strings.TrimSuffix(x, "\n"), "\n")...)
+		// The table's cases end at an empty line, so it leaves out the
+		// empty lines tc prints around cake's tin table and after
+		// dualpi2's statistics.
+		for _, l := range strings.Split(ShowXStats(built[i], 0), "\n") {
+			if l != "" {
+				out = append(out, l)
+			}
 		}
 	}
 	return out
@@ -132,5 +137,22 @@ func TestShowXStatsFormats(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("got  %q\nwant %q", c.got, c.want)
 		}
+	}
+}
+
+// fq_pie_dump's values as tc prints them on other devices: the quantum is
+// psched_mtu (1500 on TUN), tupdate whole jiffies (20 ms at HZ 100), and
+// a target above 2^32 ns wraps in the dump's u32 of ns: 5 s is 5e9 ns,
+// 705032704 ns once wrapped, which tc prints as 705ms; pie's dump does the
+// same.
+func TestShowFQPIEDevice(t *testing.T) {
+	env := &qdisc.Env{Framing: qdisc.FramingIP, HZ: 100}
+	got := ShowQdisc(qdisc.FQPIEConfig{Target: 5 * time.Second, TUpdate: 15 * time.Millisecond}, Placement{Handle: "1:"}, env)
+	want := "qdisc fq_pie 1: root refcnt 2 limit 10240p flows 1024 target 705ms tupdate 20ms alpha 2 beta 20 quantum 1500b memory_limit 32Mb ecn_prob 10 "
+	if got != want {
+		t.Errorf("ShowQdisc\n got %q\nwant %q", got, want)
+	}
+	if got := ShowQdisc(qdisc.PIEConfig{Target: 5 * time.Second}, Placement{Handle: "1:"}, env); !strings.Contains(got, "target 705ms tupdate 20ms") {
+		t.Errorf("pie: %q", got)
 	}
 }

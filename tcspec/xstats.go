@@ -3,6 +3,7 @@ package tcspec
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,8 +13,8 @@ import (
 
 // ShowXStats returns the lines of extended statistics `tc -s qdisc show`
 // prints under a qdisc's two statistics lines (iproute2's print_xstats:
-// q_codel.c, q_fq_codel.c, q_pie.c, q_red.c, q_dualpi2.c), each ending in
-// a newline, or "" for a kind whose kernel module dumps none. now is the time the statistics are taken at: codel's
+// q_codel.c, q_fq_codel.c, q_pie.c, q_fq_pie.c, q_red.c, q_cake.c,
+// q_dualpi2.c), each ending in a newline, or "" for a kind whose kernel module dumps none. now is the time the statistics are taken at: codel's
 // drop_next is relative to it.
 func ShowXStats(q qdisc.Qdisc, now clock.Time) string {
 	switch x := q.(type) {
@@ -27,6 +28,10 @@ func ShowXStats(q qdisc.Qdisc, now clock.Time) string {
 		return showREDXStats(x.XStats())
 	case *qdisc.DualPI2:
 		return showDualPI2XStats(x.XStats(now))
+	case *qdisc.FQPIE:
+		return showFQPIEXStats(x.XStats())
+	case *qdisc.Cake:
+		return showCakeXStats(x.XStats())
 	}
 	return ""
 }
@@ -119,4 +124,69 @@ func showDualPI2XStats(x qdisc.DualPI2XStats) string {
 	}
 	return fmt.Sprintf("prob %.6f delay_c %dus delay_l %dus\npkts_in_c %d pkts_in_l %d maxq %d\necn_mark %d step_mark %d\ncredit %d (%s)\nmemory_used %d (max %d) of memory limit %d\n\n",
 		float64(x.Prob)/math.MaxUint32, x.DelayC, x.DelayL, x.PacketsInC, x.PacketsInL, x.MaxQ, x.ECNMark, x.StepMarks, x.Credit, queue, x.MemoryUsed, x.MaxMemoryUsed, x.MemoryLimit)
+}
+
+// showFQPIEXStats is q_fq_pie.c's fq_pie_print_xstats.
+func showFQPIEXStats(x qdisc.FQPIEXStats) string {
+	return fmt.Sprintf("  pkts_in %d overlimit %d overmemory %d dropped %d ecn_mark %d\n  new_flow_count %d new_flows_len %d old_flows_len %d memory_used %d\n",
+		x.PacketsIn, x.Overlimit, x.Overmemory, x.Dropped, x.ECNMark, x.NewFlowCount, x.NewFlowsLen, x.OldFlowsLen, x.MemoryUsage)
+}
+
+// showCakeXStats is q_cake.c's cake_print_xstats for a qdisc (not a
+// class): the memory, the capacity and the sizes seen, then one column
+// per tin, headed by the tins' names where diffserv3 and diffserv4 give
+// them, and an empty line, which tc's own line break after the statistics
+// makes.
+func showCakeXStats(x qdisc.CakeXStats) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, " memory used: %s of %s\n", showSize(x.MemoryUsed), showSize(x.MemoryLimit))
+	fmt.Fprintf(&b, " capacity estimate: %s\n", showRate(x.CapacityEstimate))
+	fmt.Fprintf(&b, " min/max network layer size: %12d /%8d\n", x.MinNetlen, x.MaxNetlen)
+	fmt.Fprintf(&b, " min/max overhead-adjusted size: %8d /%8d\n", x.MinAdjlen, x.MaxAdjlen)
+	fmt.Fprintf(&b, " average network hdr offset: %12d\n\n", x.AvgNetoff)
+	switch len(x.Tins) {
+	case 0:
+		return b.String()
+	case 3:
+		b.WriteString("                   Bulk  Best Effort        Voice\n")
+	case 4:
+		b.WriteString("                   Bulk  Best Effort        Video        Voice\n")
+	default:
+		b.WriteString("          ")
+		for i := range x.Tins {
+			fmt.Fprintf(&b, "        Tin %d", i)
+		}
+		b.WriteString("\n")
+	}
+	row := func(name string, cell func(t qdisc.CakeTinStats) string) {
+		b.WriteString(name)
+		for _, t := range x.Tins {
+			fmt.Fprintf(&b, " %12s", cell(t))
+		}
+		b.WriteString("\n")
+	}
+	us := func(v uint32) string { return showTime(v) }
+	n := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	row("  thresh  ", func(t qdisc.CakeTinStats) string { return showRate(t.ThresholdRate) })
+	row("  target  ", func(t qdisc.CakeTinStats) string { return us(t.TargetUs) })
+	row("  interval", func(t qdisc.CakeTinStats) string { return us(t.IntervalUs) })
+	row("  pk_delay", func(t qdisc.CakeTinStats) string { return us(t.PeakDelayUs) })
+	row("  av_delay", func(t qdisc.CakeTinStats) string { return us(t.AvgDelayUs) })
+	row("  sp_delay", func(t qdisc.CakeTinStats) string { return us(t.BaseDelayUs) })
+	row("  backlog ", func(t qdisc.CakeTinStats) string { return showSize(t.BacklogBytes) })
+	row("  pkts    ", func(t qdisc.CakeTinStats) string { return n(uint64(t.SentPackets)) })
+	row("  bytes   ", func(t qdisc.CakeTinStats) string { return n(t.SentBytes) })
+	row("  way_inds", func(t qdisc.CakeTinStats) string { return n(uint64(t.WayIndirect)) })
+	row("  way_miss", func(t qdisc.CakeTinStats) string { return n(uint64(t.WayMisses)) })
+	row("  way_cols", func(t qdisc.CakeTinStats) string { return n(uint64(t.WayCollisions)) })
+	row("  drops   ", func(t qdisc.CakeTinStats) string { return n(uint64(t.DroppedPackets)) })
+	row("  marks   ", func(t qdisc.CakeTinStats) string { return n(uint64(t.ECNMarked)) })
+	row("  ack_drop", func(t qdisc.CakeTinStats) string { return n(uint64(t.AcksDropped)) })
+	row("  sp_flows", func(t qdisc.CakeTinStats) string { return n(uint64(t.SparseFlows)) })
+	row("  bk_flows", func(t qdisc.CakeTinStats) string { return n(uint64(t.BulkFlows)) })
+	row("  un_flows", func(t qdisc.CakeTinStats) string { return n(uint64(t.Unresponsive)) })
+	row("  max_len ", func(t qdisc.CakeTinStats) string { return n(uint64(t.MaxSkblen)) })
+	row("  quantum ", func(t qdisc.CakeTinStats) string { return n(uint64(t.FlowQuantum)) })
+	b.WriteString("\n")
+	return b.String()
 }

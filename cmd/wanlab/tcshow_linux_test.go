@@ -13,16 +13,20 @@ import (
 // a probability's exponent); the rest of each line must be tc's.
 var statsNumber = regexp.MustCompile(`[0-9][0-9.]*(e-[0-9]+|us|ms|s|b|Kb|Mb)?`)
 
-// normaliseStats replaces the numbers of the " Sent" and " backlog" lines
-// and of the extended statistics (lines that start with two spaces) with
-// N, leaving every other line as it is.
+// normaliseStats replaces the numbers of every line but the qdisc lines
+// (the counters and the extended statistics) with N.
+// normaliseStats also leaves out empty lines, which the table cannot hold
+// (its cases end at one) and tc prints around cake's tin table.
 func normaliseStats(lines []string) []string {
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		if strings.HasPrefix(l, " Sent ") || strings.HasPrefix(l, " backlog ") || strings.HasPrefix(l, "  ") {
+	var out []string
+	for _, l := range lines {
+		if l == "" {
+			continue
+		}
+		if !strings.HasPrefix(l, "qdisc ") {
 			l = statsNumber.ReplaceAllString(l, "N")
 		}
-		out[i] = l
+		out = append(out, l)
 	}
 	return out
 }

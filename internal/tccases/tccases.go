@@ -73,16 +73,3 @@ func Parse(text string) ([]Case, error) {
 	end()
 	return cases, nil
 }
-
-// WithoutXStats returns the case's output without the lines of extended
-// statistics (tc's print_xstats: codel's count and drop_next, fq_codel's
-// flow counts, pie's probability), which start with two spaces.
-func (c Case) WithoutXStats() []string {
-	var out []string
-	for _, l := range c.Output {
-		if !strings.HasPrefix(l, "  ") {
-			out = append(out, l)
-		}
-	}
-	return out
-}
