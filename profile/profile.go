@@ -109,13 +109,21 @@ func (p Profile) Chains(opt tcspec.Options) (up, down []qdisc.Spec, err error) {
 	return up, down, nil
 }
 
-// AQMs lists what WithAQM takes.
-var AQMs = []string{"fq_codel", "codel", "pie", "pfifo", "bfifo", "pfifo_fast"}
+// AQMs lists what WithAQM takes. red is not among them: its thresholds
+// are the path's (tc requires limit and avpkt), so it goes in the chain.
+var AQMs = []string{"fq_codel", "codel", "pie", "fq_pie", "sfq", "cake", "dualpi2", "pfifo", "bfifo", "pfifo_fast"}
+
+// shapers are the AQMs that shape as well: they take the place of the
+// tbf itself, at its rate, as they are deployed (cake is SQM's shaper
+// and queue in one).
+var shapers = []string{"cake"}
 
 // WithAQM returns chain with its bottleneck queue replaced by the discipline
 // aqm, with that discipline's default options: the child of the last tbf in
-// the chain (the tbf's own byte FIFO when it has no child). A chain without
-// a tbf has no bottleneck to change, which is an error.
+// the chain (the tbf's own byte FIFO when it has no child). A shaping AQM
+// (cake) replaces the tbf and its child instead, with the tbf's rate as
+// its bandwidth. A chain without a tbf has no bottleneck to change, which
+// is an error.
 func WithAQM(chain []qdisc.Spec, aqm string) ([]qdisc.Spec, error) {
 	if !slices.Contains(AQMs, aqm) {
 		return nil, fmt.Errorf("--aqm %q is unknown: use one of %s", aqm, strings.Join(AQMs, ", "))
@@ -129,10 +137,18 @@ func WithAQM(chain []qdisc.Spec, aqm string) ([]qdisc.Spec, error) {
 	if last < 0 {
 		return nil, fmt.Errorf("--aqm %s needs a tbf in the chain (its child is the bottleneck queue); this chain has none: add a tbf or put %s in the chain yourself", aqm, aqm)
 	}
-	spec, err := tcspec.Parse(aqm, tcspec.Options{})
+	text, keep := aqm, last+1
+	if slices.Contains(shapers, aqm) {
+		tbf, ok := chain[last].(qdisc.TBFConfig)
+		if !ok {
+			return nil, fmt.Errorf("--aqm %s: the chain's tbf is a %T, not a tbf configuration", aqm, chain[last])
+		}
+		text, keep = fmt.Sprintf("%s bandwidth %dbit", aqm, uint64(tbf.Rate)*8), last
+	}
+	spec, err := tcspec.Parse(text, tcspec.Options{})
 	if err != nil {
 		return nil, err
 	}
-	out := slices.Clone(chain[:last+1])
+	out := slices.Clone(chain[:keep])
 	return append(out, spec), nil
 }
