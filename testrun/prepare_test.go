@@ -52,7 +52,7 @@ func TestPrepareBadInput(t *testing.T) {
 		{"tos too big", func(o *Options) { o.TOS = "300" }, "TOS byte from 0 to 255"},
 		{"unknown profile", func(o *Options) { o.Profile = "moon" }, `--profile: profile "moon" is unknown: use one of home, lte, geo, datacenter`},
 		{"profile and chain", func(o *Options) { o.Profile = "lte"; o.Up = "netem delay 1ms" }, "--profile lte gives both chains"},
-		{"unknown aqm", func(o *Options) { o.AQM = "cake" }, `--aqm "cake" is unknown`},
+		{"unknown aqm", func(o *Options) { o.AQM = "choke" }, `--aqm "choke" is unknown`},
 		{"aqm without tbf", func(o *Options) { o.Both = "netem delay 10ms"; o.AQM = "fq_codel" }, "needs a tbf in the chain"},
 		{"bad chain", func(o *Options) { o.Up = "netem delay tenms" }, "--up:"},
 		{"unknown data plane", func(o *Options) { o.DataPlane = "xdp" }, `--dataplane: data plane "xdp" is unknown: use tun or packet`},

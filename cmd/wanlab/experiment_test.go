@@ -55,7 +55,7 @@ func TestExperimentRefusesWhatRunRefuses(t *testing.T) {
 		{"tcp_upload", "framing", "atm"},
 		{"tcp_upload", "granularity", "skb"},
 		{"tcp_upload", "profile", "moon"},
-		{"tcp_upload", "aqm", "cake"},
+		{"tcp_upload", "aqm", "choke"},
 		{"tcp_upload", "trace_up", filepath.Join(dir, "none.trace")},
 		{"tcp_upload", "lab", "wl-nosuch-testbed"},
 		{"tcp_upload", "server", "iperf3 -s"},

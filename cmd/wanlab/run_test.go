@@ -56,7 +56,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "tcp_upload", "--sweep", "d=1ms,2ms", "--pcap", filepath.Join(dir, "x.pcap")}, "--pcap " + filepath.Join(dir, "x.pcap") + " with --sweep: each run writes its own"},
 		{[]string{"run", "--lab", "nosuchlab"}, "--lab: testbed nosuchlab is not running; start it with `wanlab up --name nosuchlab`"},
 		{[]string{"run", "--profile", "moon"}, `profile "moon" is unknown: use one of home, lte, geo, datacenter`},
-		{[]string{"run", "--aqm", "cake"}, `--aqm "cake" is unknown: use one of fq_codel`},
+		{[]string{"run", "--aqm", "choke"}, `--aqm "choke" is unknown: use one of fq_codel`},
 		{[]string{"run", "--up", "netem delay fast"}, "--up:"},
 		{[]string{"run", "--up", ""}, "empty chain"},
 		{[]string{"run", "--at", "5s"}, "--at 5s changes nothing: follow it with the chains to set"},

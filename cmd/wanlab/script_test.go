@@ -22,8 +22,8 @@ tc filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dsfield 0x28 0x
 var badScriptLines = []struct{ line, want string }{
 	// tc's own reading of the options.
 	{"tc qdisc add dev eth0 parent 1:10 handle 10: pfifo limt 10", `"limt" is not a pfifo option`},
-	{"tc qdisc add dev eth0 parent 1:10 handle 10: sfq perturb 10", `qdisc "sfq" is not supported`},
-	{"tc qdisc add dev eth0 parent 1:10 handle 10: cake bandwidth 10mbit", `qdisc "cake" is not supported`},
+	{"tc qdisc add dev eth0 parent 1:10 handle 10: sfb target 20", `qdisc "sfb" is not supported`},
+	{"tc qdisc add dev eth0 parent 1:10 handle 10: choke limit 1000 bandwidth 10mbit", `qdisc "choke" is not supported`},
 	{"tc qdisc add dev eth0 parent 1:10 handle 10: tbf rate 1mbit burst 10k limit 0", "zero limit"},
 	{"tc qdisc add dev eth0 parent 1:10 handle zz: pfifo", "bad handle"},
 	{"tc class add dev eth0 parent 1:1 classid 1:30 htb ceil 10mbit", `"rate" is required`},
