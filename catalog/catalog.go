@@ -115,6 +115,9 @@ type Flow struct {
 	Dir       Direction
 	Transport Transport
 	Mark      Mark
+	// CC is a TCP flow's congestion control where --cc sets none ("":
+	// the hosts' default).
+	CC string
 }
 
 // Probe is one latency probe stream of a test.
@@ -247,8 +250,8 @@ func lookup(name string, o Options) (Test, error) {
 			Flows:  []Flow{{Series: L4SSeries + " " + word, Dir: dir, Transport: Scalable}},
 			Probes: []Probe{icmp}}, nil
 	case "l4s_cubic":
-		return Test{Name: name, Description: "one L4S upload of wanlab's built-in scalable UDP sender (not DCTCP) beside one TCP upload (the hosts' congestion control, or --cc's), with ping", Plot: "totals",
-			Flows:  []Flow{{Series: L4SSeries + " upload", Dir: Up, Transport: Scalable}, {Series: "TCP upload", Dir: Up}},
+		return Test{Name: name, Description: "one L4S upload of wanlab's built-in scalable UDP sender (not DCTCP) beside one TCP upload (CUBIC, or --cc's), with ping", Plot: "totals",
+			Flows:  []Flow{{Series: L4SSeries + " upload", Dir: Up, Transport: Scalable}, {Series: "TCP upload", Dir: Up, CC: "cubic"}},
 			Probes: []Probe{icmp}}, nil
 	case "custom":
 		return Test{Name: name, Description: "your own server and client programs, measured per flow at the router, with ICMP and UDP probes",

@@ -64,6 +64,9 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 			if dir == traffic.Down {
 				cc = s.CCDown
 			}
+			if cc == "" {
+				cc = f.CC
+			}
 			spec.protocol, spec.cc = "tcp", cc
 			flow, err := traffic.NewTCP(traffic.TCPConfig{
 				Label: f.Series, Client: cl, Server: sv, Dir: dir, CC: cc, TOS: spec.tos,

@@ -92,7 +92,7 @@ var registry = []*Option{
 		Doc: "Flent's test: " + strings.Join(flentTests(), ", ") + "; or wanlab's: tfrc_upload, tfrc_download (TFRC, RFC 5348 as DCCP's CCID-3, over UDP), " +
 			"quic_upload, quic_download (quic-go, whose congestion control is " + catalog.QUICCongestionControl + "), " +
 			"l4s_upload, l4s_download (wanlab's built-in L4S sender: DCTCP's response to CE marks over UDP, every packet ECT(1); not DCTCP), " +
-			"l4s_cubic (that L4S upload beside a TCP upload), custom (your programs, `--server` and `--client`). " +
+			"l4s_cubic (that L4S upload beside a CUBIC upload), custom (your programs, `--server` and `--client`). " +
 			"None: the main job, `" + DefaultTest + "` for 30 s on the `" + DefaultProfile + "` profile",
 		field: text(func(o *Options) *string { return &o.Test }),
 	},

@@ -40,7 +40,7 @@ wanlab's own: tfrc_upload, tfrc_download (TFRC, RFC 5348 as DCCP's CCID-3,
 over UDP; --tx-qlen), quic_upload, quic_download (quic-go, NewReno),
 l4s_upload, l4s_download (wanlab's built-in L4S sender: DCTCP's response
 to CE marks over UDP, every packet ECT(1); not the kernel's DCTCP),
-l4s_cubic (that L4S upload beside a TCP upload), and custom: your own
+l4s_cubic (that L4S upload beside a CUBIC upload), and custom: your own
 programs, --server CMD in the server host and --client CMD in the client
 host, measured per flow at the router. Without a test, run runs rrul for
 30s on the home profile: the main job.
