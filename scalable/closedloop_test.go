@@ -251,3 +251,25 @@ func TestClosedLoopLossHalves(t *testing.T) {
 		t.Errorf("cwnd %.2f after the loss, want half of %.2f", after, before)
 	}
 }
+
+// A path that loses everything for a second: the retransmission timer
+// fires (backing off), the window restarts from one packet, and the flow
+// carries most of the link again within a few seconds of the path's
+// return. (Its window may then settle a little lower than before: with a
+// threshold below one packet's transmission time the marking pattern
+// locks to the pacing in more than one way; 9.0 against 9.7 Mbit/s here.)
+func TestClosedLoopBlackout(t *testing.T) {
+	b := l4sPath
+	var now clock.Time
+	b.drop = func(uint64) bool { return now >= clock.Time(5*time.Second) && now < clock.Time(6*time.Second) }
+	r := runLoop(t, b, 15*time.Second, func(n clock.Time, _ *Sender) { now = n })
+	end := r.samples[len(r.samples)-1].snd
+	thr := r.throughput(9*time.Second, 15*time.Second)
+	t.Logf("%d timeouts, %d lost, %d loss reductions; %.3f Mbit/s over 9-15 s, cwnd %.1f", end.Timeouts, end.Lost, end.LossReductions, thr/1e6, end.Cwnd)
+	if end.Timeouts == 0 || end.Lost == 0 {
+		t.Errorf("%d timeouts, %d lost: want the blackout seen", end.Timeouts, end.Lost)
+	}
+	if thr < 0.85*l4sPath.rate {
+		t.Errorf("%.3f Mbit/s after the blackout, want over 85 %% of the rate again", thr/1e6)
+	}
+}

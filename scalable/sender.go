@@ -73,8 +73,8 @@ type SenderStats struct {
 	BadAcks uint64 `json:"bad_acks"`
 	// Delivered, DeliveredBytes, CEPackets, CEBytes, ECT1Packets and
 	// NotECTPackets are the receiver's totals as of the latest ACK; Lost
-	// the packets the sender counts as lost (gaps below the highest
-	// acknowledged, and the flight at a timeout).
+	// the packets the sender counts as lost: the sequence numbers below
+	// the highest acknowledged that the receiver has not had.
 	Delivered      uint64 `json:"delivered"`
 	DeliveredBytes uint64 `json:"delivered_bytes"`
 	CEPackets      uint64 `json:"ce_packets"`
@@ -214,7 +214,6 @@ func (s *Sender) Poll(now clock.Time) (DataHeader, bool) {
 // §5.5).
 func (s *Sender) onTimeout(now clock.Time) {
 	s.st.Timeouts++
-	s.st.Lost += s.inflight()
 	s.floor = s.next
 	s.ssthresh = max(MinWindow, s.cwnd/2)
 	s.cwnd = 1
@@ -256,18 +255,16 @@ func (s *Sender) OnAck(now clock.Time, a Ack) {
 		s.sampleRTT(rtt)
 	}
 
-	// Losses: the gaps below the highest acknowledged that were not
-	// already counted (a timeout counted the flight below floor).
+	// Losses: more gaps below the highest acknowledged than before. (A
+	// timeout counts none: the packets of its flight that were lost show
+	// as gaps once later ones are acknowledged.)
 	if a.Highest+1 > s.acked {
 		s.acked = a.Highest + 1
 	}
 	newLoss := false
-	if s.acked > s.floor {
-		gaps := s.acked - min(a.Packets, s.acked) // lost below acked, all time
-		if gaps > st.Lost {
-			st.Lost = gaps
-			newLoss = true
-		}
+	if gaps := s.acked - min(a.Packets, s.acked); gaps > st.Lost {
+		st.Lost = gaps
+		newLoss = true
 	}
 	if s.lossHeld && s.acked > s.lossRecover {
 		s.lossHeld = false
