@@ -30,6 +30,7 @@ type bottleneck struct {
 	threshold time.Duration // CE when the queueing delay exceeds it
 	limit     time.Duration // tail drop when the queueing delay would exceed it
 	drop      func(seq uint64) bool
+	ackEvery  int // the receiver's (0: every packet)
 }
 
 type loopStats struct {
@@ -101,7 +102,7 @@ func runLoop(t testing.TB, b bottleneck, dur time.Duration, each func(clock.Time
 	if err != nil {
 		t.Fatal(err)
 	}
-	rcv, err := NewReceiver(ReceiverConfig{})
+	rcv, err := NewReceiver(ReceiverConfig{AckEvery: b.ackEvery})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,5 +272,23 @@ func TestClosedLoopBlackout(t *testing.T) {
 	}
 	if thr < 0.85*l4sPath.rate {
 		t.Errorf("%.3f Mbit/s after the blackout, want over 85 %% of the rate again", thr/1e6)
+	}
+}
+
+// With an ACK for every second packet (and the 1 ms delayed ACK for a
+// lone one) the counters still give α and the flow still fills the link.
+func TestClosedLoopAckEverySecond(t *testing.T) {
+	b := l4sPath
+	b.ackEvery = 2
+	r := runLoop(t, b, 20*time.Second, nil)
+	thr := r.throughput(5*time.Second, 20*time.Second)
+	ce := r.ceFraction(5*time.Second, 20*time.Second)
+	alpha := r.meanAlpha(5*time.Second, 20*time.Second)
+	t.Logf("throughput %.3f Mbit/s; queue delay mean %v, p99 %v; CE fraction %.3f, mean α %.3f", thr/1e6, r.meanQueueDelay(), r.quantileQueueDelay(0.99), ce, alpha)
+	if thr < 0.9*b.rate {
+		t.Errorf("throughput %.3f Mbit/s, want over 90 %% of 10 Mbit/s", thr/1e6)
+	}
+	if ce <= 0 || math.Abs(alpha-ce) > 0.25*ce {
+		t.Errorf("mean α %.3f, CE fraction %.3f: want α within 25 %% of the marking fraction", alpha, ce)
 	}
 }
