@@ -11,9 +11,11 @@ import (
 	"wanlab/internal/traffictest"
 )
 
-func listen(t testing.TB) net.PacketConn {
+func listen(t testing.TB) net.PacketConn { return listenOn(t, "127.0.0.1:0") }
+
+func listenOn(t testing.TB, addr string) net.PacketConn {
 	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	c, err := net.ListenPacket("udp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +31,12 @@ type pair struct {
 // start runs a sender and a receiver on loopback sockets until ctx ends.
 func start(t testing.TB, ctx context.Context, cfg Config) *pair {
 	t.Helper()
-	sc, rc := listen(t), listen(t)
+	return startOn(t, ctx, cfg, "127.0.0.1:0")
+}
+
+func startOn(t testing.TB, ctx context.Context, cfg Config, addr string) *pair {
+	t.Helper()
+	sc, rc := listenOn(t, addr), listenOn(t, addr)
 	p := &pair{errs: make(chan error, 2)}
 	var err error
 	if p.rcv, err = NewReceiver(rc, 1, cfg.TOS); err != nil {
@@ -61,11 +68,22 @@ func (p *pair) wait(t testing.TB) {
 // the ACKs carry the counters, and the sender's figures follow them.
 // Ending the context leaves no goroutine or file descriptor behind.
 func TestLoopbackECT1(t *testing.T) {
+	for _, c := range []struct{ name, addr string }{{"IPv4", "127.0.0.1:0"}, {"IPv6", "[::1]:0"}} {
+		t.Run(c.name, func(t *testing.T) { testLoopbackECT1(t, c.addr) })
+	}
+}
+
+func testLoopbackECT1(t *testing.T, addr string) {
+	if c, err := net.ListenPacket("udp", addr); err != nil {
+		t.Skipf("skipped: no %s loopback: %v", addr, err)
+	} else {
+		c.Close()
+	}
 	traffictest.NoLeaks(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	p := start(t, ctx, Config{TOS: 0xb8 | 2, MaxWindow: 20}) // EF, and ECT(0) asked for: replaced by ECT(1)
-	time.Sleep(300 * time.Millisecond)
+	p := startOn(t, ctx, Config{TOS: 0xb8 | 2, MaxWindow: 20}, addr) // EF, and ECT(0) asked for: replaced by ECT(1)
+	time.Sleep(200 * time.Millisecond)
 	cancel()
 	p.wait(t)
 	rs, ss := p.rcv.Stats(), p.snd.Stats()
@@ -81,7 +99,7 @@ func TestLoopbackECT1(t *testing.T) {
 	if ss.Acks == 0 || ss.ECT1Packets == 0 || ss.SRTT <= 0 || ss.SRTT > 50*time.Millisecond || ss.Cwnd != 20 {
 		t.Errorf("sender: %d ACKs, %d ECT(1) reported, SRTT %v, cwnd %v: want ACKs, a loopback RTT and the window at its bound of 20", ss.Acks, ss.ECT1Packets, ss.SRTT, ss.Cwnd)
 	}
-	if ss.Sent < rs.Packets || ss.BytesSent != ss.Sent*1472 {
+	if ss.Sent < rs.Packets || ss.BytesSent != ss.Sent*uint64(p.snd.PacketSize()) {
 		t.Errorf("sent %d packets, %d bytes; received %d", ss.Sent, ss.BytesSent, rs.Packets)
 	}
 }
