@@ -193,34 +193,49 @@ func runLoop(t testing.TB, b bottleneck, dur time.Duration, each func(clock.Time
 	return run
 }
 
-// l4sPath is 10 Mbit/s, a 20 ms base RTT, step marking at 1 ms of
-// queueing delay and a 50 ms tail-drop limit.
-var l4sPath = bottleneck{rate: 10e6, owd: 10 * time.Millisecond, threshold: time.Millisecond, limit: 50 * time.Millisecond}
+// l4sPath is 10 Mbit/s, a 20 ms base RTT, step marking at 1.5 ms of
+// queueing delay and a 50 ms tail-drop limit. (A 1500-byte packet takes
+// 1.2 ms at 10 Mbit/s: a step below that marks every packet that waits
+// behind another, as TestClosedLoopStepMarking shows.)
+var l4sPath = bottleneck{rate: 10e6, owd: 10 * time.Millisecond, threshold: 1500 * time.Microsecond, limit: 50 * time.Millisecond}
 
-// With step marking at 1 ms the flow fills the link while the queue stays
-// near the threshold, and α tracks the fraction of packets marked.
+// With step marking the flow fills the link while the queue stays near
+// the threshold, and α tracks the fraction of packets marked. At 1 ms, a
+// step shorter than one packet's transmission, no packet may wait behind
+// another unmarked: DCTCP's window then swings below the path's product
+// (its threshold is under the BDP/7 that RFC 8257's analysis asks), and
+// the link is less full.
 func TestClosedLoopStepMarking(t *testing.T) {
-	r := runLoop(t, l4sPath, 30*time.Second, nil)
-	thr := r.throughput(5*time.Second, 30*time.Second)
-	ce := r.ceFraction(5*time.Second, 30*time.Second)
-	alpha := r.meanAlpha(5*time.Second, 30*time.Second)
-	end := r.samples[len(r.samples)-1].snd
-	t.Logf("throughput %.3f Mbit/s over 5-30 s; queue delay mean %v, p99 %v, max %v; CE fraction %.3f, mean α %.3f; cwnd %.1f, SRTT %v; %d CE reductions, %d loss reductions, %d drops",
-		thr/1e6, r.meanQueueDelay(), r.quantileQueueDelay(0.99), r.quantileQueueDelay(1), ce, alpha, end.Cwnd, end.SRTT, end.CEReductions, end.LossReductions, r.drops)
-	if thr < 0.9*l4sPath.rate {
-		t.Errorf("throughput %.3f Mbit/s, want over 90 %% of 10 Mbit/s", thr/1e6)
-	}
-	if d := r.meanQueueDelay(); d > 2*time.Millisecond {
-		t.Errorf("mean queueing delay %v, want near the 1 ms threshold", d)
-	}
-	if d := r.quantileQueueDelay(0.99); d > 5*time.Millisecond {
-		t.Errorf("99th percentile of the queueing delay %v, want a few ms at most", d)
-	}
-	if r.drops != 0 || end.LossReductions != 0 {
-		t.Errorf("%d drops, %d loss reductions: marks alone should hold the queue", r.drops, end.LossReductions)
-	}
-	if ce <= 0 || math.Abs(alpha-ce) > 0.25*ce {
-		t.Errorf("mean α %.3f, CE fraction %.3f: want α within 25 %% of the marking fraction", alpha, ce)
+	for _, c := range []struct {
+		threshold time.Duration
+		minUse    float64
+	}{{1500 * time.Microsecond, 0.9}, {2 * time.Millisecond, 0.95}, {time.Millisecond, 0.8}} {
+		t.Run(c.threshold.String(), func(t *testing.T) {
+			b := l4sPath
+			b.threshold = c.threshold
+			r := runLoop(t, b, 30*time.Second, nil)
+			thr := r.throughput(5*time.Second, 30*time.Second)
+			ce := r.ceFraction(5*time.Second, 30*time.Second)
+			alpha := r.meanAlpha(5*time.Second, 30*time.Second)
+			end := r.samples[len(r.samples)-1].snd
+			t.Logf("throughput %.3f Mbit/s over 5-30 s; queue delay mean %v, p99 %v, max %v; CE fraction %.3f, mean α %.3f; cwnd %.1f, SRTT %v; %d CE reductions, %d loss reductions, %d drops",
+				thr/1e6, r.meanQueueDelay(), r.quantileQueueDelay(0.99), r.quantileQueueDelay(1), ce, alpha, end.Cwnd, end.SRTT, end.CEReductions, end.LossReductions, r.drops)
+			if thr < c.minUse*b.rate {
+				t.Errorf("throughput %.3f Mbit/s, want over %.0f %% of 10 Mbit/s", thr/1e6, 100*c.minUse)
+			}
+			if d := r.meanQueueDelay(); d > b.threshold+time.Millisecond {
+				t.Errorf("mean queueing delay %v, want near the %v threshold", d, b.threshold)
+			}
+			if d := r.quantileQueueDelay(0.99); d > 5*time.Millisecond {
+				t.Errorf("99th percentile of the queueing delay %v, want a few ms at most", d)
+			}
+			if r.drops != 0 || end.LossReductions != 0 {
+				t.Errorf("%d drops, %d loss reductions: marks alone should hold the queue", r.drops, end.LossReductions)
+			}
+			if ce <= 0 || math.Abs(alpha-ce) > 0.1*ce {
+				t.Errorf("mean α %.3f, CE fraction %.3f: want α within 10 %% of the marking fraction", alpha, ce)
+			}
+		})
 	}
 }
 
@@ -255,10 +270,7 @@ func TestClosedLoopLossHalves(t *testing.T) {
 
 // A path that loses everything for a second: the retransmission timer
 // fires (backing off), the window restarts from one packet, and the flow
-// carries most of the link again within a few seconds of the path's
-// return. (Its window may then settle a little lower than before: with a
-// threshold below one packet's transmission time the marking pattern
-// locks to the pacing in more than one way; 9.0 against 9.7 Mbit/s here.)
+// fills the link again within a few seconds of the path's return.
 func TestClosedLoopBlackout(t *testing.T) {
 	b := l4sPath
 	var now clock.Time
@@ -270,8 +282,8 @@ func TestClosedLoopBlackout(t *testing.T) {
 	if end.Timeouts == 0 || end.Lost == 0 {
 		t.Errorf("%d timeouts, %d lost: want the blackout seen", end.Timeouts, end.Lost)
 	}
-	if thr < 0.85*l4sPath.rate {
-		t.Errorf("%.3f Mbit/s after the blackout, want over 85 %% of the rate again", thr/1e6)
+	if thr < 0.9*l4sPath.rate {
+		t.Errorf("%.3f Mbit/s after the blackout, want over 90 %% of the rate again", thr/1e6)
 	}
 }
 

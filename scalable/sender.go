@@ -301,10 +301,15 @@ func (s *Sender) OnAck(now clock.Time, a Ack) {
 		s.ssthresh = s.cwnd
 		s.ceRecover, s.ceHeld = s.next, true
 		st.CEReductions++
-	case newCEPackets == 0 && !newLoss && !s.ceHeld && !s.lossHeld:
-		// Growth, but not in the RTT after a reduction (Linux's CWR
-		// state): slow start doubles the window each RTT, then one
-		// packet per RTT (RFC 5681).
+	case !newLoss && !s.lossHeld:
+		// Growth on every ACK outside a loss recovery, marked or not:
+		// slow start doubles the window each RTT, then one packet per
+		// RTT (RFC 5681), also in the RTT after a reduction for marks.
+		// (Linux's DCTCP holds the window for that RTT, in its CWR
+		// state; under the steady probabilistic marking of a coupled
+		// AQM that halves its growth, and DualPI2's coupling, k = 2,
+		// assumes a flow that adds one packet every RTT and takes off
+		// α/2 every RTT: W = 2/p, RFC 9332 §2.1.)
 		if s.cwnd < s.ssthresh {
 			s.cwnd = min(s.cwnd+float64(newly), max(s.ssthresh, s.cwnd))
 		} else {
