@@ -46,9 +46,16 @@ const (
 	TFRC
 	// QUIC is one QUIC stream (quic-go).
 	QUIC
+	// Scalable is wanlab's built-in L4S sender over UDP: a window-based
+	// scalable congestion controller with DCTCP's response to CE marks
+	// (RFC 8257), every packet ECT(1) (RFC 9331). It is not DCTCP: it is
+	// what drives an L4S queue where the kernel has no DCTCP or Prague
+	// that sends ECT(1).
+	Scalable
 )
 
-// String returns the transport's name: "tcp", "udp", "tfrc" or "quic".
+// String returns the transport's name: "tcp", "udp", "tfrc", "quic" or
+// "scalable".
 func (t Transport) String() string {
 	switch t {
 	case UDPFlood:
@@ -57,6 +64,8 @@ func (t Transport) String() string {
 		return "tfrc"
 	case QUIC:
 		return "quic"
+	case Scalable:
+		return "scalable"
 	}
 	return "tcp"
 }
@@ -106,6 +115,9 @@ type Flow struct {
 	Dir       Direction
 	Transport Transport
 	Mark      Mark
+	// CC is a TCP flow's congestion control where --cc sets none ("":
+	// the hosts' default).
+	CC string
 }
 
 // Probe is one latency probe stream of a test.
@@ -150,8 +162,13 @@ const MaxStreams = 256
 // flentNames are Flent's tests; names adds wanlab's own.
 var (
 	flentNames = []string{"ping", "tcp_upload", "tcp_download", "tcp_bidirectional", "tcp_nup", "tcp_ndown", "rrul", "rrul_be", "udp_flood"}
-	names      = slices.Concat(flentNames, []string{"tfrc_upload", "tfrc_download", "quic_upload", "quic_download", "custom"})
+	names      = slices.Concat(flentNames, []string{"tfrc_upload", "tfrc_download", "quic_upload", "quic_download", "l4s_upload", "l4s_download", "l4s_cubic", "custom"})
 )
+
+// L4SSeries begins the series name of a flow of wanlab's built-in scalable
+// sender ("L4S scalable UDP upload"): what it is, an L4S flow of a
+// scalable congestion controller over UDP, and not TCP's DCTCP.
+const L4SSeries = "L4S scalable UDP"
 
 // QUICCongestionControl names the congestion control of the QUIC tests:
 // quic-go's only one (see package quicflow).
@@ -226,6 +243,15 @@ func lookup(name string, o Options) (Test, error) {
 		dir, word := direction(name)
 		return Test{Name: name, Description: "one QUIC " + word + " (quic-go; congestion control " + QUICCongestionControl + ") with ping", Plot: "totals",
 			Flows:  []Flow{{Series: "QUIC " + word, Dir: dir, Transport: QUIC}},
+			Probes: []Probe{icmp}}, nil
+	case "l4s_upload", "l4s_download":
+		dir, word := direction(name)
+		return Test{Name: name, Description: "one L4S " + word + " with ping: wanlab's built-in scalable sender over UDP (DCTCP's response to CE marks, RFC 8257, every packet ECT(1)), not the kernel's DCTCP", Plot: "totals",
+			Flows:  []Flow{{Series: L4SSeries + " " + word, Dir: dir, Transport: Scalable}},
+			Probes: []Probe{icmp}}, nil
+	case "l4s_cubic":
+		return Test{Name: name, Description: "one L4S upload of wanlab's built-in scalable UDP sender (not DCTCP) beside one TCP upload (CUBIC, or --cc's), with ping", Plot: "totals",
+			Flows:  []Flow{{Series: L4SSeries + " upload", Dir: Up, Transport: Scalable}, {Series: "TCP upload", Dir: Up, CC: "cubic"}},
 			Probes: []Probe{icmp}}, nil
 	case "custom":
 		return Test{Name: name, Description: "your own server and client programs, measured per flow at the router, with ICMP and UDP probes",

@@ -25,6 +25,9 @@ func TestSeriesNames(t *testing.T) {
 		"tfrc_download": {"TFRC download", "Ping (ms) ICMP"},
 		"quic_upload":   {"QUIC upload", "Ping (ms) ICMP"},
 		"quic_download": {"QUIC download", "Ping (ms) ICMP"},
+		"l4s_upload":    {"L4S scalable UDP upload", "Ping (ms) ICMP"},
+		"l4s_download":  {"L4S scalable UDP download", "Ping (ms) ICMP"},
+		"l4s_cubic":     {"L4S scalable UDP upload", "TCP upload", "Ping (ms) ICMP"},
 		"custom":        {"Ping (ms) ICMP", "Ping (ms) UDP"},
 	}
 	for name, series := range want {

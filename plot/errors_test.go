@@ -92,7 +92,7 @@ func TestErrorsNameWhatIsMissing(t *testing.T) {
 		want []string
 	}{
 		{"all_scaled without series", AllScaled, []*results.Document{noSeries}, Options{},
-			[]string{`run "upload run" has no series to draw`, "TCP, UDP, TFRC, QUIC or Custom upload… or download…", "Ping (ms)…", "the first run has: none"}},
+			[]string{`run "upload run" has no series to draw`, "TCP, UDP, TFRC, QUIC, L4S scalable UDP or Custom upload… or download…", "Ping (ms)…", "the first run has: none"}},
 		{"all_scaled, several runs without series", AllScaled, []*results.Document{noSeries, noSeries}, Options{},
 			[]string{"none of the 2 runs has series to draw"}},
 		{"ping_cdf with every probe lost", PingCDF, []*results.Document{lostPings}, Options{},

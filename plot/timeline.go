@@ -47,9 +47,9 @@ func classify(s *results.Series) (panel timelinePanel, aggregate bool) {
 	switch {
 	case strings.HasPrefix(n, "Ping (ms)"):
 		panel = latencyPanel
-	case hasAnyPrefix(n, "TCP download", "UDP download", "TFRC download", "QUIC download", "Custom download"):
+	case hasAnyPrefix(n, "TCP download", "UDP download", "TFRC download", "QUIC download", "L4S scalable UDP download", "Custom download"):
 		panel = downloadPanel
-	case hasAnyPrefix(n, "TCP upload", "UDP upload", "TFRC upload", "QUIC upload", "Custom upload"):
+	case hasAnyPrefix(n, "TCP upload", "UDP upload", "TFRC upload", "QUIC upload", "L4S scalable UDP upload", "Custom upload"):
 		panel = uploadPanel
 	default:
 		return noPanel, false
@@ -241,7 +241,7 @@ func allScaled(docs []*results.Document, labels []string, o Options, t theme) (*
 		fig.panels = append(fig.panels, pn)
 	}
 	if len(fig.panels) == 0 {
-		return nil, fmt.Errorf("plot: %s: %s: it needs throughput series (TCP, UDP, TFRC, QUIC or Custom upload… or download…) or Ping (ms)… series with samples; the first run has: %s",
+		return nil, fmt.Errorf("plot: %s: %s: it needs throughput series (TCP, UDP, TFRC, QUIC, L4S scalable UDP or Custom upload… or download…) or Ping (ms)… series with samples; the first run has: %s",
 			AllScaled, noneHave(docs, labels, "series to draw"), docs[0].SeriesList())
 	}
 	timeAxis(fig, marks, timeEnd(docs))

@@ -429,7 +429,7 @@ func TestFlentRefuses(t *testing.T) {
 	d := synthDoc("tcp_upload", 1)
 	d.Run.Test = "rrul_var"
 	if err := WriteFlent(io.Discard, d); err == nil || !strings.Contains(err.Error(), "a rrul_var run: Flent has no such test") ||
-		!strings.Contains(err.Error(), "Flent's ping, rrul") || !strings.Contains(err.Error(), "own custom, quic_download") {
+		!strings.Contains(err.Error(), "Flent's ping, rrul") || !strings.Contains(err.Error(), "own custom, l4s_download, l4s_upload, quic_download") {
 		t.Errorf("unknown test: %v", err)
 	}
 	d = synthDoc("tcp_upload", 1)

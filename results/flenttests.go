@@ -94,9 +94,9 @@ type flentLayout struct {
 }
 
 // flentLayouts are wanlab's own tests by name. Each has one load series
-// per direction and the ICMP ping, as the Flent test named: a TFRC or
-// QUIC upload is one flow's throughput, as tcp_upload's TCP upload is,
-// and a custom run's per-direction sums over the user's flows stand as
+// per direction and the ICMP ping, as the Flent test named: a TFRC, QUIC
+// or built-in L4S upload is one flow's throughput, as tcp_upload's TCP
+// upload is, and a custom run's per-direction sums over the user's flows stand as
 // tcp_bidirectional's TCP upload and download (its per-flow series, its
 // UDP ping and its totals go along under their own names).
 var flentLayouts = map[string]flentLayout{
@@ -104,6 +104,8 @@ var flentLayouts = map[string]flentLayout{
 	"tfrc_download": {"tcp_download", map[string]string{"TFRC download": "TCP download"}},
 	"quic_upload":   {"tcp_upload", map[string]string{"QUIC upload": "TCP upload"}},
 	"quic_download": {"tcp_download", map[string]string{"QUIC download": "TCP download"}},
+	"l4s_upload":    {"tcp_upload", map[string]string{"L4S scalable UDP upload": "TCP upload"}},
+	"l4s_download":  {"tcp_download", map[string]string{"L4S scalable UDP download": "TCP download"}},
 	"custom":        {"tcp_bidirectional", map[string]string{"Custom upload": "TCP upload", "Custom download": "TCP download"}},
 }
 

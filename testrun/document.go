@@ -14,6 +14,7 @@ import (
 	"wanlab/results"
 	"wanlab/traffic"
 	"wanlab/traffic/quicflow"
+	"wanlab/traffic/scalableflow"
 	"wanlab/traffic/tfrcflow"
 )
 
@@ -88,6 +89,10 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 			}
 		case *tfrcflow.Result:
 			main, flow.Series = b.tfrc(r)
+			flow.CongestionControl = spec.cc
+			flow.Series = append(flow.Series, b.router(spec.label, rec, r.Dir.String(), "udp", r.Sender, r.Receiver)...)
+		case *scalableflow.Result:
+			main, flow.Series = b.scalable(r)
 			flow.CongestionControl = spec.cc
 			flow.Series = append(flow.Series, b.router(spec.label, rec, r.Dir.String(), "udp", r.Sender, r.Receiver)...)
 		case *quicflow.Result:

@@ -10,6 +10,7 @@ import (
 	"wanlab/catalog"
 	"wanlab/traffic"
 	"wanlab/traffic/quicflow"
+	"wanlab/traffic/scalableflow"
 	"wanlab/traffic/tfrcflow"
 )
 
@@ -27,8 +28,12 @@ type flowSpec struct {
 	icmpID *uint16
 }
 
-// ecnECT0 is the ECN field's ECT(0) codepoint in a TOS byte (RFC 3168).
-const ecnECT0 = 0x02
+// ecnECT0 and ecnECT1 are the ECN field's ECT(0) and ECT(1) codepoints
+// in a TOS byte (RFC 3168; ECT(1) is L4S's, RFC 9331).
+const (
+	ecnECT0 = 0x02
+	ecnECT1 = 0x01
+)
 
 // flows builds the traffic of the test between client and server: its
 // load flows during the load, its probes over the whole run.
@@ -59,6 +64,9 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 			if dir == traffic.Down {
 				cc = s.CCDown
 			}
+			if cc == "" {
+				cc = f.CC
+			}
 			spec.protocol, spec.cc = "tcp", cc
 			flow, err := traffic.NewTCP(traffic.TCPConfig{
 				Label: f.Series, Client: cl, Server: sv, Dir: dir, CC: cc, TOS: spec.tos,
@@ -88,6 +96,18 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 			flow, err := tfrcflow.New(tfrcflow.Config{
 				Label: f.Series, Client: cl, Server: sv, Dir: dir, TOS: spec.tos,
 				TxQueueLen: s.TxQLen, Start: loadStart, Stop: loadStop,
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+			fs = append(fs, flow)
+		case catalog.Scalable:
+			// The sender sets ECT(1) on its data itself: the flow takes
+			// the DSCP alone, and the data's TOS is recorded as sent.
+			spec.protocol, spec.cc, spec.tos = "udp", scalableflow.CongestionControl, spec.tos&^3|ecnECT1
+			flow, err := scalableflow.New(scalableflow.Config{
+				Label: f.Series, Client: cl, Server: sv, Dir: dir, TOS: spec.tos,
+				Start: loadStart, Stop: loadStop,
 			})
 			if err != nil {
 				return nil, nil, err

@@ -90,7 +90,9 @@ var registry = []*Option{
 	{
 		Key: "test", Recorded: "`run.test`", Experiment: ByExperiment,
 		Doc: "Flent's test: " + strings.Join(flentTests(), ", ") + "; or wanlab's: tfrc_upload, tfrc_download (TFRC, RFC 5348 as DCCP's CCID-3, over UDP), " +
-			"quic_upload, quic_download (quic-go, whose congestion control is " + catalog.QUICCongestionControl + "), custom (your programs, `--server` and `--client`). " +
+			"quic_upload, quic_download (quic-go, whose congestion control is " + catalog.QUICCongestionControl + "), " +
+			"l4s_upload, l4s_download (wanlab's built-in L4S sender: DCTCP's response to CE marks over UDP, every packet ECT(1); not DCTCP), " +
+			"l4s_cubic (that L4S upload beside a CUBIC upload), custom (your programs, `--server` and `--client`). " +
 			"None: the main job, `" + DefaultTest + "` for 30 s on the `" + DefaultProfile + "` profile",
 		field: text(func(o *Options) *string { return &o.Test }),
 	},
@@ -202,6 +204,9 @@ var registry = []*Option{
 			load := loadOf(t)
 			if hasFlow(t, catalog.QUIC) {
 				load += ", whose ECN quic-go sets itself"
+			}
+			if hasFlow(t, catalog.Scalable) {
+				load += ", whose packets are always ECT(1)"
 			}
 			return fmt.Sprintf("--ecn turns on ECN for TCP and marks UDP floods ECT(0), and %s has neither (%s): drop --ecn", t.Name, load)
 		},
@@ -424,7 +429,7 @@ var registry = []*Option{
 	{
 		Key: "flent", Flag: "flent", Recorded: "(the file itself)", PerRun: ".flent.gz",
 		Help:    "also write Flent's data file, e.g. run.flent.gz",
-		Doc:     "Flent loads a data file by running the test it names, so a run of one of wanlab's own tests goes under the Flent test whose series it shares (tfrc_upload and quic_upload as tcp_upload, custom as tcp_bidirectional; docs/results-format.md)",
+		Doc:     "Flent loads a data file by running the test it names, so a run of one of wanlab's own tests goes under the Flent test whose series it shares (tfrc_upload, quic_upload and l4s_upload as tcp_upload, custom as tcp_bidirectional; docs/results-format.md)",
 		ZeroFix: "give a file name (- for stdout), or leave --flent out",
 		NotFor: func(t catalog.Test, _ *Options) string {
 			if _, err := results.FlentLayout(t.Name); err != nil {
@@ -483,6 +488,7 @@ func loadOf(t catalog.Test) string {
 		catalog.UDPFlood: "a UDP flood",
 		catalog.TFRC:     "TFRC, over UDP",
 		catalog.QUIC:     "QUIC, over UDP",
+		catalog.Scalable: "wanlab's built-in L4S sender, over UDP",
 	}[t.Flows[0].Transport]
 }
 
@@ -535,6 +541,7 @@ func ccNotFor(t catalog.Test, _ *Options) string {
 		catalog.UDPFlood: "a UDP flood at a set rate",
 		catalog.TFRC:     "TFRC, whose rate control is its own",
 		catalog.QUIC:     "QUIC, whose congestion control is quic-go's " + catalog.QUICCongestionControl,
+		catalog.Scalable: "wanlab's built-in L4S sender, whose congestion control is its own",
 	}[t.Flows[0].Transport]
 	return fmt.Sprintf("--cc sets the TCP flows' congestion control, and %s has none (its flow is %s): drop --cc", t.Name, kind)
 }
@@ -566,7 +573,8 @@ func tcpInHosts(flag, sysctl string) func(catalog.Test, *Options) string {
 
 // granularityNotFor refuses --granularity where no testbed of the run's own
 // has a router, and for a test whose packets are never GSO super-packets:
-// its flows send one datagram per packet (UDP floods, TFRC) and its probes
+// its flows send one datagram per packet (UDP floods, TFRC, the built-in
+// L4S sender) and its probes
 // are single packets, so segment and gso are the same.
 func granularityNotFor(t catalog.Test, o *Options) string {
 	switch {

@@ -3,10 +3,12 @@ package testrun
 import (
 	"wanlab/results"
 	"wanlab/traffic/quicflow"
+	"wanlab/traffic/scalableflow"
 	"wanlab/traffic/tfrcflow"
 )
 
-// This file maps the results of wanlab's other transports (TFRC, QUIC) to
+// This file maps the results of wanlab's other transports (TFRC, QUIC, the
+// built-in scalable sender) to
 // series, as document.go maps TCP's.
 
 // stateField is one figure of a flow's state at each sample, as a
@@ -116,4 +118,59 @@ func (b *docBuilder) quic(r *quicflow.Result) (results.Series, []results.Series)
 	b.rateSteps(&main, k0, ks, rcvd)
 	b.rateSteps(&sent, k0, ks, wrote)
 	return main, append([]results.Series{sent}, stateSeries(b, r.Label, quicFields, connectedK, connected)...)
+}
+
+// scalableFields are the built-in scalable sender's state series: its
+// congestion window, DCTCP's α and the latest window's F (RFC 8257, in %
+// as TFRC's p is), its
+// RTT estimates and pacing rate, and the running counts of marks, losses
+// and window reductions.
+var scalableFields = []stateField[scalableflow.Sample]{
+	{key: "l4s_cwnd", unit: "packets", get: func(s *scalableflow.Sample) float64 { return s.Cwnd }},
+	{key: "l4s_alpha", unit: "%", get: func(s *scalableflow.Sample) float64 { return 100 * s.Alpha }},
+	{key: "l4s_f", unit: "%", get: func(s *scalableflow.Sample) float64 { return 100 * s.F }},
+	{key: "l4s_srtt", unit: "ms", get: func(s *scalableflow.Sample) float64 { return ms(s.SRTT) },
+		skip: func(s *scalableflow.Sample) bool { return s.SRTT == 0 }},
+	{key: "l4s_min_rtt", unit: "ms", get: func(s *scalableflow.Sample) float64 { return ms(s.MinRTT) },
+		skip: func(s *scalableflow.Sample) bool { return s.MinRTT == 0 }},
+	{key: "l4s_pacing_rate", unit: "Mbits/s", get: func(s *scalableflow.Sample) float64 { return mbit(s.PacingRate) }},
+	{key: "l4s_inflight", unit: "packets", get: func(s *scalableflow.Sample) float64 { return float64(s.Inflight) }},
+	{key: "l4s_ce_packets", unit: "packets", get: func(s *scalableflow.Sample) float64 { return float64(s.CEPackets) }},
+	{key: "l4s_ect1_packets", unit: "packets", get: func(s *scalableflow.Sample) float64 { return float64(s.ECT1Packets) }},
+	{key: "l4s_not_ect_packets", unit: "packets", get: func(s *scalableflow.Sample) float64 { return float64(s.NotECTPackets + s.ECT0Packets) }},
+	{key: "l4s_lost", unit: "packets", get: func(s *scalableflow.Sample) float64 { return float64(s.Lost) }},
+	{key: "l4s_ce_reductions", unit: "events", get: func(s *scalableflow.Sample) float64 { return float64(s.CEReductions) }},
+	{key: "l4s_loss_reductions", unit: "events", get: func(s *scalableflow.Sample) float64 { return float64(s.LossReductions) }},
+	{key: "l4s_timeouts", unit: "events", get: func(s *scalableflow.Sample) float64 { return float64(s.Timeouts) }},
+}
+
+// scalable makes the built-in scalable sender's throughput series (the
+// application data the receiver got per step) and its own series: the
+// application data sent per step (sent_rate), the packets' bytes (header
+// included) received per step (l4s_recv_rate), the percentage of the
+// packets received per step that arrived CE (l4s_ce_fraction), and its
+// state at each grid point (scalableFields).
+func (b *docBuilder) scalable(r *scalableflow.Result) (results.Series, []results.Series) {
+	main := b.series(r.Label, "Mbits/s")
+	sent := b.series(r.Label+"::sent_rate", "Mbits/s")
+	recvRate := b.series(r.Label+"::l4s_recv_rate", "Mbits/s")
+	ceFrac := b.series(r.Label+"::l4s_ce_fraction", "%")
+	n := len(r.Samples)
+	ks := make([]int, n)
+	got, wrote, in := make([]int64, n), make([]int64, n), make([]int64, n)
+	var prev scalableflow.Sample
+	for i, s := range r.Samples {
+		ks[i] = s.K
+		got[i], wrote[i], in[i] = int64(s.ReceivedPayload), int64(s.SentPayload), int64(s.ReceivedBytes)
+		if d := s.ReceivedPackets - prev.ReceivedPackets; i > 0 && d > 0 {
+			ceFrac.Samples = append(ceFrac.Samples, results.Sample{T: b.gridTime(s.K), V: 100 * float64(s.CEPackets-prev.CEPackets) / float64(d)})
+		}
+		prev = s
+	}
+	k0 := b.startK(r.Start)
+	b.rateSteps(&main, k0, ks, got)
+	b.rateSteps(&sent, k0, ks, wrote)
+	b.rateSteps(&recvRate, k0, ks, in)
+	own := append([]results.Series{sent, recvRate, ceFrac}, stateSeries(b, r.Label, scalableFields, ks, r.Samples)...)
+	return main, own
 }

@@ -8,6 +8,7 @@ import (
 	"wanlab/catalog"
 	"wanlab/traffic"
 	"wanlab/traffic/quicflow"
+	"wanlab/traffic/scalableflow"
 	"wanlab/traffic/tfrcflow"
 )
 
@@ -123,5 +124,53 @@ func TestQUICCongestionControlNamed(t *testing.T) {
 	tt, _ := catalog.Lookup("quic_upload", catalog.Options{})
 	if !strings.Contains(tt.Description, catalog.QUICCongestionControl) || !strings.Contains(Markdown(), "congestion control is "+catalog.QUICCongestionControl) {
 		t.Errorf("the description %q or docs/options.md does not name the congestion control", tt.Description)
+	}
+}
+
+// A flow of the built-in L4S sender: its throughput is the application
+// data received per step; its own series are the data sent per step, the
+// packets' bytes received per step, the CE fraction of each step's
+// packets, and the sender's state; the flow is named for what it is.
+func TestDocumentScalable(t *testing.T) {
+	s := handSetup(t, "l4s_upload")
+	label := catalog.L4SSeries + " upload"
+	r := &scalableflow.Result{
+		FlowInfo: traffic.FlowInfo{Label: label, Kind: scalableflow.Kind, Start: time.Second, Stop: 2 * time.Second},
+		Dir:      traffic.Up, TOS: 1, Sender: cliAddr, Receiver: srvAddr,
+	}
+	for k := 5; k <= 10; k++ {
+		n := uint64(k - 5)
+		smp := scalableflow.Sample{K: k, T: at(time.Duration(k) * s.Step),
+			SentPayload: n * 25_000, ReceivedPayload: n * 25_000, ReceivedBytes: n * 25_000 * 1472 / 1452,
+			ReceivedPackets: n * 20, CEPackets: n * 5, ECT1Packets: n * 15,
+			Cwnd: 17.5, Alpha: 0.25, F: 0.2, CEReductions: n}
+		if k >= 7 {
+			smp.SRTT, smp.MinRTT = 21*time.Millisecond, 20*time.Millisecond
+		}
+		r.Samples = append(r.Samples, smp)
+	}
+	res := &traffic.Result{T0: t0, Step: s.Step, Length: s.Length(), Flows: []traffic.FlowResult{r}}
+	doc, err := s.document(res, []flowSpec{{label: label, dir: "up", protocol: "udp", tos: 1, cc: scalableflow.CongestionControl, sockets: &recNet{}}}, &routerRecord{}, Provenance{Framing: "ip"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSeries(t, doc)
+	if got := samplesOf(findSeries(t, doc.Series, label)); got != "1.2:1 1.4:1 1.6:1 1.8:1 2:1" {
+		t.Errorf("%s %s", label, got)
+	}
+	f := doc.Flows[0]
+	if f.CongestionControl != "scalable" || f.Protocol != "udp" || f.TOS != 1 {
+		t.Errorf("flow %+v", f)
+	}
+	wantSamples(t, f.Series, map[string]string{
+		label + "::sent_rate":         "1.2:1 1.4:1 1.6:1 1.8:1 2:1",
+		label + "::l4s_ce_fraction":   "1.2:25 1.4:25 1.6:25 1.8:25 2:25",
+		label + "::l4s_cwnd":          "1:17.5 1.2:17.5 1.4:17.5 1.6:17.5 1.8:17.5 2:17.5",
+		label + "::l4s_alpha":         "1:25 1.2:25 1.4:25 1.6:25 1.8:25 2:25",
+		label + "::l4s_srtt":          "1.4:21 1.6:21 1.8:21 2:21",
+		label + "::l4s_ce_reductions": "1:0 1.2:1 1.4:2 1.6:3 1.8:4 2:5",
+	})
+	if got := samplesOf(findSeries(t, f.Series, label+"::l4s_recv_rate")); !strings.HasPrefix(got, "1.2:1.01") {
+		t.Errorf("l4s_recv_rate %s: want the packets' 1472 bytes for each 1452 of data", got)
 	}
 }

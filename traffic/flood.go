@@ -378,7 +378,7 @@ func (f *Flood) receive() {
 			continue
 		}
 		f.mu.Lock()
-		f.rx.add(seq, n, sent, now, receivedTOS(oob[:oobn])&3 == 3)
+		f.rx.add(seq, n, sent, now, ReceivedTOS(oob[:oobn])&3 == 3)
 		f.mu.Unlock()
 	}
 }

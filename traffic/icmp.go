@@ -202,7 +202,7 @@ func (p *ICMPProbe) receive() {
 			}
 			msg, tos = buf[int(buf[0]&0x0f)*4:n], int(buf[1])
 		} else {
-			tos = receivedTOS(oob[:oobn])
+			tos = ReceivedTOS(oob[:oobn])
 		}
 		seq, ok := p.parseReply(msg)
 		if !ok {

@@ -181,10 +181,10 @@ func ReadSocketState(c any, tcp bool) (SocketState, error) {
 	return s, nil
 }
 
-// receivedTOS returns the TOS byte (IPv4) or traffic class (IPv6) that
+// ReceivedTOS returns the TOS byte (IPv4) or traffic class (IPv6) that
 // IP_RECVTOS or IPV6_RECVTCLASS put among a datagram's control messages,
-// or -1 if there is none.
-func receivedTOS(oob []byte) int {
+// or -1 if there is none. It allocates nothing, for receive loops.
+func ReceivedTOS(oob []byte) int {
 	for len(oob) >= unix.SizeofCmsghdr {
 		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
 		if h.Len < unix.SizeofCmsghdr || int(h.Len) > len(oob) {

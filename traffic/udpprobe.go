@@ -180,7 +180,7 @@ func (p *UDPProbe) serve() {
 		if !ok || h.cookie != p.cookie || h.kind != probeRequest {
 			return
 		}
-		tos := receivedTOS(oob)
+		tos := ReceivedTOS(oob)
 		if !p.book.serverGot(h.seq, tos) {
 			return
 		}
@@ -204,7 +204,7 @@ func (p *UDPProbe) receive() {
 		if !ok || h.cookie != p.cookie || h.kind != probeReply {
 			return
 		}
-		p.book.reply(h.seq, receivedAt(oob, p.env.Clock), h.serverRecv, h.serverSend, receivedTOS(oob))
+		p.book.reply(h.seq, receivedAt(oob, p.env.Clock), h.serverRecv, h.serverSend, ReceivedTOS(oob))
 	})
 }
 

@@ -22,8 +22,10 @@ flent 2.1.1 and later read: flent -i OUT -f stats prints the figures
 (or totals, box_totals, ping_cdf) draws Flent's own plots. Flent loads a
 data file by running the test it names, so a run of one of wanlab's own
 tests goes under the Flent test whose series it shares, its load series
-renamed: tfrc_upload and quic_upload as tcp_upload (TCP upload),
-tfrc_download and quic_download as tcp_download, custom as
+renamed: tfrc_upload, quic_upload and l4s_upload as tcp_upload (TCP
+upload), tfrc_download, quic_download and l4s_download as tcp_download
+(l4s_cubic has no Flent layout: Flent has no test of one L4S and one TCP
+upload), custom as
 tcp_bidirectional (its Custom upload and Custom download as TCP upload and
 TCP download); the file's title and metadata (WANLAB) name the run's test.
 docs/results-format.md says how each figure maps.`,

@@ -37,10 +37,13 @@ results file (docs/results-format.md).
 Flent's tests: ping, tcp_upload, tcp_download, tcp_bidirectional, tcp_nup,
 tcp_ndown (--streams N), rrul, rrul_be, udp_flood (--udp-rate, --udp-size).
 wanlab's own: tfrc_upload, tfrc_download (TFRC, RFC 5348 as DCCP's CCID-3,
-over UDP; --tx-qlen), quic_upload, quic_download (quic-go, NewReno), and
-custom: your own programs, --server CMD in the server host and --client CMD
-in the client host, measured per flow at the router. Without a test, run
-runs rrul for 30s on the home profile: the main job.
+over UDP; --tx-qlen), quic_upload, quic_download (quic-go, NewReno),
+l4s_upload, l4s_download (wanlab's built-in L4S sender: DCTCP's response
+to CE marks over UDP, every packet ECT(1); not the kernel's DCTCP),
+l4s_cubic (that L4S upload beside a CUBIC upload), and custom: your own
+programs, --server CMD in the server host and --client CMD in the client
+host, measured per flow at the router. Without a test, run runs rrul for
+30s on the home profile: the main job.
 
 custom runs each command with sh -c after replacing @peer and @peer6 (the
 other host's addresses), @port (a free port wanlab chose) and @duration
@@ -75,6 +78,7 @@ one that failed, and wanlab exits 1.`,
   wanlab run tcp_download --both "netem delay 50ms; tbf rate 20mbit burst 32k latency 100ms" --at 20s --down "netem delay 50ms; tbf rate 2mbit burst 32k latency 100ms"
   wanlab run tcp_upload --direct --duration 10s
   wanlab run tfrc_upload --both "netem delay 20ms; tbf rate 2mbit buffer 10000 limit 30000" --tx-qlen 0
+  wanlab run l4s_cubic --up "netem delay 10ms; tbf rate 10mbit burst 32k latency 50ms; fq_codel ce_threshold 1ms ecn" --down "netem delay 10ms"
   wanlab run custom --server 'iperf3 -s -1 -p @port' --client 'iperf3 -c @peer -p @port -t @duration' --up "netem delay 10ms; tbf rate 20mbit burst 32k latency 50ms"`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wanlab/clock"
+	"wanlab/internal/ppoll"
 	"wanlab/tfrc"
 )
 
@@ -58,7 +59,7 @@ type Sender struct {
 	st    SenderStats
 	space chan struct{} // signalled when a slot frees
 
-	wake    *waker
+	wake    *ppoll.Waker
 	done    chan struct{} // closed when Run has ended
 	runOnce sync.Once
 }
@@ -75,9 +76,9 @@ func NewSender(conn net.PacketConn, peer net.Addr, cfg Config) (*Sender, error) 
 	if err != nil {
 		return nil, err
 	}
-	w, err := newWaker()
+	w, err := ppoll.NewWaker()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tfrcudp: %w", err)
 	}
 	s := &Sender{
 		conn:    newSocket(conn),
@@ -141,7 +142,7 @@ func (s *Sender) write(ctx context.Context, p []byte) (int, error) {
 		if wasEmpty {
 			// Under the lock: Run closes the eventfd under it too,
 			// after done, which was checked above.
-			s.wake.wake()
+			s.wake.Wake()
 		}
 		s.mu.Unlock()
 		p, n = p[k:], n+k
@@ -202,12 +203,12 @@ func (s *Sender) run(ctx context.Context) error {
 	case err = <-errc:
 	}
 	close(stopped)
-	s.wake.wake()
+	s.wake.Wake()
 	cerr := s.conn.Close()
 	wg.Wait()
 	s.mu.Lock()
 	close(s.done)
-	s.wake.close()
+	s.wake.Close()
 	s.mu.Unlock()
 	if err == nil && ctx.Err() == nil {
 		err = cerr
@@ -261,8 +262,8 @@ func (s *Sender) pace(stopped <-chan struct{}) error {
 		if deadline != clock.Never {
 			d = max(0, s.clk.Wall(deadline).Sub(time.Now()))
 		}
-		if err := s.wake.wait(d); err != nil {
-			return err
+		if err := s.wake.Wait(d); err != nil {
+			return fmt.Errorf("tfrcudp: %w", err)
 		}
 	}
 }
@@ -289,7 +290,7 @@ func (s *Sender) readFeedback() error {
 		}
 		s.mu.Unlock()
 		if err == nil {
-			s.wake.wake()
+			s.wake.Wake()
 		}
 	}
 }
