@@ -1,7 +1,7 @@
 // Package qdisc implements Linux's queue disciplines (netem, tbf, the fifos,
-// pfifo_fast, codel, fq_codel, pie, and the classful htb and prio with
-// u32 filters) as steppable state machines on a virtual clock, with tc's
-// parent/child structure.
+// pfifo_fast, codel, fq_codel, pie, fq_pie, red, sfq, cake, dualpi2, and
+// the classful htb and prio with u32 filters) as steppable state machines
+// on a virtual clock, with tc's parent/child structure.
 //
 // Every method that depends on time takes now as an argument; a discipline
 // that has no packet ready says when it will have one. Nothing here does I/O,
@@ -9,9 +9,10 @@
 // code runs in the simulator, in tests and in the real-time router.
 //
 // The behaviour follows the kernel's net/sched/sch_{netem,tbf,fifo,generic,
-// codel,fq_codel,pie,htb,prio}.c, cls_u32.c and include/net/{codel.h,
-// codel_impl.h,pie.h} (Linux 6.1 to 6.18), and tc's parsing in iproute2
-// (6.1, for what tc computes before the kernel sees it); where a
+// codel,fq_codel,pie,fq_pie,red,sfq,cake,htb,prio}.c, cls_u32.c and
+// include/net/{codel.h,codel_impl.h,pie.h,red.h} (Linux 6.1 to 6.18),
+// sch_dualpi2.c (6.17, RFC 9332), and tc's parsing in iproute2 (6.1, for
+// what tc computes before the kernel sees it; q_dualpi2.c of 6.17); where a
 // discipline deviates on purpose (a "correct" mode next to the
 // kernel-compatible one) its config says so.
 package qdisc
