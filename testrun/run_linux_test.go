@@ -234,6 +234,25 @@ func TestRunVariants(t *testing.T) {
 			}
 		})
 	})
+	t.Run("cake", func(t *testing.T) {
+		// --aqm cake in place of the tbf at 10 Mbit/s each way (as SQM
+		// deploys it): RRUL's ping stays within 10 ms of the path's
+		// round trip, where the tbf's deep FIFO would add its 50 ms.
+		roottest.Twice(t, "rrul cake", func(r roottest.Reporter) {
+			o := short("rrul", 3*time.Second)
+			o.Both, o.AQM = "netem delay 10ms limit 10000; tbf rate 10mbit burst 32k latency 50ms", "cake"
+			d := runDoc(t, o)
+			if !strings.Contains(d.Run.Path.Up, "cake bandwidth 10Mbit") || strings.Contains(d.Run.Path.Up, "tbf") {
+				r.Errorf("path %q: want cake in the tbf's place", d.Run.Path.Up)
+			}
+			within(r, "ICMP ping median under RRUL (ms)", series(t, d, "Ping (ms) ICMP").Summary.Median, 20, 30)
+			var sum float64
+			for _, name := range []string{"TCP upload BE", "TCP upload BK", "TCP upload CS5", "TCP upload EF"} {
+				sum += series(t, d, name).Summary.Mean
+			}
+			within(r, "TCP uploads together (Mbit/s)", sum, 7, 10)
+		})
+	})
 	t.Run("direct", func(t *testing.T) {
 		o := short("tcp_upload", 2*time.Second)
 		o.Direct = true
