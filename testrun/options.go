@@ -208,7 +208,7 @@ func Markdown() string {
 	b.WriteString("\n## Built-in paths (`--profile`)\n\n")
 	b.WriteString("Each profile is a chain per direction: netem for the propagation delay, a\n")
 	b.WriteString("tbf for the rate, and a FIFO as the tbf's child, the bottleneck queue that\n")
-	fmt.Fprintf(&b, "`--aqm` replaces (%s).\nWithout a path, a run uses `%s`.\n", strings.Join(profile.AQMs, ", "), DefaultProfile)
+	fmt.Fprintf(&b, "`--aqm` replaces (%s;\n`--aqm cake` replaces the tbf and its child, shaping at the tbf's rate).\nWithout a path, a run uses `%s`.\n", strings.Join(profile.AQMs, ", "), DefaultProfile)
 	for _, p := range profile.All() {
 		fmt.Fprintf(&b, "\n### %s\n\n%s.\n\n", p.Name, capitalize(p.Summary))
 		fmt.Fprintf(&b, "- up: `%s`\n- down: `%s`\n\n%s\n", p.Up, p.Down, p.Why)
