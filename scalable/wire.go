@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/wirehdr"
 )
 
 // The wire format. Every packet starts with the same 4 bytes: the magic
@@ -81,29 +82,21 @@ type Ack struct {
 	NotECTPackets      uint64
 }
 
-func putHeader(b []byte, t Type) {
-	b[0], b[1], b[2], b[3] = 'S', 'C', version, byte(t)
-}
+// format is the header the packets start with; wirehdr checks it as it
+// does the other transports'.
+var format = wirehdr.Format{Magic: [2]byte{'S', 'C'}, Version: version, ErrShort: ErrShort, ErrMagic: ErrMagic, ErrVersion: ErrVersion, ErrType: ErrType}
 
 // PacketType returns the type of packet b, or an error if b is not a
 // packet of this version.
 func PacketType(b []byte) (Type, error) {
-	if len(b) < 4 {
-		return 0, ErrShort
-	}
-	if b[0] != 'S' || b[1] != 'C' {
-		return 0, ErrMagic
-	}
-	if b[2] != version {
-		return 0, ErrVersion
-	}
-	return Type(b[3]), nil
+	t, err := format.Type(b)
+	return Type(t), err
 }
 
 // AppendData appends h, encoded as a data packet header, to b.
 func AppendData(b []byte, h DataHeader) []byte {
 	var buf [DataHeaderLen]byte
-	putHeader(buf[:], TypeData)
+	format.Put(buf[:], uint8(TypeData))
 	binary.BigEndian.PutUint64(buf[4:], h.Seq)
 	binary.BigEndian.PutUint64(buf[12:], uint64(h.Timestamp))
 	return append(b, buf[:]...)
@@ -112,15 +105,8 @@ func AppendData(b []byte, h DataHeader) []byte {
 // ParseData decodes a data packet and returns its header and payload (a
 // subslice of b).
 func ParseData(b []byte) (DataHeader, []byte, error) {
-	t, err := PacketType(b)
-	if err != nil {
+	if err := format.Check(b, uint8(TypeData), DataHeaderLen); err != nil {
 		return DataHeader{}, nil, err
-	}
-	if t != TypeData {
-		return DataHeader{}, nil, ErrType
-	}
-	if len(b) < DataHeaderLen {
-		return DataHeader{}, nil, ErrShort
 	}
 	h := DataHeader{
 		Seq:       binary.BigEndian.Uint64(b[4:]),
@@ -132,7 +118,7 @@ func ParseData(b []byte) (DataHeader, []byte, error) {
 // AppendAck appends a, encoded as an acknowledgement, to b.
 func AppendAck(b []byte, a Ack) []byte {
 	var buf [AckLen]byte
-	putHeader(buf[:], TypeAck)
+	format.Put(buf[:], uint8(TypeAck))
 	be := binary.BigEndian
 	be.PutUint64(buf[4:], a.Highest)
 	be.PutUint64(buf[12:], uint64(a.Echo))
@@ -150,15 +136,8 @@ func AppendAck(b []byte, a Ack) []byte {
 // a negative delay, more CE, ECT(1) or not-ECT packets than packets, more
 // CE bytes than bytes, or no packet at all.
 func ParseAck(b []byte) (Ack, error) {
-	t, err := PacketType(b)
-	if err != nil {
+	if err := format.Check(b, uint8(TypeAck), AckLen); err != nil {
 		return Ack{}, err
-	}
-	if t != TypeAck {
-		return Ack{}, ErrType
-	}
-	if len(b) < AckLen {
-		return Ack{}, ErrShort
 	}
 	be := binary.BigEndian
 	a := Ack{

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/wirehdr"
 )
 
 // The wire format. Every packet starts with the same 4 bytes: the magic
@@ -83,30 +84,22 @@ type Feedback struct {
 	P float64
 }
 
-func putHeader(b []byte, t Type) {
-	b[0], b[1], b[2], b[3] = 'T', 'F', version, byte(t)
-}
+// format is the header the packets start with; wirehdr checks it as it
+// does the other transports'.
+var format = wirehdr.Format{Magic: [2]byte{'T', 'F'}, Version: version, ErrShort: ErrShort, ErrMagic: ErrMagic, ErrVersion: ErrVersion, ErrType: ErrType}
 
 // PacketType returns the type of packet b, or an error if b is not a TFRC
 // packet of this version.
 func PacketType(b []byte) (Type, error) {
-	if len(b) < 4 {
-		return 0, ErrShort
-	}
-	if b[0] != 'T' || b[1] != 'F' {
-		return 0, ErrMagic
-	}
-	if b[2] != version {
-		return 0, ErrVersion
-	}
-	return Type(b[3]), nil
+	t, err := format.Type(b)
+	return Type(t), err
 }
 
 // AppendData appends h, encoded as a data packet header, to b. The RTT is
 // rounded down to whole microseconds and saturates at about 71 minutes.
 func AppendData(b []byte, h DataHeader) []byte {
 	var buf [DataHeaderLen]byte
-	putHeader(buf[:], TypeData)
+	format.Put(buf[:], uint8(TypeData))
 	binary.BigEndian.PutUint64(buf[4:], h.Seq)
 	binary.BigEndian.PutUint64(buf[12:], uint64(h.Timestamp))
 	us := h.RTT / time.Microsecond
@@ -123,15 +116,8 @@ func AppendData(b []byte, h DataHeader) []byte {
 // ParseData decodes a data packet and returns its header and payload (a
 // subslice of b).
 func ParseData(b []byte) (DataHeader, []byte, error) {
-	t, err := PacketType(b)
-	if err != nil {
+	if err := format.Check(b, uint8(TypeData), DataHeaderLen); err != nil {
 		return DataHeader{}, nil, err
-	}
-	if t != TypeData {
-		return DataHeader{}, nil, ErrType
-	}
-	if len(b) < DataHeaderLen {
-		return DataHeader{}, nil, ErrShort
 	}
 	h := DataHeader{
 		Seq:       binary.BigEndian.Uint64(b[4:]),
@@ -144,7 +130,7 @@ func ParseData(b []byte) (DataHeader, []byte, error) {
 // AppendFeedback appends f, encoded as a feedback packet, to b.
 func AppendFeedback(b []byte, f Feedback) []byte {
 	var buf [FeedbackLen]byte
-	putHeader(buf[:], TypeFeedback)
+	format.Put(buf[:], uint8(TypeFeedback))
 	binary.BigEndian.PutUint64(buf[4:], f.Seq)
 	binary.BigEndian.PutUint64(buf[12:], uint64(f.Echo))
 	binary.BigEndian.PutUint64(buf[20:], uint64(f.Delay))
@@ -157,15 +143,8 @@ func AppendFeedback(b []byte, f Feedback) []byte {
 // sends: a negative t_delay, an X_recv that is negative or not finite, and
 // a p outside [0, 1]; bytes after the packet are ignored.
 func ParseFeedback(b []byte) (Feedback, error) {
-	t, err := PacketType(b)
-	if err != nil {
+	if err := format.Check(b, uint8(TypeFeedback), FeedbackLen); err != nil {
 		return Feedback{}, err
-	}
-	if t != TypeFeedback {
-		return Feedback{}, ErrType
-	}
-	if len(b) < FeedbackLen {
-		return Feedback{}, ErrShort
 	}
 	f := Feedback{
 		Seq:   binary.BigEndian.Uint64(b[4:]),

@@ -16,7 +16,7 @@ import (
 )
 
 // core lists the packages of the pure core, relative to the module root.
-var core = []string{"clock", "packet", "qdisc", "tcspec", "link", "sim", "stats", "catalog", "profile", "fidelity", "tfrc", "scalable"}
+var core = []string{"clock", "packet", "qdisc", "tcspec", "link", "sim", "stats", "catalog", "profile", "fidelity", "tfrc", "scalable", "internal/wirehdr"}
 
 // allowed are the packages under a forbidden prefix that the core may
 // use: net/netip is addresses as values (parsing, prefixes, comparison),

@@ -9,8 +9,9 @@ import (
 )
 
 // Waker is what a pacing thread sleeps on: an eventfd that other
-// goroutines signal, waited for with ppoll and a timeout (TFRC's and the
-// scalable sender's pacers).
+// goroutines signal, waited for with ppoll and a timeout (the pacing
+// thread of package internal/dgram, which TFRC's and the scalable
+// sender's UDP transports share).
 type Waker struct{ fd int }
 
 // NewWaker returns a waker with its own eventfd; Close releases it.

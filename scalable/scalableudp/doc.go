@@ -15,9 +15,10 @@
 // closes it when its context ends, leaving no goroutine behind. Both must
 // be *net.UDPConn: the ECN field is read and set through the socket.
 //
-// As in package tfrc/tfrcudp, the sender paces its packets on a goroutine
-// locked to its own thread, sleeping in ppoll with a timer slack of 1 ns
-// until the next packet's send time; ACKs are read on another goroutine
-// and wake the pacer through an eventfd. No allocation is made per packet
-// on either side.
+// The socket loops are those of package tfrc/tfrcudp (package
+// internal/dgram has them for both): the sender paces its packets on a
+// goroutine locked to its own thread, sleeping in ppoll with a timer
+// slack of 1 ns until the next packet's send time; ACKs are read on
+// another goroutine and wake the pacer through an eventfd. No allocation
+// is made per packet on either side.
 package scalableudp

@@ -2,14 +2,12 @@ package scalableudp
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net"
-	"net/netip"
 	"sync"
 	"time"
 
 	"wanlab/clock"
+	"wanlab/internal/dgram"
 	"wanlab/packet"
 	"wanlab/scalable"
 	"wanlab/traffic"
@@ -34,13 +32,13 @@ type ReceiverStats struct {
 // codepoint and acknowledges to where the data comes from. Stats may be
 // read at any time from any goroutine.
 type Receiver struct {
-	conn *net.UDPConn
-	clk  *clock.Real
+	clk *clock.Real
 
-	mu      sync.Mutex
-	core    *scalable.Receiver
-	st      ReceiverStats
-	runOnce sync.Once
+	mu   sync.Mutex
+	core *scalable.Receiver
+	st   ReceiverStats
+
+	loop dgram.Receiver
 }
 
 // NewReceiver returns a receiver on conn, acknowledging every ackEvery
@@ -62,7 +60,11 @@ func NewReceiver(conn net.PacketConn, ackEvery, tos int) (*Receiver, error) {
 	if err := setTOS(u, tos&^3); err != nil {
 		return nil, err
 	}
-	return &Receiver{conn: u, clk: clock.NewReal(), core: core}, nil
+	r := &Receiver{clk: clock.NewReal(), core: core}
+	// The socket's read deadline is the delayed-ACK timer; each
+	// datagram's TOS byte comes in a control message.
+	r.loop = dgram.Receiver{Pkg: "scalableudp", Socket: dgram.NewSocket(u), Clock: r.clk, Handler: (*handler)(r), OOB: 64, FeedbackLen: scalable.AckLen}
+	return r, nil
 }
 
 // Stats returns the receiver's figures now.
@@ -78,99 +80,47 @@ func (r *Receiver) Stats() ReceiverStats {
 // Run receives until ctx ends or the socket fails, then closes the socket
 // and returns, with every goroutine it started ended. It returns nil when
 // ctx ended it. Run may be called once.
-func (r *Receiver) Run(ctx context.Context) error {
-	err := errors.New("scalableudp: Run called twice")
-	r.runOnce.Do(func() { err = r.run(ctx) })
-	return err
+func (r *Receiver) Run(ctx context.Context) error { return r.loop.Run(ctx) }
+
+// handler is the Receiver as dgram's receive loop drives it.
+type handler Receiver
+
+// Deadline returns when the delayed-ACK timer is next due.
+func (h *handler) Deadline() clock.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.core.Deadline()
 }
 
-func (r *Receiver) run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-ctx.Done():
-		case <-stop:
-		}
-		r.conn.Close() // ends the blocked read
-	}()
-	err := r.receive()
-	close(stop)
-	wg.Wait()
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
-}
-
-// receive reads data until the socket is closed. The read deadline is
-// the delayed-ACK timer.
-func (r *Receiver) receive() error {
-	buf := make([]byte, 65536)
-	oob := make([]byte, 64)
-	out := make([]byte, 0, scalable.AckLen)
-	var to netip.AddrPort
-	set := clock.Time(-1) // the read deadline in force, -1: none yet
-	for {
-		r.mu.Lock()
-		deadline := r.core.Deadline()
-		r.mu.Unlock()
-		if deadline != set {
-			t := time.Time{}
-			if deadline != clock.Never {
-				t = r.clk.Wall(deadline)
+// Handle counts a data packet with the ECN codepoint it arrived with and
+// returns the ACK due now.
+func (h *handler) Handle(now clock.Time, b, oob, out []byte) ([]byte, bool) {
+	data := false
+	h.mu.Lock()
+	if b != nil {
+		if d, _, err := scalable.ParseData(b); err != nil {
+			h.st.BadPackets++
+		} else {
+			tos := traffic.ReceivedTOS(oob)
+			if tos < 0 {
+				h.st.NoTOS++
+				tos = 0
 			}
-			if err := r.conn.SetReadDeadline(t); err != nil {
-				if errors.Is(err, net.ErrClosed) {
-					return nil
-				}
-				return fmt.Errorf("scalableudp: set the read deadline: %w", err)
-			}
-			set = deadline
-		}
-		n, oobn, _, from, err := r.conn.ReadMsgUDPAddrPort(buf, oob)
-		now := r.clk.Now()
-		if err != nil && !isTimeout(err) {
-			if errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			return fmt.Errorf("scalableudp: read data: %w", err)
-		}
-		r.mu.Lock()
-		if err == nil {
-			if h, _, perr := scalable.ParseData(buf[:n]); perr != nil {
-				r.st.BadPackets++
-			} else {
-				tos := traffic.ReceivedTOS(oob[:oobn])
-				if tos < 0 {
-					r.st.NoTOS++
-					tos = 0
-				}
-				r.core.OnData(now, h, n, packet.ECN(tos&3))
-				to = from
-			}
-		}
-		a, ok := r.core.Poll(now)
-		r.mu.Unlock()
-		if ok && to.IsValid() {
-			out = scalable.AppendAck(out[:0], a)
-			if _, err := r.conn.WriteToUDPAddrPort(out, to); err != nil {
-				if errors.Is(err, net.ErrClosed) {
-					return nil
-				}
-				r.mu.Lock()
-				r.st.SendErrors++
-				r.mu.Unlock()
-			}
+			h.core.OnData(now, d, len(b), packet.ECN(tos&3))
+			data = true
 		}
 	}
+	a, ok := h.core.Poll(now)
+	h.mu.Unlock()
+	if !ok {
+		return nil, data
+	}
+	return scalable.AppendAck(out, a), data
 }
 
-// isTimeout reports whether err is a read deadline passing: the ACK
-// timer, not a failure.
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+// SendFailed counts an ACK the socket refused.
+func (h *handler) SendFailed() {
+	h.mu.Lock()
+	h.st.SendErrors++
+	h.mu.Unlock()
 }

@@ -25,7 +25,7 @@ func listenOn(t testing.TB, addr string) net.PacketConn {
 type pair struct {
 	snd  *Sender
 	rcv  *Receiver
-	errs chan error
+	wait func(testing.TB) // waits for both Runs once ctx has ended
 }
 
 // start runs a sender and a receiver on loopback sockets until ctx ends.
@@ -37,7 +37,7 @@ func start(t testing.TB, ctx context.Context, cfg Config) *pair {
 func startOn(t testing.TB, ctx context.Context, cfg Config, addr string) *pair {
 	t.Helper()
 	sc, rc := listenOn(t, addr), listenOn(t, addr)
-	p := &pair{errs: make(chan error, 2)}
+	p := &pair{}
 	var err error
 	if p.rcv, err = NewReceiver(rc, 1, cfg.TOS); err != nil {
 		t.Fatal(err)
@@ -45,23 +45,8 @@ func startOn(t testing.TB, ctx context.Context, cfg Config, addr string) *pair {
 	if p.snd, err = NewSender(sc, rc.LocalAddr(), cfg); err != nil {
 		t.Fatal(err)
 	}
-	go func() { p.errs <- p.rcv.Run(ctx) }()
-	go func() { p.errs <- p.snd.Run(ctx) }()
+	p.wait = traffictest.Runs(ctx, p.rcv.Run, p.snd.Run)
 	return p
-}
-
-func (p *pair) wait(t testing.TB) {
-	t.Helper()
-	for range 2 {
-		select {
-		case err := <-p.errs:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("Run did not return after its context ended")
-		}
-	}
 }
 
 // Over loopback every data packet arrives ECT(1) with the DSCP asked for,

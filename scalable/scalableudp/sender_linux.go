@@ -2,17 +2,13 @@ package scalableudp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/netip"
-	"runtime"
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"wanlab/clock"
+	"wanlab/internal/dgram"
 	"wanlab/internal/ppoll"
 	"wanlab/packet"
 	"wanlab/scalable"
@@ -64,8 +60,6 @@ type SenderStats struct {
 // with the scalable congestion controller over a UDP socket. Stats may be
 // read at any time from any goroutine.
 type Sender struct {
-	conn *net.UDPConn
-	peer netip.AddrPort
 	size int // UDP payload of a data packet
 	tos  int
 	clk  *clock.Real
@@ -73,9 +67,11 @@ type Sender struct {
 	mu   sync.Mutex
 	core *scalable.Sender
 	st   SenderStats
+	// out is the packet being sent, the pacing thread's own: filler
+	// after a header that each packet rewrites.
+	out []byte
 
-	wake    *ppoll.Waker
-	runOnce sync.Once
+	loop dgram.Sender
 }
 
 // NewSender returns a sender to peer over conn, whose data packets carry
@@ -116,7 +112,16 @@ func NewSender(conn net.PacketConn, peer net.Addr, cfg Config) (*Sender, error) 
 	if err != nil {
 		return nil, fmt.Errorf("scalableudp: %w", err)
 	}
-	return &Sender{conn: u, peer: ua.AddrPort(), size: size, tos: tos, clk: clk, core: core, wake: w}, nil
+	s := &Sender{size: size, tos: tos, clk: clk, core: core, out: make([]byte, size)}
+	for i := scalable.DataHeaderLen; i < len(s.out); i++ {
+		s.out[i] = byte(i)
+	}
+	s.loop = dgram.Sender{
+		Pkg: "scalableudp", Feedback: "ACKs",
+		Socket: dgram.NewSocket(u), Peer: dgram.NewPeer(ua), Clock: clk,
+		Pacer: (*pacer)(s), Wake: w,
+	}
+	return s, nil
 }
 
 // PacketSize returns the UDP payload of a data packet, header included.
@@ -137,111 +142,43 @@ func (s *Sender) Stats() SenderStats {
 // and returns, with every goroutine it started ended. It returns nil when
 // ctx ended it. Run may be called once; a sender that is never run is
 // released by Run on an ended context.
-func (s *Sender) Run(ctx context.Context) error {
-	err := errors.New("scalableudp: Run called twice")
-	s.runOnce.Do(func() { err = s.run(ctx) })
-	return err
+func (s *Sender) Run(ctx context.Context) error { return s.loop.Run(ctx) }
+
+// pacer is the Sender as dgram's pacing loop drives it.
+type pacer Sender
+
+// Next stamps the next packet if the congestion controller lets it go
+// now.
+func (p *pacer) Next() ([]byte, bool, clock.Time) {
+	p.mu.Lock()
+	h, ok := p.core.Poll(p.clk.Now())
+	if ok {
+		scalable.AppendData(p.out[:0], h)
+		p.st.BytesSent += uint64(len(p.out))
+		p.st.PayloadBytesSent += uint64(len(p.out) - scalable.DataHeaderLen)
+	}
+	deadline := p.core.Deadline()
+	p.mu.Unlock()
+	return p.out, ok, deadline
 }
 
-func (s *Sender) run(ctx context.Context) error {
-	var (
-		wg      sync.WaitGroup
-		errc    = make(chan error, 2)
-		stopped = make(chan struct{})
-	)
-	if ctx.Err() == nil {
-		wg.Add(2)
-		go func() { defer wg.Done(); errc <- s.pace(stopped) }()
-		go func() { defer wg.Done(); errc <- s.readAcks() }()
-	}
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-errc:
-	}
-	close(stopped)
-	s.wake.Wake()
-	cerr := s.conn.Close()
-	wg.Wait()
-	s.wake.Close()
-	if err == nil && ctx.Err() == nil {
-		err = cerr
-	}
-	return err
+// SendFailed counts a data packet the socket refused.
+func (p *pacer) SendFailed() {
+	p.mu.Lock()
+	p.st.SendErrors++
+	p.mu.Unlock()
 }
 
-// pace sends every packet that is due, then sleeps until the next one is
-// or an ACK arrives. It runs on its own thread with a timer slack of 1 ns,
-// so that ppoll wakes when asked; the runtime discards the thread when the
-// goroutine ends.
-func (s *Sender) pace(stopped <-chan struct{}) error {
-	runtime.LockOSThread()
-	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("scalableudp: set the timer slack: %w", err)
+// Feedback hands an ACK to the congestion controller, whose window may
+// have opened.
+func (p *pacer) Feedback(now clock.Time, b []byte) bool {
+	a, err := scalable.ParseAck(b)
+	p.mu.Lock()
+	if err != nil {
+		p.st.BadPackets++
+	} else {
+		p.core.OnAck(now, a)
 	}
-	out := make([]byte, s.size)
-	for i := scalable.DataHeaderLen; i < len(out); i++ {
-		out[i] = byte(i)
-	}
-	for {
-		select {
-		case <-stopped:
-			return nil
-		default:
-		}
-		s.mu.Lock()
-		h, ok := s.core.Poll(s.clk.Now())
-		if ok {
-			scalable.AppendData(out[:0], h)
-			s.st.BytesSent += uint64(len(out))
-			s.st.PayloadBytesSent += uint64(len(out) - scalable.DataHeaderLen)
-		}
-		deadline := s.core.Deadline()
-		s.mu.Unlock()
-		if ok {
-			if _, err := s.conn.WriteToUDPAddrPort(out, s.peer); err != nil {
-				if errors.Is(err, net.ErrClosed) {
-					return nil
-				}
-				s.mu.Lock()
-				s.st.SendErrors++
-				s.mu.Unlock()
-			}
-			continue
-		}
-		d := time.Duration(-1)
-		if deadline != clock.Never {
-			d = max(0, s.clk.Wall(deadline).Sub(time.Now()))
-		}
-		if err := s.wake.Wait(d); err != nil {
-			return fmt.Errorf("scalableudp: %w", err)
-		}
-	}
-}
-
-// readAcks hands every ACK to the congestion controller and wakes the
-// pacer, whose window may have opened.
-func (s *Sender) readAcks() error {
-	buf := make([]byte, 2048)
-	for {
-		n, _, err := s.conn.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			return fmt.Errorf("scalableudp: read ACKs: %w", err)
-		}
-		now := s.clk.Now()
-		a, err := scalable.ParseAck(buf[:n])
-		s.mu.Lock()
-		if err != nil {
-			s.st.BadPackets++
-		} else {
-			s.core.OnAck(now, a)
-		}
-		s.mu.Unlock()
-		if err == nil {
-			s.wake.Wake()
-		}
-	}
+	p.mu.Unlock()
+	return err == nil
 }

@@ -11,7 +11,9 @@
 // next packet's nominal send time (Go's own timers wake up to a millisecond
 // late, more than the 1.2 ms between packets at 10 Mbit/s). Feedback is read
 // on another goroutine and wakes the pacer through an eventfd, as does the
-// application when it refills an empty transmit buffer.
+// application when it refills an empty transmit buffer. These socket loops
+// are package internal/dgram's, shared with scalable/scalableudp; TFRC's
+// part is what goes into each packet and what each feedback does.
 //
 // Stats on either side may be read at any time, for per-step sampling: the
 // allowed rate X, the RTT, the loss event rate, the receive rate, the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"wanlab/internal/roottest"
+	"wanlab/internal/traffictest"
 	"wanlab/lab"
 	"wanlab/netns"
 	"wanlab/tcspec"
@@ -108,10 +109,7 @@ func upload(t *testing.T, rate string, txQLen int, dur time.Duration) *uploadRun
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	errs := make(chan error, 3)
-	go func() { errs <- rcv.Run(ctx) }()
-	go func() { errs <- snd.Run(ctx) }()
-	go func() { errs <- snd.Bulk(ctx) }()
+	wait := traffictest.Runs(ctx, rcv.Run, snd.Run, snd.Bulk)
 
 	run := &uploadRun{}
 	start := time.Now()
@@ -127,16 +125,7 @@ func upload(t *testing.T, rate string, txQLen int, dur time.Duration) *uploadRun
 	run.sender, run.receiver = snd.Stats(), rcv.Stats()
 	run.dropped = tb.Status().Up.Counters.Dropped
 	cancel()
-	for range 3 {
-		select {
-		case err := <-errs:
-			if err != nil {
-				t.Errorf("TFRC ended with %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("TFRC did not end after its context was cancelled")
-		}
-	}
+	wait(t)
 	return run
 }
 

@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"runtime"
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"wanlab/clock"
+	"wanlab/internal/dgram"
 	"wanlab/internal/ppoll"
 	"wanlab/tfrc"
 )
@@ -44,8 +42,6 @@ type SenderStats struct {
 // queues data; Run paces it out and processes the feedback. Stats may be
 // read at any time from any goroutine.
 type Sender struct {
-	conn    socket
-	peer    peer
 	cfg     Config
 	size    int // s: UDP payload of a data packet
 	payload int // application bytes per packet
@@ -58,10 +54,12 @@ type Sender struct {
 	head  int
 	st    SenderStats
 	space chan struct{} // signalled when a slot frees
+	// out is the packet being sent, the pacing thread's own.
+	out []byte
 
-	wake    *ppoll.Waker
-	done    chan struct{} // closed when Run has ended
-	runOnce sync.Once
+	wake *ppoll.Waker
+	done chan struct{} // closed when Run has ended
+	loop dgram.Sender
 }
 
 // NewSender returns a sender of data to peer over conn. conn belongs to
@@ -81,8 +79,6 @@ func NewSender(conn net.PacketConn, peer net.Addr, cfg Config) (*Sender, error) 
 		return nil, fmt.Errorf("tfrcudp: %w", err)
 	}
 	s := &Sender{
-		conn:    newSocket(conn),
-		peer:    newPeer(peer),
 		cfg:     cfg,
 		size:    size,
 		payload: size - tfrc.DataHeaderLen,
@@ -90,11 +86,20 @@ func NewSender(conn net.PacketConn, peer net.Addr, cfg Config) (*Sender, error) 
 		core:    core,
 		ring:    make([][]byte, capacity),
 		space:   make(chan struct{}, 1),
+		out:     make([]byte, 0, size),
 		wake:    w,
 		done:    make(chan struct{}),
 	}
 	for i := range s.ring {
 		s.ring[i] = make([]byte, 0, s.payload)
+	}
+	s.loop = dgram.Sender{
+		Pkg: "tfrcudp", Feedback: "feedback",
+		Socket: dgram.NewSocket(conn), Peer: dgram.NewPeer(peer), Clock: clk,
+		Pacer: (*pacer)(s), Wake: w,
+		// Write wakes the pacer under mu once it has seen that done is
+		// still open.
+		Locker: &s.mu, Ended: func() { close(s.done) },
 	}
 	return s, nil
 }
@@ -181,116 +186,54 @@ func (s *Sender) Stats() SenderStats {
 
 // Run sends until ctx ends or the socket fails, then closes the socket
 // and returns, with every goroutine it started ended; Write then returns
-// ErrClosed. It returns nil when ctx ended it. Run may be called once.
-func (s *Sender) Run(ctx context.Context) error {
-	err := errors.New("tfrcudp: Run called twice")
-	s.runOnce.Do(func() { err = s.run(ctx) })
-	return err
-}
+// ErrClosed. It returns nil when ctx ended it. Run may be called once; a
+// sender that is never run is released by Run on an ended context.
+func (s *Sender) Run(ctx context.Context) error { return s.loop.Run(ctx) }
 
-func (s *Sender) run(ctx context.Context) error {
-	var (
-		wg      sync.WaitGroup
-		errc    = make(chan error, 2)
-		stopped = make(chan struct{})
-	)
-	wg.Add(2)
-	go func() { defer wg.Done(); errc <- s.pace(stopped) }()
-	go func() { defer wg.Done(); errc <- s.readFeedback() }()
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-errc:
-	}
-	close(stopped)
-	s.wake.Wake()
-	cerr := s.conn.Close()
-	wg.Wait()
+// pacer is the Sender as dgram's pacing loop drives it.
+type pacer Sender
+
+// Next takes the packet at the head of the transmit buffer if TFRC lets
+// it go now.
+func (p *pacer) Next() ([]byte, bool, clock.Time) {
+	s := (*Sender)(p)
 	s.mu.Lock()
-	close(s.done)
-	s.wake.Close()
+	h, ok := s.core.Poll(s.clk.Now())
+	if ok {
+		s.out = tfrc.AppendData(s.out[:0], h)
+		s.out = append(s.out, s.ring[s.head]...)
+		s.st.PayloadBytesSent += uint64(len(s.ring[s.head]))
+		s.head = (s.head + 1) % len(s.ring)
+		s.st.BytesSent += uint64(len(s.out))
+	}
+	deadline := s.core.Deadline()
 	s.mu.Unlock()
-	if err == nil && ctx.Err() == nil {
-		err = cerr
-	}
-	return err
-}
-
-// pace sends every packet that is due, then sleeps until the next one is
-// or something changes. It runs on its own thread with a timer slack of
-// 1 ns, so that ppoll wakes when asked; the runtime discards the thread
-// when the goroutine ends.
-func (s *Sender) pace(stopped <-chan struct{}) error {
-	runtime.LockOSThread()
-	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("tfrcudp: set the timer slack: %w", err)
-	}
-	out := make([]byte, 0, s.size)
-	for {
+	if ok {
+		// A slot has freed: a Write may be waiting for it.
 		select {
-		case <-stopped:
-			return nil
+		case s.space <- struct{}{}:
 		default:
 		}
-		s.mu.Lock()
-		h, ok := s.core.Poll(s.clk.Now())
-		if ok {
-			out = tfrc.AppendData(out[:0], h)
-			out = append(out, s.ring[s.head]...)
-			s.st.PayloadBytesSent += uint64(len(s.ring[s.head]))
-			s.head = (s.head + 1) % len(s.ring)
-			s.st.BytesSent += uint64(len(out))
-		}
-		deadline := s.core.Deadline()
-		s.mu.Unlock()
-		if ok {
-			select {
-			case s.space <- struct{}{}:
-			default:
-			}
-			if err := s.conn.write(out, s.peer); err != nil {
-				if errors.Is(err, net.ErrClosed) {
-					return nil
-				}
-				s.mu.Lock()
-				s.st.SendErrors++
-				s.mu.Unlock()
-			}
-			continue
-		}
-		d := time.Duration(-1)
-		if deadline != clock.Never {
-			d = max(0, s.clk.Wall(deadline).Sub(time.Now()))
-		}
-		if err := s.wake.Wait(d); err != nil {
-			return fmt.Errorf("tfrcudp: %w", err)
-		}
 	}
+	return s.out, ok, deadline
 }
 
-// readFeedback hands every feedback packet to the protocol and wakes the
-// pacer, whose next send time may have moved.
-func (s *Sender) readFeedback() error {
-	buf := make([]byte, 2048)
-	for {
-		n, _, err := s.conn.read(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			return fmt.Errorf("tfrcudp: read feedback: %w", err)
-		}
-		now := s.clk.Now()
-		fb, err := tfrc.ParseFeedback(buf[:n])
-		s.mu.Lock()
-		if err != nil {
-			s.st.BadPackets++
-		} else {
-			s.core.OnFeedback(now, fb)
-		}
-		s.mu.Unlock()
-		if err == nil {
-			s.wake.Wake()
-		}
+// SendFailed counts a data packet the socket refused.
+func (p *pacer) SendFailed() {
+	p.mu.Lock()
+	p.st.SendErrors++
+	p.mu.Unlock()
+}
+
+// Feedback hands a feedback packet to TFRC.
+func (p *pacer) Feedback(now clock.Time, b []byte) bool {
+	fb, err := tfrc.ParseFeedback(b)
+	p.mu.Lock()
+	if err != nil {
+		p.st.BadPackets++
+	} else {
+		p.core.OnFeedback(now, fb)
 	}
+	p.mu.Unlock()
+	return err == nil
 }

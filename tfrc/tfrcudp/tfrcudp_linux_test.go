@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"wanlab/internal/traffictest"
 	"wanlab/tfrc"
 )
 
@@ -47,7 +48,7 @@ type pair struct {
 	rcv  *Receiver
 	sc   net.PacketConn
 	rc   net.PacketConn
-	errs chan error
+	wait func(testing.TB) // waits for both Runs once ctx has ended
 }
 
 // start runs a sender and a receiver on loopback sockets until ctx ends.
@@ -58,29 +59,14 @@ func start(t testing.TB, ctx context.Context, cfg Config) *pair {
 
 func startOn(t testing.TB, ctx context.Context, cfg Config, sc, rc net.PacketConn) *pair {
 	t.Helper()
-	p := &pair{sc: sc, rc: rc, errs: make(chan error, 2)}
+	p := &pair{sc: sc, rc: rc}
 	var err error
 	if p.snd, err = NewSender(p.sc, p.rc.LocalAddr(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	p.rcv = NewReceiver(p.rc)
-	go func() { p.errs <- p.rcv.Run(ctx) }()
-	go func() { p.errs <- p.snd.Run(ctx) }()
+	p.wait = traffictest.Runs(ctx, p.rcv.Run, p.snd.Run)
 	return p
-}
-
-func (p *pair) wait(t testing.TB) {
-	t.Helper()
-	for range 2 {
-		select {
-		case err := <-p.errs:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("Run did not return after its context ended")
-		}
-	}
 }
 
 // otherConn hides that a PacketConn is a *net.UDPConn, so that the

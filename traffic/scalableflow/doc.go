@@ -12,9 +12,9 @@
 // and the packets and bytes sent, received, CE-marked, per ECN codepoint,
 // lost, and the window reductions for marks and for losses.
 //
-// As TFRC's flow, it has no connection: the receiver's socket is bound
-// before the run starts and answers whoever sends it data, and the sender
-// sends to it from Start to Stop. The receiver keeps receiving after Stop
-// until the end of the run, so that the data still in flight at Stop is
-// counted.
+// Its lifecycle is package traffic/udpflow's, which TFRC's flow shares:
+// it has no connection, the receiver's socket is bound before the run
+// starts and answers whoever sends it data, and the sender sends to it
+// from Start to Stop. The receiver keeps receiving after Stop until the
+// end of the run, so that the data still in flight at Stop is counted.
 package scalableflow

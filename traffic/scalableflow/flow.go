@@ -1,19 +1,17 @@
 package scalableflow
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net"
 	"net/netip"
-	"sync"
 	"time"
 
 	"wanlab/clock"
 	"wanlab/scalable"
 	"wanlab/scalable/scalableudp"
 	"wanlab/traffic"
+	"wanlab/traffic/udpflow"
 )
 
 // Kind is the FlowInfo.Kind of a scalable flow's result.
@@ -133,179 +131,69 @@ type Sample struct {
 	SendErrors uint64 `json:"send_errors"`
 }
 
-// Flow is a bulk scalable flow.
+// Flow is a bulk scalable flow. Its lifecycle is udpflow's.
 type Flow struct {
-	cfg              Config
-	network          string // "udp4" or "udp6"
-	sndHost, rcvHost traffic.Host
-
-	// Set by Open and Start, read only afterwards.
-	snd    *scalableudp.Sender
-	rcv    *scalableudp.Receiver
-	env    traffic.Env
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu  sync.Mutex // guards res
-	res Result
-
-	// Used only on the sampling goroutine.
-	opened, started, closed bool
+	*udpflow.Flow[Sample]
 }
 
 var _ traffic.Flow = (*Flow)(nil)
 
+// transport is what a scalable flow adds to udpflow's lifecycle: the
+// scalable sender and receiver, and how to read and report them.
+type transport struct {
+	cfg Config
+
+	// Set by Open, read only afterwards.
+	snd        *scalableudp.Sender
+	rcv        *scalableudp.Receiver
+	packetSize int
+	tos        int // as the kernel kept it, ECT(1) included
+}
+
 // New checks cfg and returns the flow.
 func New(cfg Config) (*Flow, error) {
-	if cfg.Client.Net == nil || cfg.Server.Net == nil {
-		return nil, fmt.Errorf("scalableflow: flow %q: both hosts need a Net (traffic.Local{} for this process's namespace)", cfg.Label)
-	}
-	if cfg.Dir != traffic.Up && cfg.Dir != traffic.Down {
-		return nil, fmt.Errorf("scalableflow: flow %q: direction %d: use traffic.Up or traffic.Down", cfg.Label, int(cfg.Dir))
-	}
-	f := &Flow{cfg: cfg, sndHost: cfg.Client, rcvHost: cfg.Server}
-	if cfg.Dir == traffic.Down {
-		f.sndHost, f.rcvHost = cfg.Server, cfg.Client
-	}
-	if !f.rcvHost.Addr.IsValid() {
-		return nil, fmt.Errorf("scalableflow: flow %q: the receiving host (the %s) has no address for the sender to send to: set its Addr", cfg.Label, map[traffic.Direction]string{traffic.Up: "server", traffic.Down: "client"}[cfg.Dir])
-	}
-	if a := f.sndHost.Addr; a.IsValid() && a.Is4() != f.rcvHost.Addr.Is4() {
-		return nil, fmt.Errorf("scalableflow: flow %q: sender address %v and receiver address %v are of different IP versions: use two IPv4 or two IPv6 addresses", cfg.Label, a, f.rcvHost.Addr)
-	}
-	if err := traffic.CheckTOS(cfg.Label, cfg.TOS); err != nil {
+	tr := &transport{cfg: cfg, tos: cfg.TOS}
+	uf, err := udpflow.New[Sample](udpflow.Spec{
+		Pkg: "scalableflow", Name: "a scalable flow",
+		Label: cfg.Label, Kind: Kind,
+		Client: cfg.Client, Server: cfg.Server, Dir: cfg.Dir,
+		TOS:   cfg.TOS,
+		Start: cfg.Start, Stop: cfg.Stop,
+	}, tr)
+	if err != nil {
 		return nil, err
 	}
 	if cfg.AckEvery < 0 || cfg.AckEvery > 2 {
 		return nil, fmt.Errorf("scalableflow: flow %q: an ACK every %d packets: use 1 (every packet) or 2", cfg.Label, cfg.AckEvery)
 	}
-	f.network = "udp6"
-	if f.rcvHost.Addr.Is4() {
-		f.network = "udp4"
-	}
-	f.res = Result{
-		FlowInfo: traffic.FlowInfo{Label: cfg.Label, Kind: Kind, Start: cfg.Start, Stop: cfg.Stop},
-		Dir:      cfg.Dir,
-		TOS:      cfg.TOS,
-	}
-	return f, nil
+	return &Flow{uf}, nil
 }
 
-// Label returns the flow's label.
-func (f *Flow) Label() string { return f.cfg.Label }
-
-// Window returns the flow's start and stop offsets.
-func (f *Flow) Window() (start, stop time.Duration) { return f.cfg.Start, f.cfg.Stop }
-
-// Open makes both sockets, the sender and the receiver, so that a bad
-// address or option (a kernel that will not set ECT(1)) is an error
-// before the run starts.
-func (f *Flow) Open(ctx context.Context) (err error) {
-	if f.opened {
-		return errors.New("scalableflow: a scalable flow runs once: make a new one for each run")
-	}
-	f.opened = true
-	var sndConn, rcvConn net.PacketConn
-	defer func() {
-		if err != nil {
-			for _, c := range []net.PacketConn{sndConn, rcvConn} {
-				if c != nil {
-					c.Close()
-				}
-			}
-			f.snd, f.rcv = nil, nil
-		}
-	}()
-	rcvConn, err = f.rcvHost.Net.ListenPacket(ctx, f.network, netip.AddrPortFrom(f.rcvHost.Addr, 0).String(), nil)
+// Open makes the scalable sender and receiver, so that a kernel that will
+// not set ECT(1) is an error before the run starts.
+func (tr *transport) Open(snd, rcv net.PacketConn) (udpflow.Ends, error) {
+	r, err := scalableudp.NewReceiver(rcv, tr.cfg.AckEvery, tr.cfg.TOS)
 	if err != nil {
-		return fmt.Errorf("scalableflow: receiver socket: %w", err)
+		return udpflow.Ends{}, err
 	}
-	sndAddr := ":0"
-	if f.sndHost.Addr.IsValid() {
-		sndAddr = netip.AddrPortFrom(f.sndHost.Addr, 0).String()
-	}
-	sndConn, err = f.sndHost.Net.ListenPacket(ctx, f.network, sndAddr, nil)
+	// If NewSender fails, the receiver holds nothing but its socket,
+	// which the flow closes.
+	s, err := scalableudp.NewSender(snd, rcv.LocalAddr(), scalableudp.Config{PacketSize: tr.cfg.PacketSize, TOS: tr.cfg.TOS})
 	if err != nil {
-		return fmt.Errorf("scalableflow: sender socket: %w", err)
+		return udpflow.Ends{}, err
 	}
-	if f.rcv, err = scalableudp.NewReceiver(rcvConn, f.cfg.AckEvery, f.cfg.TOS); err != nil {
-		return fmt.Errorf("scalableflow: flow %q: %w", f.cfg.Label, err)
-	}
-	if f.snd, err = scalableudp.NewSender(sndConn, rcvConn.LocalAddr(), scalableudp.Config{PacketSize: f.cfg.PacketSize, TOS: f.cfg.TOS}); err != nil {
-		// The receiver owns its socket now: release it through Run.
-		done, cancel := context.WithCancel(context.Background())
-		cancel()
-		f.rcv.Run(done)
-		rcvConn = nil
-		return fmt.Errorf("scalableflow: flow %q: %w", f.cfg.Label, err)
-	}
-	f.res.PacketSize = f.snd.PacketSize()
-	f.res.Payload = f.res.PacketSize - scalable.DataHeaderLen
-	f.res.TOS = f.snd.Stats().TOS
-	f.res.Sender = traffic.AddrPort(sndConn.LocalAddr())
-	f.res.Receiver = traffic.AddrPort(rcvConn.LocalAddr())
-	return nil
+	tr.snd, tr.rcv = s, r
+	tr.packetSize = s.PacketSize()
+	tr.tos = s.Stats().TOS
+	return udpflow.Ends{Sender: s, Receiver: r}, nil
 }
 
-// Start launches the receiver at once and the sender at Start. Both end
-// when ctx ends, at the latest.
-func (f *Flow) Start(ctx context.Context, env traffic.Env) {
-	f.env = env
-	f.started = true
-	fctx, cancel := context.WithCancel(ctx)
-	f.cancel = cancel
-	f.wg.Add(2)
-	go func() {
-		defer f.wg.Done()
-		if err := f.rcv.Run(fctx); err != nil {
-			f.fail(fmt.Errorf("receiver: %w", err))
-		}
-	}()
-	go func() {
-		defer f.wg.Done()
-		f.send(fctx)
-	}()
-}
-
-// send runs the sender from Start to Stop.
-func (f *Flow) send(ctx context.Context) {
-	clk := f.env.Clock
-	if !traffic.SleepUntil(ctx, clk, f.env.At(f.cfg.Start)) {
-		f.snd.Run(ctx) // releases the socket and the sender's eventfd
-		return
-	}
-	sctx, stop := context.WithTimeout(ctx, f.env.At(f.cfg.Stop).Sub(clk.Now()))
-	defer stop()
-	f.mu.Lock()
-	f.res.StartedAt = clk.Now()
-	f.mu.Unlock()
-	err := f.snd.Run(sctx)
-	f.mu.Lock()
-	f.res.StoppedAt = clk.Now()
-	f.mu.Unlock()
-	if err != nil {
-		f.fail(fmt.Errorf("sender: %w", err))
-	}
-}
-
-// fail records the first error of the flow's goroutines.
-func (f *Flow) fail(err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.res.Error == "" {
-		f.res.Error = err.Error()
-	}
-}
-
-// Sample reads both sides from the first grid point at or after Start.
-func (f *Flow) Sample(k int, t clock.Time) {
-	if f.env.Grid(k) < f.env.At(f.cfg.Start) {
-		return
-	}
+// Sample reads both sides.
+func (tr *transport) Sample(k int, t clock.Time) Sample {
 	// The receiver is read before the sender, whose counts it cannot
 	// exceed.
-	rs := f.rcv.Stats()
-	ss := f.snd.Stats()
+	rs := tr.rcv.Stats()
+	ss := tr.snd.Stats()
 	s := Sample{
 		K: k, T: t,
 		Cwnd: ss.Cwnd, Inflight: ss.Inflight, Alpha: ss.Alpha, F: ss.F,
@@ -320,41 +208,29 @@ func (f *Flow) Sample(k int, t clock.Time) {
 	if !math.IsInf(ss.Ssthresh, 0) {
 		s.Ssthresh = ss.Ssthresh
 	}
-	f.mu.Lock()
-	f.res.Samples = append(f.res.Samples, s)
-	f.mu.Unlock()
+	return s
 }
 
-// Close stops both sides, waits for their goroutines and closes the
-// sockets.
-func (f *Flow) Close() {
-	if f.closed || !f.opened || f.snd == nil {
-		return
-	}
-	f.closed = true
-	if !f.started {
-		// Run on an ended context releases each side's socket (and the
-		// sender's eventfd) at once.
-		done, cancel := context.WithCancel(context.Background())
-		cancel()
-		f.snd.Run(done)
-		f.rcv.Run(done)
-		return
-	}
-	f.cancel()
-	f.wg.Wait()
-	rs, ss := f.rcv.Stats(), f.snd.Stats()
-	f.mu.Lock()
-	f.res.SentBytes = int64(ss.PayloadBytesSent)
-	f.res.ReceivedBytes = int64(rs.PayloadBytes)
-	f.mu.Unlock()
+// Delivered returns the application bytes sent and received.
+func (tr *transport) Delivered() (sent, received int64) {
+	rs, ss := tr.rcv.Stats(), tr.snd.Stats()
+	return int64(ss.PayloadBytesSent), int64(rs.PayloadBytes)
 }
 
-// Result returns what the flow recorded.
-func (f *Flow) Result() traffic.FlowResult {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r := f.res
-	r.Samples = append([]Sample(nil), f.res.Samples...)
-	return &r
+// Result makes the scalable flow's result.
+func (tr *transport) Result(r udpflow.Record[Sample]) traffic.FlowResult {
+	res := &Result{
+		FlowInfo: r.Info,
+		Dir:      tr.cfg.Dir,
+		TOS:      tr.tos,
+		Sender:   r.Sender, Receiver: r.Receiver,
+		StartedAt: r.StartedAt, StoppedAt: r.StoppedAt,
+		SentBytes: r.SentBytes, ReceivedBytes: r.ReceivedBytes,
+		Samples: r.Samples,
+	}
+	if tr.packetSize > 0 {
+		res.PacketSize = tr.packetSize
+		res.Payload = tr.packetSize - scalable.DataHeaderLen
+	}
+	return res
 }

@@ -7,10 +7,12 @@
 // transmit buffer's occupancy and the packets and bytes sent, received
 // and lost.
 //
-// TFRC has no connection: the receiver's socket is bound before the run
-// starts and answers whoever sends it data, and the sender sends to it
-// from Start to Stop. The receiver keeps receiving after Stop until the
-// end of the run, so that the data still in flight at Stop is counted.
+// TFRC has no connection, and the flow's lifecycle is package
+// traffic/udpflow's, which the scalable sender's flow shares: the
+// receiver's socket is bound before the run starts and answers whoever
+// sends it data, and the sender sends to it from Start to Stop. The
+// receiver keeps receiving after Stop until the end of the run, so that
+// the data still in flight at Stop is counted.
 //
 // The transmit buffer is DCCP's net.dccp.default.tx_qlen: TxQueueLen
 // packets (Linux's default was 5), or with 0 the socket's send buffer

@@ -7,13 +7,13 @@ import (
 	"math"
 	"net"
 	"net/netip"
-	"sync"
 	"time"
 
 	"wanlab/clock"
 	"wanlab/tfrc"
 	"wanlab/tfrc/tfrcudp"
 	"wanlab/traffic"
+	"wanlab/traffic/udpflow"
 )
 
 // Kind is the FlowInfo.Kind of a TFRC flow's result.
@@ -134,178 +134,69 @@ type Sample struct {
 
 // Flow is a bulk TFRC flow. The receiver runs from T0 to the end of the
 // run; the sender writes filler data as fast as the transmit buffer takes
-// it from Start to Stop, and TFRC paces it out.
+// it from Start to Stop, and TFRC paces it out. Its lifecycle is
+// udpflow's.
 type Flow struct {
-	cfg              Config
-	network          string // "udp4" or "udp6"
-	sndHost, rcvHost traffic.Host
-
-	// Set by Open and Start, read only afterwards.
-	sndConn, rcvConn net.PacketConn
-	snd              *tfrcudp.Sender
-	rcv              *tfrcudp.Receiver
-	env              traffic.Env
-	cancel           context.CancelFunc
-	wg               sync.WaitGroup
-
-	mu  sync.Mutex // guards res
-	res Result
-
-	// Used only on the sampling goroutine.
-	opened, started, closed bool
+	*udpflow.Flow[Sample]
 }
 
 var _ traffic.Flow = (*Flow)(nil)
 
+// transport is what a TFRC flow adds to udpflow's lifecycle: the TFRC
+// sender and receiver, and how to read and report them.
+type transport struct {
+	cfg Config
+
+	// Set by Open, read only afterwards.
+	snd *tfrcudp.Sender
+	rcv *tfrcudp.Receiver
+}
+
 // New checks cfg and returns the flow.
 func New(cfg Config) (*Flow, error) {
-	if cfg.Client.Net == nil || cfg.Server.Net == nil {
-		return nil, fmt.Errorf("tfrcflow: flow %q: both hosts need a Net (traffic.Local{} for this process's namespace)", cfg.Label)
-	}
-	if cfg.Dir != traffic.Up && cfg.Dir != traffic.Down {
-		return nil, fmt.Errorf("tfrcflow: flow %q: direction %d: use traffic.Up or traffic.Down", cfg.Label, int(cfg.Dir))
-	}
-	f := &Flow{cfg: cfg, sndHost: cfg.Client, rcvHost: cfg.Server}
-	if cfg.Dir == traffic.Down {
-		f.sndHost, f.rcvHost = cfg.Server, cfg.Client
-	}
-	if !f.rcvHost.Addr.IsValid() {
-		return nil, fmt.Errorf("tfrcflow: flow %q: the receiving host (the %s) has no address for the sender to send to: set its Addr", cfg.Label, map[traffic.Direction]string{traffic.Up: "server", traffic.Down: "client"}[cfg.Dir])
-	}
-	if a := f.sndHost.Addr; a.IsValid() && a.Is4() != f.rcvHost.Addr.Is4() {
-		return nil, fmt.Errorf("tfrcflow: flow %q: sender address %v and receiver address %v are of different IP versions: use two IPv4 or two IPv6 addresses", cfg.Label, a, f.rcvHost.Addr)
-	}
-	if err := traffic.CheckTOS(cfg.Label, cfg.TOS); err != nil {
+	tr := &transport{cfg: cfg}
+	uf, err := udpflow.New[Sample](udpflow.Spec{
+		Pkg: "tfrcflow", Name: "a TFRC flow",
+		Label: cfg.Label, Kind: Kind,
+		Client: cfg.Client, Server: cfg.Server, Dir: cfg.Dir,
+		TOS: cfg.TOS, Control: traffic.TOSControl(cfg.TOS),
+		Start: cfg.Start, Stop: cfg.Stop,
+	}, tr)
+	if err != nil {
 		return nil, err
 	}
 	if cfg.TxQueueLen < 0 || cfg.TxQueueLen > MaxTxQueueLen {
 		return nil, fmt.Errorf("tfrcflow: flow %q: transmit buffer of %d packets: give 0 (unbounded: the socket's send buffer bounds it) to %d (Linux DCCP's default was %d)",
 			cfg.Label, cfg.TxQueueLen, MaxTxQueueLen, tfrcudp.DefaultTxQueueLen)
 	}
-	f.network = "udp6"
-	if f.rcvHost.Addr.Is4() {
-		f.network = "udp4"
-	}
-	f.res = Result{
-		FlowInfo:   traffic.FlowInfo{Label: cfg.Label, Kind: Kind, Start: cfg.Start, Stop: cfg.Stop},
-		Dir:        cfg.Dir,
-		TOS:        cfg.TOS,
-		TxQueueLen: cfg.TxQueueLen,
-	}
-	return f, nil
+	return &Flow{uf}, nil
 }
 
-// Label returns the flow's label.
-func (f *Flow) Label() string { return f.cfg.Label }
+// Open makes the TFRC sender and receiver.
+func (tr *transport) Open(snd, rcv net.PacketConn) (udpflow.Ends, error) {
+	var err error
+	tr.snd, err = tfrcudp.NewSender(snd, rcv.LocalAddr(), tfrcudp.Config{TxQueueLen: tr.cfg.TxQueueLen, PacketSize: tr.cfg.PacketSize})
+	if err != nil {
+		return udpflow.Ends{}, err
+	}
+	tr.rcv = tfrcudp.NewReceiver(rcv)
+	return udpflow.Ends{Sender: tr.snd, Receiver: tr.rcv, App: tr.bulk}, nil
+}
 
-// Window returns the flow's start and stop offsets.
-func (f *Flow) Window() (start, stop time.Duration) { return f.cfg.Start, f.cfg.Stop }
-
-// Open makes both sockets, the sender and the receiver, so that a bad
-// address or option is an error before the run starts.
-func (f *Flow) Open(ctx context.Context) (err error) {
-	if f.opened {
-		return errors.New("tfrcflow: a TFRC flow runs once: make a new one for each run")
+// bulk is the application: it always has data.
+func (tr *transport) bulk(ctx context.Context) error {
+	if err := tr.snd.Bulk(ctx); err != nil && !errors.Is(err, tfrcudp.ErrClosed) {
+		return err
 	}
-	f.opened = true
-	defer func() {
-		if err != nil {
-			for _, c := range []net.PacketConn{f.sndConn, f.rcvConn} {
-				if c != nil {
-					c.Close()
-				}
-			}
-		}
-	}()
-	ctl := traffic.TOSControl(f.cfg.TOS)
-	f.rcvConn, err = f.rcvHost.Net.ListenPacket(ctx, f.network, netip.AddrPortFrom(f.rcvHost.Addr, 0).String(), ctl)
-	if err != nil {
-		return fmt.Errorf("tfrcflow: receiver socket: %w", err)
-	}
-	sndAddr := ":0"
-	if f.sndHost.Addr.IsValid() {
-		sndAddr = netip.AddrPortFrom(f.sndHost.Addr, 0).String()
-	}
-	f.sndConn, err = f.sndHost.Net.ListenPacket(ctx, f.network, sndAddr, ctl)
-	if err != nil {
-		return fmt.Errorf("tfrcflow: sender socket: %w", err)
-	}
-	f.snd, err = tfrcudp.NewSender(f.sndConn, f.rcvConn.LocalAddr(), tfrcudp.Config{TxQueueLen: f.cfg.TxQueueLen, PacketSize: f.cfg.PacketSize})
-	if err != nil {
-		return fmt.Errorf("tfrcflow: flow %q: %w", f.cfg.Label, err)
-	}
-	f.rcv = tfrcudp.NewReceiver(f.rcvConn)
-	f.res.Payload = f.snd.PayloadSize()
-	f.res.PacketSize = f.res.Payload + tfrc.DataHeaderLen
-	f.res.Sender = traffic.AddrPort(f.sndConn.LocalAddr())
-	f.res.Receiver = traffic.AddrPort(f.rcvConn.LocalAddr())
 	return nil
 }
 
-// Start launches the receiver at once and the sender at Start. Both end
-// when ctx ends, at the latest.
-func (f *Flow) Start(ctx context.Context, env traffic.Env) {
-	f.env = env
-	f.started = true
-	fctx, cancel := context.WithCancel(ctx)
-	f.cancel = cancel
-	f.wg.Add(2)
-	go func() {
-		defer f.wg.Done()
-		if err := f.rcv.Run(fctx); err != nil {
-			f.fail(fmt.Errorf("receiver: %w", err))
-		}
-	}()
-	go func() {
-		defer f.wg.Done()
-		f.send(fctx)
-	}()
-}
-
-// send runs the sender and a bulk application from Start to Stop.
-func (f *Flow) send(ctx context.Context) {
-	clk := f.env.Clock
-	if !traffic.SleepUntil(ctx, clk, f.env.At(f.cfg.Start)) {
-		f.snd.Run(ctx) // releases the socket and the sender's eventfd
-		return
-	}
-	sctx, stop := context.WithTimeout(ctx, f.env.At(f.cfg.Stop).Sub(clk.Now()))
-	defer stop()
-	f.mu.Lock()
-	f.res.StartedAt = clk.Now()
-	f.mu.Unlock()
-	bulk := make(chan error, 1)
-	go func() { bulk <- f.snd.Bulk(sctx) }()
-	err := f.snd.Run(sctx)
-	berr := <-bulk
-	f.mu.Lock()
-	f.res.StoppedAt = clk.Now()
-	f.mu.Unlock()
-	if err != nil {
-		f.fail(fmt.Errorf("sender: %w", err))
-	} else if berr != nil && !errors.Is(berr, tfrcudp.ErrClosed) {
-		f.fail(fmt.Errorf("application: %w", berr))
-	}
-}
-
-// fail records the first error of the flow's goroutines.
-func (f *Flow) fail(err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.res.Error == "" {
-		f.res.Error = err.Error()
-	}
-}
-
-// Sample reads both sides from the first grid point at or after Start.
-func (f *Flow) Sample(k int, t clock.Time) {
-	if f.env.Grid(k) < f.env.At(f.cfg.Start) {
-		return
-	}
+// Sample reads both sides.
+func (tr *transport) Sample(k int, t clock.Time) Sample {
 	// The receiver is read before the sender, whose counts it cannot
 	// exceed.
-	rs := f.rcv.Stats()
-	ss := f.snd.Stats()
+	rs := tr.rcv.Stats()
+	ss := tr.snd.Stats()
 	s := Sample{
 		K: k, T: t,
 		X: ss.X, XRecv: rs.XRecv, P: rs.P, SenderP: ss.P,
@@ -319,41 +210,30 @@ func (f *Flow) Sample(k int, t clock.Time) {
 	if !math.IsInf(ss.XCalc, 0) {
 		s.XCalc = ss.XCalc
 	}
-	f.mu.Lock()
-	f.res.Samples = append(f.res.Samples, s)
-	f.mu.Unlock()
+	return s
 }
 
-// Close stops both sides, waits for their goroutines and closes the
-// sockets.
-func (f *Flow) Close() {
-	if f.closed || !f.opened || f.snd == nil {
-		return
-	}
-	f.closed = true
-	if !f.started {
-		// Run on an ended context releases each side's socket (and the
-		// sender's eventfd) at once.
-		done, cancel := context.WithCancel(context.Background())
-		cancel()
-		f.snd.Run(done)
-		f.rcv.Run(done)
-		return
-	}
-	f.cancel()
-	f.wg.Wait()
-	rs, ss := f.rcv.Stats(), f.snd.Stats()
-	f.mu.Lock()
-	f.res.SentBytes = int64(ss.PayloadBytesSent)
-	f.res.ReceivedBytes = int64(rs.PayloadBytes)
-	f.mu.Unlock()
+// Delivered returns the application bytes sent and received.
+func (tr *transport) Delivered() (sent, received int64) {
+	rs, ss := tr.rcv.Stats(), tr.snd.Stats()
+	return int64(ss.PayloadBytesSent), int64(rs.PayloadBytes)
 }
 
-// Result returns what the flow recorded.
-func (f *Flow) Result() traffic.FlowResult {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r := f.res
-	r.Samples = append([]Sample(nil), f.res.Samples...)
-	return &r
+// Result makes the TFRC flow's result.
+func (tr *transport) Result(r udpflow.Record[Sample]) traffic.FlowResult {
+	res := &Result{
+		FlowInfo:   r.Info,
+		Dir:        tr.cfg.Dir,
+		TOS:        tr.cfg.TOS,
+		TxQueueLen: tr.cfg.TxQueueLen,
+		Sender:     r.Sender, Receiver: r.Receiver,
+		StartedAt: r.StartedAt, StoppedAt: r.StoppedAt,
+		SentBytes: r.SentBytes, ReceivedBytes: r.ReceivedBytes,
+		Samples: r.Samples,
+	}
+	if tr.snd != nil {
+		res.Payload = tr.snd.PayloadSize()
+		res.PacketSize = res.Payload + tfrc.DataHeaderLen
+	}
+	return res
 }
