@@ -276,3 +276,12 @@ func TestMessagesQuoteWhatWasTyped(t *testing.T) {
 		}
 	}
 }
+
+// No kind wanlab emulates is still listed as one it does not.
+func TestUnsupportedAreNotKinds(t *testing.T) {
+	for _, k := range kinds {
+		if unsupported[k.name] {
+			t.Errorf("%s is emulated and still in unsupported", k.name)
+		}
+	}
+}
