@@ -21,9 +21,11 @@ const (
 type Measurement struct {
 	Engine Engine `json:"engine"`
 	Test   Test   `json:"test"`
-	// GoodputBps is what the receiving applications read, in bit/s, over
-	// the measured window (the run less its first Warmup), all TCP flows
-	// together.
+	// GoodputBps is the TCP payload delivered, in bit/s, over the measured
+	// window (the run less its first Warmup), all TCP flows together: the
+	// segments each sender saw acknowledged or SACKed times its MSS, so
+	// that a loss's hole in the in-order stream at either end of the
+	// window does not count.
 	GoodputBps float64 `json:"goodput_bps"`
 	// DelayMs is the delay under load, in ms: the median RTT of the UDP
 	// probes sent beside a TCP flow, or the mean one-way delay of a UDP

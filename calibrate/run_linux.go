@@ -234,23 +234,37 @@ func measure(ctx context.Context, p Path, test Test, cfg Config, rate int64, cla
 	return m, nil
 }
 
-// tcpGoodput is the rate the receiver read at between the samples nearest
-// from and to, in bit/s.
+// tcpGoodput is the rate, in bit/s, at which the flow's segments were
+// delivered between the samples nearest from and to: the sender's count
+// of segments delivered (tcpi_delivered, which counts a segment as soon as
+// it is acknowledged or SACKed) times its MSS. What the receiver has read
+// in order would be the same rate over a long window, but over a short one
+// it is not: after a loss, in-order bytes stand still until the
+// retransmission has crossed the queue (up to the whole queue's delay),
+// then jump, and a window that starts or ends in such a hole misses or
+// gains that much. The link delivers at its rate all the while, and that
+// rate is what the engines are compared on.
 func tcpGoodput(ss []traffic.TCPSample, from, to clock.Time) float64 {
-	var a, b *traffic.TCPSample
+	var first, last clock.Time
+	var bytes float64
+	var prev *traffic.TCPSample
 	for i := range ss {
 		s := &ss[i]
-		if a == nil && !s.T.Before(from) {
-			a = s
+		if s.T.Before(from) || to.Before(s.T) || !s.Connected {
+			continue
 		}
-		if !to.Before(s.T) {
-			b = s
+		if prev == nil {
+			first = s.T
+		} else {
+			// uint32 arithmetic: a count that wrapped still subtracts right.
+			bytes += float64(s.Sender.Delivered-prev.Sender.Delivered) * float64(s.Sender.SndMSS)
 		}
+		prev, last = s, s.T
 	}
-	if a == nil || b == nil || !a.T.Before(b.T) {
+	if prev == nil || !first.Before(last) {
 		return 0
 	}
-	return float64(b.ReceivedBytes-a.ReceivedBytes) * 8 / b.T.Sub(a.T).Seconds()
+	return bytes * 8 / last.Sub(first).Seconds()
 }
 
 // probeDelay is the median RTT, in ms, of the probes sent in [from, to)
