@@ -20,11 +20,7 @@ type tap struct {
 // Enqueue counts p as a duplicate and offers it to the root.
 func (t *tap) Enqueue(now clock.Time, p *packet.Packet) qdisc.Verdict {
 	d := t.d
-	segs := uint64(p.Segments())
-	d.total.c.Duplicated += segs
-	if d.perFlow {
-		d.flow(p.Flow).c.Duplicated += segs
-	}
+	d.duplicated(p)
 	if d.hook != nil {
 		d.emit(now, Enqueue, qdisc.ReasonNone, nil, p)
 	}

@@ -15,7 +15,6 @@ import (
 	"wanlab/clock"
 	"wanlab/packet"
 	"wanlab/qdisc"
-	"wanlab/stats"
 )
 
 // Config describes a direction.
@@ -82,15 +81,7 @@ type Direction struct {
 	wait clock.Time
 	out  packet.Queue // packets fully sent by the trace, not yet dequeued
 
-	total   acc
-	perFlow bool
-	keep    bool
-	kept    int // delays kept, while keep
-	maxKept int
-	flows   []*acc
-	flowMap map[int32]*acc
-	reorder []stats.Reorder // per flow, for the reordering count
-	reorMap map[int32]*stats.Reorder
+	account
 }
 
 // denseFlows bounds the flow numbers kept in slices; larger ones (and
@@ -101,20 +92,14 @@ const denseFlows = 1 << 16
 // qdisc.Build, or a direct path if the chain is empty.
 func New(cfg Config) (*Direction, error) {
 	d := &Direction{
-		name:    cfg.Name,
-		hook:    cfg.Hook,
-		trace:   cfg.Trace,
-		perFlow: cfg.PerFlow,
-		keep:    cfg.KeepDelays,
-		maxKept: cfg.MaxKeptDelays,
-		env:     new(qdisc.Env),
+		name:  cfg.Name,
+		hook:  cfg.Hook,
+		trace: cfg.Trace,
+		env:   new(qdisc.Env),
 	}
-	if d.maxKept <= 0 {
-		d.maxKept = DefaultMaxKeptDelays
-	}
+	d.account.init(cfg.PerFlow, cfg.KeepDelays, cfg.MaxKeptDelays)
 	*d.env = cfg.Env
 	d.env.Observer, d.env.Root = d, nil
-	d.total.keep = cfg.KeepDelays
 	if d.trace != nil {
 		d.cur = d.trace.seek(0)
 	}
@@ -182,14 +167,7 @@ func (d *Direction) Len() int {
 func (d *Direction) Enqueue(now clock.Time, p *packet.Packet) {
 	d.now = now
 	p.Arrival = now
-	segs, n := uint64(p.Segments()), uint64(d.env.PktLen(p))
-	d.total.c.Sent += segs
-	d.total.c.BytesIn += n
-	if d.perFlow {
-		a := d.flow(p.Flow)
-		a.c.Sent += segs
-		a.c.BytesIn += n
-	}
+	d.sent(p, d.env.PktLen(p))
 	if d.hook != nil {
 		d.emit(now, Enqueue, qdisc.ReasonNone, nil, p)
 	}
@@ -290,100 +268,16 @@ func (d *Direction) advance(now clock.Time, inclusive bool) {
 
 // deliver accounts for p leaving at now.
 func (d *Direction) deliver(now clock.Time, p *packet.Packet) {
-	delay := int64(now - p.Arrival)
-	segs, n := p.Segments(), d.env.PktLen(p)
-	d.total.delivered(segs, n, delay)
-	reordered := p.Flow >= 0 && d.reordered(p.Flow, p.Seq)
-	if reordered {
-		d.total.c.Reordered++
-	}
-	if d.perFlow {
-		a := d.flow(p.Flow)
-		a.delivered(segs, n, delay)
-		if reordered {
-			a.c.Reordered++
-		}
-	}
-	if d.keep {
-		d.kept++
-		if d.perFlow {
-			d.kept++
-		}
-		if d.kept >= d.maxKept {
-			d.stopKeeping()
-		}
-	}
+	d.delivered(p, d.env.PktLen(p), int64(now-p.Arrival))
 	if d.hook != nil {
 		d.emit(now, Dequeue, qdisc.ReasonNone, nil, p)
 	}
 }
 
-// stopKeeping moves every kept delay into its accumulator's histogram and
-// keeps none from now on: the bound of Config.MaxKeptDelays.
-func (d *Direction) stopKeeping() {
-	d.keep = false
-	d.total.stopKeeping()
-	for _, a := range d.flows {
-		if a != nil {
-			a.stopKeeping()
-		}
-	}
-	for _, a := range d.flowMap {
-		a.stopKeeping()
-	}
-}
-
-// reordered applies RFC 4737's definition (stats.Reorder) to flow f.
-func (d *Direction) reordered(f int32, seq int64) bool {
-	if f < denseFlows {
-		if int(f) >= len(d.reorder) {
-			d.reorder = append(d.reorder, make([]stats.Reorder, int(f)+1-len(d.reorder))...)
-		}
-		return d.reorder[f].Arrive(seq)
-	}
-	if d.reorMap == nil {
-		d.reorMap = map[int32]*stats.Reorder{}
-	}
-	r := d.reorMap[f]
-	if r == nil {
-		r = new(stats.Reorder)
-		d.reorMap[f] = r
-	}
-	return r.Arrive(seq)
-}
-
-// flow returns flow f's accumulator, making it on first use.
-func (d *Direction) flow(f int32) *acc {
-	if f >= 0 && f < denseFlows {
-		for int(f) >= len(d.flows) {
-			d.flows = append(d.flows, nil)
-		}
-		if a := d.flows[f]; a != nil {
-			return a
-		}
-		a := &acc{keep: d.keep}
-		d.flows[f] = a
-		return a
-	}
-	if d.flowMap == nil {
-		d.flowMap = map[int32]*acc{}
-	}
-	a := d.flowMap[f]
-	if a == nil {
-		a = &acc{keep: d.keep}
-		d.flowMap[f] = a
-	}
-	return a
-}
-
 // Drop implements qdisc.Observer: it counts p as dropped by from for why,
 // reports it to the hook and frees it.
 func (d *Direction) Drop(now clock.Time, p *packet.Packet, from qdisc.Qdisc, why qdisc.Reason) {
-	segs := uint64(p.Segments())
-	d.total.dropped(segs, why)
-	if d.perFlow {
-		d.flow(p.Flow).dropped(segs, why)
-	}
+	d.dropped(p, why)
 	if d.hook != nil {
 		d.emit(now, Drop, why, from, p)
 	}
@@ -393,11 +287,7 @@ func (d *Direction) Drop(now clock.Time, p *packet.Packet, from qdisc.Qdisc, why
 // Mark implements qdisc.Observer: it counts the CE mark and reports it to
 // the hook; p stays in the tree.
 func (d *Direction) Mark(now clock.Time, p *packet.Packet, from qdisc.Qdisc, why qdisc.Reason) {
-	segs := uint64(p.Segments())
-	d.total.c.Marked += segs
-	if d.perFlow {
-		d.flow(p.Flow).c.Marked += segs
-	}
+	d.marked(p)
 	if d.hook != nil {
 		d.emit(now, Mark, why, from, p)
 	}
@@ -415,21 +305,7 @@ func (d *Direction) Counters() Counters { return d.total.snapshot() }
 // FlowCounters returns a snapshot of the counters of every flow seen, by
 // packet.Flow (router traffic without a flow number shares one entry), or
 // nil unless Config.PerFlow is set.
-func (d *Direction) FlowCounters() map[int32]Counters {
-	if !d.perFlow {
-		return nil
-	}
-	m := make(map[int32]Counters, len(d.flows)+len(d.flowMap))
-	for f, a := range d.flows {
-		if a != nil {
-			m[int32(f)] = a.snapshot()
-		}
-	}
-	for f, a := range d.flowMap {
-		m[f] = a.snapshot()
-	}
-	return m
-}
+func (d *Direction) FlowCounters() map[int32]Counters { return d.flowCounters() }
 
 var _ qdisc.Observer = (*Direction)(nil)
 
@@ -438,14 +314,4 @@ var _ qdisc.Observer = (*Direction)(nil)
 // f, so that a long run does not repeatedly grow and copy them. It is only
 // an optimisation; it does nothing without KeepDelays, and reserves no
 // more than Config.MaxKeptDelays allows.
-func (d *Direction) ReserveDelays(n int, perFlow map[int32]int) {
-	if !d.keep {
-		return
-	}
-	d.total.reserve(min(n, d.maxKept-d.kept))
-	if d.perFlow {
-		for f, k := range perFlow {
-			d.flow(f).reserve(min(k, d.maxKept-d.kept))
-		}
-	}
-}
+func (d *Direction) ReserveDelays(n int, perFlow map[int32]int) { d.reserve(n, perFlow) }
