@@ -66,6 +66,15 @@ type Packet struct {
 	Corrupted bool
 	// Reordered records that netem sent this packet ahead of its queue.
 	Reordered bool
+	// InPort and OutPort are the ports of a path of several links
+	// (link.Path) the packet entered by and leaves by: the sending and
+	// the receiving host of a dumbbell. They ride with the packet, as its
+	// copies (netem's duplicates, the parts of a cut super-packet) must
+	// leave by the same port.
+	InPort, OutPort uint8
+	// PathArrival is when the packet entered that path; Arrival is when
+	// it entered the link of the path it is crossing now.
+	PathArrival clock.Time
 	// Tag is free for the owner of the packet (the router, the simulator).
 	Tag uint64
 }
