@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"wanlab/link"
 	"wanlab/packet"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
@@ -46,8 +47,15 @@ type CBR struct {
 	// the zero Addr means the simulated client's (10.0.0.2) or server's
 	// (10.0.1.2) address, by the flow's direction. Disciplines that
 	// isolate hosts (cake's srchost, dsthost, triple-isolate) tell flows
-	// of different hosts apart by them.
+	// of different hosts apart by them. A flow crosses the access links
+	// of the hosts whose addresses they are (Config.Clients, Servers),
+	// or of c1 and s1 for addresses of no host.
 	Src, Dst netip.Addr
+	// SrcHost and DstHost, when N is not 0, name the sending and the
+	// receiving host of the dumbbell instead (src=c2 dst=s1), and so
+	// their addresses and access links: a client and a server, the
+	// client sending for dir=up.
+	SrcHost, DstHost link.Host
 }
 
 // Poisson is a flow with exponentially distributed gaps between packets
@@ -96,8 +104,37 @@ func (c CBR) validate() error {
 		return fmt.Errorf("src=%v is not an IPv4 address; the simulated packets are IPv4: give e.g. src=10.0.0.3", c.Src)
 	case c.Dst.IsValid() && !c.Dst.Is4():
 		return fmt.Errorf("dst=%v is not an IPv4 address; the simulated packets are IPv4: give e.g. dst=10.0.1.3", c.Dst)
+	case c.Src.IsValid() && c.SrcHost.N != 0, c.Dst.IsValid() && c.DstHost.N != 0:
+		return fmt.Errorf("a flow names its hosts or gives their addresses, not both: keep src=HOST dst=HOST or src=ADDR dst=ADDR")
+	}
+	up := c.Dir != "down"
+	for _, h := range []struct {
+		key, role string
+		host      link.Host
+		server    bool // what the host must be
+	}{{"src", "sender", c.SrcHost, !up}, {"dst", "receiver", c.DstHost, up}} {
+		if h.host.N == 0 || h.host.Server == h.server {
+			continue
+		}
+		want, other := "a client (c1, c2, ...)", "down"
+		if h.server {
+			want = "a server (s1, s2, ...)"
+		}
+		if !up {
+			other = "up"
+		}
+		return fmt.Errorf("%s=%s: the %s of a dir=%s flow is %s; name one, or give dir=%s",
+			h.key, h.host, h.role, c.dirName(), want, other)
 	}
 	return nil
+}
+
+// dirName returns "up" or "down".
+func (c CBR) dirName() string {
+	if c.Dir == "down" {
+		return "down"
+	}
+	return "up"
 }
 
 // ParseFlow parses a flow description:
@@ -114,7 +151,11 @@ func (c CBR) validate() error {
 // defaults are dir=up, start=0s, no count limit, tos=0 and ecn=notect.
 // src and dst are the packets' IPv4 source and destination as sent (so
 // for dir=down, src is a server-side address); by default the simulated
-// client's 10.0.0.2 and server's 10.0.1.2.
+// client's 10.0.0.2 and server's 10.0.1.2. Either may name a host of the
+// dumbbell instead, c1..c16 or s1..s16 (link.ParseHost): the flow then
+// crosses that host's access link, with its address (10.0.0.N+1 for
+// client N, 10.0.1.N+1 for server N), and a flow from a server is down
+// unless dir says otherwise.
 func ParseFlow(s string) (Flow, error) {
 	fields := strings.Fields(s)
 	if len(fields) == 0 {
@@ -139,6 +180,10 @@ func ParseFlow(s string) (Flow, error) {
 		if err := c.set(key, val); err != nil {
 			return nil, fmt.Errorf("flow %s: %s: %w", tcspec.Quote(s), tcspec.Quote(f), err)
 		}
+	}
+	if !seen["dir"] && (c.SrcHost.Server || c.DstHost.N != 0 && !c.DstHost.Server) {
+		// Named hosts say the direction: from a server is down.
+		c.Dir = "down"
 	}
 	for _, k := range []string{"rate", "size"} {
 		if !seen[k] {
@@ -209,8 +254,20 @@ func (c *CBR) set(key, val string) error {
 		}
 	case "src", "dst":
 		a, err := netip.ParseAddr(val)
+		if ch := val[0] | 0x20; err != nil && (ch == 'c' || ch == 's') {
+			h, err := link.ParseHost(val)
+			if err != nil {
+				return fmt.Errorf("%w, or an IPv4 address", err)
+			}
+			if key == "src" {
+				c.SrcHost = h
+			} else {
+				c.DstHost = h
+			}
+			return nil
+		}
 		if err != nil || !a.Is4() {
-			return fmt.Errorf("not an IPv4 address; give e.g. %s=10.0.0.3", key)
+			return fmt.Errorf("not an IPv4 address; give e.g. %s=10.0.0.3, or a host, c1..c%d or s1..s%d", key, link.MaxHosts, link.MaxHosts)
 		}
 		if key == "src" {
 			c.Src = a
@@ -271,6 +328,12 @@ func format(kind string, c CBR) string {
 	}
 	if c.Dst.IsValid() {
 		b.WriteString(" dst=" + c.Dst.String())
+	}
+	if c.SrcHost.N != 0 {
+		b.WriteString(" src=" + c.SrcHost.String())
+	}
+	if c.DstHost.N != 0 {
+		b.WriteString(" dst=" + c.DstHost.String())
 	}
 	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"wanlab/clock"
+	"wanlab/link"
 	"wanlab/packet"
 )
 
@@ -12,6 +13,8 @@ import (
 type source struct {
 	flow  int32
 	dir   int
+	in    int // the path's ingress and egress ports: the sender's and receiver's
+	out   int
 	size  int
 	count int64 // 0 = no limit
 	hdr   packet.UDP4
@@ -29,12 +32,36 @@ type source struct {
 	mean float64
 }
 
-// Addresses of the simulated client and server.
+// Addresses of the simulated client and server (c1 and s1; see hostAddr).
 var (
 	clientAddr = [4]byte{10, 0, 0, 2}
 	serverAddr = [4]byte{10, 0, 1, 2}
 )
 
+// hostAddr returns the address of host h: 10.0.0.(N+1) for client N,
+// 10.0.1.(N+1) for server N.
+func hostAddr(h link.Host) [4]byte {
+	a := clientAddr
+	if h.Server {
+		a = serverAddr
+	}
+	a[3] = byte(h.N + 1)
+	return a
+}
+
+// hostOf returns the host among n clients (or servers) whose address a
+// is, or the first one if none has it: a flow with an address of no
+// host crosses the path of the first.
+func hostOf(a [4]byte, server bool, n int) link.Host {
+	h := link.Host{Server: server, N: 1}
+	if k := int(a[3]) - 1; k >= 1 && k <= n && hostAddr(link.Host{Server: server, N: k}) == a {
+		h.N = k
+	}
+	return h
+}
+
+// newSource returns the source of flow i, f, between c1 and s1 until
+// route says otherwise.
 func newSource(i int, f Flow, seed uint64) *source {
 	c := f.base()
 	s := &source{
@@ -59,6 +86,12 @@ func newSource(i int, f Flow, seed uint64) *source {
 	if c.Dst.IsValid() {
 		s.hdr.Dst = c.Dst.As4()
 	}
+	if c.SrcHost.N > 0 {
+		s.hdr.Src = hostAddr(c.SrcHost)
+	}
+	if c.DstHost.N > 0 {
+		s.hdr.Dst = hostAddr(c.DstHost)
+	}
 	if f.poisson() {
 		s.rng = rand.New(rand.NewPCG(seed, uint64(i)))
 		s.mean = float64(s.num) / float64(s.rate)
@@ -66,6 +99,19 @@ func newSource(i int, f Flow, seed uint64) *source {
 	}
 	s.schedule()
 	return s
+}
+
+// route sets the ports of the source's packets on a dumbbell of that many
+// clients and servers: its sender's and its receiver's, by their
+// addresses, as the router decides by a packet's addresses.
+func (s *source) route(clients, servers int) {
+	up := s.dir == 0
+	nSrc, nDst := clients, servers
+	if !up {
+		nSrc, nDst = servers, clients
+	}
+	s.in = hostOf(s.hdr.Src, !up, nSrc).Port()
+	s.out = hostOf(s.hdr.Dst, up, nDst).Port()
 }
 
 // schedule sets next to the send time of packet seq.

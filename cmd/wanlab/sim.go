@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"wanlab/link"
 	"wanlab/qdisc"
 	"wanlab/sim"
+	"wanlab/tcspec"
 )
 
 type simOptions struct {
@@ -31,6 +33,10 @@ type simOptions struct {
 	mtu        int
 	txqueuelen int
 	framing    qdisc.Framing
+	clients    int
+	servers    int
+	accessUp   []string
+	accessDown []string
 }
 
 func newSimCommand(s *streams) *cobra.Command {
@@ -46,11 +52,22 @@ Flows (repeatable --flow; default: one 10 Mbit/s CBR flow each way):
   cbr rate=RATE size=BYTES [dir=up|down] [start=T] [count=N] [tos=0xNN] [ecn=ect0|ect1|notect]
           [src=A.B.C.D] [dst=A.B.C.D]   (the packets' addresses as sent)
   poisson rate=RATE size=BYTES ...     (exponential gaps with the same mean rate)
-RATE uses tc's units (10mbit, 1gbit, 100kbps = 800 kbit/s) or iperf's (20M = 20 Mbit/s).`,
+RATE uses tc's units (10mbit, 1gbit, 100kbps = 800 kbit/s) or iperf's (20M = 20 Mbit/s).
+
+A dumbbell: --clients N and --servers M (1 to 16 each; c1..cN, s1..sM)
+share the --up and --down chains, the bottlenecks; each host may have an
+access link of its own per direction (--access-up/--access-down
+HOST=CHAIN, tc syntax). Up packets cross the sending client's up access
+link, the up bottleneck, then the receiving server's up access link; down
+packets the other way. A flow names its hosts with src=cI dst=sJ (a flow
+from a server, src=sJ dst=cI, is down); flows without them go c1↔s1.`,
 		Example: `  wanlab sim --both "netem delay 50ms" --flow "cbr rate=10mbit size=1500"
   wanlab sim --up "netem delay 20ms; tbf rate 10mbit burst 32k latency 50ms; fq_codel" \
       --flow "cbr rate=12mbit size=1500" --flow "poisson rate=100kbit size=100 tos=0xb8" --json
-  wanlab sim --up "netem delay 100ms 10ms 25%" --events packets.csv`,
+  wanlab sim --up "netem delay 100ms 10ms 25%" --events packets.csv
+  wanlab sim --clients 2 --up "tbf rate 10mbit burst 1514 limit 30000" \
+      --access-up "c1=netem delay 10ms" --access-up "c2=netem delay 40ms" \
+      --flow "cbr rate=6mbit size=1500 src=c1 dst=s1" --flow "cbr rate=6mbit size=1500 src=c2 dst=s1"`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runSim(s, &o) },
 	}
@@ -66,6 +83,10 @@ RATE uses tc's units (10mbit, 1gbit, 100kbps = 800 kbit/s) or iperf's (20M = 20 
 	fs.IntVar(&o.mtu, "mtu", 1500, "device MTU the disciplines assume (the largest IP packet; psched_mtu adds the framing's header)")
 	registerFraming(fs, &o.framing)
 	fs.IntVar(&o.txqueuelen, "txqueuelen", 1000, "device txqueuelen: the default limit of the fifos and pfifo_fast's bands")
+	fs.IntVar(&o.clients, "clients", 1, fmt.Sprintf("client hosts c1..cN of the dumbbell (1 to %d)", link.MaxHosts))
+	fs.IntVar(&o.servers, "servers", 1, fmt.Sprintf("server hosts s1..sM of the dumbbell (1 to %d)", link.MaxHosts))
+	fs.StringArrayVar(&o.accessUp, "access-up", nil, `a host's access link for up packets (repeatable), HOST=CHAIN: "c2=netem delay 40ms" (the client's link into the bottleneck), "s1=..." (the server's out of it)`)
+	fs.StringArrayVar(&o.accessDown, "access-down", nil, "a host's access link for down packets (repeatable), HOST=CHAIN, as --access-up")
 	return c
 }
 
@@ -93,6 +114,10 @@ func runSim(s *streams, o *simOptions) error {
 	if o.events == "-" && o.json {
 		return usagef("--events - and --json both write to stdout, where the CSV rows and the JSON would mix: give --events a file (--events events.csv), or leave out --json")
 	}
+	access, err := o.access(&qdisc.Env{MTU: o.mtu, TxQueueLen: o.txqueuelen, Framing: o.framing})
+	if err != nil {
+		return err
+	}
 	specs := o.flows
 	if len(specs) == 0 {
 		specs = []string{"cbr rate=10mbit size=1500 dir=up", "cbr rate=10mbit size=1500 dir=down"}
@@ -103,18 +128,24 @@ func runSim(s *streams, o *simOptions) error {
 			return usagef("--flow %q: %v", spec, err)
 		}
 	}
-	if o.events != "" {
-		if err := outfile.Check(o.events, eventsOutput(s)); err != nil {
-			return usagef("%v", err)
-		}
-	}
 	env := qdisc.Env{MTU: o.mtu, TxQueueLen: o.txqueuelen, Framing: o.framing}
 	cfg := sim.Config{
 		Up:       link.Config{Name: "up", Chain: up, Env: env},
 		Down:     link.Config{Name: "down", Chain: down, Env: env},
+		Clients:  o.clients,
+		Servers:  o.servers,
+		Access:   access,
 		Flows:    flows,
 		Duration: o.duration,
 		Seed:     o.seed,
+	}
+	if err := sim.Check(cfg); err != nil {
+		return usagef("%v%s", err, o.hostsHint(err))
+	}
+	if o.events != "" {
+		if err := outfile.Check(o.events, eventsOutput(s)); err != nil {
+			return usagef("%v", err)
+		}
 	}
 	if cfg.Up.Trace, err = readTrace("--trace-up", o.traceUp); err != nil {
 		return err
@@ -122,7 +153,11 @@ func runSim(s *streams, o *simOptions) error {
 	if cfg.Down.Trace, err = readTrace("--trace-down", o.traceDown); err != nil {
 		return err
 	}
-	for _, w := range append(chainWarnings("up", up, &env), chainWarnings("down", down, &env)...) {
+	warnings := append(chainWarnings("up", up, &env), chainWarnings("down", down, &env)...)
+	for _, a := range access {
+		warnings = append(warnings, chainWarnings(a.Host.LinkName(a.Dir), a.Chain, &env)...)
+	}
+	for _, w := range warnings {
 		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)
 	}
 
@@ -176,8 +211,60 @@ func runSim(s *streams, o *simOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	printSim(s.out, res, up, down)
+	printSim(s.out, res, up, down, access)
 	return nil
+}
+
+// access checks --clients and --servers and parses the access links of
+// --access-up and --access-down (link.ParseAccess), their chains in tc's
+// syntax on env's device.
+func (o *simOptions) access(env *qdisc.Env) ([]sim.Access, error) {
+	for _, n := range []struct {
+		flag string
+		n    int
+	}{{"--clients", o.clients}, {"--servers", o.servers}} {
+		if n.n < 1 || n.n > link.MaxHosts {
+			return nil, usagef("%s %d: give 1 to %d hosts", n.flag, n.n, link.MaxHosts)
+		}
+	}
+	var out []sim.Access
+	seen := map[string]string{}
+	for _, d := range []struct {
+		dir, flag string
+		specs     []string
+	}{{"up", "--access-up", o.accessUp}, {"down", "--access-down", o.accessDown}} {
+		for _, spec := range d.specs {
+			h, text, err := link.ParseAccess(spec)
+			if err != nil {
+				return nil, usagef("%s %q: %v", d.flag, spec, err)
+			}
+			if err := h.Check(o.clients, o.servers); err != nil {
+				return nil, usagef("%s %q: %v%s", d.flag, spec, err, o.hostsHint(err))
+			}
+			if prev, ok := seen[h.LinkName(d.dir)]; ok {
+				return nil, usagef("%s gives %s an access link twice (%q and %q): keep one", d.flag, h, prev, spec)
+			}
+			seen[h.LinkName(d.dir)] = spec
+			chain, err := tcspec.ParseChain(text, tcOptions())
+			if err != nil {
+				return nil, usagef("%s %q: %v", d.flag, spec, err)
+			}
+			if err := qdisc.CheckChain(nil, chain, env); err != nil {
+				return nil, usagef("%s %q: %v", d.flag, spec, err)
+			}
+			out = append(out, sim.Access{Host: h, Dir: d.dir, Chain: chain})
+		}
+	}
+	return out, nil
+}
+
+// hostsHint names the flags that set how many hosts there are, for an
+// error about a host the dumbbell does not have.
+func (o *simOptions) hostsHint(err error) string {
+	if !errors.Is(err, link.ErrNoHost) {
+		return ""
+	}
+	return fmt.Sprintf(" (--clients %d --servers %d)", o.clients, o.servers)
 }
 
 // eventsOutput is how --events is written: "-" is the command's standard
@@ -199,9 +286,17 @@ func readTrace(flag, path string) (*link.Trace, error) {
 }
 
 // printSim writes the human-readable report: the path, then one row per
-// direction and per flow.
-func printSim(w io.Writer, r *sim.Result, up, down []qdisc.Spec) {
+// direction and per flow; for a dumbbell of more hosts or with access
+// links, also a row per bottleneck and per host.
+func printSim(w io.Writer, r *sim.Result, up, down []qdisc.Spec, access []sim.Access) {
 	fmt.Fprintf(w, "path  up:   %s\n      down: %s\n", describeChain(up), describeChain(down))
+	for _, a := range access {
+		fmt.Fprintf(w, "      %s access %s: %s\n", a.Host, a.Dir, describeChain(a.Chain))
+	}
+	if r.Hosts != nil {
+		fmt.Fprintf(w, "hosts %s, %s: up crosses the client's access link, the bottleneck, the server's; down the other way\n",
+			hostRange(r.Hosts, false), hostRange(r.Hosts, true))
+	}
 	fmt.Fprintf(w, "simulated %gs, seed %d, %s framing\n\n", r.DurationS, r.Seed, r.Framing)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tsent\tdelivered\tdropped\tmarked\tdup\treordered\tqueued\tMbit/s\tdelay ms: min\tmean\tp50\tp90\tp99\tmax\t")
@@ -217,12 +312,29 @@ func printSim(w io.Writer, r *sim.Result, up, down []qdisc.Spec) {
 	}
 	row("up", r.Up)
 	row("down", r.Down)
+	if r.Hosts != nil {
+		row("up bottleneck", *r.UpBottleneck)
+		row("down bottleneck", *r.DownBottleneck)
+		for _, h := range r.Hosts {
+			row(h.Host+" up", h.Up)
+			if h.UpAccess != nil {
+				row(h.Host+" up access", *h.UpAccess)
+			}
+			row(h.Host+" down", h.Down)
+			if h.DownAccess != nil {
+				row(h.Host+" down access", *h.DownAccess)
+			}
+		}
+	}
 	for _, f := range r.Flows {
 		row(fmt.Sprintf("flow %d %s", f.Flow, f.Dir), f.DirResult)
 	}
 	tw.Flush()
 	if m := r.Up.Delay; m.N > 0 && !m.Exact || r.Down.Delay.N > 0 && !r.Down.Delay.Exact {
 		fmt.Fprintf(w, "delay percentiles within 1%% (histograms): more packets than the %d exact delays kept per direction\n", link.DefaultMaxKeptDelays)
+	}
+	if r.Hosts != nil {
+		fmt.Fprintln(w, "a host's rows are its packets end to end, sent or received; its delay percentiles within 1% (histograms)")
 	}
 	for _, d := range []struct {
 		name string
@@ -236,4 +348,23 @@ func printSim(w io.Writer, r *sim.Result, up, down []qdisc.Spec) {
 	for _, f := range r.Flows {
 		fmt.Fprintf(w, "flow %d: %s\n", f.Flow, f.Spec)
 	}
+}
+
+// hostRange describes the clients (or servers) of hosts: "2 clients
+// (c1..c2)", "1 server (s1)".
+func hostRange(hosts []sim.HostResult, server bool) string {
+	var names []string
+	for _, h := range hosts {
+		if (h.Host[0] == 's') == server {
+			names = append(names, h.Host)
+		}
+	}
+	what := "client"
+	if server {
+		what = "server"
+	}
+	if len(names) == 1 {
+		return fmt.Sprintf("1 %s (%s)", what, names[0])
+	}
+	return fmt.Sprintf("%d %ss (%s..%s)", len(names), what, names[0], names[len(names)-1])
 }

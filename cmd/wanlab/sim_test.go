@@ -205,3 +205,64 @@ func TestSimFlagBounds(t *testing.T) {
 		{[]string{"--events", "-", "--json"}, "--events - and --json both write to stdout"},
 	})
 }
+
+// A dumbbell's bad input exits 2 with one line that names the problem
+// and the fix.
+func TestSimHostsBadInput(t *testing.T) {
+	checkUsageLine(t, []string{"sim"}, []usageCase{
+		{[]string{"--clients", "17"}, "--clients 17: give 1 to 16 hosts"},
+		{[]string{"--servers", "0"}, "--servers 0: give 1 to 16 hosts"},
+		{[]string{"--clients", "4", "--flow", "cbr rate=1mbit size=1500 src=c5 dst=s1"}, "src=c5: there are 4 clients (c1..c4); name one of them, or give more clients (--clients 4 --servers 1)"},
+		{[]string{"--flow", "cbr rate=1mbit size=1500 src=c17"}, "numbered 1 to 16"},
+		{[]string{"--access-up", "c2=netem delay 40ms"}, `--access-up "c2=netem delay 40ms": c2: there is one client (c1); name it, or give more clients (--clients 1 --servers 1)`},
+		{[]string{"--access-down", "h1=netem delay 4ms"}, `host "h1" is not a host name`},
+		{[]string{"--access-up", "netem delay 4ms"}, "is not HOST=CHAIN"},
+		{[]string{"--clients", "2", "--access-up", "c2=netem delay 4mz"}, "4mz"},
+		{[]string{"--clients", "2", "--access-up", "c2=fq_codel; netem delay 1ms"}, "child"},
+		{[]string{"--access-up", "c1=netem delay 1ms", "--access-up", "c1=netem delay 2ms"}, "keep one"},
+	})
+}
+
+// The dumbbell from the command line: two clients 10 ms and 40 ms from a
+// bottleneck that is never busy (see sim.TestDumbbellHosts), each
+// sending to s1: their flows' delays are their access links'.
+func TestSimHosts(t *testing.T) {
+	args := []string{"--clients", "2", "--up", "tbf rate 10mbit burst 1514 limit 100000",
+		"--access-up", "c1=netem delay 10ms", "--access-up", "c2=netem delay 40ms",
+		"--flow", "cbr rate=1mbit size=1500 src=c1 dst=s1", "--flow", "cbr rate=1mbit size=1500 src=c2 dst=s1", "--duration", "1s"}
+	out, errOut, code := runWanlab(t, append([]string{"sim", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		Hosts []struct {
+			Host     string
+			UpAccess *struct {
+				Delay struct {
+					Max float64 `json:"max_ns"`
+				}
+			} `json:"up_access"`
+		}
+		Flows []struct {
+			Delay struct {
+				Min float64 `json:"min_ns"`
+				Max float64 `json:"max_ns"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Hosts) != 3 || r.Hosts[1].Host != "c2" || r.Hosts[1].UpAccess == nil || r.Hosts[1].UpAccess.Delay.Max != 40e6 || r.Hosts[2].UpAccess != nil {
+		t.Errorf("hosts %+v", r.Hosts)
+	}
+	if len(r.Flows) != 2 || r.Flows[0].Delay.Min != 10e6 || r.Flows[0].Delay.Max != 10e6 || r.Flows[1].Delay.Min != 40e6 || r.Flows[1].Delay.Max != 40e6 {
+		t.Errorf("flows %+v", r.Flows)
+	}
+	text, _, code := runWanlab(t, append([]string{"sim"}, args...)...)
+	for _, want := range []string{"c2 access up: netem limit 1000 delay 40ms", "up bottleneck", "c2 up access", "s1 up"} {
+		if code != 0 || !strings.Contains(text, want) {
+			t.Errorf("text output has no %q:\n%s", want, text)
+		}
+	}
+}
