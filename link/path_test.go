@@ -1,6 +1,7 @@
 package link_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -97,6 +98,11 @@ func onTime(p *link.Path, pool *packet.Pool, sends []send, end clock.Time) []lef
 func late(p *link.Path, pool *packet.Pool, sends []send, at clock.Time) []left {
 	for _, s := range sends {
 		offer(p, pool, s)
+	}
+	// Every packet is accounted for, those the path holds for the late
+	// caller included.
+	if c := p.Counters(); c.Sent+c.Duplicated != c.Delivered+c.Dropped+c.Queued || int(c.Queued) != p.Len() {
+		panic(fmt.Sprintf("end to end %+v, Len %d", c, p.Len()))
 	}
 	var out []left
 	for {
@@ -516,4 +522,25 @@ func BenchmarkPath(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzParseAccess checks that ParseAccess never panics, and that a host it
+// accepts is numbered 1 to MaxHosts and prints as a name that parses back
+// to it.
+func FuzzParseAccess(f *testing.F) {
+	for _, s := range []string{"c2=netem delay 40ms", "s16=", "c0=x", "c17=", "=tbf", "c", "s1", "C3 = fq_codel", "c+1=", "c01="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h, _, err := link.ParseAccess(s)
+		if err != nil {
+			return
+		}
+		if h.N < 1 || h.N > link.MaxHosts {
+			t.Fatalf("%q: host %+v", s, h)
+		}
+		if g, err := link.ParseHost(h.String()); err != nil || g != h {
+			t.Fatalf("%q: %v prints as %q, which parses to %v, %v", s, h, h.String(), g, err)
+		}
+	})
 }
