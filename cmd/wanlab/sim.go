@@ -50,7 +50,7 @@ marked, duplicated and reordered, the throughput and the one-way delay.
 
 Flows (repeatable --flow; default: one 10 Mbit/s CBR flow each way):
   cbr rate=RATE size=BYTES [dir=up|down] [start=T] [count=N] [tos=0xNN] [ecn=ect0|ect1|notect]
-          [src=A.B.C.D] [dst=A.B.C.D]   (the packets' addresses as sent)
+          [src=A.B.C.D|HOST] [dst=A.B.C.D|HOST]   (the packets' addresses as sent, or the hosts')
   poisson rate=RATE size=BYTES ...     (exponential gaps with the same mean rate)
 RATE uses tc's units (10mbit, 1gbit, 100kbps = 800 kbit/s) or iperf's (20M = 20 Mbit/s).
 
@@ -67,7 +67,7 @@ from a server, src=sJ dst=cI, is down); flows without them go c1↔s1.`,
   wanlab sim --up "netem delay 100ms 10ms 25%" --events packets.csv
   wanlab sim --clients 2 --up "tbf rate 10mbit burst 1514 limit 30000" \
       --access-up "c1=netem delay 10ms" --access-up "c2=netem delay 40ms" \
-      --flow "cbr rate=6mbit size=1500 src=c1 dst=s1" --flow "cbr rate=6mbit size=1500 src=c2 dst=s1"`,
+      --flow "poisson rate=6mbit size=1500 src=c1 dst=s1" --flow "poisson rate=6mbit size=1500 src=c2 dst=s1"`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runSim(s, &o) },
 	}
