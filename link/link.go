@@ -7,6 +7,10 @@
 // may leave at a time or says when one may. It does no I/O and reads no
 // clock, so the simulator drives it on a virtual clock and the router on the
 // real one.
+//
+// A Path strings Directions into one direction of a dumbbell: the sending
+// host's access link, the shared bottleneck, the receiving host's access
+// link, advanced in time order; Host names the dumbbell's hosts.
 package link
 
 import (
