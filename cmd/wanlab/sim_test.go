@@ -266,3 +266,63 @@ func TestSimHosts(t *testing.T) {
 		}
 	}
 }
+
+// The README's dumbbell: two clients 10 ms and 40 ms from a shared
+// 10 Mbit/s bottleneck that 12 Mbit/s of Poisson traffic overloads. Each
+// packet waits only in the bottleneck, so a client's mean end-to-end
+// delay is its access delay plus the bottleneck's mean wait for its
+// packets, which is the same for both (they share one queue) up to the
+// chance of when each arrives; and both lose about as much.
+func TestSimHostsREADME(t *testing.T) {
+	out, errOut, code := runWanlab(t, "sim", "--json", "--clients", "2", "--up", "tbf rate 10mbit burst 1514 limit 30000",
+		"--access-up", "c1=netem delay 10ms", "--access-up", "c2=netem delay 40ms",
+		"--flow", "poisson rate=6mbit size=1500 src=c1 dst=s1", "--flow", "poisson rate=6mbit size=1500 src=c2 dst=s1", "--duration", "10s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	type counters struct {
+		Dropped uint64
+		Delay   struct {
+			Mean float64 `json:"mean_ns"`
+		}
+	}
+	var r struct {
+		UpBottleneck counters `json:"up_bottleneck"`
+		Flows        []counters
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	wait := r.UpBottleneck.Delay.Mean
+	if len(r.Flows) != 2 || wait < 10e6 || r.UpBottleneck.Dropped == 0 {
+		t.Fatalf("bottleneck %+v flows %+v: want an overloaded queue", r.UpBottleneck, r.Flows)
+	}
+	for i, access := range []float64{10e6, 40e6} {
+		f := r.Flows[i]
+		if got := f.Delay.Mean - access; math.Abs(got-wait) > 0.05*wait {
+			t.Errorf("flow %d: mean delay %.3f ms less its access link's %.0f ms = %.3f ms; want the bottleneck's mean wait %.3f ms within 5%%",
+				i, f.Delay.Mean/1e6, access/1e6, got/1e6, wait/1e6)
+		}
+		if share := float64(f.Dropped) / float64(r.UpBottleneck.Dropped); share < 0.4 || share > 0.6 {
+			t.Errorf("flow %d lost %d of the %d drops; want about half", i, f.Dropped, r.UpBottleneck.Dropped)
+		}
+	}
+}
+
+// The README's note on phase: with constant-rate flows the same dumbbell
+// loses only c2's packets, which always reach the full queue first.
+func TestSimHostsPhase(t *testing.T) {
+	out, errOut, code := runWanlab(t, "sim", "--json", "--clients", "2", "--up", "tbf rate 10mbit burst 1514 limit 30000",
+		"--access-up", "c1=netem delay 10ms", "--access-up", "c2=netem delay 40ms",
+		"--flow", "cbr rate=6mbit size=1500 src=c1 dst=s1", "--flow", "cbr rate=6mbit size=1500 src=c2 dst=s1", "--duration", "10s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct{ Flows []struct{ Dropped uint64 } }
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Flows) != 2 || r.Flows[0].Dropped != 0 || r.Flows[1].Dropped == 0 {
+		t.Errorf("flows %+v: want c1's none dropped and c2's some", r.Flows)
+	}
+}
