@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Direction is which way a flow's data goes.
@@ -98,6 +99,7 @@ const (
 	BE  Mark = "CS0" // best effort
 	BK  Mark = "CS1" // background
 	CS5 Mark = "CS5"
+	CS6 Mark = "CS6"
 	EF  Mark = "EF" // expedited forwarding
 )
 
@@ -116,9 +118,52 @@ type Flow struct {
 	Transport Transport
 	Mark      Mark
 	// CC is a TCP flow's congestion control where --cc sets none ("":
-	// the hosts' default).
+	// the hosts' default), as Flent's test sets it ('cong_control').
 	CC string
+	// Start and Stop are when the flow runs: Flent's 'delay' of its data
+	// set, and that plus its 'length'. Lookup sets them for every flow:
+	// LoadStart and LoadStop unless the test has a schedule of its own.
+	Start, Stop Time
 }
+
+// Time is an instant of a test's schedule as Flent's test files write it:
+// Delays times Flent's DELAY plus Lengths times its LENGTH, from the start
+// of the run (tcp_2up_square's third flow starts at DELAY*3).
+type Time struct{ Delays, Lengths int }
+
+// At returns the instant for Flent's DELAY and LENGTH.
+func (t Time) At(delay, length time.Duration) time.Duration {
+	return time.Duration(t.Delays)*delay + time.Duration(t.Lengths)*length
+}
+
+// String writes the instant as Flent's test files do: "DELAY*3",
+// "LENGTH+DELAY", "0".
+func (t Time) String() string {
+	var parts []string
+	term := func(n int, name string) {
+		switch n {
+		case 0:
+		case 1:
+			parts = append(parts, name)
+		default:
+			parts = append(parts, fmt.Sprintf("%s*%d", name, n))
+		}
+	}
+	term(t.Lengths, "LENGTH")
+	term(t.Delays, "DELAY")
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.Join(parts, "+")
+}
+
+// LoadStart and LoadStop are when the flows of a test without a schedule
+// of its own run: for LENGTH after DELAY, which are wanlab's --duration
+// and --lead.
+var (
+	LoadStart = Time{Delays: 1}
+	LoadStop  = Time{Delays: 1, Lengths: 1}
+)
 
 // Probe is one latency probe stream of a test.
 type Probe struct {
@@ -147,13 +192,51 @@ type Test struct {
 	Flent bool
 	// Plot is Flent's default plot for the test.
 	Plot string
+	// Schedule is, for a test whose flows start and stop on a schedule of
+	// their own (tcp_2up_square), the run's length: the largest of these
+	// instants (Flent's TOTAL_LENGTH of the test). Such a run starts with
+	// its first flow, without a lead or a tail, and its DELAY is a
+	// parameter of its own. nil for the others, whose flows run over the
+	// load, between a lead and a tail.
+	Schedule []Time
+}
+
+// Scheduled reports whether the test's flows start and stop on a schedule
+// of their own (Schedule).
+func (t Test) Scheduled() bool { return len(t.Schedule) > 0 }
+
+// Length returns a scheduled test's length for Flent's DELAY and LENGTH
+// (its TOTAL_LENGTH), 0 for another test.
+func (t Test) Length(delay, length time.Duration) time.Duration {
+	var l time.Duration
+	for _, at := range t.Schedule {
+		l = max(l, at.At(delay, length))
+	}
+	return l
+}
+
+// CongestionControls returns the congestion controls the test's TCP flows
+// set themselves, each once, in the order of the flows.
+func (t Test) CongestionControls() []string {
+	var ccs []string
+	for _, f := range t.Flows {
+		if f.Transport == TCP && f.CC != "" && !slices.Contains(ccs, f.CC) {
+			ccs = append(ccs, f.CC)
+		}
+	}
+	return ccs
 }
 
 // Options are the parameters some tests take.
 type Options struct {
 	// Streams is the number of flows of tcp_nup and tcp_ndown (Flent's
-	// upload_streams/download_streams); 0 means 4.
+	// upload_streams/download_streams), and of each direction of rrul_var
+	// (bidir_streams); 0 means 4.
 	Streams int
+	// UploadStreams and DownloadStreams are the flows of each direction
+	// of rrul_be_nflows (Flent's upload_streams and download_streams); 0
+	// means 4.
+	UploadStreams, DownloadStreams int
 }
 
 // MaxStreams bounds Options.Streams.
@@ -161,7 +244,7 @@ const MaxStreams = 256
 
 // flentNames are Flent's tests; names adds wanlab's own.
 var (
-	flentNames = []string{"ping", "tcp_upload", "tcp_download", "tcp_bidirectional", "tcp_nup", "tcp_ndown", "rrul", "rrul_be", "udp_flood"}
+	flentNames = slices.Concat([]string{"ping", "tcp_upload", "tcp_download", "tcp_bidirectional", "tcp_nup", "tcp_ndown", "rrul", "rrul_be", "udp_flood"}, mixingNames())
 	names      = slices.Concat(flentNames, []string{"tfrc_upload", "tfrc_download", "quic_upload", "quic_download", "l4s_upload", "l4s_download", "l4s_cubic", "custom"})
 )
 
@@ -180,19 +263,39 @@ func Names() []string { return append([]string(nil), names...) }
 // Lookup returns the test called name.
 func Lookup(name string, o Options) (Test, error) {
 	t, err := lookup(name, o)
-	t.Flent = err == nil && slices.Contains(flentNames, name)
-	return t, err
+	if err != nil {
+		return Test{}, err
+	}
+	t.Flent = slices.Contains(flentNames, name)
+	for i := range t.Flows {
+		if f := &t.Flows[i]; f.Stop == (Time{}) {
+			f.Start, f.Stop = LoadStart, LoadStop
+		}
+	}
+	return t, nil
+}
+
+// streams returns a count of flows as given (0: 4), or an error that names
+// the flag.
+func streams(flag string, n int) (int, error) {
+	if n == 0 {
+		return 4, nil
+	}
+	if n < 1 || n > MaxStreams {
+		return 0, fmt.Errorf("%s %d is out of range: use 1 to %d", flag, n, MaxStreams)
+	}
+	return n, nil
 }
 
 func lookup(name string, o Options) (Test, error) {
-	n := o.Streams
-	if n == 0 {
-		n = 4
-	}
-	if n < 1 || n > MaxStreams {
-		return Test{}, fmt.Errorf("--streams %d is out of range: use 1 to %d", o.Streams, MaxStreams)
+	n, err := streams("--streams", o.Streams)
+	if err != nil {
+		return Test{}, err
 	}
 	icmp := Probe{Series: "Ping (ms) ICMP", Kind: ICMP, Mark: BE}
+	if t, ok, err := mixing(name, o, n, icmp); ok || err != nil {
+		return t, err
+	}
 	switch name {
 	case "ping":
 		return Test{Name: name, Description: "ICMP and UDP round-trip times, no load", NoLoad: true, Plot: "ping",

@@ -66,6 +66,27 @@ func classify(s *results.Series) (panel timelinePanel, aggregate bool) {
 	return panel, false
 }
 
+// panelOf is classify, and for a load flow whose name says no direction
+// (tcp_2up_square's "TCP cubic 2", cubic_ledbat_1's "TCP ledbat") the
+// panel of the direction the document records for the flow.
+func panelOf(d *results.Document, s *results.Series) (panel timelinePanel, aggregate bool) {
+	if panel, aggregate = classify(s); panel != noPanel || !s.IsRate() {
+		return panel, aggregate
+	}
+	for _, f := range d.Flows {
+		if f.Label != s.Name {
+			continue
+		}
+		switch f.Direction {
+		case "up":
+			return uploadPanel, false
+		case "down":
+			return downloadPanel, false
+		}
+	}
+	return noPanel, false
+}
+
 func hasAnyPrefix(s string, prefixes ...string) bool {
 	for _, p := range prefixes {
 		if strings.HasPrefix(s, p) {
@@ -88,7 +109,7 @@ func timelineLines(d *results.Document, panel timelinePanel, manyRuns bool) (ss 
 		if !hasValue(s) {
 			continue
 		}
-		switch c, agg := classify(s); {
+		switch c, agg := panelOf(d, s); {
 		case c != panel:
 		case agg:
 			avg = s

@@ -131,6 +131,20 @@ func TestClassifyOwnTests(t *testing.T) {
 	}
 }
 
+// A load flow whose name says no direction (tcp_4up_squarewave's "TCP
+// bbr 1") goes in the panel of the direction its flow records.
+func TestPanelOfFlowDirection(t *testing.T) {
+	d := &results.Document{
+		Series: []results.Series{{Name: "TCP bbr 1", Unit: "Mbits/s"}, {Name: "TCP cubic 2", Unit: "Mbits/s"}, {Name: "TCP stray", Unit: "Mbits/s"}},
+		Flows:  []results.Flow{{ID: 1, Label: "TCP bbr 1", Direction: "up"}, {ID: 2, Label: "TCP cubic 2", Direction: "down"}},
+	}
+	for i, want := range []timelinePanel{uploadPanel, downloadPanel, noPanel} {
+		if p, agg := panelOf(d, &d.Series[i]); p != want || agg {
+			t.Errorf("panelOf(%q) = %v, %v; want %v", d.Series[i].Name, p, agg, want)
+		}
+	}
+}
+
 // TestFitLinesKeepsWords: a label too long for a legend is wrapped at
 // spaces and shortened after a whole word, never cut through one (run
 // legends were cut mid-word: "…rate=100mbit qdisc=pfifo_f…").

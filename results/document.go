@@ -110,6 +110,11 @@ type Run struct {
 	// LeadS+DurationS.
 	LeadS float64 `json:"lead_s"`
 	TailS float64 `json:"tail_s"`
+	// DelayS is Flent's DELAY of a test whose flows start and stop on a
+	// schedule of their own (tcp_2up_square: its flows start DELAY apart),
+	// which has no lead and whose tail is the rest of the schedule after
+	// the load; 0 for the other tests, whose DELAY is LeadS.
+	DelayS float64 `json:"delay_s,omitempty"`
 	// Seed is the seed of every random choice of the emulated path.
 	Seed uint64 `json:"seed"`
 	// Framing is how the emulated device counts a packet's bytes:
@@ -151,6 +156,15 @@ type FailedOutput struct {
 
 // TotalS is the run's whole length in seconds: lead, load and tail.
 func (r Run) TotalS() float64 { return r.LeadS + r.DurationS + r.TailS }
+
+// FlentDelay is the run's DELAY as Flent's test files use it: DelayS for a
+// test with a schedule of its own, else the lead.
+func (r Run) FlentDelay() float64 {
+	if r.DelayS > 0 {
+		return r.DelayS
+	}
+	return r.LeadS
+}
 
 // Path is a path's qdisc chain per direction, in tc syntax, root first
 // (`tbf rate 10mbit burst 32k latency 400ms; fq_codel`). Up is client to
@@ -259,6 +273,13 @@ type Flow struct {
 	// QUIC flow's ("newreno"), or "tfrc" for a TFRC flow; empty for
 	// others.
 	CongestionControl string `json:"congestion_control,omitempty"`
+	// Span is when the flow was to run, [start, stop] in seconds from
+	// Run.Start, as the test's schedule set it (Flent's 'delay' of the
+	// flow, and that plus its 'length'): the load for most tests, its own
+	// times for the square-wave ones. A TCP flow connects at start and
+	// its sender stops at stop; a probe sends its first probe at start.
+	// Absent for the flows of the custom test's programs.
+	Span *[2]float64 `json:"span,omitempty"`
 	// Error, if not empty, is the first error that ended or hampered the
 	// flow during the run (a refused connection, a reset, a send the
 	// kernel refused): its samples are what it recorded until then.

@@ -158,11 +158,20 @@ func flentFile(d *Document) (*flentData, error) {
 		seriesMeta[name(s.Name)] = map[string]any{"UNITS": s.Unit, "RUNNER": "wanlab"}
 	}
 
+	spans := make(map[string][2]float64)
 	for i := range d.Flows {
 		fl := &d.Flows[i]
 		label := name(fl.Label)
-		if m, ok := seriesMeta[label].(map[string]any); ok && fl.CongestionControl != "" {
+		m, ok := seriesMeta[label].(map[string]any)
+		if ok && fl.CongestionControl != "" {
 			m["CONG_CONTROL"] = fl.CongestionControl
+		}
+		if fl.Span != nil {
+			spans[label] = *fl.Span
+			if ok && fl.Direction != "both" {
+				// What netperf reports of a flow it ran for 'length'.
+				m["ELAPSED_TIME"] = fl.Span[1] - fl.Span[0]
+			}
 		}
 		for j := range fl.Series {
 			s := &fl.Series[j]
@@ -178,16 +187,16 @@ func flentFile(d *Document) (*flentData, error) {
 	for k, v := range d.Run.Options {
 		params[k] = v
 	}
-	if test.streamsParam != "" {
+	for _, c := range test.counts {
 		// The test rebuilds one series per stream from this parameter;
 		// it has to count the series the file has.
 		count := 0
 		for i := range d.Series {
-			if globMatch(test.streamsGlob, name(d.Series[i].Name)) {
+			if globMatch(c.glob, name(d.Series[i].Name)) {
 				count++
 			}
 		}
-		params[test.streamsParam] = strconv.Itoa(count)
+		params[c.param] = strconv.Itoa(count)
 	}
 
 	start := t0.Format(flentTimeLayout)
@@ -204,6 +213,9 @@ func flentFile(d *Document) (*flentData, error) {
 		"partial":        d.Run.Partial,
 		"partial_reason": d.Run.PartialReason,
 		"sysctls":        d.Run.Sysctls,
+		// When each flow was to run, in seconds from T0: Flent's
+		// data sets' delay, and delay plus length.
+		"spans": spans,
 	}
 	if flentName != d.Run.Test {
 		// Flent's plots name the test by its description (tcp_upload's
@@ -227,7 +239,7 @@ func flentFile(d *Document) (*flentData, error) {
 		"LENGTH":          d.Run.DurationS,
 		"TOTAL_LENGTH":    d.Run.TotalS(),
 		"STEP_SIZE":       step,
-		"DELAY":           d.Run.LeadS,
+		"DELAY":           d.Run.FlentDelay(),
 		"TEST_PARAMETERS": params,
 		"SERIES_META":     seriesMeta,
 		"KERNEL_RELEASE":  d.Run.KernelRelease,

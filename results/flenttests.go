@@ -9,17 +9,21 @@ import (
 )
 
 // flentTest is what wanlab needs to know of one of Flent's tests: the
-// series Flent computes from the others, and the test parameter that sets
+// series Flent computes from the others, and the test parameters that set
 // how many per-flow series it has. The entries follow Flent 2.1.1's
 // flent/tests/*.conf (DATA_SETS), plus the fairness series Flent 2.3 added
-// to tcp_nup and tcp_ndown.
+// to tcp_nup and tcp_ndown, and the rrul_N_up_M_down tests of Flent's pull
+// request #61, which no Flent release has.
 type flentTest struct {
 	// computed lists the computed series in Flent's DATA_SETS order.
 	computed []computedSeries
-	// streamsParam names the test parameter that says how many series match
-	// streamsGlob (tcp_nup's upload_streams); empty if the test has none.
-	streamsParam, streamsGlob string
+	// counts are the test parameters that say how many series match a
+	// glob (tcp_nup's upload_streams): Flent rebuilds that many from them.
+	counts []countParam
 }
+
+// countParam is a test parameter that counts the series matching glob.
+type countParam struct{ param, glob string }
 
 // reduction is how a computed series combines its sources' values at one
 // grid point.
@@ -43,41 +47,106 @@ type computedSeries struct {
 	unit    string
 }
 
+// perDirection are the averages and sums of the TCP flows of each
+// direction whose series match the globs, each sum and average left out of
+// the other: what rrul and the tests built like it compute.
+func perDirection(upGlob, downGlob string) []computedSeries {
+	return []computedSeries{
+		{"TCP upload avg", reduceAverage, upGlob, []string{"TCP upload sum"}, "Mbits/s"},
+		{"TCP upload sum", reduceSum, upGlob, []string{"TCP upload avg"}, "Mbits/s"},
+		{"TCP download avg", reduceAverage, downGlob, []string{"TCP download sum"}, "Mbits/s"},
+		{"TCP download sum", reduceSum, downGlob, []string{"TCP download avg"}, "Mbits/s"},
+	}
+}
+
+// tcpTotals is rrul's sum of every TCP flow of the glob, each way.
+func tcpTotals(glob string) computedSeries {
+	return computedSeries{"TCP totals", reduceSum, glob, []string{"TCP download avg", "TCP download sum", "TCP upload avg", "TCP upload sum"}, "Mbits/s"}
+}
+
+// pingAvg is the average of the pings of the glob.
+func pingAvg(glob string) computedSeries {
+	return computedSeries{"Ping (ms) avg", reduceAverage, glob, nil, "ms"}
+}
+
 // rrulComputed are rrul's and rrul_be's computed series.
-var rrulComputed = []computedSeries{
-	{"TCP upload avg", reduceAverage, "TCP upload*", []string{"TCP upload sum"}, "Mbits/s"},
-	{"TCP upload sum", reduceSum, "TCP upload*", []string{"TCP upload avg"}, "Mbits/s"},
-	{"TCP download avg", reduceAverage, "TCP download*", []string{"TCP download sum"}, "Mbits/s"},
-	{"TCP download sum", reduceSum, "TCP download*", []string{"TCP download avg"}, "Mbits/s"},
-	{"TCP totals", reduceSum, "TCP*", []string{"TCP download avg", "TCP download sum", "TCP upload avg", "TCP upload sum"}, "Mbits/s"},
-	{"Ping (ms) avg", reduceAverage, "Ping (ms)*", nil, "ms"},
+var rrulComputed = append(perDirection("TCP upload*", "TCP download*"), tcpTotals("TCP*"), pingAvg("Ping (ms)*"))
+
+// smackdownComputed are those of cubic_bbr and its kin, and of
+// reno_cubic_westwood_cdg and its: rrul's without the totals.
+var smackdownComputed = append(perDirection("TCP upload*", "TCP download*"), pingAvg("Ping (ms)*"))
+
+// nComputed are tcp_nup's (up) or tcp_ndown's computed series.
+func nComputed(word string) flentTest {
+	glob := "TCP " + word + "::*"
+	param := map[string]string{"upload": "upload_streams", "download": "download_streams"}[word]
+	return flentTest{
+		computed: []computedSeries{
+			{"TCP " + word + " avg", reduceAverage, glob, []string{"TCP " + word + " sum"}, "Mbits/s"},
+			{"TCP " + word + " sum", reduceSum, glob, []string{"TCP " + word + " avg"}, "Mbits/s"},
+			{"TCP " + word + " fairness", reduceFairness, glob, nil, "Idx"},
+		},
+		counts: []countParam{{param, glob}},
+	}
 }
 
 // flentTests are the Flent tests wanlab runs, by Flent's name.
-var flentTests = map[string]flentTest{
-	"ping":              {},
-	"tcp_upload":        {},
-	"tcp_download":      {},
-	"tcp_bidirectional": {},
-	"udp_flood":         {},
-	"rrul":              {computed: rrulComputed},
-	"rrul_be":           {computed: rrulComputed},
-	"tcp_nup": {
-		computed: []computedSeries{
-			{"TCP upload avg", reduceAverage, "TCP upload::*", []string{"TCP upload sum"}, "Mbits/s"},
-			{"TCP upload sum", reduceSum, "TCP upload::*", []string{"TCP upload avg"}, "Mbits/s"},
-			{"TCP upload fairness", reduceFairness, "TCP upload::*", nil, "Idx"},
+var flentTests = func() map[string]flentTest {
+	m := map[string]flentTest{
+		"ping":              {},
+		"tcp_upload":        {},
+		"tcp_download":      {},
+		"tcp_bidirectional": {},
+		"udp_flood":         {},
+		"rrul":              {computed: rrulComputed},
+		"rrul_be":           {computed: rrulComputed},
+		"tcp_nup":           nComputed("upload"),
+		"tcp_ndown":         nComputed("download"),
+		"tcp_1up":           {},
+		"tcp_1down":         {},
+		// The square-wave and delayed tests compute nothing.
+		"tcp_2up_delay":           {},
+		"tcp_2up_square":          {},
+		"tcp_2up_square_westwood": {},
+		"tcp_4up_squarewave":      {},
+		"cubic_ledbat_1":          {},
+		"ledbat_cubic_1":          {},
+		"rrul_be_nflows": {
+			computed: append(perDirection("TCP upload BE::*", "TCP download BE::*"), tcpTotals("TCP * BE::*"), pingAvg("Ping (ms)*")),
+			counts:   []countParam{{"upload_streams", "TCP upload BE::*"}, {"download_streams", "TCP download BE::*"}},
 		},
-		streamsParam: "upload_streams", streamsGlob: "TCP upload::*",
-	},
-	"tcp_ndown": {
-		computed: []computedSeries{
-			{"TCP download avg", reduceAverage, "TCP download::*", []string{"TCP download sum"}, "Mbits/s"},
-			{"TCP download sum", reduceSum, "TCP download::*", []string{"TCP download avg"}, "Mbits/s"},
-			{"TCP download fairness", reduceFairness, "TCP download::*", nil, "Idx"},
+		"rrul_var": {
+			computed: append(perDirection("TCP upload::*", "TCP download::*"), tcpTotals("TCP *::*"), pingAvg("Ping (ms)::*")),
+			counts:   []countParam{{"bidir_streams", "TCP upload::*"}},
 		},
-		streamsParam: "download_streams", streamsGlob: "TCP download::*",
-	},
+	}
+	// tcp_4up is tcp_nup with upload_streams 4 (tcp_4up.conf sets it
+	// and includes tcp_nup.conf).
+	for _, n := range []int{2, 4, 6, 8, 12} {
+		m[fmt.Sprintf("tcp_%dup", n)] = nComputed("upload")
+		m[fmt.Sprintf("tcp_%ddown", n)] = nComputed("download")
+	}
+	for _, alg := range []string{"bbr", "cdg", "dctcp", "ledbat", "reno", "westwood"} {
+		m["cubic_"+alg] = flentTest{computed: smackdownComputed}
+	}
+	for _, alg := range []string{"cdg", "ledbat", "lp"} {
+		m["reno_cubic_westwood_"+alg] = flentTest{computed: smackdownComputed}
+	}
+	for _, ud := range [][2]int{{2, 4}, {2, 6}, {2, 8}, {2, 12}, {4, 4}, {4, 6}, {4, 8}, {4, 12}, {6, 6}, {6, 8}, {6, 12}, {8, 8}, {8, 12}, {10, 12}, {12, 12}} {
+		m[fmt.Sprintf("rrul_%d_up_%d_down", ud[0], ud[1])] = flentTest{computed: rrulComputed}
+	}
+	return m
+}()
+
+// FlentComputed returns the names of the series Flent computes in its test
+// test (sums, averages, fairness), in Flent's order; nil for a test it
+// does not know.
+func FlentComputed(test string) []string {
+	var names []string
+	for _, c := range flentTests[test].computed {
+		names = append(names, c.name)
+	}
+	return names
 }
 
 // flentLayout is how a run of one of wanlab's own tests goes into a Flent

@@ -39,6 +39,9 @@ func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 		ew.Printf(" version:   %s\n", r.WanlabVersion)
 	}
 	ew.Printf(" load:      %gs after a %gs lead, then a %gs tail; step %gs\n", r.DurationS, r.LeadS, r.TailS, r.StepS)
+	if r.DelayS > 0 {
+		ew.Printf(" schedule:  Flent's DELAY %gs; each flow runs over its own span (Flows, below)\n", r.DelayS)
+	}
 	ew.Printf(" seed:      %d   framing: %s   kernel: %s\n", r.Seed, r.Framing, orDash(r.KernelRelease))
 	ew.Printf(" path up:   %s\n", orDash(r.Path.Up))
 	ew.Printf(" path down: %s\n", orDash(r.Path.Down))
@@ -68,6 +71,9 @@ func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 			ew.Printf(" %3d  %-*s  %-4s  %-4s  tos 0x%02x  %s\n", f.ID, labelW, f.Label, f.Direction, f.Protocol, f.TOS, orDash(f.CongestionControl))
 			if f.FiveTuple != "" {
 				ew.Printf("      %s\n", f.FiveTuple)
+			}
+			if r.DelayS > 0 && f.Span != nil && f.Direction != "both" {
+				ew.Printf("      from %gs to %gs\n", f.Span[0], f.Span[1])
 			}
 			if f.Error != "" {
 				ew.Printf("      error: %s\n", f.Error)

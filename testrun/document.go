@@ -48,6 +48,7 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 		StepS:         s.Step.Seconds(),
 		LeadS:         s.Lead.Seconds(),
 		TailS:         s.Tail.Seconds(),
+		DelayS:        s.scheduleDelay().Seconds(),
 		Seed:          prov.Seed,
 		Framing:       prov.Framing,
 		KernelRelease: prov.KernelRelease,
@@ -61,7 +62,8 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 	if res.Partial {
 		b.end = b.at(res.Stopped)
 	}
-	b.window = b.clip([2]float64{s.Lead.Seconds(), (s.Lead + s.Duration).Seconds()})
+	loadWindow := b.clip([2]float64{s.Lead.Seconds(), (s.Lead + s.Duration).Seconds()})
+	b.window = loadWindow
 	for i, fr := range res.Flows {
 		spec := specs[i]
 		if r, ok := fr.(*commandsResult); ok {
@@ -69,8 +71,15 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 			d.Run.Options["port"] = strconv.Itoa(r.Port)
 			continue
 		}
+		info := fr.Info()
 		flow := results.Flow{ID: i + 1, Label: spec.label, Direction: spec.dir, Protocol: spec.protocol, TOS: spec.tos,
-			Error: fr.Info().Error}
+			Error: info.Error, Span: &[2]float64{info.Start.Seconds(), info.Stop.Seconds()}}
+		// A load flow's series are summarised over when it ran: the load,
+		// or its own span in the test's schedule.
+		b.window = loadWindow
+		if spec.dir != "both" {
+			b.window = b.clip(*flow.Span)
+		}
 		var main results.Series
 		switch r := fr.(type) {
 		case *traffic.TCPResult:
@@ -109,6 +118,7 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 		d.Series = append(d.Series, main)
 		d.Flows = append(d.Flows, flow)
 	}
+	b.window = loadWindow
 	if s.Test.Custom {
 		flows, series := b.customSeries(rec, ownFlowsOf(specs), len(res.Flows)+1)
 		d.Flows = append(d.Flows, flows...)
@@ -140,8 +150,17 @@ func (s *Setup) recordedOptions(dataPlane string) map[string]string {
 			m[k] = v
 		}
 	}
-	if s.Test.Name == "tcp_nup" || s.Test.Name == "tcp_ndown" {
+	switch s.Test.Name {
+	case "tcp_nup", "tcp_ndown":
 		m["streams"] = strconv.Itoa(len(s.Test.Flows))
+	case "rrul_var":
+		m["streams"] = strconv.Itoa(len(s.Test.Flows) / 2)
+	case "rrul_be_nflows":
+		n := map[catalog.Direction]int{}
+		for _, f := range s.Test.Flows {
+			n[f.Dir]++
+		}
+		m["upload_streams"], m["download_streams"] = strconv.Itoa(n[catalog.Up]), strconv.Itoa(n[catalog.Down])
 	}
 	if len(s.Test.Flows) > 0 && s.Test.Flows[0].Transport == catalog.TFRC {
 		m["tx_qlen"] = strconv.Itoa(s.TxQLen)
@@ -201,6 +220,15 @@ func (s *Setup) recordedOptions(dataPlane string) map[string]string {
 		m["at"] = strings.Join(parts, " ")
 	}
 	return m
+}
+
+// scheduleDelay is Flent's DELAY of a test with a schedule of its own, 0
+// for another (whose DELAY is its lead).
+func (s *Setup) scheduleDelay() time.Duration {
+	if s.Test.Scheduled() {
+		return s.Delay
+	}
+	return 0
 }
 
 // docBuilder makes series on the run's grid.

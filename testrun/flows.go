@@ -42,7 +42,7 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 		fs    []traffic.Flow
 		specs []flowSpec
 	)
-	loadStart, loadStop, end := s.Lead, s.Lead+s.Duration, s.Length()
+	end := s.Length()
 	tosOf := func(m catalog.Mark) int {
 		if m == catalog.BE && s.TOS >= 0 {
 			return s.TOS
@@ -57,6 +57,9 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 		rec := &recNet{}
 		cl, sv := client, server
 		cl.Net, sv.Net = rec.wrap(client.Net), rec.wrap(server.Net)
+		// The flow's times in the test's schedule: the load's, or its
+		// own (tcp_2up_square's flows start DELAY apart).
+		start, stop := f.Start.At(s.Delay, s.Duration), f.Stop.At(s.Delay, s.Duration)
 		spec := flowSpec{label: f.Series, dir: f.Dir.String(), tos: tosOf(f.Mark), sockets: rec}
 		switch f.Transport {
 		case catalog.TCP:
@@ -71,7 +74,7 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 			flow, err := traffic.NewTCP(traffic.TCPConfig{
 				Label: f.Series, Client: cl, Server: sv, Dir: dir, CC: cc, TOS: spec.tos,
 				SendBuffer: s.Opts.SendBuffer, ReceiveBuffer: s.Opts.ReceiveBuffer,
-				Start: loadStart, Stop: loadStop,
+				Start: start, Stop: stop,
 			})
 			if err != nil {
 				return nil, nil, err
@@ -85,7 +88,7 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 			flow, err := traffic.NewFlood(traffic.FloodConfig{
 				Label: f.Series, Client: cl, Server: sv, Dir: dir,
 				Rate: s.UDPRate, Size: s.Opts.UDPSize, TOS: spec.tos,
-				Start: loadStart, Stop: loadStop,
+				Start: start, Stop: stop,
 			})
 			if err != nil {
 				return nil, nil, err
@@ -95,7 +98,7 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 			spec.protocol, spec.cc = "udp", "tfrc"
 			flow, err := tfrcflow.New(tfrcflow.Config{
 				Label: f.Series, Client: cl, Server: sv, Dir: dir, TOS: spec.tos,
-				TxQueueLen: s.TxQLen, Start: loadStart, Stop: loadStop,
+				TxQueueLen: s.TxQLen, Start: start, Stop: stop,
 			})
 			if err != nil {
 				return nil, nil, err
@@ -107,7 +110,7 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 			spec.protocol, spec.cc, spec.tos = "udp", scalableflow.CongestionControl, spec.tos&^3|ecnECT1
 			flow, err := scalableflow.New(scalableflow.Config{
 				Label: f.Series, Client: cl, Server: sv, Dir: dir, TOS: spec.tos,
-				Start: loadStart, Stop: loadStop,
+				Start: start, Stop: stop,
 			})
 			if err != nil {
 				return nil, nil, err
@@ -119,7 +122,7 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 			spec.protocol, spec.cc, spec.tos = "udp", quicflow.CongestionControl, spec.tos&^3
 			flow, err := quicflow.New(quicflow.Config{
 				Label: f.Series, Client: cl, Server: sv, Dir: dir, TOS: spec.tos,
-				Start: loadStart, Stop: loadStop,
+				Start: start, Stop: stop,
 			})
 			if err != nil {
 				return nil, nil, err

@@ -29,8 +29,16 @@ type Options struct {
 	// Flent's 5 s each, or none for ping, which has no load.
 	Lead *time.Duration
 	Tail *time.Duration
-	// Streams is the number of flows of tcp_nup and tcp_ndown (0: 4).
+	// Streams is the number of flows of tcp_nup and tcp_ndown, and of
+	// each direction of rrul_var (0: 4).
 	Streams int
+	// UploadStreams and DownloadStreams are the flows of each direction
+	// of rrul_be_nflows (0: 4).
+	UploadStreams, DownloadStreams int
+	// Delay is Flent's DELAY of the tests whose flows start and stop on a
+	// schedule of their own (catalog.ScheduledTests): nil means Flent's
+	// 5 s. The other tests' DELAY is Lead and Tail.
+	Delay *time.Duration
 	// UDPRate is udp_flood's sending rate of UDP payload ("100mbit",
 	// "20M", "500k"; empty: Flent's 100 Mbit/s) and UDPSize its packets'
 	// UDP payload in bytes (0: iperf2's 1470, 1450 over IPv6).
@@ -171,6 +179,9 @@ const (
 	MainJobDuration = 30 * time.Second
 	// DefaultLeadTail is Flent's DELAY, before and after the load.
 	DefaultLeadTail = 5 * time.Second
+	// DefaultDelay is Flent's DELAY (flent -d) of the tests with a
+	// schedule of their own.
+	DefaultDelay = 5 * time.Second
 	// DefaultUDPRate is Flent's udp_flood rate (iperf -b 100M).
 	DefaultUDPRate = "100mbit"
 	// DefaultTxQLen is Linux DCCP's net.dccp.default.tx_qlen.

@@ -80,6 +80,11 @@ type Setup struct {
 	Mode Mode
 	// Duration, Step, Lead and Tail are resolved.
 	Duration, Step, Lead, Tail time.Duration
+	// Delay is Flent's DELAY, whose multiples a test's schedule counts
+	// its flows' times in (catalog.Time): the lead for a test whose flows
+	// run over the load, --delay for one with a schedule of its own
+	// (whose lead is 0 and whose tail is the rest of its schedule).
+	Delay time.Duration
 	// Up and Down are the chains a testbed of the run's own starts with
 	// (nil for ModeLab and ModeDirect), UpText and DownText the same in tc
 	// syntax.
@@ -177,7 +182,7 @@ func lookupTest(o Options) (catalog.Test, error) {
 	if name == "" {
 		name = DefaultTest
 	}
-	return catalog.Lookup(name, catalog.Options{Streams: o.Streams})
+	return catalog.Lookup(name, catalog.Options{Streams: o.Streams, UploadStreams: o.UploadStreams, DownloadStreams: o.DownloadStreams})
 }
 
 // Prepare checks o and resolves its defaults without creating anything:
@@ -190,8 +195,10 @@ func Prepare(o Options, tc tcspec.Options) (*Setup, error) {
 	mainJob := o.Test == ""
 	test, err := lookupTest(o)
 	if err != nil {
-		if o.Streams != 0 && strings.HasPrefix(err.Error(), "--streams") {
-			return nil, bad("streams", "%v", err)
+		for _, k := range []string{"streams", "upload_streams", "download_streams"} {
+			if strings.HasPrefix(err.Error(), LookupOption(k).Name()+" ") {
+				return nil, bad(k, "%v", err)
+			}
 		}
 		return nil, bad("test", "%v (wanlab run without a test runs %s)", err, DefaultTest)
 	}
@@ -247,13 +254,27 @@ func (s *Setup) resolveTimes(o Options, mainJob bool) error {
 	if o.Tail != nil {
 		s.Tail = *o.Tail
 	}
+	s.Delay = s.Lead
+	if s.Test.Scheduled() {
+		// Flent's schedule: the run starts with the first flow and lasts
+		// the test's TOTAL_LENGTH; the load is LENGTH from 0.
+		s.Delay = DefaultDelay
+		if o.Delay != nil {
+			s.Delay = *o.Delay
+		}
+		if s.Delay <= 0 {
+			return bad("delay", "--delay %v: give a positive DELAY, e.g. --delay 5s (Flent's default)", s.Delay)
+		}
+		s.Lead = 0
+		s.Tail = s.Test.Length(s.Delay, s.Duration) - s.Duration
+	}
 	// offGrid is the first of lead, load and tail that is not a whole
 	// number of steps, by its key.
 	offGrid := ""
 	for _, p := range []struct {
 		key string
 		d   time.Duration
-	}{{"lead", s.Lead}, {"duration", s.Duration}, {"tail", s.Tail}} {
+	}{{"lead", s.Lead}, {"duration", s.Duration}, {"tail", s.Tail}, {"delay", s.Delay}} {
 		if s.Step > 0 && p.d%s.Step != 0 && offGrid == "" {
 			offGrid = p.key
 		}
@@ -272,6 +293,10 @@ func (s *Setup) resolveTimes(o Options, mainJob bool) error {
 	case offGrid != "":
 		// The load must start and end on the grid: a throughput sample is
 		// the bytes of one whole step.
+		if s.Test.Scheduled() {
+			return bad(offGrid, "--duration %v and --delay %v must each be a whole number of steps (--step %v), so that every flow starts and stops on the grid: round them, or choose a step that divides them",
+				s.Duration, s.Delay, s.Step)
+		}
 		return bad(offGrid, "--lead %v, --duration %v and --tail %v must each be a whole number of steps (--step %v): round them, or choose a step that divides them",
 			s.Lead, s.Duration, s.Tail, s.Step)
 	case s.Length() > maxLength:
@@ -460,6 +485,9 @@ func (s *Setup) resolveTraffic(o Options) error {
 	if err := s.checkCCDirections(o.CC); err != nil {
 		return err
 	}
+	if err := s.checkFlowCCs(); err != nil {
+		return err
+	}
 	if o.TOS != "" {
 		if s.TOS, err = ParseTOS(o.TOS); err != nil {
 			return bad("tos", "--tos: %v", err)
@@ -579,23 +607,33 @@ func (s *Setup) checkCCDirections(v string) error {
 	return nil
 }
 
-// checkCC checks a congestion control name against the kernel's loaded
-// algorithms. Every flow sets its own (TCP_CONGESTION), so the
-// namespace-default restriction lab.CheckCC explains does not apply.
+// checkCC checks a congestion control of --cc against the kernel's loaded
+// algorithms (lab.CheckLoadedCC). Every flow sets its own
+// (TCP_CONGESTION), so the namespace-default restriction lab.CheckCC
+// explains does not apply.
 func checkCC(alg string) error {
-	if alg == "" || len(alg) > 15 || strings.IndexFunc(alg, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
-	}) >= 0 {
-		return bad("cc", "--cc %q is not a congestion control name: use reno, cubic, bbr, ... (see /proc/sys/net/ipv4/tcp_available_congestion_control)", alg)
+	if err := lab.CheckLoadedCC(alg); err != nil {
+		return bad("cc", "--cc %s: %v, or choose another", alg, err)
 	}
-	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
-	if err != nil {
-		return nil // no /proc to ask: the kernel judges when the flow starts
-	}
-	avail := strings.Fields(string(b))
-	if !slices.Contains(avail, alg) {
-		return bad("cc", "--cc %s: the kernel has not loaded it (available: %s): load it with `modprobe tcp_%s` or choose another",
-			alg, strings.Join(avail, ", "), alg)
+	return nil
+}
+
+// checkFlowCCs refuses, before anything is made, a test whose TCP flows
+// set a congestion control the kernel has not loaded (Flent's
+// cubic_westwood's westwood), unless --cc replaces it: the flow would
+// otherwise fail when it starts, after the testbed was built.
+func (s *Setup) checkFlowCCs() error {
+	for _, f := range s.Test.Flows {
+		if f.Transport != catalog.TCP || f.CC == "" {
+			continue
+		}
+		if f.Dir == catalog.Up && s.CCUp != "" || f.Dir == catalog.Down && s.CCDown != "" {
+			continue
+		}
+		if err := lab.CheckLoadedCC(f.CC); err != nil {
+			return bad("test", "%s: its flow %q runs %s, as Flent's test sets it, and %v (or run every flow with one the kernel has: --cc cubic)",
+				s.Test.Name, f.Series, f.CC, err)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package testrun
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,9 +38,17 @@ func TestPrepareBadInput(t *testing.T) {
 		{"negative lead", func(o *Options) { o.Lead = dur(-time.Second) }, "give 0 or more"},
 		{"lead for ping", func(o *Options) { o.Test = "ping"; o.Lead = dur(time.Second) }, "ping has none"},
 		{"streams out of range", func(o *Options) { o.Test = "tcp_nup"; o.Streams = 1000 }, "--streams 1000 is out of range: use 1 to 256"},
-		{"streams for rrul", func(o *Options) { o.Test = "rrul"; o.Streams = 2 }, "--streams is for tcp_nup and tcp_ndown"},
-		{"bad cc", func(o *Options) { o.CC = "cubic!" }, `--cc "cubic!" is not a congestion control name`},
-		{"cc not loaded", func(o *Options) { o.CC = "nosuchcc" }, "--cc nosuchcc: the kernel has not loaded it"},
+		{"streams for rrul", func(o *Options) { o.Test = "rrul"; o.Streams = 2 }, "--streams is for tcp_nup, tcp_ndown, rrul_var, not rrul"},
+		{"streams for tcp_4up", func(o *Options) { o.Test = "tcp_4up"; o.Streams = 2 }, "--streams: tcp_4up has 4 flows, as Flent's test does"},
+		{"upload streams for rrul", func(o *Options) { o.Test = "rrul"; o.UploadStreams = 2 }, "--upload-streams and --download-streams are rrul_be_nflows's, not rrul's"},
+		{"download streams out of range", func(o *Options) { o.Test = "rrul_be_nflows"; o.DownloadStreams = 300 }, "--download-streams 300 is out of range: use 1 to 256"},
+		{"delay for rrul", func(o *Options) { o.Test = "rrul"; o.Delay = dur(time.Second) }, "--delay is the step of the schedule of tcp_2up_delay"},
+		{"lead for a square wave", func(o *Options) { o.Test = "tcp_4up_squarewave"; o.Lead = dur(time.Second) }, "--lead: tcp_4up_squarewave starts with its first flow and lasts Flent's TOTAL_LENGTH of its schedule (LENGTH+DELAY*6)"},
+		{"tail for a square wave", func(o *Options) { o.Test = "tcp_2up_delay"; o.Tail = dur(0) }, "(LENGTH+DELAY), with no lead or tail"},
+		{"delay off the grid", func(o *Options) { o.Test = "tcp_4up_squarewave"; o.Delay = dur(250 * time.Millisecond) }, "--duration 1m0s and --delay 250ms must each be a whole number of steps"},
+		{"zero delay", func(o *Options) { o.Test = "tcp_4up_squarewave"; o.Delay = dur(0) }, "--delay 0s: give a positive DELAY"},
+		{"bad cc", func(o *Options) { o.CC = "cubic!" }, `--cc cubic!: "cubic!" is not a congestion control name`},
+		{"cc not loaded", func(o *Options) { o.CC = "nosuchcc" }, "--cc nosuchcc: congestion control nosuchcc is not loaded (net.ipv4.tcp_available_congestion_control has "},
 		{"cc bad direction", func(o *Options) { o.CC = "left=cubic" }, "--cc up=cubic,down=bbr"},
 		{"cc direction twice", func(o *Options) { o.CC = "up=cubic,up=reno" }, `--cc "up=cubic,up=reno" gives up twice: give each direction once`},
 		{"cc for quic", func(o *Options) { o.Test = "quic_upload"; o.CC = "cubic" }, "quic_upload has none (its flow is QUIC, whose congestion control is quic-go's NewReno): drop --cc"},
@@ -307,5 +316,57 @@ func TestCheckGiven(t *testing.T) {
 		case c.want != "" && (err == nil || !IsBadOption(err) || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("--%s: %v; want a *BadOption with %q", c.flag, err, c.want)
 		}
+	}
+}
+
+// A test whose flows need a congestion control the kernel has not loaded
+// is refused before anything is made, naming the flow, the algorithm, the
+// loaded ones and the fix; --cc that replaces it lets the test run.
+func TestPrepareFlowCongestionControl(t *testing.T) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
+	if err != nil || strings.Contains(string(b), "westwood") {
+		t.Skip("skipped: westwood is loaded, or there is no /proc to ask")
+	}
+	avail := strings.Join(strings.Fields(string(b)), ", ")
+	o := Defaults()
+	o.Test = "cubic_westwood"
+	_, err = Prepare(o, tcspec.Options{})
+	var bo *BadOption
+	if !errors.As(err, &bo) || bo.Key != "test" || !strings.Contains(err.Error(), `cubic_westwood: its flow "TCP upload Westwood BE" runs westwood`) ||
+		!strings.Contains(err.Error(), "has "+avail+")") || !strings.Contains(err.Error(), "modprobe tcp_westwood") || !strings.Contains(err.Error(), "--cc cubic") {
+		t.Errorf("cubic_westwood: %v", err)
+	}
+	o.CC = "cubic"
+	if _, err := Prepare(o, tcspec.Options{}); err != nil {
+		t.Errorf("cubic_westwood --cc cubic: %v", err)
+	}
+	// A download's congestion control is the sender's, the server's: --cc
+	// up=cubic leaves the downloads' westwood.
+	o.CC = "up=cubic"
+	if _, err := Prepare(o, tcspec.Options{}); err == nil || !strings.Contains(err.Error(), "TCP download Westwood BE") {
+		t.Errorf("cubic_westwood --cc up=cubic: %v", err)
+	}
+}
+
+// A test with a schedule of its own runs from its first flow to the end of
+// its schedule: no lead, a tail that completes Flent's TOTAL_LENGTH.
+func TestPrepareSchedule(t *testing.T) {
+	o := Defaults()
+	o.Test, o.Duration, o.Delay = "tcp_2up_square", dur(10*time.Second), dur(3*time.Second)
+	o.CC = "cubic" // westwood may not be loaded
+	s, err := Prepare(o, tcspec.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lead != 0 || s.Delay != 3*time.Second || s.Length() != 18*time.Second {
+		t.Errorf("tcp_2up_square, LENGTH 10 s, DELAY 3 s: lead %v, delay %v, length %v; want 0, 3s and DELAY*6", s.Lead, s.Delay, s.Length())
+	}
+	o.Test, o.CC, o.Delay = "tcp_2up_delay", "", nil
+	if s, err = Prepare(o, tcspec.Options{}); err != nil || s.Length() != 15*time.Second || s.Tail != 5*time.Second {
+		t.Errorf("tcp_2up_delay, LENGTH 10 s: %v, length %v, tail %v; want LENGTH+DELAY with Flent's DELAY of 5 s", err, s.Length(), s.Tail)
+	}
+	o.Test = "rrul"
+	if s, err = Prepare(o, tcspec.Options{}); err != nil || s.Delay != s.Lead || s.Lead != DefaultLeadTail {
+		t.Errorf("rrul: %v, delay %v, lead %v", err, s.Delay, s.Lead)
 	}
 }

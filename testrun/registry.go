@@ -109,26 +109,57 @@ var registry = []*Option{
 	{
 		Key: "lead", Flag: "lead", Default: helpDuration(DefaultLeadTail), Recorded: "`run.lead_s`",
 		Help:   "probing before the load (0 for ping)",
-		NotFor: noLoad(func(o *Options) *time.Duration { return o.Lead }),
+		NotFor: noLoad("--lead", func(o *Options) *time.Duration { return o.Lead }),
 		field:  lengthOrNil(func(o *Options) **time.Duration { return &o.Lead }),
 	},
 	{
 		Key: "tail", Flag: "tail", Default: helpDuration(DefaultLeadTail), Recorded: "`run.tail_s`",
 		Help:   "probing after the load (0 for ping)",
-		NotFor: noLoad(func(o *Options) *time.Duration { return o.Tail }),
+		NotFor: noLoad("--tail", func(o *Options) *time.Duration { return o.Tail }),
 		field:  lengthOrNil(func(o *Options) **time.Duration { return &o.Tail }),
 	},
 	{
-		Key: "streams", Flag: "streams", Default: "4", Recorded: "`run.options.streams`",
-		Help:    "flows of tcp_nup and tcp_ndown",
-		ZeroFix: fmt.Sprintf("give 1 to %d flows, or leave it out for 4", catalog.MaxStreams),
-		NotFor: func(t catalog.Test, _ *Options) string {
-			if t.Name == "tcp_nup" || t.Name == "tcp_ndown" {
+		Key: "delay", Flag: "delay", Default: helpDuration(DefaultDelay), Recorded: "`run.delay_s`",
+		Help: "Flent's DELAY of the tests whose flows start and stop on a schedule of their own (" + strings.Join(catalog.ScheduledTests, ", ") + "): their flows start and stop at multiples of it",
+		Doc: "such a run has no lead or tail: it starts with its first flow and lasts Flent's `TOTAL_LENGTH` of the test " +
+			"(tcp_2up_square: the larger of `--duration` and 6 × DELAY); `flows[].span` records each flow's times",
+		NotFor: func(t catalog.Test, o *Options) string {
+			if t.Scheduled() || o.Delay == nil {
 				return ""
 			}
-			return fmt.Sprintf("--streams is for tcp_nup and tcp_ndown, not %s: drop it or run tcp_nup", t.Name)
+			return fmt.Sprintf("--delay is the step of the schedule of %s; %s's flows run over the load, after --lead (Flent's DELAY before it) and before --tail: use those, and drop --delay",
+				strings.Join(catalog.ScheduledTests, ", "), t.Name)
+		},
+		field: lengthOrNil(func(o *Options) **time.Duration { return &o.Delay }),
+	},
+	{
+		Key: "streams", Flag: "streams", Default: "4", Recorded: "`run.options.streams`",
+		Help:    "flows of tcp_nup and tcp_ndown, and of each direction of rrul_var (its bidir_streams)",
+		ZeroFix: fmt.Sprintf("give 1 to %d flows, or leave it out for 4", catalog.MaxStreams),
+		NotFor: func(t catalog.Test, _ *Options) string {
+			if slices.Contains(streamsTests, t.Name) {
+				return ""
+			}
+			if n, ok := fixedStreamsOf(t); ok {
+				return fmt.Sprintf("--streams: %s has %d flows, as Flent's test does: drop --streams, or run tcp_nup or tcp_ndown with --streams", t.Name, n)
+			}
+			return fmt.Sprintf("--streams is for %s, not %s: drop it or run tcp_nup", strings.Join(streamsTests, ", "), t.Name)
 		},
 		field: whole(func(o *Options) *int { return &o.Streams }),
+	},
+	{
+		Key: "upload_streams", Flag: "upload-streams", Default: "4", Recorded: "`run.options.upload_streams`",
+		Help:    "upload flows of rrul_be_nflows (its upload_streams)",
+		ZeroFix: fmt.Sprintf("give 1 to %d flows, or leave it out for 4", catalog.MaxStreams),
+		NotFor:  nflowsOnly,
+		field:   whole(func(o *Options) *int { return &o.UploadStreams }),
+	},
+	{
+		Key: "download_streams", Flag: "download-streams", Default: "4", Recorded: "`run.options.download_streams`",
+		Help:    "download flows of rrul_be_nflows (its download_streams)",
+		ZeroFix: fmt.Sprintf("give 1 to %d flows, or leave it out for 4", catalog.MaxStreams),
+		NotFor:  nflowsOnly,
+		field:   whole(func(o *Options) *int { return &o.DownloadStreams }),
 	},
 	{
 		Key: "udp_rate", Flag: "udp-rate", Default: DefaultUDPRate, Recorded: "`run.options.udp_rate`",
@@ -500,14 +531,57 @@ func orList(s []string) string {
 }
 
 // noLoad refuses a lead or a tail for a test without a load (ping), which
-// Flent runs for its length alone.
-func noLoad(field func(*Options) *time.Duration) func(catalog.Test, *Options) string {
+// Flent runs for its length alone, and for a test whose flows follow a
+// schedule of their own, which starts with its first flow and ends with
+// its schedule.
+func noLoad(flag string, field func(*Options) *time.Duration) func(catalog.Test, *Options) string {
 	return func(t catalog.Test, o *Options) string {
-		if d := field(o); !t.NoLoad || d == nil || *d == 0 {
+		d := field(o)
+		switch {
+		case d == nil:
+			return ""
+		case t.Scheduled():
+			return fmt.Sprintf("%s: %s starts with its first flow and lasts Flent's TOTAL_LENGTH of its schedule (%s), with no lead or tail: set DELAY with --delay and LENGTH with --duration, and drop %s",
+				flag, t.Name, totalText(t), flag)
+		case !t.NoLoad || *d == 0:
 			return ""
 		}
 		return fmt.Sprintf("--lead and --tail surround a load, and %s has none: drop them and set the length with --duration", t.Name)
 	}
+}
+
+// totalText writes a scheduled test's length as Flent's test file does:
+// "max(LENGTH, DELAY*6)".
+func totalText(t catalog.Test) string {
+	parts := make([]string, len(t.Schedule))
+	for i, at := range t.Schedule {
+		parts[i] = at.String()
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "max(" + strings.Join(parts, ", ") + ")"
+}
+
+// streamsTests are the tests --streams sets the flows of.
+var streamsTests = []string{"tcp_nup", "tcp_ndown", "rrul_var"}
+
+// fixedStreamsOf says whether t is one of Flent's tcp_Nup or tcp_Ndown
+// tests of a fixed count, and the count.
+func fixedStreamsOf(t catalog.Test) (int, bool) {
+	var n int
+	var dir string
+	if _, err := fmt.Sscanf(t.Name, "tcp_%d%s", &n, &dir); err != nil || (dir != "up" && dir != "down") {
+		return 0, false
+	}
+	return n, true
+}
+
+func nflowsOnly(t catalog.Test, _ *Options) string {
+	if t.Name == "rrul_be_nflows" {
+		return ""
+	}
+	return fmt.Sprintf("--upload-streams and --download-streams are rrul_be_nflows's, not %s's: drop them, or run rrul_be_nflows", t.Name)
 }
 
 func udpFloodOnly(t catalog.Test, _ *Options) string {

@@ -35,7 +35,14 @@ what it built, prints Flent's statistics for every series and writes a
 results file (docs/results-format.md).
 
 Flent's tests: ping, tcp_upload, tcp_download, tcp_bidirectional, tcp_nup,
-tcp_ndown (--streams N), rrul, rrul_be, udp_flood (--udp-rate, --udp-size).
+tcp_ndown (--streams N), rrul, rrul_be, udp_flood (--udp-rate, --udp-size);
+its tests of mixed flows: tcp_1up ... tcp_12up, tcp_1down ... tcp_12down,
+tcp_2up_delay, tcp_2up_square, tcp_2up_square_westwood, tcp_4up_squarewave
+(flows on a schedule of DELAY, --delay), cubic_bbr, cubic_reno,
+cubic_westwood, cubic_dctcp, cubic_cdg, cubic_ledbat, cubic_ledbat_1,
+ledbat_cubic_1, reno_cubic_westwood_cdg/_ledbat/_lp, rrul_be_nflows
+(--upload-streams, --download-streams), rrul_var (--streams) and
+rrul_N_up_M_down (docs/flent-tests.md).
 wanlab's own: tfrc_upload, tfrc_download (TFRC, RFC 5348 as DCCP's CCID-3,
 over UDP; --tx-qlen), quic_upload, quic_download (quic-go, NewReno),
 l4s_upload, l4s_download (wanlab's built-in L4S sender: DCTCP's response

@@ -172,7 +172,9 @@ func (b *Backend) options(r *experiment.Run) (*run, error) {
 	}
 	if r.Quick {
 		x.set(testrun.LookupOption("duration"), QuickDuration.String())
-		if t, err := catalog.Lookup(r.Test, catalog.Options{Streams: x.o.Streams}); err == nil && !t.NoLoad {
+		// A test with a schedule of its own has no lead or tail: its
+		// quick run is its schedule over the quick load.
+		if t, err := catalog.Lookup(r.Test, catalog.Options{Streams: x.o.Streams, UploadStreams: x.o.UploadStreams, DownloadStreams: x.o.DownloadStreams}); err == nil && !t.NoLoad && !t.Scheduled() {
 			x.set(testrun.LookupOption("lead"), QuickLeadTail.String())
 			x.set(testrun.LookupOption("tail"), QuickLeadTail.String())
 		}
