@@ -108,7 +108,7 @@ func experimentK8s(s *streams, file string, f *experimentK8sFlags) error {
 		return err
 	}
 	if written != "-" {
-		fmt.Fprintf(s.err, "%s: %d shards of %s; apply with: kubectl apply -f %s\n", outfile.Printable(written), f.shards, plan.Name, outfile.Printable(written))
+		fmt.Fprintf(s.err, "%s: %s of %s; apply with: kubectl apply -f %s\n", outfile.Printable(written), plural(f.shards, "shard"), plan.Name, outfile.Printable(written))
 	}
 	fmt.Fprintf(s.err, "the merge waits in: kubectl logs -f job/%s -c wait; the table: kubectl logs job/%s\n", m.Merge.Metadata.Name, m.Merge.Metadata.Name)
 	return nil

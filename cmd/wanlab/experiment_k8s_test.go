@@ -92,7 +92,7 @@ func TestExperimentK8s(t *testing.T) {
 	file, dir := k8sFile(t, k8sExperiment)
 	out := filepath.Join(filepath.Dir(file), "k8s.yaml")
 	stdout, errOut, code := runWanlab(t, "experiment", "k8s", file, "--image", "registry.example/wanlab:v1", "--shards", "2", "--node-selector", "wanlab.io/lab=true", "-o", out)
-	if code != exitOK || stdout != "" || !strings.Contains(errOut, "kubectl apply -f "+out) || !strings.Contains(errOut, "kubectl logs job/k8s-sweep-merge") {
+	if code != exitOK || stdout != "" || !strings.Contains(errOut, out+": 2 shards of K8s sweep; apply with: kubectl apply -f "+out) || !strings.Contains(errOut, "kubectl logs job/k8s-sweep-merge") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, errOut)
 	}
 	y, err := os.ReadFile(out)
@@ -152,6 +152,33 @@ func TestExperimentK8s(t *testing.T) {
 	if code != exitOK || !strings.HasPrefix(stdout, "apiVersion: v1\n") || !strings.Contains(stdout, "\n---\n") {
 		t.Errorf("exit %d, stdout %q", code, stdout)
 	}
+}
+
+// A file whose runs read a file of the machine (a trace) gets a warning:
+// the pods have only the experiment file and the results volume.
+func TestExperimentK8sWarnsOfLocalFiles(t *testing.T) {
+	work := t.TempDir()
+	trace := filepath.Join(work, "up.trace")
+	if err := os.WriteFile(trace, []byte("1\n2\n3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file, _ := k8sFile(t, k8sExperiment+"    trace_up: "+trace+"\n")
+	stdout, errOut, code := runWanlab(t, "experiment", "k8s", file, "--image", "w")
+	if code != exitOK || !strings.Contains(stdout, "kind: Job") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if want := "warning: " + file + ": trace_up " + trace + " needs its trace file in the pod"; strings.Count(errOut, "warning:") != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q; want one warning, %q", errOut, want)
+	}
+	if _, errOut, _ := runWanlab(t, "experiment", "k8s", mustFile(t, k8sExperiment), "--image", "w"); strings.Contains(errOut, "warning:") {
+		t.Errorf("a warning for a file that names no other: %q", errOut)
+	}
+}
+
+func mustFile(t *testing.T, text string) string {
+	t.Helper()
+	f, _ := k8sFile(t, text)
+	return f
 }
 
 func TestExperimentK8sRefuses(t *testing.T) {
