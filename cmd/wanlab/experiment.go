@@ -28,6 +28,7 @@ directory: one results file per run and an index. docs/experiments.md
 describes the file.`,
 	}
 	c.AddCommand(newExperimentRunCommand(s), newExperimentMergeCommand(s), newExperimentSummarizeCommand(s))
+	c.AddCommand(newExperimentK8sCommand(s))
 	return c
 }
 
