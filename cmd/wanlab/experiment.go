@@ -20,7 +20,7 @@ import (
 
 func newExperimentCommand(s *streams) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "experiment run FILE | merge DIR... -o OUT | summarize DIR | status DIR...",
+		Use:   "experiment run FILE | merge DIR... -o OUT | summarize DIR | sbatch FILE | status DIR...",
 		Short: "Run a sweep from an experiment file, resume it, and merge its shards",
 		Long: `experiment runs the sweep an experiment file describes (variables crossed
 into cases, a path and tests that use ${var}, repetitions) into a results
@@ -28,7 +28,7 @@ directory: one results file per run and an index. docs/experiments.md
 describes the file.`,
 	}
 	c.AddCommand(newExperimentRunCommand(s), newExperimentMergeCommand(s), newExperimentSummarizeCommand(s))
-	c.AddCommand(newExperimentStatusCommand(s))
+	c.AddCommand(newExperimentSbatchCommand(s), newExperimentStatusCommand(s))
 	return c
 }
 
