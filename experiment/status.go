@@ -28,8 +28,11 @@ type DirStatus struct {
 	// Running says a wanlab process holds the directory (its lock,
 	// LockName): a run or a merge is writing into it now.
 	Running bool `json:"running"`
-	// Finished says nothing is left to run: started, no run pending, and
-	// nothing running.
+	// Interrupted says the last run in the directory was stopped by a
+	// signal (Index.Interrupted): its partial run is to be resumed.
+	Interrupted bool `json:"interrupted"`
+	// Finished says nothing is left to run: started, no run pending, not
+	// interrupted, and nothing running.
 	Finished bool `json:"finished"`
 	StatusCounts
 	// PendingRuns are the runs not made yet; FailedRuns those that failed
@@ -129,7 +132,7 @@ func (sr *StatusReader) ReadStatus(dir string) (*DirStatus, error) {
 	case err != nil:
 		return nil, err
 	}
-	st.Started, st.Name, st.SHA256, st.Shard = true, ix.Name, ix.File.SHA256, ix.Shard
+	st.Started, st.Name, st.SHA256, st.Shard, st.Interrupted = true, ix.Name, ix.File.SHA256, ix.Shard, ix.Interrupted
 	for _, c := range ix.Cases {
 		for _, r := range c.Runs {
 			f, err := sr.fileState(filepath.Join(dir, r.File), r.Test)
@@ -162,7 +165,7 @@ func (sr *StatusReader) ReadStatus(dir string) (*DirStatus, error) {
 		}
 	}
 	_, st.Running = lockHolder(dir)
-	st.Finished = st.Pending == 0 && !st.Running
+	st.Finished = st.Pending == 0 && !st.Running && !st.Interrupted
 	return st, nil
 }
 

@@ -141,3 +141,37 @@ func TestStatusRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusInterruptedShard: a shard stopped by a signal during its last
+// run has no run pending, but the run it cut short is partial and will be
+// resumed (a requeued Slurm task, a restarted pod): it is interrupted,
+// not finished, until a run resumes it; a merge does not carry the mark.
+func TestStatusInterruptedShard(t *testing.T) {
+	p := mustLoad(t, sweep, false)
+	dir := filepath.Join(t.TempDir(), "shard-1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := &fakeBackend{cancelAfter: len(p.Runs(Shard{1, 2})), cancel: cancel}
+	if _, err := Execute(ctx, p, b, ExecOptions{Dir: dir, Shard: Shard{1, 2}}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted Execute: %v", err)
+	}
+	var sr StatusReader
+	st, err := sr.ReadStatus(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Interrupted || st.Finished || st.Pending != 0 || st.Partial != 1 || st.Complete != 5 {
+		t.Errorf("after the interruption: %+v", st)
+	}
+	merged := filepath.Join(t.TempDir(), "merged")
+	ix, err := Merge(context.Background(), merged, []string{dir})
+	if err != nil || ix.Interrupted {
+		t.Errorf("merge: %v, interrupted %v", err, ix != nil && ix.Interrupted)
+	}
+	if _, err := Execute(context.Background(), p, &fakeBackend{}, ExecOptions{Dir: dir, Shard: Shard{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := sr.ReadStatus(dir); st.Interrupted || !st.Finished || st.Complete != 6 {
+		t.Errorf("after the resume: %+v", st)
+	}
+}

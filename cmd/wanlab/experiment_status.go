@@ -169,6 +169,10 @@ func dirState(d *experiment.DirStatus) string {
 		return "running"
 	case !d.Started:
 		return "not started"
+	case d.Interrupted:
+		// Stopped by a signal (a requeue, a preemption, Ctrl-C): to be
+		// resumed.
+		return "interrupted"
 	}
 	// Started, runs left, nothing running: the run stopped (killed,
 	// stopped on repeated failures, or waiting to be requeued).
