@@ -63,6 +63,9 @@ func TestSlurmSweep(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	requeued := time.Now()
+	if out, _, _ := cliFor(t, time.Minute, append([]string{"experiment", "status"}, shardDirs(dir)...)...); true {
+		t.Logf("status %v after the submission, just after the requeue:\n%s", time.Since(began).Round(time.Second), out)
+	}
 
 	waitUntil(t, "the merge job", 150*time.Second, func() bool {
 		state, _, err := c.JobState(merge)
@@ -132,19 +135,24 @@ func TestSlurmSweep(t *testing.T) {
 		t.Errorf("shard 2's log does not show a resumed second attempt:\n%s", log)
 	}
 
-	shards := []string{}
-	for k := 1; k <= 4; k++ {
-		shards = append(shards, filepath.Join(dir, fmt.Sprintf("shard-%d", k)))
-	}
-	status, stderr, code := cliFor(t, time.Minute, append([]string{"experiment", "status", "--wait", "--timeout", "5s"}, shards...)...)
+	status, stderr, code := cliFor(t, time.Minute, append([]string{"experiment", "status", "--wait", "--timeout", "5s"}, shardDirs(dir)...)...)
 	if code != 0 || !regexp.MustCompile(`(?m)^all +8 +8 +0 +0 +\d+ +0  4/4 finished`).MatchString(status) {
 		t.Errorf("status --wait: exit %d\n%s%s", code, status, stderr)
 	}
-	t.Logf("status:\n%s", status)
+	mergeLog, _ := os.ReadFile(filepath.Join(dir, "logs", "merge.out"))
+	t.Logf("merge job's log:\n%s", mergeLog)
 	table, err := os.ReadFile(filepath.Join(dir, "table.txt"))
 	if err != nil || !strings.Contains(string(table), "20ms") {
 		t.Errorf("table.txt: %v\n%s", err, table)
 	}
+}
+
+func shardDirs(dir string) []string {
+	var shards []string
+	for k := 1; k <= 4; k++ {
+		shards = append(shards, filepath.Join(dir, fmt.Sprintf("shard-%d", k)))
+	}
+	return shards
 }
 
 func countComplete(dir string) int {
