@@ -63,9 +63,15 @@ func TestSlurmSweep(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	requeued := time.Now()
-	if out, _, _ := cliFor(t, time.Minute, append([]string{"experiment", "status"}, shardDirs(dir)...)...); true {
-		t.Logf("status %v after the submission, just after the requeue:\n%s", time.Since(began).Round(time.Second), out)
-	}
+	// The task's SIGTERM ends its run in progress, kept partial, and
+	// marks the shard interrupted: not finished, though no run is pending.
+	waitUntil(t, "shard 2 to say it was interrupted", 20*time.Second, func() bool {
+		var sr experiment.StatusReader
+		st, err := sr.ReadStatus(filepath.Join(dir, "shard-2"))
+		return err == nil && st.Interrupted && !st.Finished && st.Partial == 1
+	})
+	mid, _, _ := cliFor(t, time.Minute, append([]string{"experiment", "status"}, shardDirs(dir)...)...)
+	t.Logf("status %v after the submission, after the requeue:\n%s", time.Since(began).Round(time.Second), mid)
 
 	waitUntil(t, "the merge job", 150*time.Second, func() bool {
 		state, _, err := c.JobState(merge)
