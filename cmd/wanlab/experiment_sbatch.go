@@ -108,6 +108,11 @@ func experimentSbatch(s *streams, file string, f *experimentSbatchFlags, nodesGi
 	if f.partition != "" && !regexp.MustCompile(`^[A-Za-z0-9_.,-]+$`).MatchString(f.partition) {
 		return usagef("--partition %q: give a partition name as sinfo lists it (letters, digits, _ . - and commas)", f.partition)
 	}
+	if f.submit {
+		if _, err := exec.LookPath("sbatch"); err != nil {
+			return usagef("--submit: sbatch is not on PATH: run this on a machine that submits to the cluster (its login node), or leave out --submit and submit the scripts there")
+		}
+	}
 	content, err := infile.Read(file, maxExperimentFile)
 	if err != nil {
 		return usagef("cannot read the experiment file: %v", err)

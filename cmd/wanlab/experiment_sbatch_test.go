@@ -110,6 +110,7 @@ func TestSbatchRefusals(t *testing.T) {
 	os.WriteFile("e.yaml", []byte(slurmExperiment), 0o644)
 	os.Mkdir("used", 0o755)
 	os.WriteFile("used/notes.txt", nil, 0o644)
+	t.Setenv("PATH", t.TempDir())
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -122,6 +123,7 @@ func TestSbatchRefusals(t *testing.T) {
 		{[]string{"e.yaml", "-o", "used"}, "holds notes.txt, which 'wanlab experiment sbatch' did not make"},
 		{[]string{"e.yaml", "--wanlab", "/nonexistent/wanlab"}, "is not an executable file"},
 		{[]string{"missing.yaml"}, "cannot read the experiment file"},
+		{[]string{"e.yaml", "--submit"}, "sbatch is not on PATH"},
 	} {
 		_, stderr, code := runWanlab(t, append([]string{"experiment", "sbatch", "--wanlab", "/bin/true"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

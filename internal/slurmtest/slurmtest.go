@@ -209,6 +209,9 @@ func (c *Cluster) daemon(t *testing.T, name string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = c.Env
+	// Should the test binary die without its cleanup (go test's
+	// -timeout panics), the kernel ends the daemons too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	out, err := os.Create(filepath.Join(c.Dir, name+".out"))
 	if err != nil {
 		t.Fatal(err)
