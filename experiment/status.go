@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -18,8 +20,13 @@ type DirStatus struct {
 	// Dir is the directory as given.
 	Dir string `json:"dir"`
 	// Started says the directory has an index: a run has begun in it.
-	// A directory not started says nothing of its runs yet.
+	// A directory not started says nothing of its runs, unless Planned.
 	Started bool `json:"started"`
+	// Planned says the directory has not started and its runs are
+	// counted, all pending, from the experiment's plan: it is named
+	// shard-K, beside a started directory of shard k/N of the same
+	// sweep, and no directory given holds shard K/N (StatusReader.Plan).
+	Planned bool `json:"planned"`
 	// Name and SHA256 are the experiment's (the index's name and file
 	// hash); Shard is "K/N" for a shard's directory.
 	Name   string `json:"name,omitempty"`
@@ -39,6 +46,7 @@ type DirStatus struct {
 	// or ended early, with their errors.
 	PendingRuns []RunState `json:"pending_runs"`
 	FailedRuns  []RunState `json:"failed_runs"`
+	index       *Index     // a started directory's
 }
 
 // StatusCounts counts a directory's runs (or several directories'):
@@ -87,7 +95,13 @@ type StatusReader struct {
 	// either for one not started, instead of refusing it: for a wait that
 	// may begin before the shards make their directories.
 	MissingParents bool
-	files          map[string]fileState
+	// Plan, when not nil, makes the plan of the experiment a started
+	// directory's index holds (from its file's text), so that a shard
+	// not started yet is counted with its runs (DirStatus.Planned): the
+	// sweep's total is then what remains of the whole of it.
+	Plan  func(ix *Index) (*Plan, error)
+	files map[string]fileState
+	plans map[string]*Plan // by the file's hash; nil for one Plan refused
 }
 
 // fileState is what a results file said when it had that size and time.
@@ -132,6 +146,7 @@ func (sr *StatusReader) ReadStatus(dir string) (*DirStatus, error) {
 	case err != nil:
 		return nil, err
 	}
+	st.index = ix
 	st.Started, st.Name, st.SHA256, st.Shard, st.Interrupted = true, ix.Name, ix.File.SHA256, ix.Shard, ix.Interrupted
 	for _, c := range ix.Cases {
 		for _, r := range c.Runs {
@@ -201,13 +216,16 @@ func (sr *StatusReader) fileState(path, test string) (fileState, error) {
 // shards) stands: each directory's status and their sum.
 type SweepStatus struct {
 	Dirs []*DirStatus `json:"dirs"`
-	// Total sums the directories' counts; Started counts the directories
-	// started.
+	// Total sums the counts of the directories started and planned;
+	// Started counts the directories started.
 	Total   StatusCounts `json:"total"`
 	Started int          `json:"started"`
 	// Finished says every directory has finished: nothing is left to run
 	// (a failed run is finished: running it again is a decision).
 	Finished bool `json:"finished"`
+	// Planned counts the directories not started whose runs are counted
+	// from the plan (DirStatus.Planned).
+	Planned int `json:"planned"`
 }
 
 // Read returns the status of the sweep whose results directories are
@@ -242,5 +260,66 @@ func (sr *StatusReader) Read(dirs []string) (*SweepStatus, error) {
 			shards[st.Shard] = st.Dir
 		}
 	}
+	if sr.Plan != nil && first != nil && sw.Started < len(sw.Dirs) {
+		sr.countPlanned(sw, first.index, shards)
+	}
 	return sw, nil
+}
+
+// shardDir is the name of a shard's directory that `wanlab experiment
+// sbatch` gives it.
+var shardDir = regexp.MustCompile(`^shard-([0-9]+)$`)
+
+// countPlanned counts the runs of each directory not started that is
+// named shard-K after the shard it is to hold, from the plan of the
+// experiment the started directories hold (ix, one of them, says K/N's
+// N); taken is the shards the started directories hold.
+func (sr *StatusReader) countPlanned(sw *SweepStatus, ix *Index, taken map[string]string) {
+	var n int
+	for _, d := range sw.Dirs {
+		if d.Started && d.Shard != "" {
+			s, err := ParseShard(d.Shard)
+			if err != nil {
+				return
+			}
+			n = s.N
+			break
+		}
+	}
+	if n == 0 {
+		return
+	}
+	if sr.plans == nil {
+		sr.plans = map[string]*Plan{}
+	}
+	p, ok := sr.plans[ix.File.SHA256]
+	if !ok {
+		p, _ = sr.Plan(ix)
+		if p != nil && p.SHA256 != ix.File.SHA256 {
+			p = nil
+		}
+		sr.plans[ix.File.SHA256] = p
+	}
+	if p == nil {
+		return
+	}
+	for _, d := range sw.Dirs {
+		m := shardDir.FindStringSubmatch(filepath.Base(filepath.Clean(d.Dir)))
+		if d.Started || m == nil {
+			continue
+		}
+		k, err := strconv.Atoi(m[1])
+		s := Shard{K: k, N: n}
+		if err != nil || k < 1 || k > n || taken[s.String()] != "" {
+			continue
+		}
+		taken[s.String()] = d.Dir
+		d.Planned, d.Shard, d.Name, d.SHA256 = true, s.String(), ix.Name, ix.File.SHA256
+		for _, r := range p.Runs(s) {
+			d.PendingRuns = append(d.PendingRuns, RunState{Case: r.Case.Number, Vars: varMap(r.Case.Vars), File: r.File, Status: StatusPending})
+		}
+		d.Runs, d.Pending = len(d.PendingRuns), len(d.PendingRuns)
+		sw.Total.Add(d.StatusCounts)
+		sw.Planned++
+	}
 }

@@ -21,7 +21,9 @@ func TestStatusFollowsAShard(t *testing.T) {
 	p := mustLoad(t, sweep, false) // 6 cases × 2: 6 runs a shard of 2
 	base := t.TempDir()
 	s1, s2 := filepath.Join(base, "shard-1"), filepath.Join(base, "shard-2")
-	var sr StatusReader
+	sr := StatusReader{Plan: func(ix *Index) (*Plan, error) {
+		return Load(ix.File.Name, []byte(ix.File.Content), LoadOptions{Backend: &fakeBackend{}, Quick: ix.Quick})
+	}}
 
 	sw, err := sr.Read([]string{s1, s2})
 	if err != nil {
@@ -56,6 +58,19 @@ func TestStatusFollowsAShard(t *testing.T) {
 	}
 	if !running {
 		t.Errorf("pending runs %+v lack the one running", during.PendingRuns)
+	}
+
+	// Shard 2 not started yet is counted from the plan, by its name.
+	sw, err = sr.Read([]string{s1, s2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := sw.Dirs[1]; !d.Planned || d.Started || d.Finished || d.Shard != "2/2" || d.Runs != 6 || d.Pending != 6 || len(d.PendingRuns) != 6 ||
+		sw.Total != (StatusCounts{Runs: 12, Complete: 6, Pending: 6}) || sw.Planned != 1 || sw.Finished {
+		t.Errorf("shard 2 before its start: %+v, total %+v", d, sw.Total)
+	}
+	if sw, _ := sr.Read([]string{s1, filepath.Join(base, "other")}); sw.Planned != 0 || sw.Total.Runs != 6 {
+		t.Errorf("a directory not named shard-K is counted: %+v", sw.Total)
 	}
 
 	no := false

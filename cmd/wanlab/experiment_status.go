@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"wanlab/experiment"
+	"wanlab/experiment/runner"
 	"wanlab/internal/errwriter"
 	"wanlab/internal/outfile"
 )
@@ -38,8 +39,10 @@ faithful (made, but the router's fidelity verdict says it did not keep to
 its configuration), and how many are still to run. It needs no server and
 no root: each directory's index lists every run its shard is to make from
 the moment the shard starts, and the results files say which are made. A
-directory that does not exist yet (a shard not started) is shown as such;
-without --wait its parent must exist (a mistyped name is refused).
+directory that does not exist yet (a shard not started) is shown as such,
+and counted with its runs when it is named shard-K (as 'wanlab experiment
+sbatch' names them) beside a started shard of the sweep; without --wait
+its parent must exist (a mistyped name is refused).
 
 A directory is finished when no run is left to run and no wanlab process
 holds it; a failed run is finished (running it again is a decision: run
@@ -81,7 +84,12 @@ func experimentStatus(s *streams, dirs []string, f *experimentStatusFlags) error
 	// Waiting may begin before the shards have made their parent
 	// directory (a merge's init container); a look at once refuses a
 	// name whose parent does not exist, a likely typo.
-	sr := experiment.StatusReader{MissingParents: f.wait}
+	sr := experiment.StatusReader{MissingParents: f.wait, Plan: func(ix *experiment.Index) (*experiment.Plan, error) {
+		// Runs the backend would make are counted, never made: its
+		// warnings are not for a status.
+		b := runner.New(runner.Config{TC: tcOptions(), Version: wanlabVersion(), Warnings: io.Discard})
+		return experiment.Load(ix.File.Name, []byte(ix.File.Content), experiment.LoadOptions{Backend: b, TC: tcOptions(), Quick: ix.Quick})
+	}}
 	began := time.Now()
 	last := ""
 	for {
@@ -198,7 +206,7 @@ func writeSweepStatus(w io.Writer, sw *experiment.SweepStatus, asJSON bool) erro
 		if shard == "" {
 			shard = "-"
 		}
-		if !d.Started {
+		if !d.Started && !d.Planned {
 			ew.Linef(row, shard, "-", "-", "-", "-", "-", "-", dirState(d), d.Dir)
 			continue
 		}
@@ -207,8 +215,8 @@ func writeSweepStatus(w io.Writer, sw *experiment.SweepStatus, asJSON bool) erro
 	t := sw.Total
 	state := fmt.Sprintf("%d/%d finished", finishedDirs(sw), len(sw.Dirs))
 	ew.Linef(row, "all", itoa(t.Runs), itoa(t.Complete), itoa(t.Partial), itoa(t.Failed), itoa(t.NotFaithful), itoa(t.Pending), state, "")
-	if sw.Started < len(sw.Dirs) {
-		ew.Linef("%d of %d directories not started: their runs are not counted yet", len(sw.Dirs)-sw.Started, len(sw.Dirs))
+	if n := len(sw.Dirs) - sw.Started - sw.Planned; n > 0 {
+		ew.Linef("%d of %d directories not started and not named shard-K beside a started shard: their runs are not counted yet", n, len(sw.Dirs))
 	}
 	n := 0
 	for _, d := range sw.Dirs {

@@ -72,6 +72,10 @@ func TestSlurmSweep(t *testing.T) {
 	})
 	mid, _, _ := cliFor(t, time.Minute, append([]string{"experiment", "status"}, shardDirs(dir)...)...)
 	t.Logf("status %v after the submission, after the requeue:\n%s", time.Since(began).Round(time.Second), mid)
+	// The shards not started yet count with their runs, from the plan.
+	if !regexp.MustCompile(`(?m)^all +8 `).MatchString(mid) {
+		t.Errorf("the status after the requeue does not count the 8 runs of the sweep")
+	}
 
 	waitUntil(t, "the merge job", 150*time.Second, func() bool {
 		state, _, err := c.JobState(merge)
