@@ -18,12 +18,7 @@ func (p *Plan) WriteDryRun(w io.Writer, s Shard, b Backend) error {
 	runs := p.Runs(s)
 	var total time.Duration
 	if b != nil {
-		for _, d := range estimates(b, runs) {
-			total += d
-		}
-		if len(runs) > 1 {
-			total += time.Duration(len(runs)-1) * p.Pause
-		}
+		total = p.Duration(s, b)
 	}
 	quick := ""
 	if p.Quick {
@@ -76,6 +71,22 @@ func (p *Plan) WriteDryRun(w io.Writer, s Shard, b Backend) error {
 		}
 	}
 	return ew.Err()
+}
+
+// Duration is how long the runs of shard s take one after another, by the
+// backend's estimates, with the pauses between them: what the dry run
+// prints, and what a batch job running the shard asks its scheduler for
+// (with a margin: setting up each run's testbed adds a second or two).
+func (p *Plan) Duration(s Shard, b Backend) time.Duration {
+	runs := p.Runs(s)
+	var total time.Duration
+	for _, d := range estimates(b, runs) {
+		total += d
+	}
+	if len(runs) > 1 {
+		total += time.Duration(len(runs)-1) * p.Pause
+	}
+	return total
 }
 
 func chainOrDirect(tc string) string {

@@ -154,6 +154,11 @@ func Execute(ctx context.Context, p *Plan, b Backend, o ExecOptions) (*Report, e
 			lastErr, same = "", 0
 		}
 	}
+	if n := ix.Counts(); ctx.Err() != nil && n[StatusPartial]+n[StatusPending] > 0 {
+		// Said in the index, so that a look at the directory (wanlab
+		// experiment status) knows the partial run will be resumed.
+		ix.Interrupted, iw.pending = true, true
+	}
 	if err := iw.flush(); err != nil {
 		return rep, err
 	}

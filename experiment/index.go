@@ -62,6 +62,13 @@ type Index struct {
 	// Shard is "K/N" for a directory made with --shard, empty otherwise
 	// (and after a merge).
 	Shard string `json:"shard,omitempty"`
+	// Interrupted says the last `experiment run` in the directory was
+	// stopped by a signal (Ctrl-C, or the SIGTERM of a scheduler that
+	// requeues or preempts it) before its runs were made: the run in
+	// progress is kept partial, and running the same command again
+	// resumes it. Cleared when a run starts in the directory, and in a
+	// merge.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Variables are the names that identify a case, in the file's order.
 	Variables []string `json:"variables"`
 	// Cases are the directory's cases in canonical order.

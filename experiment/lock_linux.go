@@ -96,19 +96,30 @@ func (l *dirLock) release() {
 // into a directory that a run is filling), so that the user learns the
 // real one.
 func checkNotInUse(dir string) error {
+	if who, held := lockHolder(dir); held {
+		return &DirError{fmt.Sprintf("results directory %s is in use: %s; wait for it to end (or stop it), or give another -o DIR", dir, who)}
+	}
+	return nil
+}
+
+// lockHolder reports whether a process holds dir's lock, and who (as
+// holder says), without creating a lock file where there is none. On a
+// shared filesystem that forwards locks to its server (NFS, CephFS,
+// Lustre with flock) a holder on another machine counts too.
+func lockHolder(dir string) (who string, held bool) {
 	path := filepath.Join(dir, LockName)
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil // no lock file, or none wanlab could have made: not in use
+		return "", false // no lock file, or none wanlab could have made: not in use
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil
+		return "", false
 	}
 	lock := unix.Flock_t{Type: unix.F_WRLCK}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, &lock); err != nil || lock.Type == unix.F_UNLCK {
-		return nil
+		return "", false
 	}
-	return &DirError{fmt.Sprintf("results directory %s is in use: %s; wait for it to end (or stop it), or give another -o DIR", dir, holder(f))}
+	return holder(f), true
 }

@@ -66,7 +66,7 @@ func Merge(ctx context.Context, out string, dirs []string) (*Index, error) {
 		}
 	}
 	merged := *first.ix
-	merged.Shard = ""
+	merged.Shard, merged.Interrupted = "", false
 	merged.Cases = nil
 	byKey := map[string]int{}   // case key -> position in merged.Cases
 	from := map[string]string{} // run file -> directory its result comes from

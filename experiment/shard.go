@@ -24,7 +24,7 @@ func ParseShard(s string) (Shard, error) {
 	k, err1 := strconv.Atoi(ks)
 	n, err2 := strconv.Atoi(ns)
 	if !ok || err1 != nil || err2 != nil || n < 1 || k < 1 || k > n {
-		return Shard{}, fmt.Errorf("--shard %q: write K/N with 1 <= K <= N, e.g. --shard 2/4 for the second of four slices (a Slurm array task gives K as $((SLURM_ARRAY_TASK_ID+1)))", s)
+		return Shard{}, fmt.Errorf("--shard %q: write K/N with 1 <= K <= N, e.g. --shard 2/4 for the second of four slices ('wanlab experiment sbatch' writes a Slurm job array whose task K runs shard K/N)", s)
 	}
 	return Shard{K: k, N: n}, nil
 }

@@ -20,7 +20,7 @@ import (
 
 func newExperimentCommand(s *streams) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "experiment run FILE | merge DIR... -o OUT | summarize DIR",
+		Use:   "experiment run FILE | merge DIR... -o OUT | summarize DIR | sbatch FILE | k8s FILE | status DIR...",
 		Short: "Run a sweep from an experiment file, resume it, and merge its shards",
 		Long: `experiment runs the sweep an experiment file describes (variables crossed
 into cases, a path and tests that use ${var}, repetitions) into a results
@@ -29,6 +29,7 @@ describes the file.`,
 	}
 	c.AddCommand(newExperimentRunCommand(s), newExperimentMergeCommand(s), newExperimentSummarizeCommand(s))
 	c.AddCommand(newExperimentK8sCommand(s))
+	c.AddCommand(newExperimentSbatchCommand(s), newExperimentStatusCommand(s))
 	return c
 }
 
