@@ -628,7 +628,8 @@ func checkStatRecorded(read runsRead, o *TableOptions) error {
 		if len(read.runs) == 0 || slices.ContainsFunc(read.runs, func(r tableRun) bool { return !math.IsNaN(r.value) }) {
 			return nil
 		}
-		return choicef("--stat %s: no run has two or more %s flows that carried data, which Jain's fairness index is over; the tests of mixed flows (tcp_4up_squarewave, cubic_bbr, rrul_be_nflows, tcp_nup, rrul) have them", o.Stat, runStatFlows(o.Stat))
+		has := map[string]string{"upload": "tcp_nup, rrul, rrul_be_nflows, cubic_bbr, tcp_4up_squarewave", "download": "tcp_ndown, rrul, rrul_be_nflows, cubic_bbr"}
+		return choicef("--stat %s: no run has two or more %s flows that carried data, which Jain's fairness index is over; tests with several (%s) have them", o.Stat, runStatFlows(o.Stat), has[runStatFlows(o.Stat)])
 	}
 	if read.first == nil || slices.ContainsFunc(read.runs, func(r tableRun) bool { return !math.IsNaN(r.value) }) {
 		return nil
