@@ -67,6 +67,8 @@ func renderCases() []renderCase {
 			legend: []string{"TCP download BE (RTT 119 ms)", "TCP download avg", "TCP upload EF (RTT 42 ms)", "Ping (ms) ICMP", "Ping (ms) avg", "lost probe", "load start, end"}},
 		{name: "all_scaled tcp_upload", kind: AllScaled, docs: docs(up), panels: 2, legend: []string{"TCP upload (RTT 4.2 ms)", "Ping (ms) ICMP"}},
 		{name: "all_scaled tcp_download", kind: AllScaled, docs: docs(down), panels: 2, legend: []string{"TCP download"}},
+		// With several runs a line is a run's, and its label names no RTT.
+		{name: "all_scaled two runs", kind: AllScaled, docs: docs(up, down), panels: 3, legend: []string{"TCP upload · upload", "TCP download · download"}},
 		{name: "all_scaled ping", kind: AllScaled, docs: docs(ping), panels: 1, legend: []string{"Ping (ms) ICMP", "Ping (ms) UDP"}},
 		{name: "all_scaled three runs", kind: AllScaled, docs: docs(rrulA, rrulB, nup), panels: 3,
 			legend: []string{"TCP download avg · pfifo_fast", "TCP download avg · fq_codel", "TCP upload avg · four flows", "Ping (ms) avg · fq_codel", "Ping (ms) ICMP · four flows"}},
