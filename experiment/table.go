@@ -29,7 +29,9 @@ type TableOptions struct {
 	Series string
 	// Stat is the statistic of each run's series, the run's figure: mean
 	// (the default), median, min, max, p90, p99, stddev, variance or
-	// total (Stats).
+	// total (Stats); or a figure of the whole run (results.RunStats:
+	// jain_up, jain_down, Jain's fairness index of a direction's load
+	// flows), which takes no Series.
 	Stat string
 	// Spread is the spread across repetitions that follows a cell's
 	// figure and makes its graph's error bars: "stddev" (the default: the
@@ -292,8 +294,11 @@ func latencyName(d *results.Document) string {
 // resolveShow checks the statistic, the spread and what the cells show,
 // and returns Show with the defaults filled in, its spread and its center.
 func resolveShow(o *TableOptions) (show []string, spread, center string, err error) {
-	if !contains(Stats, o.Stat) {
-		return nil, "", "", choicef("--stat %q: use one of %s (the statistic of each run's series; --show chooses what a cell gives of the runs' figures)", o.Stat, strings.Join(Stats, ", "))
+	switch {
+	case contains(results.RunStats, o.Stat) && o.Series != "":
+		return nil, "", "", choicef("--stat %s is a figure of the whole run (Jain's fairness index of its %s flows), not of a series: leave out --series %q", o.Stat, runStatFlows(o.Stat), o.Series)
+	case !contains(Stats, o.Stat) && !contains(results.RunStats, o.Stat):
+		return nil, "", "", choicef("--stat %q: use one of %s (the statistic of each run's series), or one of %s (a figure of the whole run); --show chooses what a cell gives of the runs' figures", o.Stat, strings.Join(Stats, ", "), strings.Join(results.RunStats, ", "))
 	}
 	if o.Spread != "" && !contains(Spreads, o.Spread) {
 		return nil, "", "", choicef("--spread %q: use one of %s", o.Spread, strings.Join(Spreads, ", "))
@@ -526,6 +531,17 @@ func readRuns(rs *Runs, where map[string][]string, o *TableOptions, severalTests
 				continue
 			}
 			doc := rr.Doc
+			verdict, unfaithful := false, false
+			if rep := doc.Router; rep != nil && rep.Faithful != nil {
+				verdict, unfaithful = true, !*rep.Faithful
+			}
+			if contains(results.RunStats, o.Stat) {
+				v, _ := doc.RunStat(o.Stat)
+				out.runs = append(out.runs, tableRun{dims: rd, series: runStatFlows(o.Stat) + " flows", unit: results.RunStatUnit,
+					value: v, points: runStatPoints(doc, o.Stat),
+					verdict: verdict, unfaithful: unfaithful, leftOut: unfaithful && o.FaithfulOnly})
+				continue
+			}
 			names, splits, err := runSeries(doc, o.Series, severalTests)
 			if err != nil {
 				return out, choicef("%s: %v", r.File, err)
@@ -539,10 +555,6 @@ func readRuns(rs *Runs, where map[string][]string, o *TableOptions, severalTests
 				continue
 			}
 			main, _ := doc.MainSeries()
-			verdict, unfaithful := false, false
-			if rep := doc.Router; rep != nil && rep.Faithful != nil {
-				verdict, unfaithful = true, !*rep.Faithful
-			}
 			for _, name := range names {
 				// A flow's own series ("TCP upload::tcp_reordering") as
 				// well as the run's: both are summarised over the same
@@ -612,6 +624,13 @@ func andOrComma(d *results.Document) string {
 // total of a delay, the mean of the router's lateness), naming the ones
 // it has, rather than a table of empty cells.
 func checkStatRecorded(read runsRead, o *TableOptions) error {
+	if contains(results.RunStats, o.Stat) {
+		if len(read.runs) == 0 || slices.ContainsFunc(read.runs, func(r tableRun) bool { return !math.IsNaN(r.value) }) {
+			return nil
+		}
+		has := map[string]string{"upload": "tcp_nup, rrul, rrul_be_nflows, cubic_bbr, tcp_4up_squarewave", "download": "tcp_ndown, rrul, rrul_be_nflows, cubic_bbr"}
+		return choicef("--stat %s: no run has two or more %s flows that carried data, which Jain's fairness index is over; tests with several (%s) have them", o.Stat, runStatFlows(o.Stat), has[runStatFlows(o.Stat)])
+	}
 	if read.first == nil || slices.ContainsFunc(read.runs, func(r tableRun) bool { return !math.IsNaN(r.value) }) {
 		return nil
 	}
@@ -622,6 +641,28 @@ func checkStatRecorded(read runsRead, o *TableOptions) error {
 		}
 	}
 	return choicef("--stat %s: the series %q has no %s in any run; use one it has: %s", o.Stat, read.first.Name, o.Stat, strings.Join(has, ", "))
+}
+
+// runStatFlows names the flows a figure of the whole run (one of
+// results.RunStats) is over: "upload" or "download".
+func runStatFlows(name string) string {
+	return map[string]string{"up": "upload", "down": "download"}[results.RunStatDirection(name)]
+}
+
+// runStatPoints is the number of data points behind a figure of the run:
+// the samples of the flows its fairness is over, summarised.
+func runStatPoints(d *results.Document, name string) int {
+	f, _ := d.RunStatFairness(name)
+	if f == nil {
+		return 0
+	}
+	n := 0
+	for _, s := range f.Flows {
+		if fs := d.FindSeries(s.Label); fs != nil {
+			n += fs.Summary.N
+		}
+	}
+	return n
 }
 
 // stat returns a series' figure by name (one of Stats), NaN for one it

@@ -21,9 +21,10 @@ const (
 	// to the 5th–95th percentile as Flent's "scaled" plots are. Panels a
 	// run has no series for are left out (tcp_upload has no download).
 	// With one run every flow is drawn, plus its average where Flent
-	// computes one (thicker); with several runs, a run with several flows
-	// in a direction is drawn as that average, so that the overlay stays
-	// readable.
+	// computes one (thicker), its legend entry naming the flow's median
+	// RTT at the sender where the flow has TCP_INFO ("TCP cubic 2 (RTT
+	// 41 ms)"); with several runs, a run with several flows in a direction
+	// is drawn as that average, so that the overlay stays readable.
 	AllScaled Kind = "all_scaled"
 	// PingCDF is the cumulative distribution of every latency probe series
 	// of one or more runs (not the computed average), over the samples

@@ -50,6 +50,12 @@ func renderCases() []renderCase {
 	down := resultstest.Run("tcp_download", "download", 4, bloated)
 	nup := resultstest.Run("tcp_nup", "four flows", 5, bloated)
 	ping := resultstest.Run("ping", "idle", 6, bloated)
+	// A flow's line in a graph of one run names its median RTT at the
+	// sender; a flow without TCP_INFO names none.
+	setRTT(rrulA, "TCP download BE", 200, 100, 119, 118, 125)
+	setRTT(rrulA, "TCP upload EF", 38, 41.6, 42, 30, 50)
+	setRTT(up, "TCP upload", 4.16, 4.2, 3, 1, 9)
+	setRTT(down, "TCP download")
 	docs := func(ds ...*results.Document) []*results.Document { return ds }
 	logSweep := synthSweep(false)
 	logSweep.XLog = true
@@ -58,9 +64,11 @@ func renderCases() []renderCase {
 		Points: []SweepPoint{{X: 10, Mean: 93.9, Lo: math.NaN(), Hi: math.NaN()}, {X: 50, Mean: 70, Lo: math.NaN(), Hi: math.NaN()}, {X: 100, Mean: 40, Lo: math.NaN(), Hi: math.NaN()}}})
 	return []renderCase{
 		{name: "all_scaled rrul", kind: AllScaled, docs: docs(rrulA), panels: 3,
-			legend: []string{"TCP download BE", "TCP download avg", "TCP upload EF", "Ping (ms) ICMP", "Ping (ms) avg", "lost probe", "load start, end"}},
-		{name: "all_scaled tcp_upload", kind: AllScaled, docs: docs(up), panels: 2, legend: []string{"TCP upload", "Ping (ms) ICMP"}},
+			legend: []string{"TCP download BE (RTT 119 ms)", "TCP download avg", "TCP upload EF (RTT 42 ms)", "Ping (ms) ICMP", "Ping (ms) avg", "lost probe", "load start, end"}},
+		{name: "all_scaled tcp_upload", kind: AllScaled, docs: docs(up), panels: 2, legend: []string{"TCP upload (RTT 4.2 ms)", "Ping (ms) ICMP"}},
 		{name: "all_scaled tcp_download", kind: AllScaled, docs: docs(down), panels: 2, legend: []string{"TCP download"}},
+		// With several runs a line is a run's, and its label names no RTT.
+		{name: "all_scaled two runs", kind: AllScaled, docs: docs(up, down), panels: 3, legend: []string{"TCP upload · upload", "TCP download · download"}},
 		{name: "all_scaled ping", kind: AllScaled, docs: docs(ping), panels: 1, legend: []string{"Ping (ms) ICMP", "Ping (ms) UDP"}},
 		{name: "all_scaled three runs", kind: AllScaled, docs: docs(rrulA, rrulB, nup), panels: 3,
 			legend: []string{"TCP download avg · pfifo_fast", "TCP download avg · fq_codel", "TCP upload avg · four flows", "Ping (ms) avg · fq_codel", "Ping (ms) ICMP · four flows"}},
@@ -81,6 +89,35 @@ func renderCases() []renderCase {
 		{name: "sweep log", kind: SweepKind, sweep: logSweep, o: Options{Width: 800, Height: 600}, panels: 1},
 		{name: "sweep with a reference", kind: SweepKind, sweep: withReference, panels: 1, legend: []string{"reno", "reno: seed 001"}},
 	}
+}
+
+// setRTT replaces the sender's RTT samples of the flow label of d by ms
+// repeated over the load, one per step, so that their median is ms's
+// (none: the flow has no tcp_rtt), and summarises them.
+func setRTT(d *results.Document, label string, ms ...float64) {
+	for i := range d.Flows {
+		f := &d.Flows[i]
+		if f.Label != label {
+			continue
+		}
+		f.Series = slices.DeleteFunc(f.Series, func(s results.Series) bool { return s.Name == label+"::tcp_rtt" })
+		if len(ms) == 0 {
+			return
+		}
+		r := d.Run
+		s := results.Series{Name: label + "::tcp_rtt", Unit: "ms", Window: [2]float64{r.LeadS, r.LeadS + r.DurationS}}
+		n := int(math.Round(r.DurationS / r.StepS))
+		if n%len(ms) != 0 {
+			panic("setRTT: the load's steps are not a multiple of the values")
+		}
+		for k := range n {
+			s.Samples = append(s.Samples, results.Sample{T: r.LeadS + float64(k+1)*r.StepS, V: ms[k%len(ms)]})
+		}
+		s.Summarize(r.StepS)
+		f.Series = append(f.Series, s)
+		return
+	}
+	panic("setRTT: no flow " + label)
 }
 
 // TestRenderEveryKind draws every kind of graph from synthetic documents

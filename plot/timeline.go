@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	gplot "gonum.org/v1/plot"
@@ -216,6 +217,8 @@ func allScaled(docs []*results.Document, labels []string, o Options, t theme) (*
 				label := s.Name
 				if many {
 					label += " · " + labels[di]
+				} else {
+					label += rttNote(d, s)
 				}
 				specs = append(specs, spec{s, label, agg[k]})
 				keys = append(keys, lineKey{group: di, member: k})
@@ -369,4 +372,33 @@ func timeAxis(fig *figure, marks []vmark, end float64) {
 			pn.legend = append(pn.legend, legendEntry{label: "load start, end", thumbs: []gplot.Thumbnailer{marks[0]}})
 		}
 	}
+}
+
+// rttNote is what the legend adds to a flow's line in a graph of one run:
+// " (RTT 41 ms)", the median of the sender's smoothed RTT over the flow's
+// window (results.Flow.MedianRTT), so that a flow's rate reads beside the
+// RTT it had, which sets how fast its congestion control grows; "" for a
+// series that is no flow's or a flow without TCP_INFO. The series keeps
+// its name: only its label in the legend says more.
+func rttNote(d *results.Document, s *results.Series) string {
+	for i := range d.Flows {
+		f := &d.Flows[i]
+		if f.Label != s.Name {
+			continue
+		}
+		if ms, ok := f.MedianRTT(); ok {
+			return " (RTT " + formatMs(ms) + " ms)"
+		}
+		return ""
+	}
+	return ""
+}
+
+// formatMs writes a time in ms for a legend: whole ms from 10 ms on,
+// two significant digits below (0.31, 4.2).
+func formatMs(ms float64) string {
+	if ms >= 10 {
+		return strconv.FormatFloat(ms, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(ms, 'g', 2, 64)
 }

@@ -326,6 +326,7 @@ const pageFactsJS = `JSON.stringify({
 		warnings: [...a.querySelectorAll("[data-warning]")].map(w => w.dataset.warning + ":" + (w.getBoundingClientRect().height > 0)),
 		verdict: (a.querySelector("[data-verdict]") || {dataset: {}}).dataset.verdict || "",
 		graphs: [...a.querySelectorAll("figure[data-graph]")].map(f => f.dataset.graph),
+		fairness: [...a.querySelectorAll("p.fairness")].filter(p => p.getBoundingClientRect().height > 0).map(p => p.textContent.replace(/\s+/g, " ")).join(""),
 	})),
 	images: [...document.images].map(i => ({ok: i.complete && i.naturalWidth > 0, w: i.naturalWidth, shown: i.getBoundingClientRect().width,
 		standIn: !!i.closest("figure.interactive")})),
@@ -338,8 +339,10 @@ type pageFacts struct {
 	Overview bool
 	Runs     []struct {
 		ID, Heading, Verdict string
-		Sections, Warnings   []string
-		Graphs               []string
+		// Fairness is the text of the run's fairness line, if shown.
+		Fairness           string
+		Sections, Warnings []string
+		Graphs             []string
 	}
 	Images []struct {
 		OK    bool
@@ -409,6 +412,16 @@ func TestInChromium(t *testing.T) {
 		}
 		if r.Verdict != string(c.state) {
 			t.Errorf("run %d: verdict %q, want %q", i+1, r.Verdict, c.state)
+		}
+		// Runs with two or more flows a way show their fairness.
+		fair := runs[i].Doc.FlowFairness()
+		if (r.Fairness != "") != (len(fair) > 0) {
+			t.Errorf("run %d (%s): fairness line %q shown, for %d directions", i+1, c.test, r.Fairness, len(fair))
+		}
+		for _, f := range fair {
+			if want := fmt.Sprintf("%s %.4f over %d flows", map[string]string{"up": "upload", "down": "download"}[f.Direction], f.Jain, len(f.Flows)); !strings.Contains(r.Fairness, want) {
+				t.Errorf("run %d (%s): fairness line %q lacks %q", i+1, c.test, r.Fairness, want)
+			}
 		}
 		if !strings.HasSuffix(r.Heading, runHeading(runs[i].Doc)) {
 			t.Errorf("run %d: heading %q", i+1, r.Heading)

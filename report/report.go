@@ -88,7 +88,10 @@ type runView struct {
 	Series     []seriesRow
 	Flows      []flowRow
 	FlowSeries []flowSeriesRow
-	Graphs     []graph
+	// Fairness is each direction's fairness among its load flows
+	// (results.Document.FlowFairness).
+	Fairness []fairnessRow
+	Graphs   []graph
 	// Data is the run's series for the interactive graphs; nil when it
 	// has none to draw.
 	Data     *seriesData
@@ -123,10 +126,18 @@ type seriesRow struct {
 	Total, Min, Median, P90, P99, Max, Mean, StdDev, Variance string
 }
 
-// flowRow describes one flow.
+// flowRow describes one flow; Share is its share of its direction's load
+// ("75.0 %"), "-" for a flow without one.
 type flowRow struct {
-	ID                                        int
-	Label, Direction, Protocol, TOS, CongCtrl string
+	ID                                               int
+	Label, Direction, Protocol, TOS, CongCtrl, Share string
+}
+
+// fairnessRow is one direction's fairness: its name ("upload"), Jain's
+// index formatted and the number of flows it is over.
+type fairnessRow struct {
+	Direction, Jain string
+	Flows           int
 }
 
 // flowSeriesRow is a flow's own series, summarised briefly as
@@ -173,10 +184,21 @@ func buildRun(id string, n int, r Run) *runView {
 	for i := range d.Series {
 		v.Series = append(v.Series, buildSeriesRow(&d.Series[i]))
 	}
+	fair := d.FlowFairness()
+	for _, f := range fair {
+		v.Fairness = append(v.Fairness, fairnessRow{
+			Direction: map[string]string{"up": "upload", "down": "download"}[f.Direction],
+			Jain:      fmt.Sprintf("%.4f", f.Jain), Flows: len(f.Flows),
+		})
+	}
 	for _, f := range d.Flows {
+		share := "-"
+		if x, ok := results.FlowShareOf(fair, f.ID); ok {
+			share = fmt.Sprintf("%.1f %%", 100*x)
+		}
 		v.Flows = append(v.Flows, flowRow{
 			ID: f.ID, Label: f.Label, Direction: f.Direction, Protocol: f.Protocol,
-			TOS: fmt.Sprintf("0x%02x", f.TOS), CongCtrl: orDash(f.CongestionControl),
+			TOS: fmt.Sprintf("0x%02x", f.TOS), CongCtrl: orDash(f.CongestionControl), Share: share,
 		})
 		for j := range f.Series {
 			s := &f.Series[j]

@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -623,4 +624,35 @@ func text(n *html.Node) string {
 		b.WriteString(t.Data)
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// TestFairness: a run's flows table gives each load flow's share of its
+// direction, and a line gives each direction's Jain's index: four upload
+// flows at 3, 1, 3 and 1 Mbit/s have (3+1+3+1)²/(4·(9+1+9+1)) = 0.8 and
+// shares of 3/8 and 1/8.
+func TestFairness(t *testing.T) {
+	d := synthRun("tcp_nup", "3:1", 5, faithfulRun)
+	for i, rate := range []float64{3, 1, 3, 1} {
+		s := d.FindSeries(fmt.Sprintf("TCP upload::%d", i+1))
+		for k := range s.Samples {
+			s.Samples[k].V = rate
+		}
+	}
+	d.Summarize()
+	root := parse(t, render(t, []Run{{Doc: d}}, Options{}))
+	p := first(root, func(n *html.Node) bool { return attr(n, "class") == "fairness" })
+	if got := text(p); !strings.Contains(got, "upload 0.8000 over 4 flows.") {
+		t.Errorf("fairness line %q", got)
+	}
+	shares := map[string]string{}
+	for _, tr := range findAll(root, tag("tr")) {
+		cells := findAll(tr, func(n *html.Node) bool { return n.Type == html.ElementNode && (n.Data == "td" || n.Data == "th") })
+		if len(cells) == 7 && (strings.HasPrefix(text(cells[1]), "TCP upload::") || text(cells[1]) == results.ICMPPing) {
+			shares[text(cells[1])] = text(cells[6])
+		}
+	}
+	want := map[string]string{"TCP upload::1": "37.5 %", "TCP upload::2": "12.5 %", "TCP upload::3": "37.5 %", "TCP upload::4": "12.5 %", results.ICMPPing: "-"}
+	if !maps.Equal(shares, want) {
+		t.Errorf("shares %v, want %v", shares, want)
+	}
 }

@@ -38,6 +38,11 @@ type Document struct {
 	// Flows describe each flow and probe and hold its per-flow series
 	// (TCP_INFO at both ends, the router's per-flow view, one-way delays).
 	Flows []Flow `json:"flows"`
+	// Fairness is how evenly each direction's load flows shared it, for
+	// each direction with two or more (FlowFairness); Summarize records
+	// it. Views compute it with FlowFairness, so that a document written
+	// before it was recorded has it too.
+	Fairness []Fairness `json:"fairness,omitempty"`
 	// Router is the router's report of the run: its per-direction
 	// counters and fidelity verdict; nil when the document has none.
 	Router *RouterReport `json:"router,omitempty"`

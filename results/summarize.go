@@ -40,7 +40,8 @@ func (s *Series) Summarize(stepS float64) {
 }
 
 // Summarize summarises every series of the document, the flows' own series
-// included, with the run's step.
+// included, with the run's step, and records the fairness of the load
+// flows (FlowFairness) from those summaries.
 func (d *Document) Summarize() {
 	for i := range d.Series {
 		d.Series[i].Summarize(d.Run.StepS)
@@ -50,6 +51,7 @@ func (d *Document) Summarize() {
 			d.Flows[i].Series[j].Summarize(d.Run.StepS)
 		}
 	}
+	d.Fairness = d.FlowFairness()
 }
 
 // Validate checks what the views rely on: a test name, a positive step,

@@ -20,7 +20,9 @@ import (
 // (the samples summarised), lost probes, total (rate series), minimum,
 // median, 90th and 99th percentiles, maximum, mean, standard deviation
 // and variance, all over the series' window; with flowSeries, one line per
-// flow series (otherwise a line saying how to see them); the commands of a
+// flow series (otherwise a line saying how to see them), where a direction
+// has two or more load flows each flow's share of its direction and a
+// fairness line per direction (FlowFairness); the commands of a
 // custom run; and last the router's report (writeRouter).
 // The figures are the document's summaries, so call Summarize first.
 func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
@@ -66,9 +68,21 @@ func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 				seriesW = max(seriesW, len(f.Series[j].Name))
 			}
 		}
+		fair := d.FlowFairness()
 		ew.Printf("\nFlows:\n")
+		if len(fair) > 0 {
+			ew.Printf(" %3s  %-*s  %-4s  %-4s  %-8s  %6s  %s\n", "id", labelW, "label", "dir", "prot", "tos", "share", "congestion control")
+		}
 		for _, f := range d.Flows {
-			ew.Printf(" %3d  %-*s  %-4s  %-4s  tos 0x%02x  %s\n", f.ID, labelW, f.Label, f.Direction, f.Protocol, f.TOS, orDash(f.CongestionControl))
+			if len(fair) > 0 {
+				share := "-"
+				if v, ok := FlowShareOf(fair, f.ID); ok {
+					share = fmt.Sprintf("%.1f%%", 100*v)
+				}
+				ew.Printf(" %3d  %-*s  %-4s  %-4s  tos 0x%02x  %6s  %s\n", f.ID, labelW, f.Label, f.Direction, f.Protocol, f.TOS, share, orDash(f.CongestionControl))
+			} else {
+				ew.Printf(" %3d  %-*s  %-4s  %-4s  tos 0x%02x  %s\n", f.ID, labelW, f.Label, f.Direction, f.Protocol, f.TOS, orDash(f.CongestionControl))
+			}
 			if f.FiveTuple != "" {
 				ew.Printf("      %s\n", f.FiveTuple)
 			}
@@ -78,6 +92,10 @@ func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 			if f.Error != "" {
 				ew.Printf("      error: %s\n", f.Error)
 			}
+		}
+		for _, f := range fair {
+			ew.Printf(" fairness %-4s Jain's index %.4f of the %d %s flows' mean goodput, each over its span\n",
+				f.Direction+":", f.Jain, len(f.Flows), map[string]string{"up": "upload", "down": "download"}[f.Direction])
 		}
 		header := false
 		for _, f := range d.Flows {
