@@ -99,14 +99,14 @@ func TestExportRefusesATestFlentLacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc.Run.Test = "rrul_var"
+	doc.Run.Test = "tcp_5up"
 	if err := results.WriteFile(context.Background(), in, doc, outfile.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out.flent.gz")
 	_, stderr, code := runWanlab(t, "export", "--flent", out, in)
-	if code != exitUsage || !strings.Contains(stderr, in+": a rrul_var run: Flent has no such test") || strings.Contains(stderr, out) {
-		t.Errorf("export of a rrul_var run: exit %d, %q; want 2 naming the input and its test", code, stderr)
+	if code != exitUsage || !strings.Contains(stderr, in+": a tcp_5up run: Flent has no such test") || strings.Contains(stderr, out) {
+		t.Errorf("export of a tcp_5up run: exit %d, %q; want 2 naming the input and its test", code, stderr)
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("export created its output")
