@@ -98,7 +98,7 @@ func Execute(ctx context.Context, p *Plan, b Backend, o ExecOptions) (*Report, e
 	same := 0
 	for i, r := range todo {
 		if i > 0 && p.Pause > 0 {
-			if err := sleep(ctx, p.Pause); err != nil {
+			if err := Sleep(ctx, p.Pause); err != nil {
 				break
 			}
 		}
@@ -340,8 +340,9 @@ func compatible(old, ix *Index, dir string) error {
 	return nil
 }
 
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx is done and then returns its error: the
+// pause between runs, and the polling of 'wanlab experiment status --wait'.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

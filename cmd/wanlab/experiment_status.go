@@ -122,21 +122,9 @@ func experimentStatus(s *streams, dirs []string, f *experimentStatusFlags) error
 			fmt.Fprintf(s.err, "%s %s\n", time.Now().UTC().Format("15:04:05"), line)
 			last = line
 		}
-		if err := sleep(ctx, f.interval); err != nil {
+		if err := experiment.Sleep(ctx, f.interval); err != nil {
 			return fmt.Errorf("interrupted: %s", last)
 		}
-	}
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
