@@ -106,6 +106,14 @@ type Config struct {
 	// Client and Server are opened by the caller, in their namespaces
 	// (see Device).
 	Client, Server Device
+	// Clients and Servers, when either is set, make the router a
+	// dumbbell of that many hosts (1 to link.MaxHosts each), every host
+	// with its device, addresses and access links (see Host), and replace
+	// Client, Server, ClientIf, ServerIf, UpRing and DownRing, which must
+	// then be unset. Up and Down are the bottlenecks. One client and one
+	// server without access links forward as Client and Server do, at
+	// their cost.
+	Clients, Servers []Host
 	// ClientIf and ServerIf are the interface names, for reports.
 	ClientIf, ServerIf string
 	// Framing is what the emulated devices count in each packet's length
@@ -171,6 +179,9 @@ type Router struct {
 
 // New checks cfg and prepares a router; Run starts it.
 func New(cfg Config) (*Router, error) {
+	if len(cfg.Clients)+len(cfg.Servers) > 0 {
+		return nil, errors.New("router: Config.Clients and Servers are not built yet")
+	}
 	if cfg.Client == nil || cfg.Server == nil {
 		return nil, errors.New("router: Config needs both the Client and the Server device")
 	}

@@ -97,6 +97,12 @@ type DirSnapshot struct {
 	// (Fidelity): whether it did what its chain said, and if not why.
 	// Router.Snapshot sets it.
 	Verdict *fidelity.Verdict `json:"verdict,omitempty"`
+	// Ports are the hosts' parts of the direction, its ingress ports
+	// (the sending hosts) first, on a router of Config.Clients and
+	// Servers; none on one of Client and Server. NoRoute counts packets
+	// whose destination was no host's address, dropped as they entered.
+	Ports   []PortSnapshot `json:"ports,omitempty"`
+	NoRoute uint64         `json:"no_route,omitempty"`
 
 	chain []qdisc.Spec // the chain when the counters were copied
 }
