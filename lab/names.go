@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"net/netip"
 	"unicode/utf8"
+	"wanlab/link"
 
 	"wanlab/netns"
 )
@@ -131,4 +132,16 @@ func Addrs(name string, r Role) (v4, v6 netip.Addr) {
 	v4 = netip.AddrFrom4([4]byte{10, x, y, host})
 	v6 = netip.AddrFrom16([16]byte{0xfd, 0x00, 0x77, 0x6c, 0, 0, x, y, 15: host})
 	return v4, v6
+}
+
+// HostRole returns the role of host h of a dumbbell: Client for c1,
+// Server for s1, and the host's own name ("c2", "s3") for the others.
+func HostRole(h link.Host) Role {
+	switch {
+	case h.N == 1 && h.Server:
+		return Server
+	case h.N == 1:
+		return Client
+	}
+	return Role(h.String())
 }
