@@ -124,6 +124,10 @@ type Flow struct {
 	// set, and that plus its 'length'. Lookup sets them for every flow:
 	// LoadStart and LoadStop unless the test has a schedule of its own.
 	Start, Stop Time
+	// Client and Server are the hosts the flow runs between, by number
+	// (client 2 is c2), 0 for the first (c1, s1): the rtt_fair tests run
+	// each pair of flows to a server of its own.
+	Client, Server int
 }
 
 // Time is an instant of a test's schedule as Flent's test files write it:
@@ -171,6 +175,9 @@ type Probe struct {
 	Series string
 	Kind   ProbeKind
 	Mark   Mark
+	// Client and Server are the hosts the probe runs between, as a
+	// Flow's.
+	Client, Server int
 }
 
 // Test is one of the tests: Flent's, or wanlab's own in Flent's style.
@@ -199,6 +206,9 @@ type Test struct {
 	// parameter of its own. nil for the others, whose flows run over the
 	// load, between a lead and a tail.
 	Schedule []Time
+	// Clients and Servers are how many hosts of each side the test needs
+	// at least (0: one), as its flows' and probes' hosts say.
+	Clients, Servers int
 }
 
 // Scheduled reports whether the test's flows start and stop on a schedule
