@@ -3,6 +3,33 @@
 // applies the configured qdisc chain per direction ("up" is client to
 // server, "down" the reverse).
 //
+// # Dumbbells
+//
+// A testbed may have up to 16 clients and 16 servers (Options.Clients
+// and Servers), sharing the up and down chains, the bottlenecks; each
+// host may have an access link of its own per direction (Options.Access),
+// crossed before the bottleneck (a sending host's) or after it (a
+// receiving host's). Client 1 is the client and server 1 the server, with
+// the names and addresses a testbed of two hosts gives them, so that two
+// hosts cost what they always did and nothing scripted against them
+// changes. The others, c2..c16 and s2..s16 (HostRole, ParseRole), have:
+//
+//   - the namespace wl-NAME-c2 (wl-NAME-s3, ...);
+//   - the interface wl-NAME-c2, shortened as IfName says for long NAMEs;
+//     on the packet plane its veth's other end is wl-NAME-rc2;
+//   - the addresses 10.X.Y.(100+N) for client N and 10.X.Y.(200+N) for
+//     server N, in the testbed's /24, and the same digits at the end of
+//     its IPv6 /64: c2 is 10.X.Y.102 and fd00:776c:0:XXYY::102, s16
+//     10.X.Y.216 and fd00:776c:0:XXYY::216.
+//
+// In a dumbbell every host has its addresses as /32 and /128 and a route
+// through its interface to each host of the other side; the hosts of its
+// own side it cannot reach, as the router carries packets between the
+// sides only. The sysctls (congestion control, which Options.HostCC sets
+// per host, tcp_rmem, tcp_wmem, tcp_ecn) are each host's own. The hosts
+// are built a few at once; 16+16 take about a second to build and
+// remove.
+//
 // A testbed NAME owns the namespaces wl-NAME-c and wl-NAME-s (see
 // package netns for the registry that removes what a crashed run left
 // behind), a control socket /run/wanlab/NAME.sock through which other

@@ -24,10 +24,15 @@ func (t *Testbed) serveExec(c *net.UnixConn, spec ExecSpec, files []*os.File) {
 	if spec.Host == "" {
 		spec.Host = Client
 	}
-	if _, err := ParseRole(string(spec.Host)); err != nil {
+	r, err := ParseRole(string(spec.Host))
+	if err == nil {
+		err = t.info.Has(r)
+	}
+	if err != nil {
 		send(c, response{Error: err.Error()})
 		return
 	}
+	spec.Host = r
 	if len(spec.Args) == 0 || spec.Path == "" {
 		send(c, response{Error: "exec: no program given"})
 		return
@@ -75,7 +80,6 @@ func (t *Testbed) serveExec(c *net.UnixConn, spec ExecSpec, files []*os.File) {
 	}
 	pid := cmd.Process.Pid
 	t.logf("testbed %s: %s runs %q as pid %d", t.opts.Name, spec.Host, spec.Args, pid)
-	var err error
 	if master != nil {
 		err = send(c, response{PID: pid}, master)
 		master.Close()

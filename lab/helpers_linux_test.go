@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -56,6 +57,16 @@ func assertGone(t *testing.T, name string) {
 			t.Errorf("namespace %s still exists", ns)
 		}
 	}
+	// Every host of a dumbbell, too: wl-NAME-c2 ... wl-NAME-s16.
+	all, err := netns.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range all {
+		if strings.HasPrefix(ns, netns.NamespaceName(name, "")) {
+			t.Errorf("namespace %s still exists", ns)
+		}
+	}
 	if registered(name) {
 		t.Errorf("testbed %s is still registered", name)
 	}
@@ -69,7 +80,7 @@ func assertGone(t *testing.T, name string) {
 		t.Fatal(err)
 	}
 	for _, i := range ifs {
-		if i.Name == IfName(name, Client) || i.Name == IfName(name, Server) || i.Name == RouterIfName(name, Client) || i.Name == RouterIfName(name, Server) {
+		if strings.HasPrefix(i.Name, netns.Prefix+name+"-") || i.Name == IfName(name, Client) || i.Name == IfName(name, Server) || i.Name == RouterIfName(name, Client) || i.Name == RouterIfName(name, Server) {
 			t.Errorf("device %s in the root namespace", i.Name)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,17 @@ type Options struct {
 	// Name names the testbed, its namespaces (wl-NAME-c, wl-NAME-s) and its
 	// control socket; DefaultName if empty. See CheckName.
 	Name string
+	// Clients and Servers are how many hosts each side of the dumbbell
+	// has, 1 to link.MaxHosts; 0 is 1. Client 1 is Client, server 1
+	// Server, the others c2..cN and s2..sM (HostRole). Up and Down are
+	// the bottlenecks they share.
+	Clients, Servers int
+	// Access are the hosts' own access links, at most one per host and
+	// direction; a host without one is wired straight to the bottleneck.
+	Access []Access
+	// HostCC is the congestion control of single hosts, replacing CC
+	// there.
+	HostCC map[link.Host]string
 	// Up is the qdisc chain from client to server and Down the reverse, root
 	// first, as tcspec.ParseChain returns it; empty is a direct path.
 	Up, Down []qdisc.Spec
@@ -136,13 +148,14 @@ func (o Options) Check() error {
 	if err := CheckName(o.Name); err != nil {
 		return bad(err)
 	}
+	if err := o.checkHosts(); err != nil {
+		return bad(err)
+	}
 	if o.ECN < ECNOff {
 		return bad(fmt.Errorf("ECN %d is invalid: use 0 (kernel default), %d (off), 1 (request) or 2 (accept)", o.ECN, ECNOff))
 	}
-	for _, c := range []byte(o.CC) {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return bad(fmt.Errorf("congestion control %q is not a kernel algorithm name (reno, cubic, bbr, ...)", o.CC))
-		}
+	if err := checkCCName(o.CC); err != nil {
+		return bad(err)
 	}
 	for _, m := range []struct{ key, val string }{{"net.ipv4.tcp_rmem", o.TCPRmem}, {"net.ipv4.tcp_wmem", o.TCPWmem}} {
 		if m.val == "" {
@@ -169,6 +182,17 @@ func (o Options) Check() error {
 	}{{"up", o.Up}, {"down", o.Down}} {
 		if err := CheckChain(d.chain); err != nil {
 			return bad(fmt.Errorf("%s: %w", d.name, err))
+		}
+	}
+	return nil
+}
+
+// checkCCName reports whether cc can name a kernel congestion control
+// ("" keeps the kernel's).
+func checkCCName(cc string) error {
+	for _, c := range []byte(cc) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return fmt.Errorf("congestion control %q is not a kernel algorithm name (reno, cubic, bbr, ...)", cc)
 		}
 	}
 	return nil
@@ -218,6 +242,10 @@ type Info struct {
 	Name   string   `json:"name"`
 	Client HostInfo `json:"client,omitzero"`
 	Server HostInfo `json:"server,omitzero"`
+	// Hosts are, on a dumbbell of more hosts or with access links, every
+	// host, the clients first (c1 is Client, s1 Server); none on a
+	// testbed of two hosts without access links (see All).
+	Hosts []HostInfo `json:"hosts,omitempty"`
 	// RouterNS is, on the packet plane, the router's namespace, which
 	// holds the other ends of the hosts' veth pairs; "" on the TUN
 	// plane, whose router reads the TUNs from wanlab's own process.
@@ -242,6 +270,9 @@ type PortInfo struct {
 
 // HostInfo describes one host of a testbed.
 type HostInfo struct {
+	// Name is the host's role, as ParseRole reads it: "client",
+	// "server", or a dumbbell's "c2", "s3".
+	Name Role `json:"name,omitempty"`
 	// NS is the host's namespace, usable with `ip netns exec`.
 	NS string `json:"ns"`
 	// IfName is the host's interface that leads to the router: a TUN
@@ -253,14 +284,58 @@ type HostInfo struct {
 	// RouterIf is, on the packet plane, the router's end of the host's
 	// veth pair, in Info.RouterNS, whose packet socket the router reads.
 	RouterIf string `json:"router_ifname,omitempty"`
+	// AccessUp and AccessDown are the host's access links as the testbed
+	// was built with them, in tc syntax ("" for none).
+	AccessUp   string `json:"access_up,omitempty"`
+	AccessDown string `json:"access_down,omitempty"`
 }
 
-// Host returns the description of host r.
+// Host returns the description of host r, and the zero HostInfo if the
+// testbed has no such host (see Has).
 func (i Info) Host(r Role) HostInfo {
-	if r == Server {
+	switch r {
+	case Client:
+		return i.Client
+	case Server:
 		return i.Server
 	}
-	return i.Client
+	for _, h := range i.Hosts {
+		if h.Name == r {
+			return h
+		}
+	}
+	return HostInfo{}
+}
+
+// All returns every host, the clients first: Hosts, or the client and
+// the server of a testbed of two (none for a bridge).
+func (i Info) All() []HostInfo {
+	if len(i.Hosts) > 0 {
+		return i.Hosts
+	}
+	if i.Client.NS == "" {
+		return nil
+	}
+	c, s := i.Client, i.Server
+	c.Name, s.Name = Client, Server
+	return []HostInfo{c, s}
+}
+
+// Has reports whether the testbed has host r, and if not, says so naming
+// the hosts it has.
+func (i Info) Has(r Role) error {
+	all := i.All()
+	names := make([]string, len(all))
+	for k, h := range all {
+		if h.Name == r {
+			return nil
+		}
+		names[k] = string(h.Name)
+	}
+	if len(all) == 0 {
+		return fmt.Errorf("testbed %s has no hosts (a bridge has ports)", i.Name)
+	}
+	return fmt.Errorf("testbed %s has no host %s: its hosts are %s", i.Name, r, strings.Join(names, ", "))
 }
 
 // InfoOf returns the Info of the testbed called name, running or not, on
@@ -283,5 +358,9 @@ func (i Info) onPlane(p DataPlane) Info {
 	i.RouterNS = RouterNamespaceName(i.Name)
 	i.Client.RouterIf = RouterIfName(i.Name, Client)
 	i.Server.RouterIf = RouterIfName(i.Name, Server)
+	i.Hosts = slices.Clone(i.Hosts)
+	for k := range i.Hosts {
+		i.Hosts[k].RouterIf = RouterIfName(i.Name, i.Hosts[k].Name)
+	}
 	return i
 }

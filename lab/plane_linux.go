@@ -22,7 +22,7 @@ import (
 // writes. The pair is made from inside h with its peer put straight into
 // the router's namespace, so that no end ever exists outside the
 // testbed's namespaces.
-func (t *Testbed) attachVeth(h *netns.Handle, r Role) error {
+func (t *Testbed) attachVeth(h *netns.Handle, r Role, k int) error {
 	hi := t.info.Host(r)
 	f, err := os.Open(t.rns.Path())
 	if err != nil {
@@ -60,33 +60,40 @@ func (t *Testbed) attachVeth(h *netns.Handle, r Role) error {
 	if err != nil {
 		return err
 	}
-	t.devs = append(t.devs, dev)
-	t.rings = append(t.rings, router.PacketRing(dev))
+	t.devs[k] = dev
+	t.rings[k] = router.PacketRing(dev)
 	return nil
 }
 
 // introduce gives each host, on the packet plane, a permanent neighbour
-// entry for the other's addresses with the MAC address of the other's
-// veth end: the hosts have no ARP or NDP to find each other with (see
-// attachVeth), so, as on the TUN plane, only what they send to each other
-// crosses the router (neighbour discovery would cross its chains, NDP
-// being ICMPv6, and a lossy chain would make the hosts lose each other).
+// entry for the addresses of every host of the other side with the MAC
+// address of that host's veth end: the hosts have no ARP or NDP to find
+// each other with (see attachVeth), so, as on the TUN plane, only what
+// they send to each other crosses the router (neighbour discovery would
+// cross its chains, NDP being ICMPv6, and a lossy chain would make the
+// hosts lose each other).
 func (t *Testbed) introduce() error {
-	macs := map[Role]net.HardwareAddr{}
-	index := map[Role]int{}
-	for _, r := range []Role{Client, Server} {
-		l, err := t.hosts[r].Netlink().LinkByName(t.info.Host(r).IfName)
+	all := t.info.All()
+	macs := make([]net.HardwareAddr, len(all))
+	index := make([]int, len(all))
+	for k, hi := range all {
+		l, err := t.hosts[hi.Name].Netlink().LinkByName(hi.IfName)
 		if err != nil {
-			return fmt.Errorf("testbed %s: %s: %w", t.opts.Name, t.info.Host(r).IfName, err)
+			return fmt.Errorf("testbed %s: %s: %w", t.opts.Name, hi.IfName, err)
 		}
-		macs[r], index[r] = l.Attrs().HardwareAddr, l.Attrs().Index
+		macs[k], index[k] = l.Attrs().HardwareAddr, l.Attrs().Index
 	}
-	for _, r := range []Role{Client, Server} {
-		peer := t.info.Host(r.Peer())
-		for _, a := range []netip.Addr{peer.Addr4, peer.Addr6} {
-			n := &netlink.Neigh{LinkIndex: index[r], IP: net.IP(a.AsSlice()), HardwareAddr: macs[r.Peer()], State: netlink.NUD_PERMANENT}
-			if err := t.hosts[r].Netlink().NeighAdd(n); err != nil {
-				return fmt.Errorf("testbed %s: %s: neighbour %s at %s: %w", t.opts.Name, t.hosts[r].Name(), a, macs[r.Peer()], err)
+	for k, hi := range all {
+		h := t.hosts[hi.Name]
+		for p, peer := range all {
+			if peer.Name.Host().Server == hi.Name.Host().Server {
+				continue
+			}
+			for _, a := range []netip.Addr{peer.Addr4, peer.Addr6} {
+				n := &netlink.Neigh{LinkIndex: index[k], IP: net.IP(a.AsSlice()), HardwareAddr: macs[p], State: netlink.NUD_PERMANENT}
+				if err := h.Netlink().NeighAdd(n); err != nil {
+					return fmt.Errorf("testbed %s: %s: neighbour %s at %s: %w", t.opts.Name, h.Name(), a, macs[p], err)
+				}
 			}
 		}
 	}

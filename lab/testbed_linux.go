@@ -31,11 +31,15 @@ type Testbed struct {
 
 	nt    *netns.Testbed
 	hosts map[Role]*netns.Handle
+	// hostsMu guards hosts while the hosts are being built, at the same
+	// time; once up, hosts does not change.
+	hostsMu sync.Mutex
 	// rns is the router's namespace on the packet plane (nt closes its
 	// handle).
 	rns *netns.Handle
-	// devs are the router's devices, the client's (or a bridge's first
-	// port's) first, and rings read the kernel's rings in front of them.
+	// devs are the router's devices, in the order of Options.Roles (the
+	// client's, or a bridge's first port's, first), and rings read the
+	// kernel's rings in front of them.
 	devs  []device
 	rings []func() (router.RingCounters, error)
 	// ports are a bridge's, given back by Close.
@@ -97,7 +101,10 @@ func Up(ctx context.Context, o Options) (*Testbed, error) {
 			return nil, bad(err)
 		}
 	}
-	return start(ctx, o, InfoOf(o.Name).onPlane(o.DataPlane), (*Testbed).buildHosts)
+	if err := o.checkHostCCs(); err != nil {
+		return nil, bad(err)
+	}
+	return start(ctx, o, o.infoOf(), (*Testbed).buildHosts)
 }
 
 // start registers the testbed o describes, whose Info is info, builds its
@@ -166,7 +173,8 @@ func start(ctx context.Context, o Options, info Info, build func(t *Testbed, int
 }
 
 // buildHosts makes the hosts and their devices (and, on the packet
-// plane, the router's namespace first).
+// plane, the router's namespace first). The hosts are built at the same
+// time, a few at once: most of a host's making is waiting for the kernel.
 func (t *Testbed) buildHosts(interrupted func() error) error {
 	if t.opts.DataPlane == PacketPlane {
 		h, err := t.nt.Namespace(routerRole)
@@ -175,11 +183,29 @@ func (t *Testbed) buildHosts(interrupted func() error) error {
 		}
 		t.rns = h
 	}
-	for _, r := range []Role{Client, Server} {
-		if err := interrupted(); err != nil {
-			return err
-		}
-		if err := t.setupHost(r); err != nil {
+	roles := t.opts.Roles()
+	t.devs = make([]device, len(roles))
+	t.rings = make([]func() (router.RingCounters, error), len(roles))
+	errs := make([]error, len(roles))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, buildParallel)
+	for k, r := range roles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if errs[k] = interrupted(); errs[k] == nil {
+				errs[k] = t.setupHost(r, k)
+			}
+		}()
+	}
+	wg.Wait()
+	// The first host's error: the others' are most often the same one.
+	// Devices of hosts that failed are closed with the rest by Close,
+	// which skips the slots never filled.
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}
@@ -189,28 +215,34 @@ func (t *Testbed) buildHosts(interrupted func() error) error {
 	return nil
 }
 
+// buildParallel is how many hosts are built at once: enough to keep the
+// kernel busy while a host waits on it, few enough not to crowd a small
+// machine's registry lock.
+const buildParallel = 8
+
 // setupHost creates host r's namespace and its interface to the router (a
-// TUN device, or a veth pair into the router's namespace) and configures
-// its addresses, routes and sysctls.
-func (t *Testbed) setupHost(r Role) error {
+// TUN device, or a veth pair into the router's namespace), the router's
+// device k, and configures its addresses, routes and sysctls.
+func (t *Testbed) setupHost(r Role, k int) error {
 	h, err := t.nt.Namespace(r.short())
 	if err != nil {
 		return err
 	}
+	t.hostsMu.Lock()
 	t.hosts[r] = h
+	t.hostsMu.Unlock()
 	hi := t.info.Host(r)
-	peer := t.info.Host(r.Peer())
 	if err := h.LoopbackUp(); err != nil {
 		return err
 	}
-	if err := t.setSysctls(h); err != nil {
+	if err := t.setSysctls(h, r); err != nil {
 		return err
 	}
 	attach := t.attachTUN
 	if t.opts.DataPlane == PacketPlane {
 		attach = t.attachVeth
 	}
-	if err := attach(h, r); err != nil {
+	if err := attach(h, r, k); err != nil {
 		return err
 	}
 	// The per-device IPv6 keys exist once the device does; they must be
@@ -221,10 +253,14 @@ func (t *Testbed) setupHost(r Role) error {
 	if err := h.SetLinkUp(hi.IfName); err != nil {
 		return err
 	}
+	if t.opts.dumbbell() {
+		return t.routePeers(h, r)
+	}
 	// A point-to-point address makes the kernel route the peer through
 	// the device; IPv6 needs the device up for that (see AddPeerAddr).
 	// On a veth the peer is then a neighbour on the link, whose MAC
 	// address the host is given (introduce).
+	peer := t.info.Host(r.Peer())
 	for _, a := range [][2]netip.Addr{{hi.Addr4, peer.Addr4}, {hi.Addr6, peer.Addr6}} {
 		if err := h.AddPeerAddr(hi.IfName, a[0], netip.PrefixFrom(a[1], a[1].BitLen())); err != nil {
 			return err
@@ -233,27 +269,51 @@ func (t *Testbed) setupHost(r Role) error {
 	return nil
 }
 
+// routePeers gives host r of a dumbbell its addresses, each a prefix of
+// its own, and a route through its device to every host of the other
+// side: a point-to-point address names one peer only. The hosts of its
+// own side it has no route to, as the router has none between them.
+func (t *Testbed) routePeers(h *netns.Handle, r Role) error {
+	hi := t.info.Host(r)
+	for _, a := range []netip.Addr{hi.Addr4, hi.Addr6} {
+		if err := h.AddAddr(hi.IfName, netip.PrefixFrom(a, a.BitLen())); err != nil {
+			return err
+		}
+	}
+	for _, p := range t.info.All() {
+		if p.Name.Host().Server == r.Host().Server {
+			continue
+		}
+		for _, a := range [][2]netip.Addr{{hi.Addr4, p.Addr4}, {hi.Addr6, p.Addr6}} {
+			if err := h.AddRoute(netns.Route{Dst: netip.PrefixFrom(a[1], a[1].BitLen()), Dev: hi.IfName, Src: a[0]}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // attachTUN makes host r's TUN device in its namespace h, the router's
-// device on the TUN plane.
-func (t *Testbed) attachTUN(h *netns.Handle, r Role) error {
+// device k on the TUN plane.
+func (t *Testbed) attachTUN(h *netns.Handle, r Role, k int) error {
 	ifn := t.info.Host(r).IfName
 	dev, err := tun.Open(h, ifn, tun.Options{Kind: t.opts.DeviceKind})
 	if err != nil {
 		return err
 	}
-	t.devs = append(t.devs, dev)
+	t.devs[k] = dev
 	// The kernel queues packets only on their way from a host to the
 	// router: a direction loses them at its ingress TUN's ring.
-	t.rings = append(t.rings, router.TUNRing(h, ifn))
+	t.rings[k] = router.TUNRing(h, ifn)
 	return t.nt.AddDevice(h, ifn)
 }
 
-// setSysctls writes the host's TCP settings. They are per namespace, so
+// setSysctls writes host r's TCP settings. They are per namespace, so
 // they never change the machine's own.
-func (t *Testbed) setSysctls(h *netns.Handle) error {
+func (t *Testbed) setSysctls(h *netns.Handle, r Role) error {
 	o := t.opts
 	set := []struct{ key, val string }{
-		{"net.ipv4.tcp_congestion_control", o.CC},
+		{"net.ipv4.tcp_congestion_control", o.hostCC(r)},
 		{"net.ipv4.tcp_rmem", o.TCPRmem},
 		{"net.ipv4.tcp_wmem", o.TCPWmem},
 	}
@@ -295,6 +355,9 @@ func (t *Testbed) startRouter(ctx context.Context) error {
 		UpRing:           t.rings[0],
 		DownRing:         t.rings[1],
 		RealTimePriority: t.opts.RealTimePriority,
+	}
+	if t.opts.dumbbell() {
+		t.dumbbellConfig(&cfg)
 	}
 	if t.pcap != nil {
 		cfg.Pcap = t.pcap
@@ -599,6 +662,9 @@ func (t *Testbed) Close() error {
 	}
 	capErr := t.stopRouter()
 	for _, d := range t.devs {
+		if d == nil {
+			continue // a host that failed before its device was made
+		}
 		if err := d.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 			errs = append(errs, err)
 		}
