@@ -140,8 +140,8 @@ func (o Options) infoOf() Info {
 	i := InfoOf(o.Name)
 	if o.dumbbell() {
 		for _, r := range o.Roles() {
-			v4, v6 := Addrs(o.Name, r)
-			h := HostInfo{Name: r, NS: NamespaceName(o.Name, r), IfName: IfName(o.Name, r), Addr4: v4, Addr6: v6}
+			h := HostInfoOf(o.Name, r)
+			h.Name = r
 			if c, ok := o.access(r, "up"); ok {
 				h.AccessUp = accessText(c)
 			}

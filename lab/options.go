@@ -342,11 +342,20 @@ func (i Info) Has(r Role) error {
 // the TUN plane: names and addresses follow from the name alone, and are
 // the same on the packet plane, which adds the router's (see onPlane).
 func InfoOf(name string) Info {
-	host := func(r Role) HostInfo {
-		v4, v6 := Addrs(name, r)
-		return HostInfo{NS: NamespaceName(name, r), IfName: IfName(name, r), Addr4: v4, Addr6: v6}
+	return Info{Name: name, Client: HostInfoOf(name, Client), Server: HostInfoOf(name, Server)}
+}
+
+// HostInfoOf returns the description of host r of the testbed called
+// name on the TUN plane, whether the testbed has it or not: its names and
+// addresses follow from the name alone. Name is set for the hosts of a
+// dumbbell beyond the client and the server.
+func HostInfoOf(name string, r Role) HostInfo {
+	v4, v6 := Addrs(name, r)
+	h := HostInfo{NS: NamespaceName(name, r), IfName: IfName(name, r), Addr4: v4, Addr6: v6}
+	if r != Client && r != Server {
+		h.Name = r
 	}
-	return Info{Name: name, Client: host(Client), Server: host(Server)}
+	return h
 }
 
 // onPlane returns i as a testbed on plane p has it: on the packet plane,

@@ -10,12 +10,17 @@ import (
 // hostFlags are the flags of up that set a testbed's hosts, which a bridge
 // has none of, each with why bridge refuses it.
 var hostFlags = map[string]string{
-	"cc":        "sets the TCP congestion control of a testbed's hosts, and a bridge has none: the machines on its ports choose their own",
-	"tcp-rmem":  "sets net.ipv4.tcp_rmem of a testbed's hosts, and a bridge has none: set it on the machines on its ports",
-	"tcp-wmem":  "sets net.ipv4.tcp_wmem of a testbed's hosts, and a bridge has none: set it on the machines on its ports",
-	"ecn":       "sets net.ipv4.tcp_ecn of a testbed's hosts, and a bridge has none: set it on the machines on its ports",
-	"device":    "chooses the TUN devices of a testbed, and a bridge reads its ports through packet sockets",
-	"dataplane": "chooses how the router meets a testbed's hosts, and a bridge is always on the packet plane",
+	"cc":          "sets the TCP congestion control of a testbed's hosts, and a bridge has none: the machines on its ports choose their own",
+	"tcp-rmem":    "sets net.ipv4.tcp_rmem of a testbed's hosts, and a bridge has none: set it on the machines on its ports",
+	"tcp-wmem":    "sets net.ipv4.tcp_wmem of a testbed's hosts, and a bridge has none: set it on the machines on its ports",
+	"ecn":         "sets net.ipv4.tcp_ecn of a testbed's hosts, and a bridge has none: set it on the machines on its ports",
+	"device":      "chooses the TUN devices of a testbed, and a bridge reads its ports through packet sockets",
+	"dataplane":   "chooses how the router meets a testbed's hosts, and a bridge is always on the packet plane",
+	"clients":     "sets how many client hosts a testbed has, and a bridge has none: its ports lead to the machines beside it",
+	"servers":     "sets how many server hosts a testbed has, and a bridge has none: its ports lead to the machines beside it",
+	"access-up":   "gives a testbed's host an access link, and a bridge has no hosts: shape its paths with --up and --down",
+	"access-down": "gives a testbed's host an access link, and a bridge has no hosts: shape its paths with --up and --down",
+	"host-cc":     "sets the TCP congestion control of a testbed's host, and a bridge has none: the machines on its ports choose their own",
 }
 
 func newBridgeCommand(s *streams) *cobra.Command {
@@ -44,7 +49,8 @@ bond's port, one with a clsact or ingress qdisc of someone else's, a name
 that runs already, and, unless --force, an interface the machine itself
 uses (its addresses, its default route, VLANs on it). The settings of a
 testbed's hosts (--cc, --tcp-rmem, --tcp-wmem, --ecn, --device,
---dataplane) are refused: a bridge has none.
+--dataplane, --clients, --servers, --access-up, --access-down, --host-cc)
+are refused: a bridge has none.
 
 The rest is as up: status, set and down by name, the capture, the log
 and the fidelity verdict. On down, SIGINT, SIGTERM, SIGHUP, SIGQUIT or a

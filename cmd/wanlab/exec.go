@@ -19,16 +19,18 @@ func newExecCommand(s *streams) *cobra.Command {
 	var on string
 	var tty bool
 	c := &cobra.Command{
-		Use:   "exec [N] [--on client|server] -- CMD [ARGS...]",
+		Use:   "exec [N] [--on client|server|HOST] -- CMD [ARGS...]",
 		Short: "Run a program inside a host of a running testbed",
-		Long: `exec runs CMD inside the client (default) or the server of testbed N, with
-stdin, stdout and stderr passed through, and exits with CMD's exit status
+		Long: `exec runs CMD inside the client (default), the server or, on a dumbbell of
+more hosts, any host (--on c2, --on s3; c1 is the client, s1 the server)
+of testbed N, with stdin, stdout and stderr passed through, and exits with CMD's exit status
 (128+n if a signal n ended it; 127 if CMD does not exist and 126 if it
 cannot be run, as in a shell). SIGINT, SIGTERM, SIGHUP and SIGQUIT that
 reach exec are passed on to CMD. The program is recorded in the testbed, so
 'wanlab down' ends it if it still runs.
 
-The program sees WANLAB_PEER4 and WANLAB_PEER6 (the other host's addresses),
+The program sees WANLAB_PEER4 and WANLAB_PEER6 (the other host's addresses;
+on a dumbbell the first host of the other side's, s1 or c1),
 WANLAB_ADDR4 and WANLAB_ADDR6 (its own), WANLAB_HOST and WANLAB_NAME. Your
 shell expands $VARIABLES before wanlab runs, so let a shell inside the host
 expand them, or write @peer and @peer6, which exec replaces in the arguments
@@ -43,7 +45,7 @@ N may be left out when one testbed is running.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			dash := c.ArgsLenAtDash()
 			if dash < 0 {
-				return usagef("put the program after --: wanlab exec [N] [--on client|server] -- CMD [ARGS...]")
+				return usagef("put the program after --: wanlab exec [N] [--on client|server|HOST] -- CMD [ARGS...]")
 			}
 			if dash > 1 {
 				return usagef("exec takes at most one testbed name before --, got %q", args[:dash])
@@ -63,7 +65,7 @@ N may be left out when one testbed is running.`,
 			return execIn(s, name, role, argv, tty, nil)
 		},
 	}
-	c.Flags().StringVar(&on, "on", "client", "host to run on: client or server")
+	c.Flags().StringVar(&on, "on", "client", "host to run on: client or server, or a dumbbell's c1..c16, s1..s16")
 	c.Flags().BoolVarP(&tty, "tty", "t", false, "run on a new pseudo-terminal, for full-screen and interactive programs")
 	return c
 }

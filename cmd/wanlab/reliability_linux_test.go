@@ -157,11 +157,26 @@ func TestCLIBadInputCreatesNothing(t *testing.T) {
 		{"--ecn", "3"},
 		{"--detach", "--tcp-rmem", "1 2 3 4"},
 		{"--detach", "--down", "pie; pfifo"},
+		// The hosts of a dumbbell: each refusal names the flag.
+		{"--clients", "17"},
+		{"--servers", "-1"},
+		{"--clients", "4", "--access-up", "c5=netem delay 10ms"},
+		{"--access-down", "s2=netem delay 10ms"},
+		{"--clients", "2", "--access-up", "c2=fq_codel; netem delay 1ms"},
+		{"--access-up", "c1"},
+		{"--access-up", "c1=", "--access-up", "c1=netem delay 1ms"},
+		{"--host-cc", "c1=nosuchcc"},
+		{"--servers", "2", "--host-cc", "s3=bbr"},
+		{"--detach", "--clients", "3", "--access-down", "c3=pie; pfifo"},
 	} {
 		args = append([]string{"up", "--name", name}, args...)
 		_, errOut, code := cli(t, args...)
 		if code != exitUsage || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("wanlab %q: exit %d, stderr %q; want 2 and one line", args, code, errOut)
+		}
+		hostFlags := slices.DeleteFunc([]string{"--clients", "--servers", "--access-up", "--access-down", "--host-cc"}, func(f string) bool { return !slices.Contains(args, f) })
+		if len(hostFlags) > 0 && !slices.ContainsFunc(hostFlags, func(f string) bool { return strings.Contains(errOut, f) }) {
+			t.Errorf("wanlab %q: %q names none of %v", args, errOut, hostFlags)
 		}
 		if left := leftovers(t, name); len(left) > 0 {
 			t.Errorf("wanlab %q left %v", args, left)

@@ -17,9 +17,10 @@ import (
 func newShellCommand(s *streams) *cobra.Command {
 	var on string
 	c := &cobra.Command{
-		Use:   "shell [N] [--on client|server]",
+		Use:   "shell [N] [--on client|server|HOST]",
 		Short: "Open an interactive shell inside a host of a running testbed",
-		Long: `shell runs $SHELL inside the client (default) or the server of testbed N,
+		Long: `shell runs $SHELL inside the client (default), the server or, on a dumbbell
+of more hosts, any host (--on c2, --on s3; c1 is the client, s1 the server) of testbed N,
 on a terminal of its own when wanlab runs on one; if $SHELL is unset or
 names no program that can run, /bin/bash, or else /bin/sh.
 The prompt starts with (wanlab N:HOST); WANLAB_PEER4 and WANLAB_PEER6 hold
@@ -42,7 +43,7 @@ N may be left out when one testbed is running.`,
 			return runShell(s, name, role)
 		},
 	}
-	c.Flags().StringVar(&on, "on", "client", "host to run the shell on: client or server")
+	c.Flags().StringVar(&on, "on", "client", "host to run the shell on: client or server, or a dumbbell's c1..c16, s1..s16")
 	return c
 }
 
@@ -72,7 +73,7 @@ func runShell(s *streams, name string, role lab.Role) error {
 		}
 		argv = []string{sh, "--rcfile", rc.Name(), "-i"}
 	}
-	i := lab.InfoOf(name).Host(role)
+	i := lab.HostInfoOf(name, role)
 	fmt.Fprintf(s.err, "wanlab: %s of testbed %s (netns %s, %s); the peer is $WANLAB_PEER4; leave with exit\n", role, name, i.NS, i.Addr4)
 	err := execIn(s, name, role, argv, true, env)
 	if _, ok := err.(exitStatus); ok {

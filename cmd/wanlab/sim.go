@@ -15,10 +15,10 @@ import (
 
 	"wanlab/internal/outfile"
 	"wanlab/internal/tracefile"
+	"wanlab/lab"
 	"wanlab/link"
 	"wanlab/qdisc"
 	"wanlab/sim"
-	"wanlab/tcspec"
 )
 
 type simOptions struct {
@@ -33,10 +33,7 @@ type simOptions struct {
 	mtu        int
 	txqueuelen int
 	framing    qdisc.Framing
-	clients    int
-	servers    int
-	accessUp   []string
-	accessDown []string
+	hosts      lab.HostSpecs
 }
 
 func newSimCommand(s *streams) *cobra.Command {
@@ -83,10 +80,7 @@ from a server, src=sJ dst=cI, is down); flows without them go c1↔s1.`,
 	fs.IntVar(&o.mtu, "mtu", 1500, "device MTU the disciplines assume (the largest IP packet; psched_mtu adds the framing's header)")
 	registerFraming(fs, &o.framing)
 	fs.IntVar(&o.txqueuelen, "txqueuelen", 1000, "device txqueuelen: the default limit of the fifos and pfifo_fast's bands")
-	fs.IntVar(&o.clients, "clients", 1, fmt.Sprintf("client hosts c1..cN of the dumbbell (1 to %d)", link.MaxHosts))
-	fs.IntVar(&o.servers, "servers", 1, fmt.Sprintf("server hosts s1..sM of the dumbbell (1 to %d)", link.MaxHosts))
-	fs.StringArrayVar(&o.accessUp, "access-up", nil, `a host's access link for up packets (repeatable), HOST=CHAIN: "c2=netem delay 40ms" (the client's link into the bottleneck), "s1=..." (the server's out of it)`)
-	fs.StringArrayVar(&o.accessDown, "access-down", nil, "a host's access link for down packets (repeatable), HOST=CHAIN, as --access-up")
+	registerHostFlags(fs, &o.hosts, false)
 	return c
 }
 
@@ -132,8 +126,8 @@ func runSim(s *streams, o *simOptions) error {
 	cfg := sim.Config{
 		Up:       link.Config{Name: "up", Chain: up, Env: env},
 		Down:     link.Config{Name: "down", Chain: down, Env: env},
-		Clients:  o.clients,
-		Servers:  o.servers,
+		Clients:  o.hosts.Clients,
+		Servers:  o.hosts.Servers,
 		Access:   access,
 		Flows:    flows,
 		Duration: o.duration,
@@ -217,43 +211,24 @@ func runSim(s *streams, o *simOptions) error {
 
 // access checks --clients and --servers and parses the access links of
 // --access-up and --access-down (link.ParseAccess), their chains in tc's
-// syntax on env's device.
+// syntax on env's device, as up and run do (lab.HostSpecs).
 func (o *simOptions) access(env *qdisc.Env) ([]sim.Access, error) {
+	var lo lab.Options
+	// sim's counts have no "not given": 0 is a mistake.
 	for _, n := range []struct {
 		flag string
 		n    int
-	}{{"--clients", o.clients}, {"--servers", o.servers}} {
-		if n.n < 1 || n.n > link.MaxHosts {
-			return nil, usagef("%s %d: give 1 to %d hosts", n.flag, n.n, link.MaxHosts)
+	}{{"--clients", o.hosts.Clients}, {"--servers", o.hosts.Servers}} {
+		if n.n == 0 {
+			return nil, usagef("%s 0: give 1 to %d hosts", n.flag, link.MaxHosts)
 		}
 	}
-	var out []sim.Access
-	seen := map[string]string{}
-	for _, d := range []struct {
-		dir, flag string
-		specs     []string
-	}{{"up", "--access-up", o.accessUp}, {"down", "--access-down", o.accessDown}} {
-		for _, spec := range d.specs {
-			h, text, err := link.ParseAccess(spec)
-			if err != nil {
-				return nil, usagef("%s %q: %v", d.flag, spec, err)
-			}
-			if err := h.Check(o.clients, o.servers); err != nil {
-				return nil, usagef("%s %q: %v%s", d.flag, spec, err, o.hostsHint(err))
-			}
-			if prev, ok := seen[h.LinkName(d.dir)]; ok {
-				return nil, usagef("%s gives %s an access link twice (%q and %q): keep one", d.flag, h, prev, spec)
-			}
-			seen[h.LinkName(d.dir)] = spec
-			chain, err := tcspec.ParseChain(text, tcOptions())
-			if err != nil {
-				return nil, usagef("%s %q: %v", d.flag, spec, err)
-			}
-			if err := qdisc.CheckChain(nil, chain, env); err != nil {
-				return nil, usagef("%s %q: %v", d.flag, spec, err)
-			}
-			out = append(out, sim.Access{Host: h, Dir: d.dir, Chain: chain})
-		}
+	if err := o.hosts.Parse(&lo, hostFlagLabels, tcOptions(), env); err != nil {
+		return nil, usagef("%v", err)
+	}
+	out := make([]sim.Access, len(lo.Access))
+	for i, a := range lo.Access {
+		out[i] = sim.Access{Host: a.Host, Dir: a.Dir, Chain: a.Chain}
 	}
 	return out, nil
 }
@@ -264,7 +239,7 @@ func (o *simOptions) hostsHint(err error) string {
 	if !errors.Is(err, link.ErrNoHost) {
 		return ""
 	}
-	return fmt.Sprintf(" (--clients %d --servers %d)", o.clients, o.servers)
+	return fmt.Sprintf(" (--clients %d --servers %d)", o.hosts.Clients, o.hosts.Servers)
 }
 
 // eventsOutput is how --events is written: "-" is the command's standard

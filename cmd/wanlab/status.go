@@ -25,7 +25,8 @@ func newStatusCommand(s *streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status [N] [--json] [--flows N]",
 		Short: "Show a running testbed's paths and the router's live counters",
-		Long: `status prints, for each direction, the qdisc chain in tc syntax (a tree of
+		Long: `status prints the testbed's hosts (name, namespace, device, addresses and
+access links; on a dumbbell of more hosts, every one), then, for each direction, the qdisc chain in tc syntax (a tree of
 classes as the tc lines that make it) with each qdisc's counters as 'tc -s
 qdisc show' prints them (Sent bytes and packets, dropped, overlimits,
 requeues, backlog) and each class's as 'tc -s class show' does, then what the direction delivered
@@ -34,7 +35,8 @@ percentiles, how late the router released packets against their deadlines and th
 fidelity verdict (whether the router did what the chain said, and if not
 why: late releases, drops in the ring in front of it, a saturated loop),
 the kernel's ring in front of the router (its drops, and how many packets
-waited there), and the busiest flows. Packets are wire segments; bytes are
+waited there), on a dumbbell each host's part (what entered from it or
+left to it, and its access link), and the busiest flows. Packets are wire segments; bytes are
 framed as the emulated interface counts them (see the framing).
 
 --json prints the same as JSON (docs/results-format.md describes every key).
@@ -120,6 +122,9 @@ func printStatus(w io.Writer, st lab.Status) {
 		a, b := st.Ports[0].IfName, st.Ports[1].IfName
 		printDir(w, "up ("+a+" → "+b+")", st.Up, a, st.Framing)
 		printDir(w, "down ("+b+" → "+a+")", st.Down, b, st.Framing)
+	case len(st.Hosts) > 0:
+		printDir(w, "up (clients → servers)", st.Up, "the clients' devices", st.Framing)
+		printDir(w, "down (servers → clients)", st.Down, "the servers' devices", st.Framing)
 	case st.RouterNS != "":
 		printDir(w, "up (client → server)", st.Up, st.Client.RouterIf, st.Framing)
 		printDir(w, "down (server → client)", st.Down, st.Server.RouterIf, st.Framing)
@@ -196,6 +201,7 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, f
 		gso = fmt.Sprintf("enter the link whole, decided per %s; %d TCP writes coalesced %d packets", d.Granularity, d.GSO.GROWrites, d.GSO.GROPackets)
 	}
 	fmt.Fprintf(w, " GSO super-packets %s; at most %d packets held\n", gso, d.MaxInFlight)
+	printPorts(w, d)
 	if len(d.Flows) > 0 {
 		fmt.Fprintf(w, " flows (busiest first):\n")
 		for _, f := range d.Flows {
@@ -205,6 +211,36 @@ func printDir(w io.Writer, title string, d router.DirSnapshot, ingress string, f
 		if more := d.FlowsTotal - len(d.Flows); more > 0 {
 			fmt.Fprintf(w, "  ... %d more (see --flows 0)\n", more)
 		}
+	}
+}
+
+// printPorts prints a dumbbell direction's hosts, one line each: what
+// entered the direction from the host or left it to the host, and the
+// host's access link there.
+func printPorts(w io.Writer, d router.DirSnapshot) {
+	if len(d.Ports) == 0 {
+		return
+	}
+	fmt.Fprintf(w, " hosts (%d packets to no host's address dropped):\n", d.NoRoute)
+	for _, p := range d.Ports {
+		c := p.Counters
+		fmt.Fprintf(w, "  %-4s %-7s %-15s in %d pkt, delivered %d pkt %d bytes, dropped %d%s", p.Host, p.Place, p.If, c.Sent, c.Delivered, c.BytesOut, c.Dropped, byReason(c.DroppedByReason))
+		if c.Delay.N > 0 {
+			fmt.Fprintf(w, ", delay ms p50 %.3f p99 %.3f", c.Delay.P50/1e6, c.Delay.P99/1e6)
+		}
+		switch {
+		case p.Access != nil && p.Chain == "":
+			fmt.Fprintf(w, "; access direct: dropped %d", p.Access.Dropped)
+		case p.Access != nil:
+			fmt.Fprintf(w, "; access %s: dropped %d, queued %d", p.Chain, p.Access.Dropped, p.Access.Queued)
+		}
+		if p.Place == "ingress" && p.Ring.Drops > 0 {
+			fmt.Fprintf(w, "; ring dropped %d", p.Ring.Drops)
+		}
+		if p.WriteDrops > 0 {
+			fmt.Fprintf(w, "; refused writes %d", p.WriteDrops)
+		}
+		fmt.Fprintln(w)
 	}
 }
 

@@ -141,6 +141,10 @@ func noTestbed(t *testing.T, name string) {
 func assertNothingLeft(t *testing.T, name string) {
 	t.Helper()
 	noTestbed(t, name)
+	// Every host's namespace of a dumbbell too (wl-NAME-c2, ...).
+	if left := leftovers(t, name); len(left) > 0 {
+		t.Errorf("testbed %s left %v", name, left)
+	}
 	for _, p := range []string{lab.SocketPath(name), lab.LogPath(name)} {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s still there (%v)", p, err)

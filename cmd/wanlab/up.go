@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -53,6 +54,7 @@ type upOptions struct {
 	seed       uint64
 	framing    qdisc.Framing
 	gran       qdisc.Granularity
+	hosts      lab.HostSpecs
 	detach     bool
 	json       bool
 	changed    []*pflag.Flag // the flags given, for the detached copy
@@ -61,13 +63,24 @@ type upOptions struct {
 func newUpCommand(s *streams) *cobra.Command {
 	var o upOptions
 	c := &cobra.Command{
-		Use:   "up [--name N] [path flags] [--cc reno|cubic|bbr] [--dataplane tun|packet] [--pcap FILE] [-d|--detach] [--json]",
-		Short: "Build a testbed of two hosts joined by the router and run it until stopped",
+		Use:   "up [--name N] [path flags] [--clients N --servers M [--access-up HOST=CHAIN]...] [--cc reno|cubic|bbr] [--dataplane tun|packet] [--pcap FILE] [-d|--detach] [--json]",
+		Short: "Build a testbed of hosts joined by the router and run it until stopped",
 		Long: `up creates the namespaces wl-N-c (the client) and wl-N-s (the server), a TUN
 device in each with a point-to-point pair of addresses (10.X.Y.1 and .2,
 fd00:776c:0:XXYY::1 and ::2, X.Y from a hash of N), and runs the router
 between them: --up shapes client→server traffic, --down the reverse, in tc's
 syntax; an empty path is a direct connection.
+
+A dumbbell: --clients N and --servers M (1 to 16 each) add hosts c2..cN
+and s2..sM beside the client (c1) and the server (s1), in namespaces
+wl-N-c2, wl-N-s2, ... with addresses 10.X.Y.(100+n) and 10.X.Y.(200+n)
+(IPv6 ...::102, ::202, ...), each with a route to every host of the
+other side. They share the --up and --down chains, the bottlenecks; each
+host may have an access link of its own per direction (--access-up and
+--access-down HOST=CHAIN, repeatable, as 'wanlab sim' takes them): up
+packets cross the sending client's up access link, the bottleneck, then
+the receiving server's; down packets the other way. --host-cc HOST=CC
+sets one host's congestion control (--cc the others').
 
 With --dataplane packet each host has one end of a veth pair instead of the
 TUN (the same name and addresses), whose other end is in a third namespace,
@@ -87,7 +100,9 @@ router with 'wanlab status'; change a chain with 'wanlab set'.`,
 		Example: `  wanlab up --both "netem delay 25ms"
   wanlab up --both "netem delay 25ms" --dataplane packet
   wanlab up --name wan --up "tbf rate 100mbit burst 32k latency 50ms" --cc bbr --detach --json
-  wanlab up --up "netem delay 40ms 5ms; tbf rate 20mbit burst 32k latency 30ms; fq_codel" --pcap /tmp/wan.pcap`,
+  wanlab up --up "netem delay 40ms 5ms; tbf rate 20mbit burst 32k latency 30ms; fq_codel" --pcap /tmp/wan.pcap
+  wanlab up --clients 4 --up "tbf rate 20mbit burst 32k latency 30ms" \
+      --access-up "c2=netem delay 40ms" --access-down "c2=netem delay 40ms" --host-cc c3=bbr`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			c.Flags().Visit(func(f *pflag.Flag) { o.changed = append(o.changed, f) })
@@ -119,6 +134,7 @@ func (o *upOptions) register(fs *pflag.FlagSet, name string) {
 	fs.IntVar(&o.rtPriority, "rt-priority", 0, "run the router's loops with SCHED_FIFO at this priority (1-99): less timing error where the loops have CPUs to themselves; on a machine whose CPUs the hosts' programs share, the kernel's real-time throttling can stall a loop for up to a second (see docs/benchmarks.md)")
 	registerFraming(fs, &o.framing)
 	registerGranularity(fs, &o.gran)
+	registerHostFlags(fs, &o.hosts, true)
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the qdiscs' random choices: each direction derives its own stream from it, as in 'wanlab sim'")
 	fs.BoolVarP(&o.detach, "detach", "d", false, "run in the background and return once the testbed is ready")
 	fs.BoolVar(&o.json, "json", false, `print {"name", "client": {"ns", "ifname", "addr4", "addr6"}, "server": {...}} on one line once ready`)
@@ -188,6 +204,9 @@ func (o *upOptions) options() (lab.Options, error) {
 		if err := lab.CheckCC(o.cc); err != nil {
 			return lo, usagef("--cc: %v", err)
 		}
+	}
+	if err := o.hosts.Parse(&lo, hostFlagLabels, tcOptions(), &qdisc.Env{Framing: o.framing}); err != nil {
+		return lo, usagef("%v", err)
 	}
 	if o.pcap != "" {
 		// Checked now, before anything exists: the testbed opens the file
@@ -448,13 +467,26 @@ func printMembers(w io.Writer, i lab.Info) {
 	if len(i.Ports) > 0 {
 		return
 	}
-	for _, h := range []struct {
-		role string
-		h    lab.HostInfo
-	}{{"client", i.Client}, {"server", i.Server}} {
-		fmt.Fprintf(w, "  %-6s  netns %-14s  dev %-15s  %s  %s\n", h.role, h.h.NS, h.h.IfName, h.h.Addr4, h.h.Addr6)
+	var routerIfs []string
+	for _, h := range i.All() {
+		fmt.Fprintf(w, "  %-6s  netns %-14s  dev %-15s  %s  %s%s\n", h.Name, h.NS, h.IfName, h.Addr4, h.Addr6, accessNote(h))
+		routerIfs = append(routerIfs, h.RouterIf)
 	}
 	if i.RouterNS != "" {
-		fmt.Fprintf(w, "  router  netns %-14s  dev %s, %s (packet sockets)\n", i.RouterNS, i.Client.RouterIf, i.Server.RouterIf)
+		fmt.Fprintf(w, "  router  netns %-14s  dev %s (packet sockets)\n", i.RouterNS, strings.Join(routerIfs, ", "))
 	}
+}
+
+// accessNote describes a host's access links, "" without any.
+func accessNote(h lab.HostInfo) string {
+	if h.AccessUp == "" && h.AccessDown == "" {
+		return ""
+	}
+	or := func(c string) string {
+		if c == "" {
+			return "none"
+		}
+		return c
+	}
+	return fmt.Sprintf("  access up: %s; down: %s", or(h.AccessUp), or(h.AccessDown))
 }
