@@ -179,13 +179,25 @@ type Router struct {
 
 // New checks cfg and prepares a router; Run starts it.
 func New(cfg Config) (*Router, error) {
+	var upHosts, downHosts *dirHosts
 	if len(cfg.Clients)+len(cfg.Servers) > 0 {
-		return nil, errors.New("router: Config.Clients and Servers are not built yet")
+		direct, err := checkHosts(&cfg)
+		if err != nil {
+			return nil, err
+		}
+		upHosts = newDirHosts("up", cfg.Clients, cfg.Servers, direct)
+		downHosts = newDirHosts("down", cfg.Clients, cfg.Servers, direct)
+		if direct {
+			c, s := cfg.Clients[0], cfg.Servers[0]
+			cfg.Client, cfg.Server, cfg.ClientIf, cfg.ServerIf = c.Device, s.Device, c.If, s.If
+			cfg.UpRing, cfg.DownRing = c.Ring, s.Ring
+		}
 	}
-	if cfg.Client == nil || cfg.Server == nil {
-		return nil, errors.New("router: Config needs both the Client and the Server device")
+	many := upHosts != nil && !upHosts.direct
+	if !many && (cfg.Client == nil || cfg.Server == nil) {
+		return nil, errors.New("router: Config needs both the Client and the Server device, or Clients and Servers")
 	}
-	if cfg.Client == cfg.Server {
+	if !many && cfg.Client == cfg.Server {
 		return nil, errors.New("router: Client and Server are the same device; give one device per host")
 	}
 	r := &Router{clk: clock.NewReal()}
@@ -208,11 +220,11 @@ func New(cfg Config) (*Router, error) {
 	cfg.Up.Env.Framing, cfg.Down.Env.Framing = cfg.Framing, cfg.Framing
 	cfg.Up.Env.Granularity, cfg.Down.Env.Granularity = cfg.Granularity, cfg.Granularity
 	var err error
-	r.up, err = newLoop(r, cfg.Up, cfg.Client, cfg.Server, cfg.UpRing, cfg.RealTimePriority)
+	r.up, err = newLoop(r, cfg.Up, cfg.Client, cfg.Server, upHosts, cfg.UpRing, cfg.RealTimePriority)
 	if err != nil {
 		return nil, err
 	}
-	r.down, err = newLoop(r, cfg.Down, cfg.Server, cfg.Client, cfg.DownRing, cfg.RealTimePriority)
+	r.down, err = newLoop(r, cfg.Down, cfg.Server, cfg.Client, downHosts, cfg.DownRing, cfg.RealTimePriority)
 	if err != nil {
 		r.up.close()
 		return nil, err
@@ -331,6 +343,29 @@ func (r *Router) CheckChain(dir string, chain []qdisc.Spec) error {
 		return err
 	}
 	return l.checkChain(chain)
+}
+
+// SetAccessChain changes the chain of host's access link in direction
+// dir ("up" or "down") while running, as SetChain changes a bottleneck's;
+// on a router of Config.Clients and Servers only. A host given no access
+// link in that direction (nil) has none to change: give it one when the
+// router is made, with an empty chain for a direct link to start with.
+func (r *Router) SetAccessChain(host link.Host, dir string, chain []qdisc.Spec) (qdisc.ChainChange, error) {
+	l, err := r.loop(dir)
+	if err != nil {
+		return nil, err
+	}
+	return l.setAccessChain(host, chain)
+}
+
+// CheckAccessChain reports whether SetAccessChain(host, dir, chain)
+// would succeed now, without changing anything.
+func (r *Router) CheckAccessChain(host link.Host, dir string, chain []qdisc.Spec) error {
+	l, err := r.loop(dir)
+	if err != nil {
+		return err
+	}
+	return l.checkAccessChain(host, chain)
 }
 
 // loop returns the loop of direction dir ("up" or "down").
