@@ -1,7 +1,8 @@
 // Package router is wanlab's real-time loop: it carries the kernel traffic
 // of two hosts through one link.Direction per direction, read from and
 // written to their TUN devices, or to packet sockets on two Ethernet
-// interfaces (see Device).
+// interfaces (see Device); or that of a dumbbell of many hosts through one
+// link.Path per direction (see Many hosts).
 //
 // A packet's path through a direction, in the order the code in loop.go
 // follows it:
@@ -40,6 +41,25 @@
 // due. How late each packet leaves against the time the link said it could
 // (its release lateness) is kept in a histogram: it is the emulator's own
 // timing error.
+//
+// # Many hosts
+//
+// With Config.Clients and Servers, each direction's loop reads the VNet
+// TUNs of its sending hosts and writes those of its receiving hosts,
+// through a link.Path: the sending host's access link, the shared
+// bottleneck (Config.Up or Down), the receiving host's access link. A
+// packet enters the path by the port of the device it was read from; its
+// egress port is the receiving host one of whose Addrs is its destination
+// (routeTable, a scan of a small flat table at classify), and a packet to
+// no host's address is dropped there and counted (DirSnapshot.NoRoute).
+// The loop waits in one ppoll(2) over every sending host's device and its
+// wake eventfd (tun.VNetSet), and reads the devices that have packets in
+// turn, one packet from each, each pass starting after the device the
+// last one ended at (multiIngress), within the read pacer's limits as for
+// one device, so that no host keeps the others' packets waiting. Each
+// receiving host has its own egress, coalescing as for one, flushed after
+// every release pass. One client and one server without access links are
+// the router of Client and Server, at its cost.
 //
 // # Packet sockets
 //
@@ -110,9 +130,10 @@ type Config struct {
 	// dumbbell of that many hosts (1 to link.MaxHosts each), every host
 	// with its device, addresses and access links (see Host), and replace
 	// Client, Server, ClientIf, ServerIf, UpRing and DownRing, which must
-	// then be unset. Up and Down are the bottlenecks. One client and one
-	// server without access links forward as Client and Server do, at
-	// their cost.
+	// then be unset. Up and Down are the bottlenecks. The devices must be
+	// VNet TUNs (tun.VNet). One client and one server without access links
+	// forward as Client and Server do, at their cost, with devices of any
+	// kind: every packet goes to the other host, whatever its destination.
 	Clients, Servers []Host
 	// ClientIf and ServerIf are the interface names, for reports.
 	ClientIf, ServerIf string
