@@ -29,6 +29,7 @@ type dirStats struct {
 
 	writeDrops [numWriteReasons]uint64
 	malformed  uint64
+	noRoute    uint64 // packets to no host's address (a router of many hosts)
 	split      uint64
 	uso        usoCounts
 	gro        groCounts

@@ -57,7 +57,7 @@ func (l *loop) attach(in, out Device) error {
 	vout, outVNet := out.(tun.VNetDevice)
 	l.vnet, l.outGSO = inVNet && outVNet, true
 	if inVNet {
-		l.in = newVNetIngress(vin, l.large, l.clk)
+		l.in = newVNetIngress(vin, l.large, l.clk, readBatch)
 	} else {
 		l.in = newChanIngress(tin, l.large, l.wake, l.clk)
 	}
@@ -100,7 +100,7 @@ func newFrameIngress(dev, out frameDevice, hdrs *l2Headers, pool *packet.Pool, c
 		hdrs:   hdrs,
 		clk:    clk,
 		rt:     realtime{clk: clk},
-		ring:   newReadRing(pool),
+		ring:   newReadRing(pool, readBatch),
 		frames: make([]packetsock.Frame, readBatch),
 	}
 }

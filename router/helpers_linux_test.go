@@ -31,14 +31,17 @@ type host struct {
 	v4, v6 netip.Addr
 }
 
-// bed is a client and a server namespace joined by a router.
+// bed is a client and a server namespace joined by a router, or the
+// hosts of a dumbbell (newDumbbell: c and s are then c1 and s1).
 type bed struct {
-	tb     *netns.Testbed
-	c, s   *host
-	r      *Router
-	pcap   *syncBuffer
-	cancel context.CancelFunc
-	done   chan error
+	tb   *netns.Testbed
+	c, s *host
+	// clients and servers are a dumbbell's hosts, in order.
+	clients, servers []*host
+	r                *Router
+	pcap             *syncBuffer
+	cancel           context.CancelFunc
+	done             chan error
 }
 
 // syncBuffer is a bytes.Buffer safe for the router's flusher and the test.

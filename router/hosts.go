@@ -18,10 +18,11 @@ type Host struct {
 	Device Device
 	// If is the interface's name, for reports.
 	If string
-	// Addrs are the host's addresses: a packet whose destination is one
-	// of them leaves the router by this host's port. A packet to no
-	// host's address is dropped and counted (PortSnapshot is per host;
-	// DirSnapshot.NoRoute).
+	// Addrs are the host's addresses, at least one: a packet whose
+	// destination is one of them leaves the router by this host's port.
+	// A packet to no host's address (multicast too: IPv6 router
+	// solicitations, MLD) is dropped and counted (PortSnapshot is per
+	// host; DirSnapshot.NoRoute). No address may be two hosts'.
 	Addrs []netip.Addr
 	// Up and Down are the host's access links in each direction, nil for
 	// none (the host is wired straight to the bottleneck). A client's Up

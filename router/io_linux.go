@@ -22,8 +22,9 @@ type readRing struct {
 	bufs [][]byte
 }
 
-func newReadRing(pool *packet.Pool) readRing {
-	r := readRing{pool: pool, pkts: make([]*packet.Packet, readBatch), bufs: make([][]byte, readBatch)}
+// newReadRing returns a ring of n packets.
+func newReadRing(pool *packet.Pool, n int) readRing {
+	r := readRing{pool: pool, pkts: make([]*packet.Packet, n), bufs: make([][]byte, n)}
 	for i := range r.pkts {
 		r.renew(i)
 	}
@@ -44,8 +45,9 @@ type vnetIngress struct {
 	sizes []int
 }
 
-func newVNetIngress(dev tun.VNetDevice, pool *packet.Pool, clk *clock.Real) *vnetIngress {
-	return &vnetIngress{dev: dev, clk: clk, ring: newReadRing(pool), sizes: make([]int, readBatch)}
+// newVNetIngress reads dev into a ring of n packets: up to n per read.
+func newVNetIngress(dev tun.VNetDevice, pool *packet.Pool, clk *clock.Real, n int) *vnetIngress {
+	return &vnetIngress{dev: dev, clk: clk, ring: newReadRing(pool, n), sizes: make([]int, n)}
 }
 
 // read reads and classifies one packet at a time, so that each packet's

@@ -137,10 +137,22 @@ type loop struct {
 	// The path.
 	in       ingress
 	splitter *splitter
-	dir      *link.Direction
+	dir      *link.Direction // the link; on a router of many hosts, path's bottleneck
 	out      egress
 	small    *packet.Pool
 	large    *packet.Pool
+
+	// A router of many hosts (Config.Clients and Servers) carries its
+	// packets through path instead of dir, each entering by the port of
+	// the host it was read from and leaving by the one routes gives its
+	// destination, to outs[port]; port is the current packet's ports, set
+	// by arrive for enqueue. With path nil, the loop is the router of
+	// Client and Server.
+	path   *link.Path
+	routes routeTable
+	outs   []egress
+	port   [2]uint8
+	hosts  *dirHosts
 
 	// The chain and what it allows.
 	env    qdisc.Env // the configured Env, to validate new chains
@@ -208,7 +220,9 @@ type passRead struct {
 	bytes, supers, superBytes, superQuota int
 }
 
-func newLoop(r *Router, cfg link.Config, in, out Device, ring func() (RingCounters, error), rtPrio int) (*loop, error) {
+// newLoop prepares the loop of a direction from in to out or, with
+// hosts, between its hosts (see dirHosts).
+func newLoop(r *Router, cfg link.Config, in, out Device, hosts *dirHosts, ring func() (RingCounters, error), rtPrio int) (*loop, error) {
 	l := &loop{
 		r:        r,
 		name:     cfg.Name,
@@ -238,16 +252,27 @@ func newLoop(r *Router, cfg link.Config, in, out Device, ring func() (RingCounte
 	cfg.Env.Pool = l.large
 	cfg.PerFlow = false
 	cfg.Hook = l
-	dir, err := link.New(cfg)
+	var err error
+	l.hosts = hosts
+	many := hosts != nil && !hosts.direct
+	if many {
+		err = l.buildPath(cfg, hosts)
+	} else {
+		l.dir, err = link.New(cfg)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("router: %w", err)
 	}
-	l.dir = dir
 	l.resetChainState()
 	if l.wake, err = newWake(); err != nil {
 		return nil, err
 	}
-	if err := l.attach(in, out); err != nil {
+	if many {
+		err = l.attachHosts(hosts)
+	} else {
+		err = l.attach(in, out)
+	}
+	if err != nil {
 		closeWake(l.wake)
 		return nil, err
 	}
@@ -316,7 +341,7 @@ func (l *loop) pass() (int, bool, error) {
 		// whatever limited it: the time until the next read is the
 		// router's own delay on them.
 		l.st.ring.read(at, n, more)
-		l.st.maxLen = max(l.st.maxLen, l.dir.Len())
+		l.st.maxLen = max(l.st.maxLen, l.inFlight())
 		out += l.release(t)
 	} else if k > 0 {
 		l.st.ring.read(at, 0, more)
@@ -336,7 +361,7 @@ func (l *loop) pass() (int, bool, error) {
 // what it reads (l.read), with how many super-packets the pacer allows.
 func (l *loop) readAllowance(now clock.Time) int {
 	l.read = passRead{superQuota: unpaced}
-	if l.dir.Len() > 0 {
+	if l.inFlight() > 0 {
 		// Only a link that holds packets has releases to come that
 		// reads could crowd; one that released all it had keeps its
 		// loop's time for what the next read brings.
@@ -353,6 +378,14 @@ func (l *loop) readAllowance(now clock.Time) int {
 		return readBatch
 	}
 	return max(1, int(left/max(l.readCost, 1)))
+}
+
+// inFlight returns the number of packets inside the link or path.
+func (l *loop) inFlight() int {
+	if l.path != nil {
+		return l.path.Len()
+	}
+	return l.dir.Len()
 }
 
 // get returns a packet whose buffer holds n bytes of data.
@@ -385,6 +418,14 @@ func (l *loop) arrive(now clock.Time, p *packet.Packet, vnet bool, l2 uint16) bo
 	if packet.CheckIPLength(pkt, h.GSOType != packet.GSONone) != nil {
 		l.st.malformed++
 		return false
+	}
+	if l.path != nil {
+		out, ok := l.routes.lookup(pkt)
+		if !ok {
+			l.st.noRoute++
+			return false
+		}
+		l.port = [2]uint8{p.InPort, uint8(out)}
 	}
 	g, err := inspect(pkt, h)
 	if err != nil {
@@ -467,7 +508,11 @@ func (l *loop) enqueue(now clock.Time, q *packet.Packet, g gsoInfo, gsoSize int,
 	}
 	q.Tag = makeTag(g.l4, l2, flow)
 	l.asked = max(l.asked, now)
-	l.dir.Enqueue(now, q)
+	if l.path != nil {
+		l.path.Enqueue(now, int(l.port[0]), int(l.port[1]), q)
+	} else {
+		l.dir.Enqueue(now, q)
+	}
 	l.arrived = true
 }
 
@@ -499,7 +544,24 @@ func (l *loop) release(now clock.Time) int {
 	n, bytes := 0, 0
 	var began clock.Time
 	for {
-		p, next := l.dir.DequeueLate(due, now)
+		var (
+			p    *packet.Packet
+			next clock.Time
+			out  = l.out
+		)
+		if l.path == nil {
+			p, next = l.dir.DequeueLate(due, now)
+		} else {
+			var port int
+			p, port, next = l.path.DequeueLate(due, now)
+			if p != nil {
+				// The path's time is when the packet left its last
+				// stage: its deadline. It arrived when it entered the
+				// path (each stage restamps Arrival).
+				out = l.outs[port]
+				p.Arrival = p.PathArrival
+			}
+		}
 		if p == nil {
 			l.lastNext = next
 			if due < now {
@@ -512,11 +574,20 @@ func (l *loop) release(now clock.Time) int {
 			began = l.clk.Now()
 		}
 		bytes += p.Len()
-		l.out.write(p, l.deadline(p, due), l)
+		if l.path == nil {
+			next = l.deadline(p, due)
+		}
+		out.write(p, next, l)
 		n++
 	}
 	l.asked = now // the loop ends having asked at now
-	l.out.flush(l)
+	if l.path == nil {
+		l.out.flush(l)
+	} else {
+		for _, o := range l.outs {
+			o.flush(l)
+		}
+	}
 	if n > 0 {
 		l.pacer.releasedFor(bytes, time.Duration(l.clk.Now()-began))
 	}
@@ -554,6 +625,9 @@ func (l *loop) capture(p *packet.Packet, t clock.Time) {
 func (l *loop) departed(p *packet.Packet, deadline, t clock.Time, errno syscall.Errno) {
 	l.st.late.Add(int64(t - deadline))
 	l.st.wrote(p, t, errno)
+	if errno != 0 && l.path != nil {
+		l.hosts.writeDrops[p.OutPort] += uint64(p.Segments())
+	}
 	switch errno {
 	case syscall.EBADF, syscall.EBADFD, syscall.ENODEV:
 		if l.fatal == nil {
@@ -577,6 +651,15 @@ func (l *loop) merged(n int) {
 // Event implements link.Hook: it keeps the segment accounting of drops,
 // counts marks per flow, and passes every event on to the configured hook.
 func (l *loop) Event(e *link.Event) {
+	l.account(e)
+	if l.userHook != nil {
+		l.userHook.Event(e)
+	}
+}
+
+// account keeps the segment accounting of a link's drops and the marks
+// per flow.
+func (l *loop) account(e *link.Event) {
 	switch e.Kind {
 	case link.Drop:
 		qi := slices.Index(l.qdiscs, e.Qdisc)
@@ -586,9 +669,6 @@ func (l *loop) Event(e *link.Event) {
 		l.st.dropped(e.Packet, qi, e.Reason)
 	case link.Mark:
 		l.st.marked(e.Packet)
-	}
-	if l.userHook != nil {
-		l.userHook.Event(e)
 	}
 }
 
@@ -633,7 +713,13 @@ func (l *loop) exit() {
 // goroutine (the check reads the current tree), without changing anything.
 func (l *loop) checkChain(chain []qdisc.Spec) error {
 	var err error
-	l.r.inLoop(l, func() { err = l.dir.CheckChain(chain) })
+	l.r.inLoop(l, func() {
+		if l.path != nil {
+			err = l.path.CheckChain(link.Stage{Place: link.Bottleneck}, chain)
+			return
+		}
+		err = l.dir.CheckChain(chain)
+	})
 	if err != nil {
 		return fmt.Errorf("router: %w", err)
 	}
@@ -646,7 +732,12 @@ func (l *loop) setChain(chain []qdisc.Spec) (qdisc.ChainChange, error) {
 		err error
 	)
 	l.r.inLoop(l, func() {
-		if rep, err = l.dir.SetChain(chain); err != nil {
+		if l.path != nil {
+			rep, err = l.path.SetChain(link.Stage{Place: link.Bottleneck}, chain)
+		} else {
+			rep, err = l.dir.SetChain(chain)
+		}
+		if err != nil {
 			return
 		}
 		l.chain = slices.Clone(chain)

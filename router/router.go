@@ -1,7 +1,8 @@
 // Package router is wanlab's real-time loop: it carries the kernel traffic
 // of two hosts through one link.Direction per direction, read from and
 // written to their TUN devices, or to packet sockets on two Ethernet
-// interfaces (see Device).
+// interfaces (see Device); or that of a dumbbell of many hosts through one
+// link.Path per direction (see Many hosts).
 //
 // A packet's path through a direction, in the order the code in loop.go
 // follows it:
@@ -40,6 +41,25 @@
 // due. How late each packet leaves against the time the link said it could
 // (its release lateness) is kept in a histogram: it is the emulator's own
 // timing error.
+//
+// # Many hosts
+//
+// With Config.Clients and Servers, each direction's loop reads the VNet
+// TUNs of its sending hosts and writes those of its receiving hosts,
+// through a link.Path: the sending host's access link, the shared
+// bottleneck (Config.Up or Down), the receiving host's access link. A
+// packet enters the path by the port of the device it was read from; its
+// egress port is the receiving host one of whose Addrs is its destination
+// (routeTable, a scan of a small flat table at classify), and a packet to
+// no host's address is dropped there and counted (DirSnapshot.NoRoute).
+// The loop waits in one ppoll(2) over every sending host's device and its
+// wake eventfd (tun.VNetSet), and reads the devices that have packets in
+// turn, one packet from each, each pass starting after the device the
+// last one ended at (multiIngress), within the read pacer's limits as for
+// one device, so that no host keeps the others' packets waiting. Each
+// receiving host has its own egress, coalescing as for one, flushed after
+// every release pass. One client and one server without access links are
+// the router of Client and Server, at its cost.
 //
 // # Packet sockets
 //
@@ -110,9 +130,10 @@ type Config struct {
 	// dumbbell of that many hosts (1 to link.MaxHosts each), every host
 	// with its device, addresses and access links (see Host), and replace
 	// Client, Server, ClientIf, ServerIf, UpRing and DownRing, which must
-	// then be unset. Up and Down are the bottlenecks. One client and one
-	// server without access links forward as Client and Server do, at
-	// their cost.
+	// then be unset. Up and Down are the bottlenecks. The devices must be
+	// VNet TUNs (tun.VNet). One client and one server without access links
+	// forward as Client and Server do, at their cost, with devices of any
+	// kind: every packet goes to the other host, whatever its destination.
 	Clients, Servers []Host
 	// ClientIf and ServerIf are the interface names, for reports.
 	ClientIf, ServerIf string
@@ -179,13 +200,25 @@ type Router struct {
 
 // New checks cfg and prepares a router; Run starts it.
 func New(cfg Config) (*Router, error) {
+	var upHosts, downHosts *dirHosts
 	if len(cfg.Clients)+len(cfg.Servers) > 0 {
-		return nil, errors.New("router: Config.Clients and Servers are not built yet")
+		direct, err := checkHosts(&cfg)
+		if err != nil {
+			return nil, err
+		}
+		upHosts = newDirHosts("up", cfg.Clients, cfg.Servers, direct)
+		downHosts = newDirHosts("down", cfg.Clients, cfg.Servers, direct)
+		if direct {
+			c, s := cfg.Clients[0], cfg.Servers[0]
+			cfg.Client, cfg.Server, cfg.ClientIf, cfg.ServerIf = c.Device, s.Device, c.If, s.If
+			cfg.UpRing, cfg.DownRing = c.Ring, s.Ring
+		}
 	}
-	if cfg.Client == nil || cfg.Server == nil {
-		return nil, errors.New("router: Config needs both the Client and the Server device")
+	many := upHosts != nil && !upHosts.direct
+	if !many && (cfg.Client == nil || cfg.Server == nil) {
+		return nil, errors.New("router: Config needs both the Client and the Server device, or Clients and Servers")
 	}
-	if cfg.Client == cfg.Server {
+	if !many && cfg.Client == cfg.Server {
 		return nil, errors.New("router: Client and Server are the same device; give one device per host")
 	}
 	r := &Router{clk: clock.NewReal()}
@@ -208,11 +241,11 @@ func New(cfg Config) (*Router, error) {
 	cfg.Up.Env.Framing, cfg.Down.Env.Framing = cfg.Framing, cfg.Framing
 	cfg.Up.Env.Granularity, cfg.Down.Env.Granularity = cfg.Granularity, cfg.Granularity
 	var err error
-	r.up, err = newLoop(r, cfg.Up, cfg.Client, cfg.Server, cfg.UpRing, cfg.RealTimePriority)
+	r.up, err = newLoop(r, cfg.Up, cfg.Client, cfg.Server, upHosts, cfg.UpRing, cfg.RealTimePriority)
 	if err != nil {
 		return nil, err
 	}
-	r.down, err = newLoop(r, cfg.Down, cfg.Server, cfg.Client, cfg.DownRing, cfg.RealTimePriority)
+	r.down, err = newLoop(r, cfg.Down, cfg.Server, cfg.Client, downHosts, cfg.DownRing, cfg.RealTimePriority)
 	if err != nil {
 		r.up.close()
 		return nil, err
@@ -331,6 +364,29 @@ func (r *Router) CheckChain(dir string, chain []qdisc.Spec) error {
 		return err
 	}
 	return l.checkChain(chain)
+}
+
+// SetAccessChain changes the chain of host's access link in direction
+// dir ("up" or "down") while running, as SetChain changes a bottleneck's;
+// on a router of Config.Clients and Servers only. A host given no access
+// link in that direction (nil) has none to change: give it one when the
+// router is made, with an empty chain for a direct link to start with.
+func (r *Router) SetAccessChain(host link.Host, dir string, chain []qdisc.Spec) (qdisc.ChainChange, error) {
+	l, err := r.loop(dir)
+	if err != nil {
+		return nil, err
+	}
+	return l.setAccessChain(host, chain)
+}
+
+// CheckAccessChain reports whether SetAccessChain(host, dir, chain)
+// would succeed now, without changing anything.
+func (r *Router) CheckAccessChain(host link.Host, dir string, chain []qdisc.Spec) error {
+	l, err := r.loop(dir)
+	if err != nil {
+		return err
+	}
+	return l.checkAccessChain(host, chain)
 }
 
 // loop returns the loop of direction dir ("up" or "down").

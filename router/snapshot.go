@@ -384,6 +384,9 @@ func (l *loop) snapshot() DirSnapshot {
 			s.Ring.Err = err.Error()
 		}
 	}
+	if l.hosts != nil {
+		l.hosts.readRings(&s)
+	}
 	return s
 }
 
@@ -391,7 +394,12 @@ func (l *loop) snapshot() DirSnapshot {
 func (l *loop) snap() DirSnapshot {
 	st := &l.st
 	now := l.clk.Now()
-	c := l.dir.Counters()
+	var c link.Counters
+	if l.path != nil {
+		c = l.path.Counters()
+	} else {
+		c = l.dir.Counters()
+	}
 	c.Reordered = st.flows.reordered()
 	if l.onThread {
 		l.cpu = threadCPU()
@@ -482,6 +490,10 @@ func (l *loop) snap() DirSnapshot {
 			s.WriteDropsByReason[writeReasonNames[why]] = n
 			s.WriteDrops += n
 		}
+	}
+	if l.hosts != nil {
+		s.Ports = l.portSnapshots(&s)
+		s.NoRoute = st.noRoute
 	}
 	return s
 }
