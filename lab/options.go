@@ -64,7 +64,9 @@ type Options struct {
 	DataPlane DataPlane
 	// DeviceKind selects the TUN implementation of the TUN plane. The
 	// zero value is tun.Offload; tun.VNet is the router's fastest (GSO
-	// super-packets enter the link whole).
+	// super-packets enter the link whole), and the only one of a
+	// dumbbell (more than two hosts, or access links), whose zero value
+	// it is.
 	DeviceKind tun.Kind
 	// RealTimePriority, between 1 and 99, runs the router's loops with
 	// SCHED_FIFO at that priority (router.Config.RealTimePriority); 0
@@ -137,6 +139,11 @@ func (o Options) withDefaults() Options {
 	if o.Name == "" {
 		o.Name = DefaultName
 	}
+	// The router carries a dumbbell on VNet TUNs only: the zero kind is
+	// VNet there (Check refuses another given kind).
+	if o.dumbbell() && o.DeviceKind == tun.Offload {
+		o.DeviceKind = tun.VNet
+	}
 	return o
 }
 
@@ -173,6 +180,9 @@ func (o Options) Check() error {
 	if o.DataPlane > PacketPlane {
 		return bad(fmt.Errorf("data plane %d is unknown: use TUNPlane or PacketPlane", o.DataPlane))
 	}
+	if o.dumbbell() && (o.DataPlane != TUNPlane || o.DeviceKind != tun.VNet) {
+		return bad(fmt.Errorf("a testbed of more than two hosts, or with access links, runs on the tun data plane with vnet devices (not %s): leave the data plane and the device kind as they are", o.planeText()))
+	}
 	if o.RealTimePriority < 0 || o.RealTimePriority > 99 {
 		return bad(fmt.Errorf("real-time priority %d is out of range: use 1 to 99, or 0 for normal scheduling", o.RealTimePriority))
 	}
@@ -185,6 +195,14 @@ func (o Options) Check() error {
 		}
 	}
 	return nil
+}
+
+// planeText names o's data plane and, on the TUN plane, its device kind.
+func (o Options) planeText() string {
+	if o.DataPlane != TUNPlane {
+		return o.DataPlane.String() + " plane"
+	}
+	return o.DeviceKind.String() + " devices"
 }
 
 // checkCCName reports whether cc can name a kernel congestion control
