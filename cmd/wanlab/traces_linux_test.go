@@ -96,8 +96,13 @@ func mounts(t *testing.T) []string {
 // only before it builds another namespace.
 func nsIDs(name string) []netns.ID {
 	var ids []netns.ID
-	for _, r := range []lab.Role{lab.Client, lab.Server} {
-		if id, err := netns.IDOf(lab.NamespaceName(name, r)); err == nil {
+	// Every host's: wl-NAME-c, wl-NAME-s, and a dumbbell's wl-NAME-c2, ....
+	all, _ := netns.List()
+	for _, ns := range all {
+		if !strings.HasPrefix(ns, netns.NamespaceName(name, "")) {
+			continue
+		}
+		if id, err := netns.IDOf(ns); err == nil {
 			ids = append(ids, id)
 		}
 	}
