@@ -26,11 +26,32 @@ type HostLabels struct {
 	Clients, Servers, AccessUp, AccessDown, HostCC string
 }
 
+// HostSpecError is an error of HostSpecs.Parse: Label names the setting
+// at fault (one of HostLabels').
+type HostSpecError struct {
+	Label string
+	Err   error
+}
+
+func (e *HostSpecError) Error() string { return e.Err.Error() }
+func (e *HostSpecError) Unwrap() error { return e.Err }
+
 // Parse checks s and sets o's Clients, Servers, Access and HostCC; tc
-// reads the chains with opts on env's device. Its errors name the
-// setting at fault by l and say what to change; a host that the counts
-// do not give is refused naming the counts (link.ErrNoHost).
+// reads the chains with opts on env's device. Its errors, each a
+// *HostSpecError, name the setting at fault by l and say what to change;
+// a host that the counts do not give is refused naming the counts
+// (link.ErrNoHost).
 func (s HostSpecs) Parse(o *Options, l HostLabels, opts tcspec.Options, env *qdisc.Env) error {
+	err := s.parse(o, l, opts, env)
+	if err != nil {
+		// Every message of parse starts with its label.
+		label, _, _ := strings.Cut(err.Error(), " ")
+		err = &HostSpecError{Label: label, Err: err}
+	}
+	return err
+}
+
+func (s HostSpecs) parse(o *Options, l HostLabels, opts tcspec.Options, env *qdisc.Env) error {
 	for _, n := range []struct {
 		label string
 		n     int

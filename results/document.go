@@ -136,6 +136,9 @@ type Run struct {
 	// Options are the test's options as the user gave them, by name
 	// (Flent's test parameters, e.g. "upload_streams": "4").
 	Options map[string]string `json:"options,omitempty"`
+	// Hosts are the testbed's hosts when it had more than two, or access
+	// links, the clients first; none for a testbed of two hosts.
+	Hosts []RunHost `json:"hosts,omitempty"`
 	// Partial says the run did not complete; PartialReason says why.
 	Partial       bool   `json:"partial"`
 	PartialReason string `json:"partial_reason,omitempty"`

@@ -31,6 +31,8 @@ type bed interface {
 	framing() string
 	dataPlane() string
 	chains() (up, down string)
+	// hostInfos describes every host, the clients first.
+	hostInfos() []lab.HostInfo
 	// command returns a command that runs inside host r; the testbed's
 	// removal ends it if it still runs (for a borrowed testbed, `wanlab
 	// down` does).
@@ -53,6 +55,7 @@ func newOwnBed(ctx context.Context, s *Setup) (*ownBed, error) {
 	o := lab.Options{
 		Name: s.Lab, Up: s.Up, Down: s.Down, UpTrace: s.TraceUp, DownTrace: s.TraceDown,
 		Seed: s.Opts.Seed, DataPlane: s.DataPlane, DeviceKind: tun.VNet, Pcap: s.Opts.Pcap, Framing: s.Framing, Granularity: s.Granularity,
+		Clients: s.Hosts.Clients, Servers: s.Hosts.Servers, Access: s.Hosts.Access, HostCC: s.Hosts.HostCC,
 	}
 	// The router stops when Close is called, not when the run's context
 	// ends: the run reads it once more after its traffic has stopped. Only
@@ -87,6 +90,8 @@ func (b *ownBed) host(r lab.Role, ipv6 bool) (*netns.Handle, netip.Addr) {
 	}
 	return b.tb.Namespace(r), h.Addr4
 }
+
+func (b *ownBed) hostInfos() []lab.HostInfo { return b.tb.Info().All() }
 
 func (b *ownBed) read() (routerView, bool, error) {
 	return viewOfSnapshot(b.tb.Snapshot()), true, nil
@@ -151,12 +156,14 @@ type labBed struct {
 	session *lab.Session
 }
 
-// hostsOf is the two hosts of a testbed whose namespaces the run opened
+// hostsOf is the hosts of a testbed whose namespaces the run opened
 // itself.
 type hostsOf struct {
 	info  lab.Info
 	hosts map[lab.Role]*netns.Handle
 }
+
+func (b *hostsOf) hostInfos() []lab.HostInfo { return b.info.All() }
 
 func (b *hostsOf) host(r lab.Role, ipv6 bool) (*netns.Handle, netip.Addr) {
 	h := b.info.Host(r)
@@ -183,13 +190,13 @@ func newLabBed(name string, sysctls []Sysctl) (*labBed, error) {
 	if b.session, err = lab.Borrow(name, keys); err != nil {
 		return nil, err
 	}
-	for _, r := range []lab.Role{lab.Client, lab.Server} {
-		h, err := netns.Open(b.info.Host(r).NS)
+	for _, hi := range b.info.All() {
+		h, err := netns.Open(hi.NS)
 		if err != nil {
 			b.close()
 			return nil, fmt.Errorf("testbed %s: %w", name, err)
 		}
-		b.hosts[r] = h
+		b.hosts[hi.Name] = h
 	}
 	return b, nil
 }

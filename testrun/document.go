@@ -11,6 +11,7 @@ import (
 
 	"wanlab/catalog"
 	"wanlab/clock"
+	"wanlab/lab"
 	"wanlab/results"
 	"wanlab/traffic"
 	"wanlab/traffic/quicflow"
@@ -32,6 +33,29 @@ type Provenance struct {
 	Framing          string
 	// DataPlane is the testbed's data plane, "" without a router.
 	DataPlane string
+	// Hosts are the testbed's hosts when it has more than two, or access
+	// links (runHosts).
+	Hosts []results.RunHost
+}
+
+// runHosts describes the hosts all, with the congestion controls that
+// sysctls (readSysctls) read in them, for a testbed of more than two
+// hosts or with access links; none for one of two, whose results stay
+// as they were.
+func runHosts(all []lab.HostInfo, sysctls map[string]map[string]string) []results.RunHost {
+	dumbbell := len(all) > 2
+	for _, h := range all {
+		dumbbell = dumbbell || h.AccessUp != "" || h.AccessDown != ""
+	}
+	if !dumbbell {
+		return nil
+	}
+	out := make([]results.RunHost, len(all))
+	for i, h := range all {
+		out[i] = results.RunHost{Name: string(h.Name), Addr4: h.Addr4.String(), Addr6: h.Addr6.String(),
+			AccessUp: h.AccessUp, AccessDown: h.AccessDown, CC: sysctls[string(h.Name)]["net.ipv4.tcp_congestion_control"]}
+	}
+	return out
 }
 
 // document turns a run's measurements into a results document: the
@@ -55,6 +79,7 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 		Path:          results.Path{Up: prov.PathUp, Down: prov.PathDown},
 		Sysctls:       prov.Sysctls,
 		Options:       s.recordedOptions(prov.DataPlane),
+		Hosts:         prov.Hosts,
 		Partial:       partial != "",
 		PartialReason: partial,
 	}}
@@ -207,6 +232,15 @@ func (s *Setup) recordedOptions(dataPlane string) map[string]string {
 		m["profile"] = p
 	}
 	set("aqm", o.AQM)
+	// The hosts, as the testbed had them: a count beyond one (the test's
+	// need, or the option's), the access links and congestion controls
+	// as given (run.hosts has each host's).
+	if s.Hosts.Clients > 1 || s.Hosts.Servers > 1 {
+		m["clients"], m["servers"] = strconv.Itoa(max(s.Hosts.Clients, 1)), strconv.Itoa(max(s.Hosts.Servers, 1))
+	}
+	set("access_up", strings.Join(o.AccessUp, ", "))
+	set("access_down", strings.Join(o.AccessDown, ", "))
+	set("host_cc", strings.Join(o.HostCC, ","))
 	if o.Direct {
 		m["direct"] = "true"
 	}

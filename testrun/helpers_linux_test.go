@@ -12,6 +12,7 @@ import (
 
 	"wanlab/internal/roottest"
 	"wanlab/lab"
+	"wanlab/netns"
 	"wanlab/results"
 	"wanlab/tcspec"
 )
@@ -73,6 +74,13 @@ func needIperf3(t *testing.T) {
 func nothingLeft(t *testing.T, name string) {
 	t.Helper()
 	roottest.NoTestbed(t, name, lab.NamespaceName(name, lab.Client), lab.NamespaceName(name, lab.Server))
+	// A dumbbell's other hosts too (wl-NAME-c2, ...).
+	all, _ := netns.List()
+	for _, ns := range all {
+		if strings.HasPrefix(ns, netns.NamespaceName(name, "")) {
+			t.Errorf("namespace %s of testbed %s exists", ns, name)
+		}
+	}
 }
 
 // series returns the document's series called name, the flows' own

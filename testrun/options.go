@@ -97,6 +97,15 @@ type Options struct {
 	// (a veth pair from each host to the router's namespace, read through
 	// packet sockets); see lab.DataPlane.
 	DataPlane string
+	// Clients and Servers are how many hosts each side of a testbed of
+	// the run's own has (1 to 16; 0: as many as the test needs, at least
+	// one). AccessUp and AccessDown are hosts' access links, each
+	// HOST=CHAIN in tc syntax ("c2=netem delay 40ms"), and HostCC hosts'
+	// congestion controls, each HOST=CC ("c2=bbr"); see lab.HostSpecs.
+	Clients, Servers int
+	AccessUp         []string
+	AccessDown       []string
+	HostCC           []string
 	// Up, Down and Both are the path's chains in tc syntax (Both: the same
 	// chain each way). With none of them and no Profile, the path is the
 	// default profile's.

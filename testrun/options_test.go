@@ -20,6 +20,7 @@ var examples = map[string][]string{
 	"cc": {"reno"}, "tos": {"EF"}, "ecn": {"true"}, "sndbuf": {"65536"}, "rcvbuf": {"65536"},
 	"tcp_rmem": {"4096 131072 6291456"}, "tcp_wmem": {"4096 16384 4194304"}, "sysctls": {"net.ipv4.tcp_sack=0"},
 	"seed": {"5"}, "title": {"x"}, "framing": {"ip"}, "granularity": {"gso"}, "dataplane": {"packet"},
+	"clients": {"2"}, "servers": {"2"}, "access_up": {"c1=netem delay 1ms"}, "access_down": {"s1="}, "host_cc": {"c1=bbr"},
 	"up": {"netem delay 1ms"}, "down": {"netem delay 2ms"}, "both": {"netem delay 3ms"},
 	"up_script": {"DIR/up.tc"}, "down_script": {"DIR/down.tc"}, "script": {"DIR/both.tc"},
 	"up_dev": {"eth1"}, "down_dev": {"eth0"}, "set": {"RATE=2mbit"},

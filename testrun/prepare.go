@@ -121,6 +121,10 @@ type Setup struct {
 	// DataPlane is how a testbed of the run's own joins its hosts to the
 	// router.
 	DataPlane lab.DataPlane
+	// Hosts are a testbed of the run's own's hosts: Clients, Servers,
+	// Access and HostCC of lab.Options (the test's need where the
+	// options give no count).
+	Hosts lab.Options
 }
 
 // TimedChange is a checked Change.
@@ -215,6 +219,9 @@ func Prepare(o Options, tc tcspec.Options) (*Setup, error) {
 		return nil, err
 	}
 	if err := s.resolvePath(o, tc); err != nil {
+		return nil, err
+	}
+	if err := s.resolveHosts(o, tc); err != nil {
 		return nil, err
 	}
 	if err := s.resolveChanges(o, tc); err != nil {
@@ -421,6 +428,48 @@ func (s *Setup) resolvePath(o Options, tc tcspec.Options) error {
 	}
 	return nil
 }
+
+// resolveHosts sets the hosts of a testbed of the run's own: as many as
+// the options give, or as the test needs where they give none; fewer
+// than the test needs are refused.
+func (s *Setup) resolveHosts(o Options, tc tcspec.Options) error {
+	if s.Mode != ModeTestbed {
+		return nil // the registry refused the host options (NotFor)
+	}
+	spec := lab.HostSpecs{Clients: o.Clients, Servers: o.Servers, AccessUp: o.AccessUp, AccessDown: o.AccessDown, HostCC: o.HostCC}
+	for _, n := range []struct {
+		key, what string
+		given     *int
+		need      int
+	}{{"clients", "client", &spec.Clients, s.Test.Clients}, {"servers", "server", &spec.Servers, s.Test.Servers}} {
+		switch {
+		case *n.given == 0:
+			*n.given = max(n.need, 1)
+		case *n.given < n.need:
+			first := n.what[:1]
+			return bad(n.key, "--%s %d: %s runs flows to %d %ss (%s1..%s%d): give --%s %d or more, or leave --%s out", n.key, *n.given, s.Test.Name, n.need, n.what, first, first, n.need, n.key, n.need, n.key)
+		}
+	}
+	err := spec.Parse(&s.Hosts, hostLabels, tc, &qdisc.Env{Framing: s.Framing})
+	var he *lab.HostSpecError
+	if errors.As(err, &he) {
+		return bad(hostKeys[he.Label], "%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	if h := s.Hosts; s.DataPlane != lab.TUNPlane && (h.Clients > 1 || h.Servers > 1 || len(h.Access) > 0) {
+		return bad("dataplane", "--dataplane %s: a testbed of more than two hosts, or with access links, runs on the tun data plane: drop --dataplane, or run two hosts without access links", s.DataPlane)
+	}
+	return nil
+}
+
+// hostLabels name the host options in errors by their flags, and
+// hostKeys gives each flag's key.
+var (
+	hostLabels = lab.HostLabels{Clients: "--clients", Servers: "--servers", AccessUp: "--access-up", AccessDown: "--access-down", HostCC: "--host-cc"}
+	hostKeys   = map[string]string{"--clients": "clients", "--servers": "servers", "--access-up": "access_up", "--access-down": "access_down", "--host-cc": "host_cc"}
+)
 
 // parseChain parses the chain of the option key, which messages call what.
 func parseChain(key, what, text string, tc tcspec.Options) ([]qdisc.Spec, error) {

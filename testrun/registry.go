@@ -9,6 +9,7 @@ import (
 
 	"wanlab/catalog"
 	"wanlab/lab"
+	"wanlab/link"
 	"wanlab/profile"
 	"wanlab/results"
 	"wanlab/tfrc/tfrcudp"
@@ -320,6 +321,40 @@ var registry = []*Option{
 			return ""
 		},
 		field: text(func(o *Options) *string { return &o.DataPlane }),
+	},
+	{
+		Key: "clients", Flag: "clients", Default: "as many as the test needs, at least 1", Recorded: "`run.options.clients`, `run.hosts`",
+		Help:    fmt.Sprintf("client hosts c1..cN of the testbed (1 to %d): c1 is the client, the others share the path with it", link.MaxHosts),
+		Doc:     "a test whose flows need more hosts gets them without it, and is refused with fewer; see docs/lab.md for the hosts' names and addresses",
+		ZeroFix: fmt.Sprintf("give 1 to %d hosts, or leave it out for as many as the test needs", link.MaxHosts),
+		NotFor:  ownTestbedOnly("--clients"),
+		field:   whole(func(o *Options) *int { return &o.Clients }),
+	},
+	{
+		Key: "servers", Flag: "servers", Default: "as many as the test needs, at least 1", Recorded: "`run.options.servers`, `run.hosts`",
+		Help:    fmt.Sprintf("server hosts s1..sM of the testbed (1 to %d): s1 is the server", link.MaxHosts),
+		ZeroFix: fmt.Sprintf("give 1 to %d hosts, or leave it out for as many as the test needs", link.MaxHosts),
+		NotFor:  ownTestbedOnly("--servers"),
+		field:   whole(func(o *Options) *int { return &o.Servers }),
+	},
+	{
+		Key: "access_up", Flag: "access-up", Recorded: "`run.options.access_up`, `run.hosts[].access_up`",
+		Help:   `a host's access link for up packets (repeatable), HOST=CHAIN: "c2=netem delay 40ms" (the client's link into the bottleneck), "s1=..." (the server's out of it); an empty CHAIN is a direct link`,
+		Doc:    "in an experiment file, a list of HOST=CHAIN whose values variables can fill (`access_up: [\"c2=netem delay ${rtt}\"]`); an entry that is empty once filled is left out",
+		NotFor: ownTestbedOnly("--access-up"),
+		field:  list{func(o *Options) *[]string { return &o.AccessUp }},
+	},
+	{
+		Key: "access_down", Flag: "access-down", Recorded: "`run.options.access_down`, `run.hosts[].access_down`",
+		Help:   "a host's access link for down packets (repeatable), HOST=CHAIN, as --access-up",
+		NotFor: ownTestbedOnly("--access-down"),
+		field:  list{func(o *Options) *[]string { return &o.AccessDown }},
+	},
+	{
+		Key: "host_cc", Flag: "host-cc", Recorded: "`run.options.host_cc`, `run.hosts[].cc`",
+		Help:   `a host's default TCP congestion control (repeatable), HOST=CC: "c2=bbr"; a flow's own (--cc) comes first`,
+		NotFor: ownTestbedOnly("--host-cc"),
+		field:  list{func(o *Options) *[]string { return &o.HostCC }},
 	},
 	{
 		Key: "up", Flag: "up", Recorded: "`run.path.up`", Experiment: ByExperiment,
@@ -660,6 +695,21 @@ func granularityNotFor(t catalog.Test, o *Options) string {
 		return ""
 	}
 	return fmt.Sprintf("--granularity is how the router's qdiscs take GSO super-packets, and %s sends none (no TCP or QUIC flow: its packets go one at a time): drop --granularity", t.Name)
+}
+
+// ownTestbedOnly refuses an option of the hosts of a testbed the run
+// builds with --lab, whose testbed has its own, and with --direct, which
+// has two hosts and no router.
+func ownTestbedOnly(flag string) func(catalog.Test, *Options) string {
+	return func(_ catalog.Test, o *Options) string {
+		switch {
+		case o.Direct:
+			return fmt.Sprintf("%s sets the hosts of a testbed the run builds, and --direct joins two hosts without a router: drop %s", flag, flag)
+		case o.Lab != "":
+			return fmt.Sprintf("%s sets the hosts of a testbed the run builds; --lab %s runs on one that has its own (wanlab up %s): drop %s", flag, o.Lab, flag, flag)
+		}
+		return ""
+	}
 }
 
 // pathOption refuses the path option flag with --direct, which has no

@@ -116,6 +116,7 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 		Sysctls: readSysctls(s, b), Seed: b.seed(), Framing: b.framing(), DataPlane: b.dataPlane(),
 	}
 	prov.PathUp, prov.PathDown = b.chains()
+	prov.Hosts = runHosts(b.hostInfos(), prov.Sysctls)
 
 	rec := &routerRecord{}
 	if v, ok, err := b.read(); err != nil {
@@ -352,7 +353,7 @@ func (s *Setup) setSysctls(b bed, warnf func(string, ...any)) (restore func(), e
 	return restore, nil
 }
 
-// readSysctls reads the recorded sysctls of both hosts.
+// readSysctls reads the recorded sysctls of every host.
 func readSysctls(s *Setup, b bed) map[string]map[string]string {
 	keys := slices.Clone(recordedSysctls)
 	for _, sc := range s.Sysctls {
@@ -361,7 +362,8 @@ func readSysctls(s *Setup, b bed) map[string]map[string]string {
 		}
 	}
 	out := map[string]map[string]string{}
-	for _, r := range []lab.Role{lab.Client, lab.Server} {
+	for _, hi := range b.hostInfos() {
+		r := hi.Name
 		h, _ := b.host(r, false)
 		m := map[string]string{}
 		for _, k := range keys {
