@@ -325,7 +325,7 @@ var registry = []*Option{
 	{
 		Key: "clients", Flag: "clients", Default: "as many as the test needs, at least 1", Recorded: "`run.options.clients`, `run.hosts`",
 		Help:    fmt.Sprintf("client hosts c1..cN of the testbed (1 to %d): c1 is the client, the others share the path with it", link.MaxHosts),
-		Doc:     "a test whose flows need more hosts gets them without it, and is refused with fewer; see docs/lab.md for the hosts' names and addresses",
+		Doc:     "a test whose flows need more hosts gets them without it, and is refused with fewer; the README's section Many hosts: a dumbbell gives the hosts' names and addresses",
 		ZeroFix: fmt.Sprintf("give 1 to %d hosts, or leave it out for as many as the test needs", link.MaxHosts),
 		NotFor:  ownTestbedOnly("--clients"),
 		field:   whole(func(o *Options) *int { return &o.Clients }),

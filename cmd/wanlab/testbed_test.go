@@ -220,6 +220,13 @@ func TestStatusJSONDocumented(t *testing.T) {
 	st.Up.WriteDropsByReason = map[string]uint64{"eagain": 1}
 	st.Up.Ring.Err = "no such device"
 	schematest.CheckKeys(t, st)
+	// A dumbbell's hosts, with access links, and its ports.
+	info := lab.InfoOf("lab")
+	info.Hosts = []lab.HostInfo{{Name: "c2", NS: "wl-lab-c2", IfName: "wl-lab-c2", AccessUp: "netem delay 10ms", AccessDown: "direct"}}
+	st = lab.Status{Info: info}
+	st.Up.Ports = []router.PortSnapshot{{Host: "c2", Access: &link.Counters{}}}
+	st.Up.NoRoute = 1
+	schematest.CheckKeys(t, st)
 }
 
 // TestBothErrorsSayBoth: a chain given with --both is reported as --both,
