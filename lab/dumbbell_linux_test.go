@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,6 +175,20 @@ func TestDumbbellPingsCrossAccessLinks(t *testing.T) {
 		if p.Place == "ingress" && p.Counters.Sent < 4 {
 			t.Errorf("up ingress %s: %d packets in, want at least 4 echo requests", p.Host, p.Counters.Sent)
 		}
+	}
+	// An access link changes as a bottleneck does, and status says so; a
+	// host built without one in that direction has none to change.
+	if _, err := tb.Set(ChainSet{Dir: "up:c2", Chain: mustChain(t, "netem delay 60ms")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ping(t, tb, "c2", i.Server.Addr4.String(), "-c", "1", "-W", "2"); got[0] < 65 {
+		t.Errorf("after set up:c2, ping c2 → server: %.1f ms, want at least 65", got[0])
+	}
+	if a := tb.Info().Host("c2").AccessUp; !strings.Contains(a, "delay 60ms") {
+		t.Errorf("after set up:c2, Info says its access link is %q", a)
+	}
+	if _, err := tb.Set(ChainSet{Dir: "up:c3", Chain: mustChain(t, "netem delay 1ms")}); err == nil {
+		t.Error("set up:c3, which has no up access link, succeeded")
 	}
 	// A client cannot reach another client: there is no route.
 	if out, err := tb.Command("c2", "ping", "-c", "1", "-W", "1", i.Client.Addr4.String()).CombinedOutput(); err == nil {

@@ -86,7 +86,7 @@ func TestParseRoleHosts(t *testing.T) {
 	if err := i.Has("c2"); err != nil {
 		t.Errorf("Has(c2) = %v", err)
 	}
-	if err := i.Has("s2"); err == nil || !strings.Contains(err.Error(), "client, c2, server") {
+	if err := i.Has("s2"); err == nil || !strings.Contains(err.Error(), "host s2 is not one of testbed lab's hosts (client, c2, server)") {
 		t.Errorf("Has(s2) = %v, want an error naming client, c2, server", err)
 	}
 	if err := InfoOf("lab").Has("c2"); err == nil || !strings.Contains(err.Error(), "client, server") {

@@ -353,7 +353,7 @@ func (i Info) Has(r Role) error {
 	if len(all) == 0 {
 		return fmt.Errorf("testbed %s has no hosts (a bridge has ports)", i.Name)
 	}
-	return fmt.Errorf("testbed %s has no host %s: its hosts are %s", i.Name, r, strings.Join(names, ", "))
+	return fmt.Errorf("host %s is not one of testbed %s's hosts (%s)", r, i.Name, strings.Join(names, ", "))
 }
 
 // InfoOf returns the Info of the testbed called name, running or not, on

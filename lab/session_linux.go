@@ -2,7 +2,9 @@ package lab
 
 import (
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 
@@ -112,11 +114,9 @@ func (t *Testbed) endSession(s *session) (restored []string, err error) {
 		return nil, nil // nothing left to give back
 	}
 	var failed []string
-	for _, dir := range []string{"up", "down"} {
-		old, ok := s.chains[dir]
-		if !ok {
-			continue
-		}
+	// The directions, then the access links ("up:c2") it changed.
+	for _, dir := range slices.Sorted(maps.Keys(s.chains)) {
+		old := s.chains[dir]
 		t.mu.Lock()
 		same := tcspec.FormatChain(t.chains[dir]) == tcspec.FormatChain(old)
 		t.mu.Unlock()

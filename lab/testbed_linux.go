@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -135,7 +136,7 @@ func start(ctx context.Context, o Options, info Info, build func(t *Testbed, int
 		pcap:    pcap,
 		ran:     make(chan struct{}),
 		stop:    make(chan struct{}),
-		chains:  map[string][]qdisc.Spec{"up": o.Up, "down": o.Down},
+		chains:  initialChains(o),
 	}
 	close(t.ran) // until a router runs, there is nothing to wait for
 	defer func() {
@@ -482,6 +483,29 @@ func (t *Testbed) Info() Info {
 	if len(t.ports) > 0 {
 		i.Ports = portInfos(t.ports)
 	}
+	if len(i.Hosts) > 0 {
+		// The access links as last set.
+		t.mu.Lock()
+		i.Hosts = slices.Clone(i.Hosts)
+		for k := range i.Hosts {
+			h := &i.Hosts[k]
+			for _, a := range []struct {
+				dir  string
+				text *string
+			}{{"up", &h.AccessUp}, {"down", &h.AccessDown}} {
+				if c, ok := t.chains[h.Name.Host().LinkName(a.dir)]; ok {
+					*a.text = accessText(c)
+				}
+			}
+			switch h.Name {
+			case Client:
+				i.Client = *h
+			case Server:
+				i.Server = *h
+			}
+		}
+		t.mu.Unlock()
+	}
 	return i
 }
 
@@ -524,7 +548,8 @@ func (t *Testbed) Status() Status {
 }
 
 // ChainSet is one direction's new chain for Set: Dir is "up", "down" or
-// "both". With Script, the script's commands change the direction's tree
+// "both", or a host's access link, "up:c2" (link.Host.LinkName), which
+// takes a Chain and no Script. With Script, the script's commands change the direction's tree
 // one after the other, as tc lines would change a device's
 // (tcspec.Script.Steps), each one change of the chain.
 type ChainSet struct {
@@ -571,6 +596,9 @@ func (t *Testbed) set(sets []ChainSet, before func(dir string, old []qdisc.Spec)
 		if err != nil {
 			return nil, err
 		}
+		if _, _, access := accessLink(s.Dir); access && s.Script != nil {
+			return nil, fmt.Errorf("set %s: a script changes a bottleneck's tree; give the access link a chain", s.Dir)
+		}
 		for _, d := range dirs {
 			if s.Script == nil {
 				todo = append(todo, one{dir: d, chain: s.Chain})
@@ -595,7 +623,7 @@ func (t *Testbed) set(sets []ChainSet, before func(dir string, old []qdisc.Spec)
 		if o.command != "" {
 			continue // checked with its script
 		}
-		if err := t.r.CheckChain(o.dir, o.chain); err != nil {
+		if err := t.checkChain(o.dir, o.chain); err != nil {
 			return nil, fmt.Errorf("set %s to %q: %w (nothing was changed)", o.dir, tcspec.FormatChain(o.chain), err)
 		}
 	}
@@ -604,7 +632,7 @@ func (t *Testbed) set(sets []ChainSet, before func(dir string, old []qdisc.Spec)
 		if before != nil {
 			before(o.dir, t.chains[o.dir])
 		}
-		rep, err := t.r.SetChain(o.dir, o.chain)
+		rep, err := t.setChain(o.dir, o.chain)
 		if err != nil {
 			// Checked above: only a failure of the running router can
 			// get here; say what was already applied.
@@ -616,7 +644,8 @@ func (t *Testbed) set(sets []ChainSet, before func(dir string, old []qdisc.Spec)
 	return done, nil
 }
 
-// directions expands "up", "down" or "both".
+// directions expands "up", "down" or "both"; a host's access link
+// ("up:c2") is itself.
 func directions(dir string) ([]string, error) {
 	switch dir {
 	case "up", "down":
@@ -624,7 +653,51 @@ func directions(dir string) ([]string, error) {
 	case "both":
 		return []string{"up", "down"}, nil
 	}
-	return nil, fmt.Errorf("direction %q is unknown: use up, down or both", dir)
+	if _, _, ok := accessLink(dir); ok {
+		return []string{dir}, nil
+	}
+	return nil, fmt.Errorf("direction %q is unknown: use up, down or both, or a host's access link, up:HOST or down:HOST (up:c2)", dir)
+}
+
+// accessLink reads a host's access link's name, "up:c2", into its host
+// and direction.
+func accessLink(name string) (link.Host, string, bool) {
+	dir, host, ok := strings.Cut(name, ":")
+	if !ok || dir != "up" && dir != "down" {
+		return link.Host{}, "", false
+	}
+	h, err := link.ParseHost(host)
+	return h, dir, err == nil
+}
+
+// checkChain reports whether the router would take chain for the
+// direction or access link name.
+func (t *Testbed) checkChain(name string, chain []qdisc.Spec) error {
+	if h, dir, ok := accessLink(name); ok {
+		if _, ok := t.chains[name]; !ok {
+			return fmt.Errorf("host %s has no %s access link to change: give it one when the testbed is made (--access-%s %s=, an empty chain, is a direct one)", h, dir, dir, h)
+		}
+		return t.r.CheckAccessChain(h, dir, chain)
+	}
+	return t.r.CheckChain(name, chain)
+}
+
+// setChain sets the chain of the direction or access link name.
+func (t *Testbed) setChain(name string, chain []qdisc.Spec) (qdisc.ChainChange, error) {
+	if h, dir, ok := accessLink(name); ok {
+		return t.r.SetAccessChain(h, dir, chain)
+	}
+	return t.r.SetChain(name, chain)
+}
+
+// initialChains are o's chains by direction ("up", "down") and by access
+// link ("up:c2"), as Set names them.
+func initialChains(o Options) map[string][]qdisc.Spec {
+	m := map[string][]qdisc.Spec{"up": o.Up, "down": o.Down}
+	for _, a := range o.Access {
+		m[a.Host.LinkName(a.Dir)] = a.Chain
+	}
+	return m
 }
 
 // Command returns a command that runs inside host r with the testbed's

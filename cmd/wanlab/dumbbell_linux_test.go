@@ -101,7 +101,12 @@ func TestCLIDumbbellSigkill(t *testing.T) {
 
 	// The next up of the same name removes them all and builds afresh.
 	start = time.Now()
-	mustCLI(t, "up", "--name", name, "--detach", "--clients", "16", "--servers", "16")
+	// Detached, with repeatable flags, which the background copy takes
+	// one by one.
+	mustCLI(t, "up", "--name", name, "--detach", "--clients", "16", "--servers", "16", "--access-up", "c3=netem delay 1ms", "--access-up", "s2=")
+	if st, err := lab.GetStatus(name, 0); err != nil || !strings.Contains(st.Host("c3").AccessUp, "delay 1ms") || st.Host("s2").AccessUp != "direct" {
+		t.Errorf("the detached testbed: %v; c3 %+v, s2 %+v", err, st.Host("c3"), st.Host("s2"))
+	}
 	t.Logf("the next up removed the killed 16+16 testbed and built another in %v", time.Since(start).Round(time.Millisecond))
 	for _, c := range children {
 		if c.Alive() {

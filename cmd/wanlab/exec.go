@@ -61,6 +61,9 @@ N may be left out when one testbed is running.`,
 			if err != nil {
 				return err
 			}
+			if err := checkHost(name, role); err != nil {
+				return err
+			}
 			argv := lab.ExpandPeer(args[dash:], lab.InfoOf(name), role)
 			return execIn(s, name, role, argv, tty, nil)
 		},
@@ -68,6 +71,22 @@ N may be left out when one testbed is running.`,
 	c.Flags().StringVar(&on, "on", "client", "host to run on: client or server, or a dumbbell's c1..c16, s1..s16")
 	c.Flags().BoolVarP(&tty, "tty", "t", false, "run on a new pseudo-terminal, for full-screen and interactive programs")
 	return c
+}
+
+// checkHost refuses a host of a dumbbell that testbed name does not have,
+// naming those it has (the client and the server every testbed has).
+func checkHost(name string, role lab.Role) error {
+	if role == lab.Client || role == lab.Server {
+		return nil
+	}
+	st, err := lab.GetStatus(name, 1)
+	if err != nil {
+		return err
+	}
+	if err := st.Info.Has(role); err != nil {
+		return usagef("--on: %v", err)
+	}
+	return nil
 }
 
 // execIn runs argv inside host role of testbed name and returns its exit

@@ -196,6 +196,13 @@ func TestCLIBadInputCreatesNothing(t *testing.T) {
 			t.Errorf("wanlab %q: exit %d, stderr %q; want 2 and one line about --down", args, code, errOut)
 		}
 	}
+	// A host the testbed lacks, and an access link it lacks.
+	if _, errOut, code := cli(t, "exec", name, "--on", "c2", "--", "true"); code != exitUsage || !strings.Contains(errOut, "(client, server)") {
+		t.Errorf("exec --on c2 on two hosts: exit %d, %q; want 2 naming client, server", code, errOut)
+	}
+	if _, errOut, code := cli(t, "set", name, "--access-up", "c1=netem delay 1ms"); code == 0 || !strings.Contains(errOut, "--access-up c1=") {
+		t.Errorf("set --access-up on a testbed without access links: exit %d, %q; want a refusal naming --access-up c1=", code, errOut)
+	}
 	st, err := lab.GetStatus(name, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"wanlab/lab"
+	"wanlab/link"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
 	"wanlab/testrun"
@@ -16,6 +17,7 @@ import (
 
 func newSetCommand(s *streams) *cobra.Command {
 	var p pathFlags
+	var accessUp, accessDown []string
 	c := &cobra.Command{
 		Use:   "set [N] --up CHAIN | --down CHAIN | --both CHAIN | --up-script FILE | --down-script FILE | --script FILE --up-dev DEV --down-dev DEV",
 		Short: "Change a direction's qdisc chain on a running testbed",
@@ -26,7 +28,11 @@ differs, the old disciplines are replaced or removed ('tc qdisc replace',
 'del', 'add') and the packets they hold are lost, counted as flushed drops.
 An htb keeps its classes' packets and tokens where they stay ('tc class
 change'). An empty chain ("") makes the direction a direct connection.
-Directions not given keep their chain.
+Directions not given keep their chain. On a dumbbell, --access-up and
+--access-down HOST=CHAIN (repeatable) change a host's access link in the
+same way; a host can only have its access link changed if it was built with
+one (up --access-up HOST=, an empty chain, gives it a direct one to start
+with).
 
 A script of tc lines (--up-script, --down-script, or --script with the
 devices of each direction, --set for its variables) changes the running
@@ -43,6 +49,7 @@ N may be left out when one testbed is running.`,
 		Example: `  wanlab set --up "netem delay 50ms loss 1%"
   wanlab set wan --both "tbf rate 10mbit burst 32k latency 50ms"
   wanlab set --down ""
+  wanlab set db --access-up "c2=netem delay 80ms"
   wanlab set --up-script rates.sh --set RATE=2mbit    # e.g. tc class change dev eth0 parent 1:1 classid 1:10 htb rate $RATE`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -65,8 +72,20 @@ N may be left out when one testbed is running.`,
 			if err != nil {
 				return err
 			}
+			for _, a := range []struct {
+				dir, flag string
+				specs     []string
+			}{{"up", "--access-up", accessUp}, {"down", "--access-down", accessDown}} {
+				for _, spec := range a.specs {
+					h, text, err := link.ParseAccess(spec)
+					if err != nil {
+						return usagef("%s %q: %v", a.flag, spec, err)
+					}
+					changes = append(changes, change{h.LinkName(a.dir), fmt.Sprintf("%s %q", a.flag, spec), text})
+				}
+			}
 			if len(changes) == 0 && !sc.Any() {
-				return usagef("nothing to set: give --up CHAIN, --down CHAIN or --both CHAIN, or a script (--up-script, --down-script, --script)")
+				return usagef("nothing to set: give --up CHAIN, --down CHAIN or --both CHAIN, a script (--up-script, --down-script, --script), or a host's --access-up or --access-down HOST=CHAIN")
 			}
 			// Every chain is checked here before any is sent, and the
 			// testbed checks each against its direction before applying
@@ -106,6 +125,8 @@ N may be left out when one testbed is running.`,
 		},
 	}
 	p.register(c.Flags())
+	c.Flags().StringArrayVar(&accessUp, "access-up", nil, `a host's new access link for up packets (repeatable), HOST=CHAIN: "c2=netem delay 80ms"`)
+	c.Flags().StringArrayVar(&accessDown, "access-down", nil, "a host's new access link for down packets (repeatable), HOST=CHAIN, as --access-up")
 	return c
 }
 

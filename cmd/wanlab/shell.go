@@ -40,6 +40,9 @@ N may be left out when one testbed is running.`,
 			if err != nil {
 				return err
 			}
+			if err := checkHost(name, role); err != nil {
+				return err
+			}
 			return runShell(s, name, role)
 		},
 	}

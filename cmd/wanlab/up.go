@@ -358,8 +358,17 @@ func detach(ctx context.Context, s *streams, o *upOptions, cmdArgs []string) err
 	}
 	args := slices.Clone(cmdArgs)
 	for _, f := range o.changed {
-		if f.Name != "detach" {
-			args = append(args, "--"+f.Name+"="+f.Value.String())
+		switch v := f.Value.(type) {
+		case pflag.SliceValue:
+			// A repeatable flag (--access-up) again once per value: its
+			// String is the values in brackets.
+			for _, x := range v.GetSlice() {
+				args = append(args, "--"+f.Name+"="+x)
+			}
+		default:
+			if f.Name != "detach" {
+				args = append(args, "--"+f.Name+"="+f.Value.String())
+			}
 		}
 	}
 	// The log is claimed before the background copy starts: a second up
