@@ -182,6 +182,9 @@ func (t *Testbed) untrack(c *net.UnixConn) {
 func (t *Testbed) sysctl(k SysctlKey) (string, error) {
 	h := t.hosts[k.Host]
 	if h == nil {
+		if err := t.info.Has(k.Host); err != nil {
+			return "", err
+		}
 		return "", fmt.Errorf("host %q is unknown: use client or server", k.Host)
 	}
 	return h.Sysctl(k.Key)

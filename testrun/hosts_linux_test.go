@@ -1,12 +1,19 @@
 package testrun
 
 import (
+	"context"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"wanlab/internal/roottest"
+	"wanlab/lab"
+	"wanlab/link"
 	"wanlab/results"
+	"wanlab/tcspec"
 )
 
 // TestRunOnADumbbell runs ping on a testbed of 3 clients and 2 servers
@@ -41,5 +48,40 @@ func TestRunOnADumbbell(t *testing.T) {
 	ping := series(t, d, "Ping (ms) ICMP")
 	if v := windowValues(ping); len(v) == 0 || slices.Min(v) < 22 {
 		t.Errorf("ping %v ms, want at least 22 (20 ms of c1's access link and 1 ms each way)", v)
+	}
+}
+
+// TestRunOnABorrowedDumbbell runs ping with --lab on a running testbed of
+// 2 clients and 2 servers: the run opens every host, records them, sets a
+// sysctl in one beyond the client and the server and gives it back.
+func TestRunOnABorrowedDumbbell(t *testing.T) {
+	roottest.NeedRoot(t)
+	name := fmt.Sprintf("trd%d", os.Getpid())
+	tb, err := lab.Up(context.Background(), lab.Options{Name: name, Clients: 2, Servers: 2,
+		Access: []lab.Access{{Host: link.Host{Server: true, N: 2}, Dir: "up"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	o := short("ping", time.Second)
+	o.Lab = name
+	o.Sysctls = []string{"s2:net.ipv4.tcp_recovery=0"}
+	d := runDoc(t, o)
+	if len(d.Run.Hosts) != 4 || d.Run.Hosts[3].Name != "s2" || d.Run.Hosts[3].AccessUp != "direct" {
+		t.Errorf("run.hosts %+v, want 4 with s2's direct up access link", d.Run.Hosts)
+	}
+	if d.Run.Sysctls["s2"]["net.ipv4.tcp_recovery"] != "0" {
+		t.Errorf("recorded sysctls of s2: %v", d.Run.Sysctls["s2"])
+	}
+	if v, _ := tb.Namespace("s2").Sysctl("net.ipv4.tcp_recovery"); v == "0" {
+		t.Errorf("after the run, s2's tcp_recovery is still 0")
+	}
+	o.Sysctls = []string{"c3:net.ipv4.tcp_recovery=0"}
+	s, err := Prepare(o, tcspec.Options{})
+	if err == nil {
+		_, err = Run(context.Background(), s, Info{}, Hooks{})
+	}
+	if err == nil || !strings.Contains(err.Error(), "c3") {
+		t.Errorf("--sysctl c3: on a testbed without c3: %v, want an error naming c3", err)
 	}
 }

@@ -31,6 +31,20 @@ func TestPrepareHosts(t *testing.T) {
 	if a := h.Access[1]; a.Host != (link.Host{Server: true, N: 2}) || a.Dir != "up" || len(a.Chain) != 0 {
 		t.Errorf("s2= is %+v, want a direct up access link", a)
 	}
+	// --ecn is every host's, a --sysctl prefix any host's.
+	o.ECN, o.Sysctls = true, []string{"c3:net.ipv4.tcp_sack=0"}
+	if s, err = Prepare(o, tcspec.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var ecn []string
+	for _, sc := range s.Sysctls {
+		if sc.Key == "net.ipv4.tcp_ecn" {
+			ecn = append(ecn, string(sc.Host))
+		}
+	}
+	if strings.Join(ecn, " ") != "client c2 c3 server s2" || s.Sysctls[len(s.Sysctls)-1].Host != "c3" {
+		t.Errorf("sysctls %+v, want tcp_ecn in every host and tcp_sack in c3", s.Sysctls)
+	}
 	rec := s.recordedOptions("tun")
 	if rec["clients"] != "3" || !strings.Contains(rec["access_up"], "c2=netem delay 40ms") {
 		t.Errorf("recorded options %v, want clients and access_up", rec)
@@ -48,6 +62,7 @@ func TestPrepareHosts(t *testing.T) {
 		{"an unknown cc", func(o *Options) { o.HostCC = []string{"c1=nosuchcc"} }, "host_cc", "congestion control nosuchcc is not loaded"},
 		{"no cc", func(o *Options) { o.HostCC = []string{"c1="} }, "host_cc", "names no congestion control"},
 		{"the packet plane", func(o *Options) { o.Clients = 2; o.DataPlane = "packet" }, "dataplane", "runs on the tun data plane"},
+		{"a sysctl of a host it lacks", func(o *Options) { o.Clients = 2; o.Sysctls = []string{"c3:net.ipv4.tcp_sack=0"} }, "sysctls", "the testbed has no host c3 (--clients 2 --servers 1)"},
 		{"with --lab", func(o *Options) { o.Lab = "wl-nosuch"; o.Servers = 2 }, "servers", "--lab wl-nosuch runs on one that has its own"},
 		{"with --direct", func(o *Options) { o.Direct = true; o.AccessUp = []string{"c1="} }, "access_up", "--direct joins two hosts"},
 	} {

@@ -715,8 +715,16 @@ func ParseRate(v string) (int64, error) {
 }
 
 func (s *Setup) resolveSysctls(o Options) error {
+	// Every host of a testbed of the run's own; the client and the
+	// server of another (a borrowed testbed's other hosts keep theirs).
+	all := []lab.Role{lab.Client, lab.Server}
+	if s.Mode == ModeTestbed {
+		all = s.Hosts.Roles()
+	}
 	both := func(key, val string) {
-		s.Sysctls = append(s.Sysctls, Sysctl{lab.Client, key, val}, Sysctl{lab.Server, key, val})
+		for _, r := range all {
+			s.Sysctls = append(s.Sysctls, Sysctl{r, key, val})
+		}
 	}
 	if o.ECN {
 		both("net.ipv4.tcp_ecn", "1")
@@ -738,12 +746,15 @@ func (s *Setup) resolveSysctls(o Options) error {
 		both(kv[1], strings.Join(f, " "))
 	}
 	for _, arg := range o.Sysctls {
-		hosts := []lab.Role{lab.Client, lab.Server}
+		hosts := all
 		rest := arg
 		if h, r, ok := strings.Cut(arg, ":"); ok && !strings.Contains(h, "=") {
 			role, err := lab.ParseRole(h)
+			if err == nil && s.Mode == ModeTestbed && !slices.Contains(all, role) {
+				err = fmt.Errorf("the testbed has no host %s (--clients %d --servers %d)", role, s.Hosts.Clients, s.Hosts.Servers)
+			}
 			if err != nil {
-				return bad("sysctls", "--sysctl %q: %v (or leave the prefix out for both hosts)", arg, err)
+				return bad("sysctls", "--sysctl %q: %v (or leave the prefix out for every host)", arg, err)
 			}
 			hosts, rest = []lab.Role{role}, r
 		}

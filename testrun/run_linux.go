@@ -337,6 +337,10 @@ func (s *Setup) setSysctls(b bed, warnf func(string, ...any)) (restore func(), e
 	}
 	for _, sc := range s.Sysctls {
 		h, _ := b.host(sc.Host, false)
+		if h == nil {
+			// A borrowed testbed's host, named by --sysctl, that it lacks.
+			return restore, badf("--sysctl %s:%s=%s: the testbed has no host %s", sc.Host, sc.Key, sc.Value, sc.Host)
+		}
 		if s.Mode == ModeLab {
 			v, err := h.Sysctl(sc.Key)
 			if err != nil {
