@@ -76,8 +76,10 @@ type Options struct {
 	// hosts ("4096 131072 33554432").
 	TCPRmem string
 	TCPWmem string
-	// Sysctls are further per-host sysctls, each "[client:|server:]KEY=VALUE"
-	// with KEY under net. (both hosts without a prefix).
+	// Sysctls are further per-host sysctls, each "[HOST:]KEY=VALUE" with
+	// KEY under net. and HOST client, server, c2, s3, ... (every host of a
+	// testbed the run builds without a prefix; the client and the server
+	// of a borrowed one).
 	Sysctls []string
 	// Seed seeds every random choice of the emulated path.
 	Seed uint64

@@ -761,7 +761,7 @@ func (s *Setup) resolveSysctls(o Options) error {
 		key, val, ok := strings.Cut(rest, "=")
 		key = strings.TrimSpace(key)
 		if !ok || key == "" {
-			return bad("sysctls", "--sysctl %q: give [client:|server:]KEY=VALUE, e.g. --sysctl net.ipv4.tcp_recovery=0", arg)
+			return bad("sysctls", "--sysctl %q: give [HOST:]KEY=VALUE, e.g. --sysctl net.ipv4.tcp_recovery=0", arg)
 		}
 		if !strings.HasPrefix(key, "net.") || strings.Contains(key, "..") || strings.Contains(key, "/") {
 			return bad("sysctls", "--sysctl %q: only keys under net. are per host (others would change the whole machine)", arg)

@@ -93,7 +93,7 @@ func TestPrepareBadInput(t *testing.T) {
 		{"bad tcp_rmem", func(o *Options) { o.TCPRmem = "4096 lots" }, `--tcp-rmem "4096 lots": give three byte counts`},
 		{"sysctl outside net", func(o *Options) { o.Sysctls = []string{"kernel.panic=1"} }, "only keys under net. are per host"},
 		{"sysctl escaping", func(o *Options) { o.Sysctls = []string{"net.ipv4/../../kernel/panic=1"} }, "only keys under net."},
-		{"sysctl without value", func(o *Options) { o.Sysctls = []string{"net.ipv4.tcp_sack"} }, "give [client:|server:]KEY=VALUE"},
+		{"sysctl without value", func(o *Options) { o.Sysctls = []string{"net.ipv4.tcp_sack"} }, "give [HOST:]KEY=VALUE"},
 		{"sysctl bad host", func(o *Options) { o.Sysctls = []string{"router:net.ipv4.tcp_sack=0"} }, `host "router" is unknown`},
 		{"sysctl typo", func(o *Options) { o.Sysctls = []string{"net.ipv4.tcp_sackk=0"} }, "the kernel has no sysctl net.ipv4.tcp_sackk"},
 		{"output is a directory", func(o *Options) { o.Output = dir }, "is a directory"},

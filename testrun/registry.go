@@ -228,7 +228,7 @@ var registry = []*Option{
 	},
 	{
 		Key: "ecn", Flag: "ecn", Recorded: "`run.options.ecn`, `run.sysctls`",
-		Help: "ECN for TCP in both hosts (net.ipv4.tcp_ecn=1) and ECT(0) on UDP floods",
+		Help: "ECN for TCP in every host (net.ipv4.tcp_ecn=1) and ECT(0) on UDP floods",
 		NotFor: func(t catalog.Test, _ *Options) string {
 			if hasFlow(t, catalog.TCP) || hasFlow(t, catalog.UDPFlood) || t.Custom {
 				return ""
@@ -258,19 +258,19 @@ var registry = []*Option{
 	},
 	{
 		Key: "tcp_rmem", Flag: "tcp-rmem", Recorded: "`run.sysctls`",
-		Help:   `net.ipv4.tcp_rmem of both hosts, e.g. "4096 131072 33554432"`,
+		Help:   `net.ipv4.tcp_rmem of every host, e.g. "4096 131072 33554432"`,
 		NotFor: tcpInHosts("--tcp-rmem", "net.ipv4.tcp_rmem"),
 		field:  text(func(o *Options) *string { return &o.TCPRmem }),
 	},
 	{
 		Key: "tcp_wmem", Flag: "tcp-wmem", Recorded: "`run.sysctls`",
-		Help:   `net.ipv4.tcp_wmem of both hosts, e.g. "4096 16384 33554432"`,
+		Help:   `net.ipv4.tcp_wmem of every host, e.g. "4096 16384 33554432"`,
 		NotFor: tcpInHosts("--tcp-wmem", "net.ipv4.tcp_wmem"),
 		field:  text(func(o *Options) *string { return &o.TCPWmem }),
 	},
 	{
 		Key: "sysctls", Flag: "sysctl", Recorded: "`run.sysctls`",
-		Help:  "[client:|server:]KEY=VALUE, a sysctl under net. of one host or both (repeatable), e.g. net.ipv4.tcp_recovery=0",
+		Help:  "[HOST:]KEY=VALUE, a sysctl under net. of one host (client, server, or a dumbbell's c2, s3, ...) or every host (repeatable), e.g. net.ipv4.tcp_recovery=0",
 		field: list{func(o *Options) *[]string { return &o.Sysctls }},
 	},
 	{
