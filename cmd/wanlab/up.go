@@ -137,7 +137,7 @@ func (o *upOptions) register(fs *pflag.FlagSet, name string) {
 	registerHostFlags(fs, &o.hosts, true)
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the qdiscs' random choices: each direction derives its own stream from it, as in 'wanlab sim'")
 	fs.BoolVarP(&o.detach, "detach", "d", false, "run in the background and return once the testbed is ready")
-	fs.BoolVar(&o.json, "json", false, `print {"name", "client": {"ns", "ifname", "addr4", "addr6"}, "server": {...}} on one line once ready`)
+	fs.BoolVar(&o.json, "json", false, `print {"name", "client": {"ns", "ifname", "addr4", "addr6"}, "server": {...}} on one line once ready (and "hosts": [{"name", ...}, ...] on a dumbbell)`)
 }
 
 // given reports whether the flag name was given.
