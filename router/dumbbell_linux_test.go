@@ -22,13 +22,16 @@ import (
 // TestDumbbellAccessDelays pings one server from two clients whose access
 // links delay each way by 10 and 40 ms, across bottlenecks of 20 ms each
 // way: each client's RTT is its own path's within 1 %, and the ports'
-// counters add up to the directions'.
+// counters add up to the directions'. The pcap has every packet of both
+// clients.
 func TestDumbbellAccessDelays(t *testing.T) {
 	b := newDumbbell(t, dumbbellOptions{clients: 2, servers: 1, up: "netem delay 20ms", down: "netem delay 20ms",
-		access: map[string][2]string{"c1": {"netem delay 10ms", "netem delay 10ms"}, "c2": {"netem delay 40ms", "netem delay 40ms"}}})
+		access: map[string][2]string{"c1": {"netem delay 10ms", "netem delay 10ms"}, "c2": {"netem delay 40ms", "netem delay 40ms"}}, pcap: true})
 	const n = 10
 	want := []float64{60, 120} // 2 × (access + bottleneck)
+	rounds := 0
 	roottest.Twice(t, "ping", func(r roottest.Reporter) {
+		rounds++
 		for i, c := range b.clients {
 			rtts := b.pingRTTs(t, c, b.s.v4, n)
 			if raceEnabled {
@@ -87,6 +90,24 @@ func TestDumbbellAccessDelays(t *testing.T) {
 		}
 		if d.Verdict == nil || d.Lateness.N < 2*n {
 			t.Errorf("%s: verdict %v, %d lateness samples", d.Name, d.Verdict, d.Lateness.N)
+		}
+	}
+	if err := b.stop(); err != nil {
+		t.Fatal(err)
+	}
+	echo := map[byte]int{} // by the client's address's last byte
+	for _, r := range readPcap(t, b.pcap.Bytes()) {
+		if len(r) >= 28 && r[0]>>4 == 4 && r[9] == 1 {
+			if r[20] == 8 { // request: from the client
+				echo[r[15]]++
+			} else {
+				echo[r[19]]++
+			}
+		}
+	}
+	for i, c := range b.clients {
+		if got := echo[c.v4.As4()[3]]; got != 2*n*rounds {
+			t.Errorf("pcap: %d ICMP packets of c%d, want %d (requests and replies)", got, i+1, 2*n*rounds)
 		}
 	}
 }
@@ -370,5 +391,63 @@ func BenchmarkDumbbellLoop(b *testing.B) {
 				b.Fatal("the server got nothing")
 			}
 		})
+	}
+}
+
+// TestFakeDumbbell sends super-packets from c1 to s2 and datagrams from c2
+// to an address no host has, over fake devices, through a direct
+// bottleneck (the super-packets cross whole) and through a trace (they are
+// split before the path): s2 gets every segment, s1 nothing, the
+// datagrams count in NoRoute, and no packet leaks.
+func TestFakeDumbbell(t *testing.T) {
+	saved := openSet
+	openSet = func([]tun.VNetDevice) (deviceSet, error) { return allReadable{}, nil }
+	t.Cleanup(func() { openSet = saved })
+	const payload, mss, supers, strays = 20000, 1448, 10, 7
+	segs := (payload + mss - 1) / mss
+	stray := udpDatagram(false, 1, 1000, 100, 0)
+	stray[tun.VNetHdrLen+19] = 99 // to 10.0.0.99
+	trace, err := link.ParseTrace([]byte(strings.Repeat("1\n", 50)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		trace *link.Trace
+	}{{"whole", nil}, {"trace", trace}} {
+		c1 := &fakeVNet{pkts: superPkts(false, payload, mss), perRead: readBatch, budget: supers}
+		c2 := &fakeVNet{pkts: [][]byte{stray}, perRead: readBatch, budget: strays}
+		s1, s2 := &fakeVNet{perRead: readBatch}, &fakeVNet{perRead: readBatch}
+		addr := func(b byte) []netip.Addr { return []netip.Addr{netip.AddrFrom4([4]byte{10, 0, 0, b})} }
+		r, err := New(Config{
+			Up:      link.Config{Env: qdisc.Env{Seed: 1}, Trace: tc.trace},
+			Clients: []Host{{Device: c1, Addrs: addr(1)}, {Device: c2, Addrs: addr(3)}},
+			Servers: []Host{{Device: s1, Addrs: addr(4)}, {Device: s2, Addrs: addr(2)}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := r.up
+		for end := time.Now().Add(2 * time.Second); s2.segs < supers*segs && time.Now().Before(end); {
+			step(l)
+		}
+		snap := r.Snapshot().Up
+		if s2.segs != supers*segs || s2.badCsum != 0 || s1.written != 0 {
+			t.Errorf("%s: s2 got %d segments (%d bad checksums), s1 %d writes; want %d, 0 and 0", tc.name, s2.segs, s2.badCsum, s1.written, supers*segs)
+		}
+		if snap.NoRoute != strays {
+			t.Errorf("%s: NoRoute %d, want the %d strays", tc.name, snap.NoRoute, strays)
+		}
+		if whole := tc.trace == nil; snap.GSO.Whole != whole || !whole && snap.GSO.Split != supers {
+			t.Errorf("%s: GSO %+v; want whole %v", tc.name, snap.GSO, whole)
+		}
+		if p := snap.Ports; len(p) != 4 || p[0].Counters.Delivered != uint64(supers*segs) || p[1].Counters.Sent != 0 || p[3].Counters.Delivered != uint64(supers*segs) {
+			t.Errorf("%s: ports %+v", tc.name, p)
+		}
+		if live := l.small.Live() + l.large.Live() - 2; live != l.path.Len() {
+			t.Errorf("%s: %d packets live beside the two read rings, %d in the path", tc.name, live, l.path.Len())
+		}
+		r.up.close()
+		r.down.close()
 	}
 }
