@@ -451,3 +451,34 @@ func TestFakeDumbbell(t *testing.T) {
 		r.down.close()
 	}
 }
+
+// TestFakeDumbbellRoundRobin reads three clients that always have packets
+// waiting: each pass takes them in turn, starting after the one the last
+// pass ended at, so each gets a third of the reads whatever the batch.
+func TestFakeDumbbellRoundRobin(t *testing.T) {
+	saved := openSet
+	openSet = func([]tun.VNetDevice) (deviceSet, error) { return allReadable{}, nil }
+	t.Cleanup(func() { openSet = saved })
+	pkt := udpDatagram(false, 1, 1000, 100, 0) // to 10.0.0.2
+	cfg := Config{Up: link.Config{Env: qdisc.Env{Seed: 1}}, Servers: []Host{{Device: &fakeVNet{perRead: readBatch}, Addrs: []netip.Addr{netip.AddrFrom4([4]byte{10, 0, 0, 2})}}}}
+	for i := range 3 {
+		c := &fakeVNet{pkts: [][]byte{pkt}, perRead: readBatch, budget: -1}
+		cfg.Clients = append(cfg.Clients, Host{Device: c, Addrs: []netip.Addr{netip.AddrFrom4([4]byte{10, 0, 1, byte(i)})}})
+	}
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.up.close(); r.down.close() })
+	read := 0
+	for range 30 {
+		r.up.pacer.credit, r.up.pacer.next = maxCredit, 0
+		read += step(r.up)
+	}
+	ports := r.Snapshot().Up.Ports
+	for _, p := range ports[:3] {
+		if d := int(p.Counters.Sent) - read/3; d < -1 || d > 1 {
+			t.Errorf("%s: %d of %d packets read; want a third", p.Host, p.Counters.Sent, read)
+		}
+	}
+}

@@ -65,7 +65,10 @@ type DirSnapshot struct {
 	// the sender's retransmissions.
 	Counters link.Counters `json:"counters"`
 	Lateness Lateness      `json:"lateness"` // release lateness vs deadline
-	Ring     RingSnapshot  `json:"ring"`     // the kernel's ring in front of the router
+	// Ring is the kernel's ring in front of the router; on a router of
+	// many hosts, its Size and Drops are the sums over the sending hosts'
+	// rings (each port has its own).
+	Ring RingSnapshot `json:"ring"`
 	// WriteDrops counts segments the egress device refused after the link
 	// had delivered them; WriteDropsByReason splits them by errno
 	// ("eagain", "enobufs", "other").
