@@ -30,7 +30,9 @@ func TestDumbbellAccessDelays(t *testing.T) {
 	const n = 10
 	want := []float64{60, 120} // 2 × (access + bottleneck)
 	rounds := 0
-	roottest.Twice(t, "ping", func(r roottest.Reporter) {
+	// Three attempts: 1 % of 60 ms is 0.6 ms, which a busy machine's
+	// noise can take from the median on its own.
+	roottest.Attempts(t, "ping", 3, func(r roottest.Reporter) {
 		rounds++
 		for i, c := range b.clients {
 			rtts := b.pingRTTs(t, c, b.s.v4, n)

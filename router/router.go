@@ -103,6 +103,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -329,11 +330,12 @@ var errStopped = errors.New("router: stopped")
 //
 // Each direction carries the fidelity verdict on the router's whole run
 // so far (fidelity.Judge), against the smallest one-way delay the current
-// chains configure.
+// chains configure (on a router of many hosts, the access links' too:
+// each alone, which errs on the strict side, a packet crossing several).
 func (r *Router) Snapshot() Snapshot {
 	now := r.clk.Now()
 	s := Snapshot{ClockNs: int64(now), Wall: r.clk.Wall(now), Up: r.up.snapshot(), Down: r.down.snapshot()}
-	minDelay := fidelity.MinDelay(s.Up.chain, s.Down.chain)
+	minDelay := fidelity.MinDelay(slices.Concat([][]qdisc.Spec{s.Up.chain, s.Down.chain}, s.Up.access, s.Down.access)...)
 	up, down := fidelity.Judge(s.Up.Fidelity(), minDelay), fidelity.Judge(s.Down.Fidelity(), minDelay)
 	s.Up.Verdict, s.Down.Verdict = &up, &down
 	return s

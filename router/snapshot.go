@@ -107,7 +107,8 @@ type DirSnapshot struct {
 	Ports   []PortSnapshot `json:"ports,omitempty"`
 	NoRoute uint64         `json:"no_route,omitempty"`
 
-	chain []qdisc.Spec // the chain when the counters were copied
+	chain  []qdisc.Spec   // the chain when the counters were copied
+	access [][]qdisc.Spec // and the access links' (many hosts)
 }
 
 // Fidelity returns what fidelity.Judge needs to know of the direction:
@@ -497,6 +498,9 @@ func (l *loop) snap() DirSnapshot {
 	if l.hosts != nil {
 		s.Ports = l.portSnapshots(&s)
 		s.NoRoute = st.noRoute
+		for _, c := range l.hosts.chains {
+			s.access = append(s.access, slices.Clone(c))
+		}
 	}
 	return s
 }
