@@ -396,7 +396,8 @@ func BenchmarkDumbbellLoop(b *testing.B) {
 	}
 }
 
-// TestFakeDumbbell sends super-packets from c1 to s2 and datagrams from c2
+// TestFakeDumbbell sends super-packets from c1 to s2 (IPv4 and IPv6, each
+// to one of its addresses) and datagrams from c2
 // to an address no host has, over fake devices, through a direct
 // bottleneck (the super-packets cross whole) and through a trace (they are
 // split before the path): s2 gets every segment, s1 nothing, the
@@ -417,14 +418,14 @@ func TestFakeDumbbell(t *testing.T) {
 		name  string
 		trace *link.Trace
 	}{{"whole", nil}, {"trace", trace}} {
-		c1 := &fakeVNet{pkts: superPkts(false, payload, mss), perRead: readBatch, budget: supers}
+		c1 := &fakeVNet{pkts: append(superPkts(false, payload, mss), superPkts(true, payload, mss)...), perRead: readBatch, budget: supers}
 		c2 := &fakeVNet{pkts: [][]byte{stray}, perRead: readBatch, budget: strays}
 		s1, s2 := &fakeVNet{perRead: readBatch}, &fakeVNet{perRead: readBatch}
 		addr := func(b byte) []netip.Addr { return []netip.Addr{netip.AddrFrom4([4]byte{10, 0, 0, b})} }
 		r, err := New(Config{
 			Up:      link.Config{Env: qdisc.Env{Seed: 1}, Trace: tc.trace},
 			Clients: []Host{{Device: c1, Addrs: addr(1)}, {Device: c2, Addrs: addr(3)}},
-			Servers: []Host{{Device: s1, Addrs: addr(4)}, {Device: s2, Addrs: addr(2)}},
+			Servers: []Host{{Device: s1, Addrs: addr(4)}, {Device: s2, Addrs: append(addr(2), netip.MustParseAddr("fd00::2"))}},
 		})
 		if err != nil {
 			t.Fatal(err)
