@@ -51,7 +51,9 @@
 // packet enters the path by the port of the device it was read from; its
 // egress port is the receiving host one of whose Addrs is its destination
 // (routeTable, a scan of a small flat table at classify), and a packet to
-// no host's address is dropped there and counted (DirSnapshot.NoRoute).
+// no receiving host's address is dropped there and counted
+// (DirSnapshot.NoRoute): a dumbbell carries traffic between clients and
+// servers, so a client's packet to another client finds no route.
 // The loop waits in one ppoll(2) over every sending host's device and its
 // wake eventfd (tun.VNetSet), and reads the devices that have packets in
 // turn, one packet from each, each pass starting after the device the
