@@ -83,6 +83,13 @@ func TestDumbbellAccessDelays(t *testing.T) {
 				t.Errorf("%s: %s: %d delivered, want at least %d", d.Name, p.Host, p.Counters.Delivered, n)
 			}
 		}
+		ring := 0
+		for _, p := range d.Ports[:nIn] {
+			ring += p.Ring.Size
+		}
+		if d.Ports[0].Ring.Size == 0 || ring != d.Ring.Size {
+			t.Errorf("%s: the ingress ports' rings %+v; the direction's %+v is to be their sum", d.Name, d.Ports[:nIn], d.Ring)
+		}
 		if in.Sent != d.Counters.Sent || out.Sent != d.Counters.Sent || in.Delivered != d.Counters.Delivered || out.Delivered != d.Counters.Delivered {
 			t.Errorf("%s: ports sent %d/%d and delivered %d/%d (ingress/egress); the direction sent %d and delivered %d",
 				d.Name, in.Sent, out.Sent, in.Delivered, out.Delivered, d.Counters.Sent, d.Counters.Delivered)
@@ -482,6 +489,33 @@ func TestFakeDumbbellRoundRobin(t *testing.T) {
 	for _, p := range ports[:3] {
 		if d := int(p.Counters.Sent) - read/3; d < -1 || d > 1 {
 			t.Errorf("%s: %d of %d packets read; want a third", p.Host, p.Counters.Sent, read)
+		}
+	}
+}
+
+// TestDumbbellOneEach runs a router of one client and one server without
+// access links: it is the router of Client and Server, and its two ports
+// each report the whole direction.
+func TestDumbbellOneEach(t *testing.T) {
+	b := newDumbbell(t, dumbbellOptions{clients: 1, servers: 1, up: "netem delay 5ms", down: "netem delay 5ms"})
+	if b.r.up.path != nil || b.r.down.path != nil {
+		t.Fatal("one client and one server without access links go through a path, not the direct loop")
+	}
+	rtts := b.pingRTTs(t, b.c, b.s.v4, 5)
+	if rtts[0] < 10 {
+		t.Errorf("ping: %.3f ms, below the path's 10 ms", rtts[0])
+	}
+	for _, d := range []DirSnapshot{b.r.Snapshot().Up, b.r.Snapshot().Down} {
+		if len(d.Ports) != 2 || d.Ports[0].Place != "ingress" || d.Ports[1].Place != "egress" {
+			t.Fatalf("%s: ports %+v", d.Name, d.Ports)
+		}
+		for _, p := range d.Ports {
+			if p.Counters.Delivered < 5 || p.Counters.Delivered > d.Counters.Delivered || p.Access != nil {
+				t.Errorf("%s: %s: %d delivered (access %+v); the direction %d", d.Name, p.Host, p.Counters.Delivered, p.Access, d.Counters.Delivered)
+			}
+		}
+		if d.Ports[0].Ring.Size == 0 {
+			t.Errorf("%s: the ingress port's ring %+v: want its TUN's", d.Name, d.Ports[0].Ring)
 		}
 	}
 }
