@@ -204,17 +204,21 @@ func TestDumbbellNoRoute(t *testing.T) {
 	a[3] = 200
 	nowhere := netip.AddrFrom4(a)
 	const n = 20
+	// An unconnected socket: the server's port unreachable must not
+	// refuse the next datagrams.
+	var conn net.PacketConn
+	if err := netns.Do(b.c.ns, func() (err error) {
+		conn, err = net.ListenPacket("udp4", netip.AddrPortFrom(b.c.v4, 0).String())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
 	send := func(dst netip.Addr) {
-		var conn net.Conn
-		if err := netns.Do(b.c.ns, func() (err error) {
-			conn, err = net.Dial("udp4", netip.AddrPortFrom(dst, 9).String())
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
 		for range n {
-			conn.Write([]byte("nowhere"))
+			if _, err := conn.WriteTo([]byte("nowhere"), net.UDPAddrFromAddrPort(netip.AddrPortFrom(dst, 9))); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	before := b.r.Snapshot().Up
