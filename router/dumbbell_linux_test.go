@@ -173,9 +173,9 @@ func TestDumbbellSharedBottleneck(t *testing.T) {
 		}()
 	}
 	defer func() { close(stop); wg.Wait() }()
-	time.Sleep(700 * time.Millisecond) // past slow start
+	time.Sleep(500 * time.Millisecond) // past slow start
 	s0 := b.r.Snapshot().Up
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(time.Second)
 	s1 := b.r.Snapshot().Up
 	secs := float64(s1.ClockNs-s0.ClockNs) / 1e9
 	total := float64(s1.Counters.BytesOut-s0.Counters.BytesOut) * 8 / secs
