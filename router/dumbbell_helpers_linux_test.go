@@ -20,6 +20,7 @@ type dumbbellOptions struct {
 	// access gives a host access links, up and down, in tc syntax ("" a
 	// direct one); a host not named has none.
 	access map[string][2]string
+	pcap   bool // capture into the bed's pcap
 }
 
 // newDumbbell builds namespaces wl-tNNNNNN-c1.. and -s1.., a VNet TUN in
@@ -64,6 +65,10 @@ func newDumbbell(t *testing.T, o dumbbellOptions) *bed {
 		}
 	}
 	b.c, b.s = b.clients[0], b.servers[0]
+	if o.pcap {
+		b.pcap = new(syncBuffer)
+		cfg.Pcap = b.pcap
+	}
 	b.run(t, cfg, nil)
 	return b
 }

@@ -29,10 +29,16 @@ type Host struct {
 	// is its link into the up bottleneck and its Down its link out of the
 	// down one; a server's Up is its link out of the up bottleneck and its
 	// Down its link into the down one. Their Env is set as the
-	// bottleneck's (Framing, Granularity, Pool) by the router.
+	// bottleneck's (Framing, Granularity, Pool) by the router; an empty
+	// Name becomes Host.LinkName ("up:c2") and a zero Env.Seed one derived
+	// from the bottleneck's and that name (link.DirectionSeed). Only a
+	// host given an access link in a direction can have its chain changed
+	// there (Router.SetAccessChain): give an empty Chain for a direct link
+	// that may change later.
 	Up, Down *link.Config
 	// Ring, when set, reads the kernel's figures for the ring in front of
-	// the host's device (see Config.UpRing).
+	// the host's device (see Config.UpRing); the direction the host sends
+	// in reports them in its port and adds them into its own Ring.
 	Ring func() (RingCounters, error)
 }
 

@@ -51,7 +51,9 @@
 // packet enters the path by the port of the device it was read from; its
 // egress port is the receiving host one of whose Addrs is its destination
 // (routeTable, a scan of a small flat table at classify), and a packet to
-// no host's address is dropped there and counted (DirSnapshot.NoRoute).
+// no receiving host's address is dropped there and counted
+// (DirSnapshot.NoRoute): a dumbbell carries traffic between clients and
+// servers, so a client's packet to another client finds no route.
 // The loop waits in one ppoll(2) over every sending host's device and its
 // wake eventfd (tun.VNetSet), and reads the devices that have packets in
 // turn, one packet from each, each pass starting after the device the
@@ -103,6 +105,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -329,11 +332,12 @@ var errStopped = errors.New("router: stopped")
 //
 // Each direction carries the fidelity verdict on the router's whole run
 // so far (fidelity.Judge), against the smallest one-way delay the current
-// chains configure.
+// chains configure (on a router of many hosts, the access links' too:
+// each alone, which errs on the strict side, a packet crossing several).
 func (r *Router) Snapshot() Snapshot {
 	now := r.clk.Now()
 	s := Snapshot{ClockNs: int64(now), Wall: r.clk.Wall(now), Up: r.up.snapshot(), Down: r.down.snapshot()}
-	minDelay := fidelity.MinDelay(s.Up.chain, s.Down.chain)
+	minDelay := fidelity.MinDelay(slices.Concat([][]qdisc.Spec{s.Up.chain, s.Down.chain}, s.Up.access, s.Down.access)...)
 	up, down := fidelity.Judge(s.Up.Fidelity(), minDelay), fidelity.Judge(s.Down.Fidelity(), minDelay)
 	s.Up.Verdict, s.Down.Verdict = &up, &down
 	return s

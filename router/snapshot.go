@@ -65,7 +65,10 @@ type DirSnapshot struct {
 	// the sender's retransmissions.
 	Counters link.Counters `json:"counters"`
 	Lateness Lateness      `json:"lateness"` // release lateness vs deadline
-	Ring     RingSnapshot  `json:"ring"`     // the kernel's ring in front of the router
+	// Ring is the kernel's ring in front of the router; on a router of
+	// many hosts, its Size and Drops are the sums over the sending hosts'
+	// rings (each port has its own).
+	Ring RingSnapshot `json:"ring"`
 	// WriteDrops counts segments the egress device refused after the link
 	// had delivered them; WriteDropsByReason splits them by errno
 	// ("eagain", "enobufs", "other").
@@ -104,7 +107,8 @@ type DirSnapshot struct {
 	Ports   []PortSnapshot `json:"ports,omitempty"`
 	NoRoute uint64         `json:"no_route,omitempty"`
 
-	chain []qdisc.Spec // the chain when the counters were copied
+	chain  []qdisc.Spec   // the chain when the counters were copied
+	access [][]qdisc.Spec // and the access links' (many hosts)
 }
 
 // Fidelity returns what fidelity.Judge needs to know of the direction:
@@ -494,6 +498,9 @@ func (l *loop) snap() DirSnapshot {
 	if l.hosts != nil {
 		s.Ports = l.portSnapshots(&s)
 		s.NoRoute = st.noRoute
+		for _, c := range l.hosts.chains {
+			s.access = append(s.access, slices.Clone(c))
+		}
 	}
 	return s
 }
