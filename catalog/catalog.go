@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"wanlab/link"
 )
 
 // Direction is which way a flow's data goes.
@@ -130,6 +132,14 @@ type Flow struct {
 	Client, Server int
 }
 
+// Hosts returns the hosts the flow runs between.
+func (f Flow) Hosts() (client, server link.Host) { return hostPair(f.Client, f.Server) }
+
+// hostPair returns client host c and server host s, 0 read as 1.
+func hostPair(c, s int) (link.Host, link.Host) {
+	return link.Host{N: max(c, 1)}, link.Host{Server: true, N: max(s, 1)}
+}
+
 // Time is an instant of a test's schedule as Flent's test files write it:
 // Delays times Flent's DELAY plus Lengths times its LENGTH, from the start
 // of the run (tcp_2up_square's third flow starts at DELAY*3).
@@ -179,6 +189,9 @@ type Probe struct {
 	// Flow's.
 	Client, Server int
 }
+
+// Hosts returns the hosts the probe runs between.
+func (p Probe) Hosts() (client, server link.Host) { return hostPair(p.Client, p.Server) }
 
 // Test is one of the tests: Flent's, or wanlab's own in Flent's style.
 type Test struct {
@@ -247,6 +260,11 @@ type Options struct {
 	// of rrul_be_nflows (Flent's upload_streams and download_streams); 0
 	// means 4.
 	UploadStreams, DownloadStreams int
+	// Servers is the number of servers of the rtt_fair_var tests
+	// (VarServers: Flent's HOSTS list), each with its own flows and
+	// ping; 0 means DefaultServers. The other tests have a number of
+	// their own (Test.Servers).
+	Servers int
 }
 
 // MaxStreams bounds Options.Streams.
@@ -254,7 +272,7 @@ const MaxStreams = 256
 
 // flentNames are Flent's tests; names adds wanlab's own.
 var (
-	flentNames = slices.Concat([]string{"ping", "tcp_upload", "tcp_download", "tcp_bidirectional", "tcp_nup", "tcp_ndown", "rrul", "rrul_be", "udp_flood"}, mixingNames())
+	flentNames = slices.Concat([]string{"ping", "tcp_upload", "tcp_download", "tcp_bidirectional", "tcp_nup", "tcp_ndown", "rrul", "rrul_be", "udp_flood"}, mixingNames(), RTTFairTests)
 	names      = slices.Concat(flentNames, []string{"tfrc_upload", "tfrc_download", "quic_upload", "quic_download", "l4s_upload", "l4s_download", "l4s_cubic", "custom"})
 )
 
@@ -304,6 +322,9 @@ func lookup(name string, o Options) (Test, error) {
 	}
 	icmp := Probe{Series: "Ping (ms) ICMP", Kind: ICMP, Mark: BE}
 	if t, ok, err := mixing(name, o, n, icmp); ok || err != nil {
+		return t, err
+	}
+	if t, ok, err := rttFairTest(name, o); ok || err != nil {
 		return t, err
 	}
 	switch name {

@@ -9,8 +9,8 @@ import (
 // TCP flows in one or both directions, of different congestion controls,
 // marks or start times, as flent/tests/*.conf define them (Flent 2.1.1;
 // the rrul_N_up_M_down family is from Flent's pull request #61, in no
-// release). The tests that need several server hosts (rtt_fair and its
-// kin) are not here: wanlab's lab has one server host.
+// release). The tests of one client and several servers (rtt_fair and its
+// kin) are rttfair.go's.
 
 // fixedStreams are the stream counts of Flent's tcp_2up ... tcp_12up and
 // tcp_2down ... tcp_12down, which are tcp_nup and tcp_ndown with
