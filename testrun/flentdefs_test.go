@@ -18,16 +18,20 @@ import (
 // flentDefsScript loads Flent's own test definitions, as `flent` does
 // before it runs a test (settings.load_test), for LENGTH 60 s and DELAY
 // 5 s, and prints each data set's runner, netperf test, delay, length,
-// marking, congestion control and units, by test, as JSON. An argument
-// is a test, optionally followed by ":" and test parameters joined by
-// ";" ("rrul_var:bidir_streams=3").
+// marking, congestion control, units and host, by test, as JSON. An
+// argument is a test, optionally followed by ":" and test parameters
+// joined by ";" ("rrul_var:bidir_streams=3"), and by "@" and the hosts
+// joined by "," (Flent's -H, localhost if none: "rtt_fair_var:@s1,s2").
 const flentDefsScript = `
 import sys, json
 from flent.settings import parser, Settings, DEFAULT_SETTINGS
 out = {}
 for arg in sys.argv[1:]:
-    name, _, params = arg.partition(":")
-    argv = ["-l", "60", "-d", "5", "-H", "localhost"]
+    name, _, rest = arg.partition(":")
+    params, _, hosts = rest.partition("@")
+    argv = ["-l", "60", "-d", "5"]
+    for h in (hosts or "localhost").split(","):
+        argv += ["-H", h]
     for p in filter(None, params.split(";")):
         argv += ["--test-parameter", p]
     try:
@@ -42,7 +46,7 @@ for arg in sys.argv[1:]:
         continue
     sets = []
     for k, v in s.DATA_SETS.items():
-        d = {kk: v.get(kk) for kk in ("runner", "test", "delay", "length", "marking", "cong_control", "units")}
+        d = {kk: v.get(kk) for kk in ("runner", "test", "delay", "length", "marking", "cong_control", "units", "host")}
         d["name"] = k
         sets.append(d)
     out[name] = {"description": s.DESCRIPTION, "plot": s.DEFAULTS.get("PLOT"), "total": s.TOTAL_LENGTH, "data_sets": sets}
@@ -64,6 +68,7 @@ type flentDef struct {
 		Marking     string   `json:"marking"`
 		CongControl string   `json:"cong_control"`
 		Units       string   `json:"units"`
+		Host        string   `json:"host"`
 	} `json:"data_sets"`
 }
 
@@ -99,6 +104,13 @@ func flentDefs(t *testing.T, tests map[string]catalog.Options) map[string]flentD
 		case "rrul_be_nflows":
 			arg += fmt.Sprintf(":upload_streams=%d;download_streams=%d", o.UploadStreams, o.DownloadStreams)
 		}
+		if tt, err := catalog.Lookup(name, o); err == nil && tt.Servers > 0 {
+			// Flent's HOSTS: the servers, which the series are named after.
+			if !strings.Contains(arg, ":") {
+				arg += ":"
+			}
+			arg += "@" + strings.Join(serverNames(tt.Servers), ",")
+		}
 		args = append(args, arg)
 	}
 	home := t.TempDir()
@@ -115,6 +127,15 @@ func flentDefs(t *testing.T, tests map[string]catalog.Options) map[string]flentD
 		t.Fatalf("%v: %s", err, out)
 	}
 	return defs
+}
+
+// serverNames are the names of n servers, s1 to sn.
+func serverNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("s%d", i+1)
+	}
+	return names
 }
 
 // TestCatalogMatchesFlent checks every Flent test of the catalog against
@@ -141,6 +162,9 @@ func TestCatalogMatchesFlent(t *testing.T) {
 			o.UploadStreams, o.DownloadStreams = 2, 3
 		case "tcp_nup", "tcp_ndown":
 			o.Streams = 5
+		}
+		if catalog.VarServers(n) {
+			o.Servers = 3
 		}
 		if tt, err := catalog.Lookup(n, o); err == nil && tt.Flent {
 			opts[n] = o
@@ -227,6 +251,11 @@ func TestCatalogMatchesFlent(t *testing.T) {
 				}
 				got := fmt.Sprintf("%v cc %q tos %#x from %v to %v", f.Dir, f.CC, f.Mark.TOS(), f.Start.At(delay, length).Seconds(), f.Stop.At(delay, length).Seconds())
 				want := fmt.Sprintf("%v cc %q tos %#x from %v to %v", dir, ds.CongControl, tos, start, start+*ds.Length)
+				if tt.Servers > 0 {
+					_, sv := f.Hosts()
+					got += " to " + sv.String()
+					want += " to " + ds.Host
+				}
 				if got != want || f.Transport != tr {
 					t.Errorf("%s: %s: %s; Flent's: %s", name, ds.Name, got, want)
 				}
@@ -236,6 +265,9 @@ func TestCatalogMatchesFlent(t *testing.T) {
 				kind := catalog.UDP
 				if ds.Runner == "ping" {
 					kind = catalog.ICMP
+				}
+				if _, sv := p.Hosts(); tt.Servers > 0 && sv.String() != ds.Host {
+					t.Errorf("%s: probe %q goes to %v; Flent's to %s", name, ds.Name, sv, ds.Host)
 				}
 				if !ok || p.Kind != kind || p.Mark.TOS() != tos {
 					t.Errorf("%s: probe %q: %+v; Flent's: %v, tos %#x", name, ds.Name, p, kind, tos)
