@@ -1,5 +1,7 @@
 package results
 
+import "math"
+
 // HostFairness is how evenly the load of one direction was shared among
 // hosts: Jain's index of each host's sum of its load flows' means (see
 // Fairness for a flow's figure), over the hosts of the side that has
@@ -127,4 +129,27 @@ func (d *Document) flowByID(id int) *Flow {
 		}
 	}
 	return nil
+}
+
+// BaseRTT returns the least round trip, in ms, of the probes between the
+// flow's own hosts (their series' minimum over its window): the RTT of
+// the flow's path without its queue, which in an rtt_fair run differs
+// from host to host. false when no probe ran between those hosts, or
+// none was answered.
+func (d *Document) BaseRTT(f *Flow) (float64, bool) {
+	best, ok := 0.0, false
+	for i := range d.Flows {
+		p := &d.Flows[i]
+		if p.Direction != "both" || p.ClientHost() != f.ClientHost() || p.ServerHost() != f.ServerHost() {
+			continue
+		}
+		s := d.series(p.Label)
+		if s == nil || s.Unit != "ms" || s.Summary.N == 0 || math.IsNaN(s.Summary.Min) {
+			continue
+		}
+		if !ok || s.Summary.Min < best {
+			best, ok = s.Summary.Min, true
+		}
+	}
+	return best, ok
 }
