@@ -39,9 +39,10 @@ const (
 )
 
 // flows builds the traffic of the test, each flow and probe between the
-// hosts the catalog gives it (host returns a host of the testbed): its
-// load flows during the load, its probes over the whole run.
-func (s *Setup) flows(host func(link.Host) traffic.Host) ([]traffic.Flow, []flowSpec, error) {
+// hosts the catalog gives it (host returns a host of the testbed, or an
+// error when it has no such host): its load flows during the load, its
+// probes over the whole run.
+func (s *Setup) flows(host func(link.Host) (traffic.Host, error)) ([]traffic.Flow, []flowSpec, error) {
 	var (
 		fs    []traffic.Flow
 		specs []flowSpec
@@ -55,7 +56,10 @@ func (s *Setup) flows(host func(link.Host) traffic.Host) ([]traffic.Flow, []flow
 	}
 	for _, f := range s.Test.Flows {
 		ch, sh := f.Hosts()
-		client, server := host(ch), host(sh)
+		client, server, err := hostPair(host, ch, sh)
+		if err != nil {
+			return nil, nil, err
+		}
 		dir := traffic.Up
 		if f.Dir == catalog.Down {
 			dir = traffic.Down
@@ -139,7 +143,10 @@ func (s *Setup) flows(host func(link.Host) traffic.Host) ([]traffic.Flow, []flow
 	}
 	for j, p := range s.Test.Probes {
 		ch, sh := p.Hosts()
-		client, server := host(ch), host(sh)
+		client, server, err := hostPair(host, ch, sh)
+		if err != nil {
+			return nil, nil, err
+		}
 		spec := flowSpec{label: p.Series, dir: "both", tos: tosOf(p.Mark), client: ch.String(), server: sh.String(), sockets: &recNet{}}
 		offset := s.probeOffset(j)
 		switch p.Kind {
@@ -171,6 +178,16 @@ func (s *Setup) flows(host func(link.Host) traffic.Host) ([]traffic.Flow, []flow
 		specs = append(specs, spec)
 	}
 	return fs, specs, nil
+}
+
+// hostPair returns the testbed's hosts c and s.
+func hostPair(host func(link.Host) (traffic.Host, error), c, s link.Host) (traffic.Host, traffic.Host, error) {
+	client, err := host(c)
+	if err != nil {
+		return client, traffic.Host{}, err
+	}
+	server, err := host(s)
+	return client, server, err
 }
 
 // probeOffset is when probe stream j of the test sends its first probe:

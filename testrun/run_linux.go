@@ -106,9 +106,13 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 
 	// Each flow and probe makes its sockets in the hosts the test gives
 	// it: c1 and s1, or (rtt_fair) a server of its own.
-	flows, specs, err := s.flows(func(h link.Host) traffic.Host {
+	flows, specs, err := s.flows(func(h link.Host) (traffic.Host, error) {
 		ns, addr := b.host(lab.HostRole(h), s.Opts.IPv6)
-		return traffic.Host{Net: traffic.InNamespace(ns), Addr: addr}
+		if ns == nil || !addr.IsValid() {
+			return traffic.Host{}, fmt.Errorf("test %s runs flows to host %s, which the testbed does not have: give it %d clients and %d servers (--clients, --servers)",
+				s.Test.Name, h, max(s.Test.Clients, 1), max(s.Test.Servers, 1))
+		}
+		return traffic.Host{Net: traffic.InNamespace(ns), Addr: addr}, nil
 	})
 	if err != nil {
 		return nil, err
