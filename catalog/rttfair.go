@@ -88,18 +88,33 @@ func rttFairTest(name string, o Options) (Test, bool, error) {
 			return Test{}, true, fmt.Errorf("--servers %d is out of range for %s: use 1 to %d (one stream of flows and a ping to each server)", n, name, link.MaxHosts)
 		}
 	}
+	// The fixed tests set their markings, labels and ping labels
+	// themselves (set_test_parameter), over the user's; the variable ones
+	// take the user's.
+	ps := o.PerStream
+	if r.servers != 0 {
+		ps.Markings, ps.Labels, ps.PingLabels = make([]string, len(r.marks)), r.labels, r.pings
+		for i, m := range r.marks {
+			ps.Markings[i] = string(m)
+		}
+	}
 	t := Test{Name: name, Description: r.desc, Plot: "all_scaled", Servers: n}
 	for i := 0; i < n; i++ {
 		host := link.Host{Server: true, N: i + 1}
-		mark, label := item(r.marks, i, BE), item(r.labels, i, "BE")
-		if r.upload {
-			t.Flows = append(t.Flows, Flow{Series: fmt.Sprintf("TCP upload %s %s", label, host), Dir: Up, Mark: mark, Server: host.N})
-		}
-		if r.download {
-			t.Flows = append(t.Flows, Flow{Series: fmt.Sprintf("TCP download %s %s", label, host), Dir: Down, Mark: mark, Server: host.N})
+		label := item(ps.Labels, i, "BE")
+		for _, d := range []struct {
+			word string
+			dir  Direction
+			on   bool
+		}{{"upload", Up, r.upload}, {"download", Down, r.download}} {
+			if d.on {
+				f := ps.flow(i, fmt.Sprintf("TCP %s %s %s", d.word, label, host), d.dir, BE)
+				f.Server = host.N
+				t.Flows = append(t.Flows, f)
+			}
 		}
 		// Flent's ping of a stream has no marking of its own.
-		t.Probes = append(t.Probes, Probe{Series: fmt.Sprintf("Ping (ms) %s %s", item(r.pings, i, "ICMP"), host), Kind: ICMP, Mark: BE, Server: host.N})
+		t.Probes = append(t.Probes, Probe{Series: fmt.Sprintf("Ping (ms) %s %s", item(ps.PingLabels, i, "ICMP"), host), Kind: ICMP, Mark: BE, Server: host.N})
 	}
 	return t, true, nil
 }

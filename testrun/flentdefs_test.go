@@ -23,7 +23,7 @@ import (
 // joined by ";" ("rrul_var:bidir_streams=3"), and by "@" and the hosts
 // joined by "," (Flent's -H, localhost if none: "rtt_fair_var:@s1,s2").
 const flentDefsScript = `
-import sys, json
+import sys, json, copy
 from flent.settings import parser, Settings, DEFAULT_SETTINGS
 out = {}
 for arg in sys.argv[1:]:
@@ -35,7 +35,11 @@ for arg in sys.argv[1:]:
     for p in filter(None, params.split(";")):
         argv += ["--test-parameter", p]
     try:
-        s = parser.parse_args(argv + [name], namespace=Settings(DEFAULT_SETTINGS))
+        # A fresh TEST_PARAMETERS: --test-parameter updates the dict it
+        # finds, which would otherwise carry one test's into the next.
+        ns = Settings(copy.deepcopy(DEFAULT_SETTINGS))
+        ns.TEST_PARAMETERS = {}
+        s = parser.parse_args(argv + [name], namespace=ns)
         s.process_args()
         s.load_test(informational=True)
     except Exception as e:
@@ -97,18 +101,17 @@ func flentDefs(t *testing.T, tests map[string]catalog.Options) map[string]flentD
 	args := []string{"-c", flentDefsScript}
 	for name, o := range tests {
 		arg := name
+		params := perStreamParams(o.PerStream)
 		switch name {
 		case "tcp_nup", "tcp_ndown", "rrul_var":
 			param := map[string]string{"tcp_nup": "upload_streams", "tcp_ndown": "download_streams", "rrul_var": "bidir_streams"}[name]
-			arg += fmt.Sprintf(":%s=%d", param, o.Streams)
+			params = append(params, fmt.Sprintf("%s=%d", param, o.Streams))
 		case "rrul_be_nflows":
-			arg += fmt.Sprintf(":upload_streams=%d;download_streams=%d", o.UploadStreams, o.DownloadStreams)
+			params = append(params, fmt.Sprintf("upload_streams=%d", o.UploadStreams), fmt.Sprintf("download_streams=%d", o.DownloadStreams))
 		}
+		arg += ":" + strings.Join(params, ";")
 		if tt, err := catalog.Lookup(name, o); err == nil && tt.Servers > 0 {
 			// Flent's HOSTS: the servers, which the series are named after.
-			if !strings.Contains(arg, ":") {
-				arg += ":"
-			}
 			arg += "@" + strings.Join(serverNames(tt.Servers), ",")
 		}
 		args = append(args, arg)
@@ -127,6 +130,27 @@ func flentDefs(t *testing.T, tests map[string]catalog.Options) map[string]flentD
 		t.Fatalf("%v: %s", err, out)
 	}
 	return defs
+}
+
+// perStreamParams are Flent's test parameters of ps: "markings=CS1,EF",
+// "stream_delays=0,2" (whole seconds).
+func perStreamParams(ps catalog.PerStream) []string {
+	var params []string
+	add := func(name string, list []string) {
+		if len(list) > 0 {
+			params = append(params, name+"="+strings.Join(list, ","))
+		}
+	}
+	add("markings", ps.Markings)
+	add("cc_algos", ps.CCAlgos)
+	add("labels", ps.Labels)
+	add("ping_labels", ps.PingLabels)
+	var delays []string
+	for _, d := range ps.Delays {
+		delays = append(delays, fmt.Sprint(int(d.Seconds())))
+	}
+	add("stream_delays", delays)
+	return params
 }
 
 // serverNames are the names of n servers, s1 to sn.
@@ -165,6 +189,20 @@ func TestCatalogMatchesFlent(t *testing.T) {
 		}
 		if catalog.VarServers(n) {
 			o.Servers = 3
+		}
+		// Flent's per-stream parameters, where a test takes them: marks,
+		// congestion controls, late starts and labels of some streams
+		// (rtt_fair's own marks and labels override the ones given). Flent
+		// splits a list on "," and ";" and drops empty entries.
+		switch n {
+		case "tcp_nup", "tcp_ndown", "tcp_4up", "tcp_6down":
+			o.PerStream = catalog.PerStream{Markings: []string{"CS1", "CS0", "EF"}, CCAlgos: []string{"reno", "cubic"}, Delays: []time.Duration{0, 2 * time.Second}}
+		case "rrul_var":
+			o.PerStream = catalog.PerStream{Markings: []string{"EF", "CS1"}, CCAlgos: []string{"cubic", "reno"}, Labels: []string{"voice"}, Delays: []time.Duration{3 * time.Second}}
+		case "rtt_fair", "rtt_fair_up":
+			o.PerStream = catalog.PerStream{Markings: []string{"EF"}, Labels: []string{"X"}, CCAlgos: []string{"reno"}, Delays: []time.Duration{0, time.Second}}
+		case "rtt_fair_var", "rtt_fair_var_down":
+			o.PerStream = catalog.PerStream{Markings: []string{"CS1"}, Labels: []string{"A", "B"}, PingLabels: []string{"P"}, Delays: []time.Duration{4 * time.Second}}
 		}
 		if tt, err := catalog.Lookup(n, o); err == nil && tt.Flent {
 			opts[n] = o
