@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"wanlab/link"
 )
 
 // Direction is which way a flow's data goes.
@@ -130,14 +132,26 @@ type Flow struct {
 	Client, Server int
 }
 
+// Hosts returns the hosts the flow runs between.
+func (f Flow) Hosts() (client, server link.Host) { return hostPair(f.Client, f.Server) }
+
+// hostPair returns client host c and server host s, 0 read as 1.
+func hostPair(c, s int) (link.Host, link.Host) {
+	return link.Host{N: max(c, 1)}, link.Host{Server: true, N: max(s, 1)}
+}
+
 // Time is an instant of a test's schedule as Flent's test files write it:
 // Delays times Flent's DELAY plus Lengths times its LENGTH, from the start
-// of the run (tcp_2up_square's third flow starts at DELAY*3).
-type Time struct{ Delays, Lengths int }
+// of the run (tcp_2up_square's third flow starts at DELAY*3), plus Offset
+// (a stream's own delay, Flent's stream_delays).
+type Time struct {
+	Delays, Lengths int
+	Offset          time.Duration
+}
 
 // At returns the instant for Flent's DELAY and LENGTH.
 func (t Time) At(delay, length time.Duration) time.Duration {
-	return time.Duration(t.Delays)*delay + time.Duration(t.Lengths)*length
+	return time.Duration(t.Delays)*delay + time.Duration(t.Lengths)*length + t.Offset
 }
 
 // String writes the instant as Flent's test files do: "DELAY*3",
@@ -155,6 +169,9 @@ func (t Time) String() string {
 	}
 	term(t.Lengths, "LENGTH")
 	term(t.Delays, "DELAY")
+	if t.Offset != 0 {
+		parts = append(parts, t.Offset.String())
+	}
 	if len(parts) == 0 {
 		return "0"
 	}
@@ -179,6 +196,9 @@ type Probe struct {
 	// Flow's.
 	Client, Server int
 }
+
+// Hosts returns the hosts the probe runs between.
+func (p Probe) Hosts() (client, server link.Host) { return hostPair(p.Client, p.Server) }
 
 // Test is one of the tests: Flent's, or wanlab's own in Flent's style.
 type Test struct {
@@ -247,6 +267,14 @@ type Options struct {
 	// of rrul_be_nflows (Flent's upload_streams and download_streams); 0
 	// means 4.
 	UploadStreams, DownloadStreams int
+	// PerStream are Flent's per-stream parameters (markings, cc_algos,
+	// stream_delays, labels, ping_labels) of the tests that take them.
+	PerStream PerStream
+	// Servers is the number of servers of the rtt_fair_var tests
+	// (VarServers: Flent's HOSTS list), each with its own flows and
+	// ping; 0 means DefaultServers. The other tests have a number of
+	// their own (Test.Servers).
+	Servers int
 }
 
 // MaxStreams bounds Options.Streams.
@@ -254,7 +282,7 @@ const MaxStreams = 256
 
 // flentNames are Flent's tests; names adds wanlab's own.
 var (
-	flentNames = slices.Concat([]string{"ping", "tcp_upload", "tcp_download", "tcp_bidirectional", "tcp_nup", "tcp_ndown", "rrul", "rrul_be", "udp_flood"}, mixingNames())
+	flentNames = slices.Concat([]string{"ping", "tcp_upload", "tcp_download", "tcp_bidirectional", "tcp_nup", "tcp_ndown", "rrul", "rrul_be", "udp_flood"}, mixingNames(), RTTFairTests)
 	names      = slices.Concat(flentNames, []string{"tfrc_upload", "tfrc_download", "quic_upload", "quic_download", "l4s_upload", "l4s_download", "l4s_cubic", "custom"})
 )
 
@@ -302,8 +330,14 @@ func lookup(name string, o Options) (Test, error) {
 	if err != nil {
 		return Test{}, err
 	}
+	if err := o.PerStream.check(); err != nil {
+		return Test{}, err
+	}
 	icmp := Probe{Series: "Ping (ms) ICMP", Kind: ICMP, Mark: BE}
 	if t, ok, err := mixing(name, o, n, icmp); ok || err != nil {
+		return t, err
+	}
+	if t, ok, err := rttFairTest(name, o); ok || err != nil {
 		return t, err
 	}
 	switch name {
@@ -329,8 +363,8 @@ func lookup(name string, o Options) (Test, error) {
 		}
 		t := Test{Name: name, Description: fmt.Sprintf("%d TCP %ss with ping", n, word), Plot: "totals",
 			Probes: []Probe{icmp}}
-		for i := 1; i <= n; i++ {
-			t.Flows = append(t.Flows, Flow{Series: fmt.Sprintf("TCP %s::%d", word, i), Dir: dir})
+		for i := 0; i < n; i++ {
+			t.Flows = append(t.Flows, o.PerStream.flow(i, fmt.Sprintf("TCP %s::%d", word, i+1), dir, BE))
 		}
 		return t, nil
 	case "rrul":

@@ -9,8 +9,8 @@ import (
 // TCP flows in one or both directions, of different congestion controls,
 // marks or start times, as flent/tests/*.conf define them (Flent 2.1.1;
 // the rrul_N_up_M_down family is from Flent's pull request #61, in no
-// release). The tests that need several server hosts (rtt_fair and its
-// kin) are not here: wanlab's lab has one server host.
+// release). The tests of one client and several servers (rtt_fair and its
+// kin) are rttfair.go's.
 
 // fixedStreams are the stream counts of Flent's tcp_2up ... tcp_12up and
 // tcp_2down ... tcp_12down, which are tcp_nup and tcp_ndown with
@@ -142,14 +142,21 @@ func mixing(name string, o Options, n int, icmp Probe) (Test, bool, error) {
 		}
 		return t, true, nil
 	case "rrul_var":
-		// Stream i (from 0) is labelled "i (MARKING)", its marking CS0
-		// by default: a UDP ping and a TCP flow each way.
+		// Stream i (from 0) is labelled "i (MARKING)" unless labels
+		// names it, its marking CS0 by default: a UDP ping and a TCP
+		// flow each way.
 		t := Test{Name: name, Description: "Realtime Response Under Load - variable configurable streams", Plot: "all_scaled",
 			Probes: []Probe{{Series: "Ping (ms)::ICMP", Kind: ICMP, Mark: BE}}}
+		seen := map[string]bool{}
 		for i := 0; i < n; i++ {
-			label := fmt.Sprintf("%d (%s)", i, BE)
-			t.Flows = append(t.Flows, Flow{Series: "TCP upload::" + label, Dir: Up, Mark: BE}, Flow{Series: "TCP download::" + label, Dir: Down, Mark: BE})
-			t.Probes = append(t.Probes, Probe{Series: "Ping (ms)::UDP " + label, Kind: UDP, Mark: BE})
+			st := o.PerStream.stream(i, BE)
+			label := item(o.PerStream.Labels, i, fmt.Sprintf("%d (%s)", i, st.mark))
+			if seen[label] {
+				return Test{}, true, fmt.Errorf("labels: %q names two streams: give each stream a label of its own", label)
+			}
+			seen[label] = true
+			t.Flows = append(t.Flows, o.PerStream.flow(i, "TCP upload::"+label, Up, BE), o.PerStream.flow(i, "TCP download::"+label, Down, BE))
+			t.Probes = append(t.Probes, Probe{Series: "Ping (ms)::UDP " + label, Kind: UDP, Mark: st.mark})
 		}
 		return t, true, nil
 	}
@@ -206,9 +213,11 @@ func mixing(name string, o Options, n int, icmp Probe) (Test, bool, error) {
 			if name != fmt.Sprintf("tcp_%d%s", k, d.suffix) {
 				continue
 			}
+			// tcp_4up.conf sets upload_streams and includes tcp_nup.conf,
+			// which takes the per-stream parameters.
 			t := Test{Name: name, Description: fmt.Sprintf("TCP %s - %d streams w/ping", d.word, k), Plot: "totals", Probes: []Probe{icmp}}
-			for i := 1; i <= k; i++ {
-				t.Flows = append(t.Flows, Flow{Series: fmt.Sprintf("TCP %s::%d", d.word, i), Dir: d.dir})
+			for i := 0; i < k; i++ {
+				t.Flows = append(t.Flows, o.PerStream.flow(i, fmt.Sprintf("TCP %s::%d", d.word, i+1), d.dir, BE))
 			}
 			return t, true, nil
 		}

@@ -31,7 +31,8 @@ type TableOptions struct {
 	// (the default), median, min, max, p90, p99, stddev, variance or
 	// total (Stats); or a figure of the whole run (results.RunStats:
 	// jain_up, jain_down, Jain's fairness index of a direction's load
-	// flows), which takes no Series.
+	// flows; jain_hosts_up, jain_hosts_down, of their hosts' sums where a
+	// side has several, as rtt_fair's servers), which takes no Series.
 	Stat string
 	// Spread is the spread across repetitions that follows a cell's
 	// figure and makes its graph's error bars: "stddev" (the default: the
@@ -296,7 +297,7 @@ func latencyName(d *results.Document) string {
 func resolveShow(o *TableOptions) (show []string, spread, center string, err error) {
 	switch {
 	case contains(results.RunStats, o.Stat) && o.Series != "":
-		return nil, "", "", choicef("--stat %s is a figure of the whole run (Jain's fairness index of its %s flows), not of a series: leave out --series %q", o.Stat, runStatFlows(o.Stat), o.Series)
+		return nil, "", "", choicef("--stat %s is a figure of the whole run (Jain's fairness index of its %s), not of a series: leave out --series %q", o.Stat, runStatOver(o.Stat), o.Series)
 	case !contains(Stats, o.Stat) && !contains(results.RunStats, o.Stat):
 		return nil, "", "", choicef("--stat %q: use one of %s (the statistic of each run's series), or one of %s (a figure of the whole run); --show chooses what a cell gives of the runs' figures", o.Stat, strings.Join(Stats, ", "), strings.Join(results.RunStats, ", "))
 	}
@@ -537,7 +538,7 @@ func readRuns(rs *Runs, where map[string][]string, o *TableOptions, severalTests
 			}
 			if contains(results.RunStats, o.Stat) {
 				v, _ := doc.RunStat(o.Stat)
-				out.runs = append(out.runs, tableRun{dims: rd, series: runStatFlows(o.Stat) + " flows", unit: results.RunStatUnit,
+				out.runs = append(out.runs, tableRun{dims: rd, series: runStatOver(o.Stat), unit: results.RunStatUnit,
 					value: v, points: runStatPoints(doc, o.Stat),
 					verdict: verdict, unfaithful: unfaithful, leftOut: unfaithful && o.FaithfulOnly})
 				continue
@@ -628,8 +629,10 @@ func checkStatRecorded(read runsRead, o *TableOptions) error {
 		if len(read.runs) == 0 || slices.ContainsFunc(read.runs, func(r tableRun) bool { return !math.IsNaN(r.value) }) {
 			return nil
 		}
-		has := map[string]string{"upload": "tcp_nup, rrul, rrul_be_nflows, cubic_bbr, tcp_4up_squarewave", "download": "tcp_ndown, rrul, rrul_be_nflows, cubic_bbr"}
-		return choicef("--stat %s: no run has two or more %s flows that carried data, which Jain's fairness index is over; tests with several (%s) have them", o.Stat, runStatFlows(o.Stat), has[runStatFlows(o.Stat)])
+		has := map[string]string{"upload flows": "tcp_nup, rrul, rrul_be_nflows, cubic_bbr, tcp_4up_squarewave", "download flows": "tcp_ndown, rrul, rrul_be_nflows, cubic_bbr",
+			"upload hosts": "rtt_fair, rtt_fair_up, rtt_fair_var --servers 2 or more", "download hosts": "rtt_fair, rtt_fair_var_down --servers 2 or more"}
+		over := runStatOver(o.Stat)
+		return choicef("--stat %s: no run has two or more %s that carried data, which Jain's fairness index is over; tests with several (%s) have them", o.Stat, over, has[over])
 	}
 	if read.first == nil || slices.ContainsFunc(read.runs, func(r tableRun) bool { return !math.IsNaN(r.value) }) {
 		return nil
@@ -643,10 +646,14 @@ func checkStatRecorded(read runsRead, o *TableOptions) error {
 	return choicef("--stat %s: the series %q has no %s in any run; use one it has: %s", o.Stat, read.first.Name, o.Stat, strings.Join(has, ", "))
 }
 
-// runStatFlows names the flows a figure of the whole run (one of
-// results.RunStats) is over: "upload" or "download".
-func runStatFlows(name string) string {
-	return map[string]string{"up": "upload", "down": "download"}[results.RunStatDirection(name)]
+// runStatOver names what a figure of the whole run (one of
+// results.RunStats) is over: "upload flows", "download hosts", ...
+func runStatOver(name string) string {
+	what := " flows"
+	if results.RunStatOverHosts(name) {
+		what = " hosts"
+	}
+	return map[string]string{"up": "upload", "down": "download"}[results.RunStatDirection(name)] + what
 }
 
 // runStatPoints is the number of data points behind a figure of the run:

@@ -377,19 +377,31 @@ func timeAxis(fig *figure, marks []vmark, end float64) {
 // rttNote is what the legend adds to a flow's line in a graph of one run:
 // " (RTT 41 ms)", the median of the sender's smoothed RTT over the flow's
 // window (results.Flow.MedianRTT), so that a flow's rate reads beside the
-// RTT it had, which sets how fast its congestion control grows; "" for a
-// series that is no flow's or a flow without TCP_INFO. The series keeps
-// its name: only its label in the legend says more.
+// RTT it had, which sets how fast its congestion control grows; where the
+// flows spread over several hosts (rtt_fair's servers, each path its own
+// RTT), also its path's base RTT, the least round trip of the probes
+// between its hosts (results.Document.BaseRTT): " (RTT 41 ms, base 20
+// ms)". "" for a series that is no flow's or a flow without either. The
+// series keeps its name: only its label in the legend says more.
 func rttNote(d *results.Document, s *results.Series) string {
 	for i := range d.Flows {
 		f := &d.Flows[i]
 		if f.Label != s.Name {
 			continue
 		}
+		var parts []string
 		if ms, ok := f.MedianRTT(); ok {
-			return " (RTT " + formatMs(ms) + " ms)"
+			parts = append(parts, "RTT "+formatMs(ms)+" ms")
 		}
-		return ""
+		if side, _ := d.HostsSide(); side != "" && f.Direction != "both" {
+			if ms, ok := d.BaseRTT(f); ok {
+				parts = append(parts, "base "+formatMs(ms)+" ms")
+			}
+		}
+		if len(parts) == 0 {
+			return ""
+		}
+		return " (" + strings.Join(parts, ", ") + ")"
 	}
 	return ""
 }

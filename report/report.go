@@ -91,7 +91,15 @@ type runView struct {
 	// Fairness is each direction's fairness among its load flows
 	// (results.Document.FlowFairness).
 	Fairness []fairnessRow
-	Graphs   []graph
+	// Hosts says the flows spread over several hosts of a side (the
+	// servers of rtt_fair): the flows table gives each flow's hosts, and
+	// HostShares and HostFairness each host's share and the hosts'
+	// fairness (results.Document.FairnessOverHosts).
+	Hosts        bool
+	HostSide     string
+	HostShares   []hostShareRow
+	HostFairness []fairnessRow
+	Graphs       []graph
 	// Data is the run's series for the interactive graphs; nil when it
 	// has none to draw.
 	Data     *seriesData
@@ -131,6 +139,13 @@ type seriesRow struct {
 type flowRow struct {
 	ID                                               int
 	Label, Direction, Protocol, TOS, CongCtrl, Share string
+	// Hosts are the hosts it ran between ("c1 → s2").
+	Hosts string
+}
+
+// hostShareRow is one host's part of a direction's load, formatted.
+type hostShareRow struct {
+	Direction, Host, Mean, Share, Flows string
 }
 
 // fairnessRow is one direction's fairness: its name ("upload"), Jain's
@@ -191,14 +206,32 @@ func buildRun(id string, n int, r Run) *runView {
 			Jain:      fmt.Sprintf("%.4f", f.Jain), Flows: len(f.Flows),
 		})
 	}
+	side, _ := d.HostsSide()
+	v.Hosts, v.HostSide = side != "", side
+	for _, hf := range d.FairnessOverHosts() {
+		word := map[string]string{"up": "upload", "down": "download"}[hf.Direction]
+		v.HostFairness = append(v.HostFairness, fairnessRow{Direction: word, Jain: fmt.Sprintf("%.4f", hf.Jain), Flows: len(hf.Hosts)})
+		for _, h := range hf.Hosts {
+			ids := make([]string, len(h.Flows))
+			for i, id := range h.Flows {
+				ids[i] = fmt.Sprint(id)
+			}
+			v.HostShares = append(v.HostShares, hostShareRow{Direction: word, Host: h.Host,
+				Mean: figure(h.Mean) + " " + h.Unit, Share: fmt.Sprintf("%.1f %%", 100*h.Share), Flows: strings.Join(ids, ", ")})
+		}
+	}
 	for _, f := range d.Flows {
 		share := "-"
 		if x, ok := results.FlowShareOf(fair, f.ID); ok {
 			share = fmt.Sprintf("%.1f %%", 100*x)
 		}
+		hosts := "-"
+		if f.Client != "" || f.Server != "" {
+			hosts = f.ClientHost() + " → " + f.ServerHost()
+		}
 		v.Flows = append(v.Flows, flowRow{
 			ID: f.ID, Label: f.Label, Direction: f.Direction, Protocol: f.Protocol,
-			TOS: fmt.Sprintf("0x%02x", f.TOS), CongCtrl: orDash(f.CongestionControl), Share: share,
+			TOS: fmt.Sprintf("0x%02x", f.TOS), CongCtrl: orDash(f.CongestionControl), Share: share, Hosts: hosts,
 		})
 		for j := range f.Series {
 			s := &f.Series[j]

@@ -656,3 +656,48 @@ func TestFairness(t *testing.T) {
 		t.Errorf("shares %v, want %v", shares, want)
 	}
 }
+
+// TestHostFairness: where the flows went to several servers, the flows
+// table gives each flow's hosts, a table each server's share, and a line
+// the servers' index: s1 at 3 Mbit/s and s2 at 1+3+1 have
+// 8²/(2·(9+25)) = 0.9412, shares 3/8 and 5/8.
+func TestHostFairness(t *testing.T) {
+	d := synthRun("tcp_nup", "3:1", 5, faithfulRun)
+	for i, rate := range []float64{3, 1, 3, 1} {
+		s := d.FindSeries(fmt.Sprintf("TCP upload::%d", i+1))
+		for k := range s.Samples {
+			s.Samples[k].V = rate
+		}
+	}
+	for i := range d.Flows {
+		d.Flows[i].Client, d.Flows[i].Server = "c1", "s2"
+		if d.Flows[i].Label == "TCP upload::1" {
+			d.Flows[i].Server = "s1"
+		}
+	}
+	d.Summarize()
+	root := parse(t, render(t, []Run{{Doc: d}}, Options{}))
+	var lines []string
+	for _, p := range findAll(root, func(n *html.Node) bool { return attr(n, "class") == "fairness" }) {
+		lines = append(lines, text(p))
+	}
+	if len(lines) != 2 || !strings.Contains(lines[1], "upload 0.9412 over 2 servers.") {
+		t.Errorf("fairness lines %q", lines)
+	}
+	hosts, shares := map[string]string{}, map[string]string{}
+	for _, tr := range findAll(root, tag("tr")) {
+		cells := findAll(tr, func(n *html.Node) bool { return n.Type == html.ElementNode && (n.Data == "td" || n.Data == "th") })
+		switch {
+		case len(cells) == 8 && strings.HasPrefix(text(cells[1]), "TCP upload::"):
+			hosts[text(cells[1])] = text(cells[3])
+		case len(cells) == 5 && text(cells[0]) == "upload":
+			shares[text(cells[1])] = text(cells[3]) + " of flows " + text(cells[4])
+		}
+	}
+	if want := map[string]string{"TCP upload::1": "c1 → s1", "TCP upload::2": "c1 → s2", "TCP upload::3": "c1 → s2", "TCP upload::4": "c1 → s2"}; !maps.Equal(hosts, want) {
+		t.Errorf("hosts %v, want %v", hosts, want)
+	}
+	if !strings.HasPrefix(shares["s1"], "37.5 % of flows ") || !strings.HasPrefix(shares["s2"], "62.5 % of flows ") {
+		t.Errorf("host shares %v", shares)
+	}
+}

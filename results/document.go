@@ -43,6 +43,11 @@ type Document struct {
 	// it. Views compute it with FlowFairness, so that a document written
 	// before it was recorded has it too.
 	Fairness []Fairness `json:"fairness,omitempty"`
+	// HostFairness is how evenly each direction's load was shared among
+	// the hosts of the side with several (the servers of rtt_fair), for
+	// each direction with two or more such hosts (Document.HostFairness);
+	// Summarize records it.
+	HostFairness []HostFairness `json:"host_fairness,omitempty"`
 	// Router is the router's report of the run: its per-direction
 	// counters and fidelity verdict; nil when the document has none.
 	Router *RouterReport `json:"router,omitempty"`
@@ -281,6 +286,12 @@ type Flow struct {
 	// QUIC flow's ("newreno"), or "tfrc" for a TFRC flow; empty for
 	// others.
 	CongestionControl string `json:"congestion_control,omitempty"`
+	// Client and Server are the hosts the flow or probe ran between, by
+	// the testbed's names ("c1", "s2"); empty for a custom run's flows
+	// and in documents written before they were recorded, which ran
+	// between the one client and the one server.
+	Client string `json:"client,omitempty"`
+	Server string `json:"server,omitempty"`
 	// Span is when the flow was to run, [start, stop] in seconds from
 	// Run.Start, as the test's schedule set it (Flent's 'delay' of the
 	// flow, and that plus its 'length'): the load for most tests, its own

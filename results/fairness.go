@@ -2,6 +2,7 @@ package results
 
 import (
 	"math"
+	"strings"
 
 	"wanlab/stats"
 )
@@ -45,42 +46,59 @@ type FlowShare struct {
 // RunStats names the figures of a whole run, not of one of its series,
 // that a view chooses by name beside Stats (a table's --stat): Jain's
 // fairness index of the upload flows and of the download flows
-// (FlowFairness).
-var RunStats = []string{"jain_up", "jain_down"}
+// (FlowFairness), and of the hosts' sums of them, where the run has
+// several hosts on a side (FairnessOverHosts).
+var RunStats = []string{"jain_up", "jain_down", "jain_hosts_up", "jain_hosts_down"}
 
 // RunStatDirection returns the direction ("up" or "down") whose load
 // flows the run's figure name (one of RunStats) is over, and "" for a name
 // that is none of them.
 func RunStatDirection(name string) string {
 	switch name {
-	case "jain_up":
+	case "jain_up", "jain_hosts_up":
 		return "up"
-	case "jain_down":
+	case "jain_down", "jain_hosts_down":
 		return "down"
 	}
 	return ""
 }
 
-// RunStatFairness returns the fairness (FlowFairness) that the run's
-// figure name (one of RunStats) is of, nil when the run has none (fewer
-// than two load flows that way), and false for a name that is none of
-// them.
+// RunStatOverHosts reports whether the run's figure name (one of
+// RunStats) is over hosts (FairnessOverHosts) rather than flows.
+func RunStatOverHosts(name string) bool { return strings.HasPrefix(name, "jain_hosts_") }
+
+// RunStatFairness returns the fairness of the flows (FlowFairness) that
+// the run's figure name (one of RunStats) is over, nil when the run has
+// none (fewer than two load flows that way, or for a figure over hosts
+// fewer than two hosts), and false for a name that is none of them. For
+// a figure over hosts, Jain is the hosts' index and Flows the flows of
+// those hosts, each with its share of the direction.
 func (d *Document) RunStatFairness(name string) (*Fairness, bool) {
 	dir := RunStatDirection(name)
 	if dir == "" {
 		return nil, false
 	}
 	for _, f := range d.FlowFairness() {
-		if f.Direction == dir {
+		if f.Direction != dir {
+			continue
+		}
+		if !RunStatOverHosts(name) {
 			return &f, true
+		}
+		for _, h := range d.FairnessOverHosts() {
+			if h.Direction == dir {
+				f.Jain = h.Jain
+				return &f, true
+			}
 		}
 	}
 	return nil, true
 }
 
 // RunStat returns the figure of the run that name (one of RunStats)
-// names, NaN when the run has none (fewer than two load flows that way),
-// and false for a name that is none of them. Its unit is RunStatUnit.
+// names, NaN when the run has none (fewer than two load flows, or hosts,
+// that way), and false for a name that is none of them. Its unit is
+// RunStatUnit.
 func (d *Document) RunStat(name string) (float64, bool) {
 	f, ok := d.RunStatFairness(name)
 	switch {
@@ -132,25 +150,38 @@ func (d *Document) FlowFairness() []Fairness {
 // with their Share filled in; false for fewer than two, for allocations in
 // different units, which are not comparable, and for a sum of 0.
 func fairnessOf(dir string, shares []FlowShare) (Fairness, bool) {
-	if len(shares) < 2 {
-		return Fairness{}, false
-	}
-	xs := make([]float64, len(shares))
-	var sum float64
+	means := make([]float64, len(shares))
 	for i, s := range shares {
 		if s.Unit != shares[0].Unit {
 			return Fairness{}, false
 		}
-		xs[i] = s.Mean
-		sum += s.Mean
+		means[i] = s.Mean
 	}
-	if !(sum > 0) {
+	jain, parts, ok := jainOf(means)
+	if !ok {
 		return Fairness{}, false
 	}
 	for i := range shares {
-		shares[i].Share = shares[i].Mean / sum
+		shares[i].Share = parts[i]
 	}
-	return Fairness{Direction: dir, Jain: stats.Jain(xs), Flows: shares}, true
+	return Fairness{Direction: dir, Jain: jain, Flows: shares}, true
+}
+
+// jainOf returns Jain's index of the allocations xs and each one's share
+// of their sum; false for fewer than two and for a sum of 0.
+func jainOf(xs []float64) (float64, []float64, bool) {
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	if len(xs) < 2 || !(sum > 0) {
+		return 0, nil, false
+	}
+	shares := make([]float64, len(xs))
+	for i, x := range xs {
+		shares[i] = x / sum
+	}
+	return stats.Jain(xs), shares, true
 }
 
 // FlowShareOf returns the share of the flow with that id in its

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -228,14 +229,18 @@ func flentFile(d *Document) (*flentData, error) {
 		}
 		wanlab["series"] = series
 	}
+	// Flent's HOSTS are the servers the test ran to: the rtt_fair tests
+	// make a flow pair and a ping per host and name their series after
+	// it, so the list has to be the run's servers, in order.
+	hosts := flentHosts(d)
 	meta := map[string]any{
 		"NAME":            flentName,
 		"TITLE":           title,
 		"TIME":            start,
 		"T0":              start,
 		"LOCAL_HOST":      "client",
-		"HOST":            "server",
-		"HOSTS":           []string{"server"},
+		"HOST":            hosts[0],
+		"HOSTS":           hosts,
 		"LENGTH":          d.Run.DurationS,
 		"TOTAL_LENGTH":    d.Run.TotalS(),
 		"STEP_SIZE":       step,
@@ -253,6 +258,22 @@ func flentFile(d *Document) (*flentData, error) {
 	}
 	f.Metadata = meta
 	return f, nil
+}
+
+// flentHosts returns the Flent HOSTS of the document: the servers its
+// flows and probes ran to, in order of first appearance, when they name
+// them; "server" for a document of one server that names none.
+func flentHosts(d *Document) []string {
+	var hosts []string
+	for i := range d.Flows {
+		if h := d.Flows[i].Server; h != "" && !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	if len(hosts) == 0 {
+		return []string{"server"}
+	}
+	return hosts
 }
 
 // flentResults returns a series' column of results: its values on the grid

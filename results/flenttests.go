@@ -90,6 +90,28 @@ func nComputed(word string) flentTest {
 	}
 }
 
+// rttFairComputed are the computed series of rtt_fair.inc for the
+// directions its test keeps (rtt_fair_up deletes the download's): per
+// direction the average, sum and fairness of the TCP flows, each left
+// out of the others, and the pings' average.
+func rttFairComputed(up, down bool) []computedSeries {
+	var cs []computedSeries
+	for _, d := range []struct {
+		word string
+		on   bool
+	}{{"upload", up}, {"download", down}} {
+		if !d.on {
+			continue
+		}
+		p := "TCP " + d.word + " "
+		cs = append(cs,
+			computedSeries{p + "avg", reduceAverage, "TCP " + d.word + "*", []string{p + "sum", p + "fairness"}, "Mbits/s"},
+			computedSeries{p + "sum", reduceSum, "TCP " + d.word + "*", []string{p + "avg", p + "fairness"}, "Mbits/s"},
+			computedSeries{p + "fairness", reduceFairness, "TCP " + d.word + "*", []string{p + "avg", p + "sum"}, "Idx"})
+	}
+	return append(cs, pingAvg("Ping (ms)*"))
+}
+
 // flentTests are the Flent tests wanlab runs, by Flent's name.
 var flentTests = func() map[string]flentTest {
 	m := map[string]flentTest{
@@ -120,6 +142,14 @@ var flentTests = func() map[string]flentTest {
 			counts:   []countParam{{"bidir_streams", "TCP upload::*"}},
 		},
 	}
+	// The rtt_fair tests name their series after Flent's HOSTS, which
+	// the data file lists (the servers the flows ran to).
+	for _, n := range []string{"rtt_fair", "rtt_fair4be", "rtt_fair6be", "rtt_fair_var", "rtt_fair_var_mixed"} {
+		m[n] = flentTest{computed: rttFairComputed(true, true)}
+	}
+	m["rtt_fair_up"] = flentTest{computed: rttFairComputed(true, false)}
+	m["rtt_fair_var_up"] = flentTest{computed: rttFairComputed(true, false)}
+	m["rtt_fair_var_down"] = flentTest{computed: rttFairComputed(false, true)}
 	// tcp_4up is tcp_nup with upload_streams 4 (tcp_4up.conf sets it
 	// and includes tcp_nup.conf).
 	for _, n := range []int{2, 4, 6, 8, 12} {

@@ -41,7 +41,8 @@ func (s *Series) Summarize(stepS float64) {
 
 // Summarize summarises every series of the document, the flows' own series
 // included, with the run's step, and records the fairness of the load
-// flows (FlowFairness) from those summaries.
+// flows (FlowFairness) and of their hosts (FairnessOverHosts) from those
+// summaries.
 func (d *Document) Summarize() {
 	for i := range d.Series {
 		d.Series[i].Summarize(d.Run.StepS)
@@ -52,6 +53,7 @@ func (d *Document) Summarize() {
 		}
 	}
 	d.Fairness = d.FlowFairness()
+	d.HostFairness = d.FairnessOverHosts()
 }
 
 // Validate checks what the views rely on: a test name, a positive step,

@@ -22,7 +22,10 @@ import (
 // and variance, all over the series' window; with flowSeries, one line per
 // flow series (otherwise a line saying how to see them), where a direction
 // has two or more load flows each flow's share of its direction and a
-// fairness line per direction (FlowFairness); the commands of a
+// fairness line per direction (FlowFairness), and where the flows spread
+// over several hosts of a side (rtt_fair's servers) each flow's hosts,
+// each host's share and the hosts' fairness (FairnessOverHosts); the
+// commands of a
 // custom run; and last the router's report (writeRouter).
 // The figures are the document's summaries, so call Summarize first.
 func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
@@ -69,9 +72,25 @@ func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 			}
 		}
 		fair := d.FlowFairness()
+		// Which hosts each flow ran between, where the run had several
+		// on a side (rtt_fair's servers).
+		side, _ := d.HostsSide()
+		hostsOf := func(f *Flow) string { return "" }
+		if side != "" {
+			hostsOf = func(f *Flow) string {
+				if f.Client == "" && f.Server == "" {
+					return "  -      "
+				}
+				return fmt.Sprintf("  %-7s", f.ClientHost()+">"+f.ServerHost())
+			}
+		}
 		ew.Printf("\nFlows:\n")
 		if len(fair) > 0 {
-			ew.Printf(" %3s  %-*s  %-4s  %-4s  %-8s  %6s  %s\n", "id", labelW, "label", "dir", "prot", "tos", "share", "congestion control")
+			hosts := ""
+			if side != "" {
+				hosts = fmt.Sprintf("  %-7s", "hosts")
+			}
+			ew.Printf(" %3s  %-*s  %-4s%s  %-4s  %-8s  %6s  %s\n", "id", labelW, "label", "dir", hosts, "prot", "tos", "share", "congestion control")
 		}
 		for _, f := range d.Flows {
 			if len(fair) > 0 {
@@ -79,9 +98,9 @@ func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 				if v, ok := FlowShareOf(fair, f.ID); ok {
 					share = fmt.Sprintf("%.1f%%", 100*v)
 				}
-				ew.Printf(" %3d  %-*s  %-4s  %-4s  tos 0x%02x  %6s  %s\n", f.ID, labelW, f.Label, f.Direction, f.Protocol, f.TOS, share, orDash(f.CongestionControl))
+				ew.Printf(" %3d  %-*s  %-4s%s  %-4s  tos 0x%02x  %6s  %s\n", f.ID, labelW, f.Label, f.Direction, hostsOf(&f), f.Protocol, f.TOS, share, orDash(f.CongestionControl))
 			} else {
-				ew.Printf(" %3d  %-*s  %-4s  %-4s  tos 0x%02x  %s\n", f.ID, labelW, f.Label, f.Direction, f.Protocol, f.TOS, orDash(f.CongestionControl))
+				ew.Printf(" %3d  %-*s  %-4s%s  %-4s  tos 0x%02x  %s\n", f.ID, labelW, f.Label, f.Direction, hostsOf(&f), f.Protocol, f.TOS, orDash(f.CongestionControl))
 			}
 			if f.FiveTuple != "" {
 				ew.Printf("      %s\n", f.FiveTuple)
@@ -95,8 +114,9 @@ func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 		}
 		for _, f := range fair {
 			ew.Printf(" fairness %-4s Jain's index %.4f of the %d %s flows' mean goodput, each over its span\n",
-				f.Direction+":", f.Jain, len(f.Flows), map[string]string{"up": "upload", "down": "download"}[f.Direction])
+				f.Direction+":", f.Jain, len(f.Flows), dirWord[f.Direction])
 		}
+		writeHostFairness(ew, d.FairnessOverHosts())
 		header := false
 		for _, f := range d.Flows {
 			if !flowSeries {
@@ -130,6 +150,31 @@ func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 	}
 	writeBanners(ew, r)
 	return ew.Err()
+}
+
+// dirWord names a direction's load flows: "upload" or "download".
+var dirWord = map[string]string{"up": "upload", "down": "download"}
+
+// writeHostFairness writes each direction's share of every host of the
+// side with several (FairnessOverHosts) and the hosts' fairness line.
+func writeHostFairness(ew *errwriter.Writer, hf []HostFairness) {
+	if len(hf) == 0 {
+		return
+	}
+	ew.Printf("\nHosts (each %s's sum of its flows' mean goodput):\n", hf[0].Side)
+	ew.Printf(" %-4s  %-5s  %12s  %-8s  %6s  %s\n", "dir", "host", "mean", "unit", "share", "flows")
+	for _, h := range hf {
+		for _, s := range h.Hosts {
+			ids := make([]string, len(s.Flows))
+			for i, id := range s.Flows {
+				ids[i] = strconv.Itoa(id)
+			}
+			ew.Printf(" %-4s  %-5s  %12s  %-8s  %5.1f%%  %s\n", h.Direction, s.Host, num(s.Mean), s.Unit, 100*s.Share, strings.Join(ids, ", "))
+		}
+	}
+	for _, h := range hf {
+		ew.Printf(" fairness %-4s Jain's index %.4f over the %d %ss' %s goodput\n", h.Direction+":", h.Jain, len(h.Hosts), h.Side, dirWord[h.Direction])
+	}
 }
 
 // writeBanners says, at the top and the bottom of the summary, that the

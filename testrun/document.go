@@ -98,7 +98,7 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 		}
 		info := fr.Info()
 		flow := results.Flow{ID: i + 1, Label: spec.label, Direction: spec.dir, Protocol: spec.protocol, TOS: spec.tos,
-			Error: info.Error, Span: &[2]float64{info.Start.Seconds(), info.Stop.Seconds()}}
+			Client: spec.client, Server: spec.server, Error: info.Error, Span: &[2]float64{info.Start.Seconds(), info.Stop.Seconds()}}
 		// A load flow's series are summarised over when it ran: the load,
 		// or its own span in the test's schedule.
 		b.window = loadWindow

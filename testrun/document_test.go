@@ -113,7 +113,7 @@ func TestDocumentTCP(t *testing.T) {
 		}
 		rec.steps = append(rec.steps, routerStep{K: k, View: v})
 	}
-	specs := []flowSpec{{label: "TCP upload", dir: "up", protocol: "tcp", sockets: &recNet{}}, {label: "Ping (ms) ICMP", dir: "both", protocol: "icmp", sockets: &recNet{}}}
+	specs := []flowSpec{{label: "TCP upload", dir: "up", protocol: "tcp", client: "c1", server: "s1", sockets: &recNet{}}, {label: "Ping (ms) ICMP", dir: "both", protocol: "icmp", sockets: &recNet{}}}
 	doc, err := s.document(res, specs, rec, Provenance{Framing: "ip", Seed: 7, PathUp: "netem limit 1000 delay 25ms"}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestDocumentTCP(t *testing.T) {
 		t.Errorf("window %v, n %d, total %v Mbits; want (1, 2], 5, 1 Mbits", main.Window, main.Summary.N, main.Summary.Total)
 	}
 	f := doc.Flows[0]
-	if f.Label != "TCP upload" || f.Direction != "up" || f.Protocol != "tcp" || f.CongestionControl != "cubic" {
+	if f.Label != "TCP upload" || f.Direction != "up" || f.Protocol != "tcp" || f.CongestionControl != "cubic" || f.Client != "c1" || f.Server != "s1" {
 		t.Errorf("flow %+v", f)
 	}
 	wantSamples(t, f.Series, map[string]string{

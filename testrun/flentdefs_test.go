@@ -18,20 +18,28 @@ import (
 // flentDefsScript loads Flent's own test definitions, as `flent` does
 // before it runs a test (settings.load_test), for LENGTH 60 s and DELAY
 // 5 s, and prints each data set's runner, netperf test, delay, length,
-// marking, congestion control and units, by test, as JSON. An argument
-// is a test, optionally followed by ":" and test parameters joined by
-// ";" ("rrul_var:bidir_streams=3").
+// marking, congestion control, units and host, by test, as JSON. An
+// argument is a test, optionally followed by ":" and test parameters
+// joined by ";" ("rrul_var:bidir_streams=3"), and by "@" and the hosts
+// joined by "," (Flent's -H, localhost if none: "rtt_fair_var:@s1,s2").
 const flentDefsScript = `
-import sys, json
+import sys, json, copy
 from flent.settings import parser, Settings, DEFAULT_SETTINGS
 out = {}
 for arg in sys.argv[1:]:
-    name, _, params = arg.partition(":")
-    argv = ["-l", "60", "-d", "5", "-H", "localhost"]
+    name, _, rest = arg.partition(":")
+    params, _, hosts = rest.partition("@")
+    argv = ["-l", "60", "-d", "5"]
+    for h in (hosts or "localhost").split(","):
+        argv += ["-H", h]
     for p in filter(None, params.split(";")):
         argv += ["--test-parameter", p]
     try:
-        s = parser.parse_args(argv + [name], namespace=Settings(DEFAULT_SETTINGS))
+        # A fresh TEST_PARAMETERS: --test-parameter updates the dict it
+        # finds, which would otherwise carry one test's into the next.
+        ns = Settings(copy.deepcopy(DEFAULT_SETTINGS))
+        ns.TEST_PARAMETERS = {}
+        s = parser.parse_args(argv + [name], namespace=ns)
         s.process_args()
         s.load_test(informational=True)
     except Exception as e:
@@ -42,7 +50,7 @@ for arg in sys.argv[1:]:
         continue
     sets = []
     for k, v in s.DATA_SETS.items():
-        d = {kk: v.get(kk) for kk in ("runner", "test", "delay", "length", "marking", "cong_control", "units")}
+        d = {kk: v.get(kk) for kk in ("runner", "test", "delay", "length", "marking", "cong_control", "units", "host")}
         d["name"] = k
         sets.append(d)
     out[name] = {"description": s.DESCRIPTION, "plot": s.DEFAULTS.get("PLOT"), "total": s.TOTAL_LENGTH, "data_sets": sets}
@@ -64,6 +72,7 @@ type flentDef struct {
 		Marking     string   `json:"marking"`
 		CongControl string   `json:"cong_control"`
 		Units       string   `json:"units"`
+		Host        string   `json:"host"`
 	} `json:"data_sets"`
 }
 
@@ -92,12 +101,18 @@ func flentDefs(t *testing.T, tests map[string]catalog.Options) map[string]flentD
 	args := []string{"-c", flentDefsScript}
 	for name, o := range tests {
 		arg := name
+		params := perStreamParams(o.PerStream)
 		switch name {
 		case "tcp_nup", "tcp_ndown", "rrul_var":
 			param := map[string]string{"tcp_nup": "upload_streams", "tcp_ndown": "download_streams", "rrul_var": "bidir_streams"}[name]
-			arg += fmt.Sprintf(":%s=%d", param, o.Streams)
+			params = append(params, fmt.Sprintf("%s=%d", param, o.Streams))
 		case "rrul_be_nflows":
-			arg += fmt.Sprintf(":upload_streams=%d;download_streams=%d", o.UploadStreams, o.DownloadStreams)
+			params = append(params, fmt.Sprintf("upload_streams=%d", o.UploadStreams), fmt.Sprintf("download_streams=%d", o.DownloadStreams))
+		}
+		arg += ":" + strings.Join(params, ";")
+		if tt, err := catalog.Lookup(name, o); err == nil && tt.Servers > 0 {
+			// Flent's HOSTS: the servers, which the series are named after.
+			arg += "@" + strings.Join(serverNames(tt.Servers), ",")
 		}
 		args = append(args, arg)
 	}
@@ -115,6 +130,36 @@ func flentDefs(t *testing.T, tests map[string]catalog.Options) map[string]flentD
 		t.Fatalf("%v: %s", err, out)
 	}
 	return defs
+}
+
+// perStreamParams are Flent's test parameters of ps: "markings=CS1,EF",
+// "stream_delays=0,2" (whole seconds).
+func perStreamParams(ps catalog.PerStream) []string {
+	var params []string
+	add := func(name string, list []string) {
+		if len(list) > 0 {
+			params = append(params, name+"="+strings.Join(list, ","))
+		}
+	}
+	add("markings", ps.Markings)
+	add("cc_algos", ps.CCAlgos)
+	add("labels", ps.Labels)
+	add("ping_labels", ps.PingLabels)
+	var delays []string
+	for _, d := range ps.Delays {
+		delays = append(delays, fmt.Sprint(int(d.Seconds())))
+	}
+	add("stream_delays", delays)
+	return params
+}
+
+// serverNames are the names of n servers, s1 to sn.
+func serverNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("s%d", i+1)
+	}
+	return names
 }
 
 // TestCatalogMatchesFlent checks every Flent test of the catalog against
@@ -141,6 +186,23 @@ func TestCatalogMatchesFlent(t *testing.T) {
 			o.UploadStreams, o.DownloadStreams = 2, 3
 		case "tcp_nup", "tcp_ndown":
 			o.Streams = 5
+		}
+		if catalog.VarServers(n) {
+			o.Servers = 3
+		}
+		// Flent's per-stream parameters, where a test takes them: marks,
+		// congestion controls, late starts and labels of some streams
+		// (rtt_fair's own marks and labels override the ones given). Flent
+		// splits a list on "," and ";" and drops empty entries.
+		switch n {
+		case "tcp_nup", "tcp_ndown", "tcp_4up", "tcp_6down":
+			o.PerStream = catalog.PerStream{Markings: []string{"CS1", "CS0", "EF"}, CCAlgos: []string{"reno", "cubic"}, Delays: []time.Duration{0, 2 * time.Second}}
+		case "rrul_var":
+			o.PerStream = catalog.PerStream{Markings: []string{"EF", "CS1"}, CCAlgos: []string{"cubic", "reno"}, Labels: []string{"voice"}, Delays: []time.Duration{3 * time.Second}}
+		case "rtt_fair", "rtt_fair_up":
+			o.PerStream = catalog.PerStream{Markings: []string{"EF"}, Labels: []string{"X"}, CCAlgos: []string{"reno"}, Delays: []time.Duration{0, time.Second}}
+		case "rtt_fair_var", "rtt_fair_var_down":
+			o.PerStream = catalog.PerStream{Markings: []string{"CS1"}, Labels: []string{"A", "B"}, PingLabels: []string{"P"}, Delays: []time.Duration{4 * time.Second}}
 		}
 		if tt, err := catalog.Lookup(n, o); err == nil && tt.Flent {
 			opts[n] = o
@@ -227,6 +289,11 @@ func TestCatalogMatchesFlent(t *testing.T) {
 				}
 				got := fmt.Sprintf("%v cc %q tos %#x from %v to %v", f.Dir, f.CC, f.Mark.TOS(), f.Start.At(delay, length).Seconds(), f.Stop.At(delay, length).Seconds())
 				want := fmt.Sprintf("%v cc %q tos %#x from %v to %v", dir, ds.CongControl, tos, start, start+*ds.Length)
+				if tt.Servers > 0 {
+					_, sv := f.Hosts()
+					got += " to " + sv.String()
+					want += " to " + ds.Host
+				}
 				if got != want || f.Transport != tr {
 					t.Errorf("%s: %s: %s; Flent's: %s", name, ds.Name, got, want)
 				}
@@ -236,6 +303,9 @@ func TestCatalogMatchesFlent(t *testing.T) {
 				kind := catalog.UDP
 				if ds.Runner == "ping" {
 					kind = catalog.ICMP
+				}
+				if _, sv := p.Hosts(); tt.Servers > 0 && sv.String() != ds.Host {
+					t.Errorf("%s: probe %q goes to %v; Flent's to %s", name, ds.Name, sv, ds.Host)
 				}
 				if !ok || p.Kind != kind || p.Mark.TOS() != tos {
 					t.Errorf("%s: probe %q: %+v; Flent's: %v, tos %#x", name, ds.Name, p, kind, tos)

@@ -57,7 +57,9 @@ func synthRun(t *testing.T, name string, o catalog.Options) *results.Document {
 			}
 		}
 		d.Series = append(d.Series, s)
-		d.Flows = append(d.Flows, results.Flow{ID: i + 1, Label: f.Series, Direction: f.Dir.String(), Protocol: "tcp", CongestionControl: f.CC, Span: &span})
+		c, sv := f.Hosts()
+		d.Flows = append(d.Flows, results.Flow{ID: i + 1, Label: f.Series, Direction: f.Dir.String(), Protocol: "tcp", CongestionControl: f.CC, Span: &span,
+			Client: c.String(), Server: sv.String()})
 	}
 	load := [2]float64{lead.Seconds(), (lead + length).Seconds()}
 	for j, p := range tt.Probes {
@@ -66,7 +68,9 @@ func synthRun(t *testing.T, name string, o catalog.Options) *results.Document {
 			s.Samples = append(s.Samples, results.Sample{T: results.GridTime(k, step) + 0.013, V: float64(20 + j + k%5)})
 		}
 		d.Series = append(d.Series, s)
-		d.Flows = append(d.Flows, results.Flow{ID: len(tt.Flows) + j + 1, Label: p.Series, Direction: "both", Protocol: p.Kind.String(), Span: &[2]float64{0.013, total}})
+		c, sv := p.Hosts()
+		d.Flows = append(d.Flows, results.Flow{ID: len(tt.Flows) + j + 1, Label: p.Series, Direction: "both", Protocol: p.Kind.String(), Span: &[2]float64{0.013, total},
+			Client: c.String(), Server: sv.String()})
 	}
 	if err := d.AddComputed(); err != nil {
 		t.Fatal(err)
@@ -161,7 +165,8 @@ func runFlentCmd(t *testing.T, args ...string) string {
 // with the data points of its span, and compute nothing the file lacks.
 // For two of them it draws the test's default plot too (all_scaled, of
 // three graphs); cmd/wanlab's TestRunSquareWave draws a square wave's
-// totals from a real run. (TestCatalogMatchesFlent checks every test's
+// totals from a real run. The rtt_fair tests' series are named after
+// Flent's HOSTS, which the file lists: the run's servers. (TestCatalogMatchesFlent checks every test's
 // series against Flent's definitions; Flent takes a few seconds a file.)
 func TestFlentReadsMixedTests(t *testing.T) {
 	if _, err := exec.LookPath("flent"); err != nil {
@@ -171,10 +176,12 @@ func TestFlentReadsMixedTests(t *testing.T) {
 		t.Skip("skipped under the race detector: it runs flent on files, and no code of ours concurrently")
 	}
 	for name, plot := range map[string]bool{"tcp_1down": false, "tcp_12up": false, "tcp_2up_square": false,
-		"cubic_bbr": true, "reno_cubic_westwood_lp": false, "rrul_be_nflows": false, "rrul_var": true} {
+		"cubic_bbr": true, "reno_cubic_westwood_lp": false, "rrul_be_nflows": false, "rrul_var": true,
+		"rtt_fair4be": true, "rtt_fair_up": false, "rtt_fair_var_down": false} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			d := synthRun(t, name, catalog.Options{UploadStreams: 2, DownloadStreams: 3, Streams: 2})
+			o := catalog.Options{UploadStreams: 2, DownloadStreams: 3, Streams: 2, Servers: 3}
+			d := synthRun(t, name, o)
 			file := filepath.Join(t.TempDir(), name+".flent.gz")
 			if err := results.WriteFlentFile(context.Background(), file, d, outfile.Options{}); err != nil {
 				t.Fatal(err)
@@ -200,7 +207,7 @@ func TestFlentReadsMixedTests(t *testing.T) {
 			if !plot {
 				return
 			}
-			tt, _ := catalog.Lookup(name, catalog.Options{})
+			tt, _ := catalog.Lookup(name, o)
 			out := filepath.Join(filepath.Dir(file), tt.Plot+".png")
 			runFlentCmd(t, "-i", file, "-p", tt.Plot, "-o", out)
 			f, err := os.Open(out)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"wanlab/catalog"
+	"wanlab/link"
 	"wanlab/traffic"
 	"wanlab/traffic/quicflow"
 	"wanlab/traffic/scalableflow"
@@ -23,7 +24,9 @@ type flowSpec struct {
 	protocol string // "tcp", "udp", "icmp"
 	tos      int
 	cc       string // the congestion control asked for
-	sockets  *recNet
+	// client and server are the hosts it ran between ("c1", "s2").
+	client, server string
+	sockets        *recNet
 	// icmpID is an ICMP probe stream's echo identifier.
 	icmpID *uint16
 }
@@ -35,9 +38,11 @@ const (
 	ecnECT1 = 0x01
 )
 
-// flows builds the traffic of the test between client and server: its
-// load flows during the load, its probes over the whole run.
-func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, error) {
+// flows builds the traffic of the test, each flow and probe between the
+// hosts the catalog gives it (host returns a host of the testbed, or an
+// error when it has no such host): its load flows during the load, its
+// probes over the whole run.
+func (s *Setup) flows(host func(link.Host) (traffic.Host, error)) ([]traffic.Flow, []flowSpec, error) {
 	var (
 		fs    []traffic.Flow
 		specs []flowSpec
@@ -50,6 +55,11 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 		return int(m.TOS())
 	}
 	for _, f := range s.Test.Flows {
+		ch, sh := f.Hosts()
+		client, server, err := hostPair(host, ch, sh)
+		if err != nil {
+			return nil, nil, err
+		}
 		dir := traffic.Up
 		if f.Dir == catalog.Down {
 			dir = traffic.Down
@@ -60,7 +70,7 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 		// The flow's times in the test's schedule: the load's, or its
 		// own (tcp_2up_square's flows start DELAY apart).
 		start, stop := f.Start.At(s.Delay, s.Duration), f.Stop.At(s.Delay, s.Duration)
-		spec := flowSpec{label: f.Series, dir: f.Dir.String(), tos: tosOf(f.Mark), sockets: rec}
+		spec := flowSpec{label: f.Series, dir: f.Dir.String(), tos: tosOf(f.Mark), client: ch.String(), server: sh.String(), sockets: rec}
 		switch f.Transport {
 		case catalog.TCP:
 			cc := s.CCUp
@@ -132,7 +142,12 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 		specs = append(specs, spec)
 	}
 	for j, p := range s.Test.Probes {
-		spec := flowSpec{label: p.Series, dir: "both", tos: tosOf(p.Mark), sockets: &recNet{}}
+		ch, sh := p.Hosts()
+		client, server, err := hostPair(host, ch, sh)
+		if err != nil {
+			return nil, nil, err
+		}
+		spec := flowSpec{label: p.Series, dir: "both", tos: tosOf(p.Mark), client: ch.String(), server: sh.String(), sockets: &recNet{}}
 		offset := s.probeOffset(j)
 		switch p.Kind {
 		case catalog.ICMP:
@@ -163,6 +178,16 @@ func (s *Setup) flows(client, server traffic.Host) ([]traffic.Flow, []flowSpec, 
 		specs = append(specs, spec)
 	}
 	return fs, specs, nil
+}
+
+// hostPair returns the testbed's hosts c and s.
+func hostPair(host func(link.Host) (traffic.Host, error), c, s link.Host) (traffic.Host, traffic.Host, error) {
+	client, err := host(c)
+	if err != nil {
+		return client, traffic.Host{}, err
+	}
+	server, err := host(s)
+	return client, server, err
 }
 
 // probeOffset is when probe stream j of the test sends its first probe:

@@ -13,6 +13,7 @@ import (
 
 	"wanlab/clock"
 	"wanlab/lab"
+	"wanlab/link"
 	"wanlab/netns"
 	"wanlab/results"
 	"wanlab/traffic"
@@ -103,11 +104,16 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 		return nil, context.Cause(ctx)
 	}
 
-	clientNS, clientAddr := b.host(lab.Client, s.Opts.IPv6)
-	serverNS, serverAddr := b.host(lab.Server, s.Opts.IPv6)
-	flows, specs, err := s.flows(
-		traffic.Host{Net: traffic.InNamespace(clientNS), Addr: clientAddr},
-		traffic.Host{Net: traffic.InNamespace(serverNS), Addr: serverAddr})
+	// Each flow and probe makes its sockets in the hosts the test gives
+	// it: c1 and s1, or (rtt_fair) a server of its own.
+	flows, specs, err := s.flows(func(h link.Host) (traffic.Host, error) {
+		ns, addr := b.host(lab.HostRole(h), s.Opts.IPv6)
+		if ns == nil || !addr.IsValid() {
+			return traffic.Host{}, fmt.Errorf("test %s runs flows to host %s, which the testbed does not have: give it %d clients and %d servers (--clients, --servers)",
+				s.Test.Name, h, max(s.Test.Clients, 1), max(s.Test.Servers, 1))
+		}
+		return traffic.Host{Net: traffic.InNamespace(ns), Addr: addr}, nil
+	})
 	if err != nil {
 		return nil, err
 	}

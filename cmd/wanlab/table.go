@@ -35,7 +35,9 @@ of one series for each case: rows are one variable's values, columns
 another's. Each run gives one figure, a statistic of its series over the
 load (--stat: its mean, median, p99, ...), or a figure of the whole run
 (--stat jain_up or jain_down: Jain's fairness index of its upload or
-download flows' mean goodput, each over its span); each cell gives what --show
+download flows' mean goodput, each over its span; jain_hosts_up or
+jain_hosts_down: of each host's sum of them, over the hosts of the side
+with several, as rtt_fair's servers); each cell gives what --show
 asks of its runs' figures: by default their mean, with their spread (the
 sample standard deviation across repetitions; --spread ci95 for the 95 %
 confidence interval of the mean, minmax for min–max). The caption says
@@ -87,7 +89,7 @@ printed (on stderr when the table goes to stdout).`,
 	fs.StringArrayVar(&f.where, "where", nil, "VAR=VALUE[,VALUE...]: only runs with one of these values (repeatable); a variable given one value is fixed, one given several still varies among them")
 	fs.StringVar(&f.series, "series", "", `series of the cells, e.g. "TCP upload", "Ping (ms) ICMP" or a flow's own "TCP upload::tcp_reordering" (default: each run's main throughput)`)
 	fs.StringVar(&f.stat, "stat", "mean", "each run's figure, a statistic of its series: "+strings.Join(experiment.Stats, ", ")+
-		"; or of the whole run, without --series: "+strings.Join(results.RunStats, ", ")+" (Jain's fairness index of the upload or download flows' mean goodput)")
+		"; or of the whole run, without --series: "+strings.Join(results.RunStats, ", ")+" (Jain's fairness index of the upload or download flows' mean goodput, or of their hosts' sums)")
 	fs.StringSliceVar(&f.show, "show", nil, "what each cell gives of its runs' figures, in order, joined by commas: "+strings.Join(experiment.Shows, ", ")+
 		" (ci95: the 95 % confidence interval of the mean, Student's t; n: runs; points: data points) (default: mean and --spread)")
 	fs.StringVar(&f.spread, "spread", "", "spread across repetitions after each cell's figure, and the graph's error bars: "+strings.Join(experiment.Spreads, ", ")+
