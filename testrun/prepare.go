@@ -186,7 +186,7 @@ func lookupTest(o Options) (catalog.Test, error) {
 	if name == "" {
 		name = DefaultTest
 	}
-	return catalog.Lookup(name, catalog.Options{Streams: o.Streams, UploadStreams: o.UploadStreams, DownloadStreams: o.DownloadStreams})
+	return catalog.Lookup(name, catalog.Options{Streams: o.Streams, UploadStreams: o.UploadStreams, DownloadStreams: o.DownloadStreams, Servers: o.Servers})
 }
 
 // Prepare checks o and resolves its defaults without creating anything:
