@@ -8,6 +8,7 @@ import (
 
 	"wanlab/link"
 	"wanlab/netns"
+	"wanlab/tcspec"
 )
 
 // TestDumbbellNames: every host of a 16+16 dumbbell gets a namespace, a
@@ -150,4 +151,40 @@ func roleStrings(rs []Role) []string {
 		out[k] = string(r)
 	}
 	return out
+}
+
+// TestHostSpecsParse: the command line's and experiment file's form of
+// the hosts becomes Options' fields, and each mistake is a HostSpecError
+// whose Label is the setting at fault.
+func TestHostSpecsParse(t *testing.T) {
+	l := HostLabels{Clients: "clients", Servers: "servers", AccessUp: "access_up", AccessDown: "access_down", HostCC: "host_cc"}
+	var o Options
+	hs := HostSpecs{Clients: 3, AccessUp: []string{" c2 = netem delay 40ms", "s1="}, AccessDown: []string{"c3=tbf rate 1mbit burst 10k latency 10ms"}, HostCC: []string{"c3=bbr"}}
+	if err := hs.Parse(&o, l, tcspec.Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if o.Clients != 3 || o.Servers != 0 || len(o.Access) != 3 || o.Access[0].Host != (link.Host{N: 2}) || len(o.Access[1].Chain) != 0 || o.HostCC[link.Host{N: 3}] != "bbr" {
+		t.Errorf("options %+v", o)
+	}
+	if err := o.Check(); err != nil {
+		t.Errorf("Check of what Parse made: %v", err)
+	}
+	for _, c := range []struct {
+		hs          HostSpecs
+		label, want string
+	}{
+		{HostSpecs{Servers: 17}, "servers", "servers 17: give 1 to 16 hosts"},
+		{HostSpecs{AccessUp: []string{"c2=netem delay 1ms"}}, "access_up", "c2: there is one client (c1); name it, or give more clients (clients 1 servers 1)"},
+		{HostSpecs{AccessDown: []string{"x9=netem delay 1ms"}}, "access_down", "is not a host name"},
+		{HostSpecs{AccessDown: []string{"s1=netem delay 1ms", "s1="}}, "access_down", "gives s1 an access link twice"},
+		{HostSpecs{AccessUp: []string{"c1=netem dleay 1ms"}}, "access_up", `access_up "c1=netem dleay 1ms": `},
+		{HostSpecs{HostCC: []string{"bbr"}}, "host_cc", `"bbr" is not HOST=CC`},
+		{HostSpecs{HostCC: []string{"c1=bbr", "c1=reno"}}, "host_cc", "gives c1 a congestion control twice"},
+	} {
+		err := c.hs.Parse(&Options{}, l, tcspec.Options{}, nil)
+		var he *HostSpecError
+		if !errors.As(err, &he) || he.Label != c.label || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Parse(%+v) = %v; want a HostSpecError at %s saying %q", c.hs, err, c.label, c.want)
+		}
+	}
 }

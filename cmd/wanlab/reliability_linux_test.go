@@ -168,6 +168,8 @@ func TestCLIBadInputCreatesNothing(t *testing.T) {
 		{"--host-cc", "c1=nosuchcc"},
 		{"--servers", "2", "--host-cc", "s3=bbr"},
 		{"--detach", "--clients", "3", "--access-down", "c3=pie; pfifo"},
+		{"--clients", "2", "--dataplane", "packet"},
+		{"--servers", "2", "--device", "offload"},
 	} {
 		args = append([]string{"up", "--name", name}, args...)
 		_, errOut, code := cli(t, args...)

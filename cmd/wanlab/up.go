@@ -208,6 +208,15 @@ func (o *upOptions) options() (lab.Options, error) {
 	if err := o.hosts.Parse(&lo, hostFlagLabels, tcOptions(), &qdisc.Env{Framing: o.framing}); err != nil {
 		return lo, usagef("%v", err)
 	}
+	if lo.Clients > 1 || lo.Servers > 1 || len(lo.Access) > 0 {
+		// The router carries a dumbbell on VNet TUNs only.
+		switch {
+		case o.plane != lab.TUNPlane:
+			return lo, usagef("--dataplane %s: a dumbbell (--clients, --servers above 1, or access links) runs on the tun data plane: drop --dataplane", o.plane)
+		case lo.DeviceKind != tun.VNet:
+			return lo, usagef("--device %s: a dumbbell (--clients, --servers above 1, or access links) runs on vnet devices: drop --device", o.device)
+		}
+	}
 	if o.pcap != "" {
 		// Checked now, before anything exists: the testbed opens the file
 		// only once it is being built.
