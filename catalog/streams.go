@@ -71,3 +71,44 @@ func (p PerStream) flow(i int, series string, dir Direction, def Mark) Flow {
 	s := p.stream(i, def)
 	return Flow{Series: series, Dir: dir, Mark: s.mark, CC: s.cc, Start: s.start, Stop: s.stop}
 }
+
+// Flent's names of the per-stream parameters, as its TEST_PARAMETERS and
+// a results document's run.options hold them.
+const (
+	ParamMarkings     = "markings"
+	ParamCCAlgos      = "cc_algos"
+	ParamStreamDelays = "stream_delays"
+	ParamLabels       = "labels"
+	ParamPingLabels   = "ping_labels"
+)
+
+// StreamParams returns the per-stream parameters, by Flent's names, that
+// the test called name takes: those its Flent file reads and does not set
+// itself (rtt_fair's fixed tests set their markings and labels,
+// tcp_nup's streams take no label); none for a test that takes none.
+func StreamParams(name string) []string {
+	flows := []string{ParamMarkings, ParamCCAlgos, ParamStreamDelays}
+	switch {
+	case name == "tcp_nup" || name == "tcp_ndown" || fixedStreamsTest(name):
+		return flows
+	case name == "rrul_var":
+		return append(flows, ParamLabels)
+	case VarServers(name):
+		return append(flows, ParamLabels, ParamPingLabels)
+	}
+	if _, ok := rttFairs[name]; ok {
+		return []string{ParamCCAlgos, ParamStreamDelays}
+	}
+	return nil
+}
+
+// fixedStreamsTest reports whether name is one of Flent's tcp_Nup and
+// tcp_Ndown tests of a fixed count (tcp_4up).
+func fixedStreamsTest(name string) bool {
+	for _, k := range fixedStreams {
+		if name == fmt.Sprintf("tcp_%dup", k) || name == fmt.Sprintf("tcp_%ddown", k) {
+			return true
+		}
+	}
+	return false
+}

@@ -76,3 +76,19 @@ func TestPerStream(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamParams checks which tests take which per-stream parameters,
+// as their Flent files read them.
+func TestStreamParams(t *testing.T) {
+	for name, want := range map[string]string{
+		"tcp_nup": "markings cc_algos stream_delays", "tcp_4down": "markings cc_algos stream_delays",
+		"rrul_var":     "markings cc_algos stream_delays labels",
+		"rtt_fair_var": "markings cc_algos stream_delays labels ping_labels",
+		"rtt_fair4be":  "cc_algos stream_delays",
+		"rrul":         "", "tcp_upload": "", "tcp_2up_square": "", "rrul_be_nflows": "",
+	} {
+		if got := strings.Join(StreamParams(name), " "); got != want {
+			t.Errorf("StreamParams(%s) = %q, want %q", name, got, want)
+		}
+	}
+}
