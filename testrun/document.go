@@ -203,6 +203,7 @@ func (s *Setup) recordedOptions(dataPlane string) map[string]string {
 			m["udp_size"] = strconv.Itoa(o.UDPSize)
 		}
 	}
+	recordStreams(m, &o)
 	set("cc", o.CC)
 	set("granularity", o.Granularity)
 	set("dataplane", dataPlane)

@@ -35,6 +35,13 @@ type Options struct {
 	// UploadStreams and DownloadStreams are the flows of each direction
 	// of rrul_be_nflows (0: 4).
 	UploadStreams, DownloadStreams int
+	// Markings, CCAlgos, StreamDelays, Labels and PingLabels are Flent's
+	// per-stream parameters (markings, cc_algos, stream_delays, labels,
+	// ping_labels: catalog.PerStream) of the tests that take them
+	// (catalog.StreamParams): entry i sets stream i. StreamDelays are
+	// whole seconds, as Flent takes them.
+	Markings, CCAlgos, Labels, PingLabels []string
+	StreamDelays                          []time.Duration
 	// Delay is Flent's DELAY of the tests whose flows start and stop on a
 	// schedule of their own (catalog.ScheduledTests): nil means Flent's
 	// 5 s. The other tests' DELAY is Lead and Tail.
@@ -259,7 +266,8 @@ func (op *Option) valueCell() string {
 		return "file; `true` or `false` in an experiment"
 	}
 	return map[string]string{"duration": "duration", "int": "integer", "uint64": "integer", "bool": "`true` or `false`",
-		"string": "text", "stringArray": "text", "chain": "tc chain"}[op.Type()]
+		"string": "text", "stringArray": "text", "chain": "tc chain",
+		"strings": "list of text (`,` or `;` between entries)", "seconds": "list of whole seconds (`,` or `;` between entries)"}[op.Type()]
 }
 
 // Meaning is the option's meaning in docs/options.md, in Markdown: the

@@ -15,7 +15,9 @@ var update = flag.Bool("update", false, "rewrite docs/options.md from Registry")
 // TestOptionsApplyOrAreRefused set them. An option without one fails them.
 var examples = map[string][]string{
 	"test": {"tcp_upload"}, "duration": {"10s"}, "step": {"100ms"}, "lead": {"1s"}, "tail": {"1s"},
-	"streams": {"2"}, "upload_streams": {"2"}, "download_streams": {"3"}, "delay": {"2s"}, "udp_rate": {"20M"}, "udp_size": {"1000"}, "tx_qlen": {"0"},
+	"streams": {"2"}, "upload_streams": {"2"}, "download_streams": {"3"}, "delay": {"2s"},
+	"markings": {"CS1,EF"}, "cc_algos": {"reno,cubic"}, "stream_delays": {"0;1"}, "labels": {"a,b"}, "ping_labels": {"near,far"},
+	"udp_rate": {"20M"}, "udp_size": {"1000"}, "tx_qlen": {"0"},
 	"server": {"true"}, "client": {"true"}, "server_wait": {"1s"}, "ipv6": {"true"},
 	"cc": {"reno"}, "tos": {"EF"}, "ecn": {"true"}, "sndbuf": {"65536"}, "rcvbuf": {"65536"},
 	"tcp_rmem": {"4096 131072 6291456"}, "tcp_wmem": {"4096 16384 4194304"}, "sysctls": {"net.ipv4.tcp_sack=0"},

@@ -159,7 +159,7 @@ func CheckGiven(o Options, given func(flag string) bool) error {
 		if op.ZeroFix == "" || op.Flag == "" || !given(op.Flag) || !op.zero(&o) {
 			continue
 		}
-		if op.Type() == "string" {
+		if t := op.Type(); t == "string" || t == "strings" || t == "seconds" {
 			return bad(op.Key, "%s is empty: %s", op.Name(), op.ZeroFix)
 		}
 		return bad(op.Key, "%s 0: %s", op.Name(), op.ZeroFix)
@@ -186,7 +186,8 @@ func lookupTest(o Options) (catalog.Test, error) {
 	if name == "" {
 		name = DefaultTest
 	}
-	return catalog.Lookup(name, catalog.Options{Streams: o.Streams, UploadStreams: o.UploadStreams, DownloadStreams: o.DownloadStreams, Servers: o.Servers})
+	ps := catalog.PerStream{Markings: o.Markings, CCAlgos: o.CCAlgos, Delays: o.StreamDelays, Labels: o.Labels, PingLabels: o.PingLabels}
+	return catalog.Lookup(name, catalog.Options{Streams: o.Streams, UploadStreams: o.UploadStreams, DownloadStreams: o.DownloadStreams, Servers: o.Servers, PerStream: ps})
 }
 
 // Prepare checks o and resolves its defaults without creating anything:
@@ -204,6 +205,13 @@ func Prepare(o Options, tc tcspec.Options) (*Setup, error) {
 				return nil, bad(k, "%v", err)
 			}
 		}
+		// The catalog names a per-stream parameter as Flent does
+		// ("markings: ..."); the message names the flag.
+		for _, k := range streamKeys {
+			if rest, ok := strings.CutPrefix(err.Error(), k+": "); ok {
+				return nil, bad(k, "%s: %s", LookupOption(k).Name(), rest)
+			}
+		}
 		return nil, bad("test", "%v (wanlab run without a test runs %s)", err, DefaultTest)
 	}
 	s.Test = test
@@ -213,6 +221,9 @@ func Prepare(o Options, tc tcspec.Options) (*Setup, error) {
 		return nil, err
 	}
 	if err := s.resolveTimes(o, mainJob); err != nil {
+		return nil, err
+	}
+	if err := s.checkStreamDelays(o); err != nil {
 		return nil, err
 	}
 	if err := s.resolveMode(o); err != nil {
@@ -534,6 +545,9 @@ func (s *Setup) resolveTraffic(o Options) error {
 	if err := s.checkCCDirections(o.CC); err != nil {
 		return err
 	}
+	if err := s.checkCCAlgos(o.CCAlgos); err != nil {
+		return err
+	}
 	if err := s.checkFlowCCs(); err != nil {
 		return err
 	}
@@ -604,7 +618,7 @@ func parseCC(v string) (up, down string, err error) {
 		return "", "", nil
 	}
 	if !strings.Contains(v, "=") {
-		if err := checkCC(v); err != nil {
+		if err := checkCC("cc", v); err != nil {
 			return "", "", err
 		}
 		return v, v, nil
@@ -614,7 +628,7 @@ func parseCC(v string) (up, down string, err error) {
 		if !ok || (dir != "up" && dir != "down") {
 			return "", "", bad("cc", "--cc %q: give one algorithm (--cc cubic) or one per direction (--cc up=cubic,down=bbr)", v)
 		}
-		if err := checkCC(alg); err != nil {
+		if err := checkCC("cc", alg); err != nil {
 			return "", "", err
 		}
 		dst := &up
@@ -656,13 +670,13 @@ func (s *Setup) checkCCDirections(v string) error {
 	return nil
 }
 
-// checkCC checks a congestion control of --cc against the kernel's loaded
-// algorithms (lab.CheckLoadedCC). Every flow sets its own
-// (TCP_CONGESTION), so the namespace-default restriction lab.CheckCC
-// explains does not apply.
-func checkCC(alg string) error {
+// checkCC checks a congestion control of the option key (--cc,
+// --cc-algos) against the kernel's loaded algorithms (lab.CheckLoadedCC).
+// Every flow sets its own (TCP_CONGESTION), so the namespace-default
+// restriction lab.CheckCC explains does not apply.
+func checkCC(key, alg string) error {
 	if err := lab.CheckLoadedCC(alg); err != nil {
-		return bad("cc", "--cc %s: %v, or choose another", alg, err)
+		return bad(key, "%s %s: %v, or choose another", LookupOption(key).Name(), alg, err)
 	}
 	return nil
 }

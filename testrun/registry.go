@@ -163,6 +163,45 @@ var registry = []*Option{
 		field:   whole(func(o *Options) *int { return &o.DownloadStreams }),
 	},
 	{
+		Key: catalog.ParamMarkings, Flag: "markings", Recorded: "`run.options.markings`, `flows[].tos`",
+		Help:    "Flent's markings: the DSCP name of each stream in turn, e.g. CS1,EF (entries split on , or ;)",
+		Doc:     "a stream past the list's end keeps the test's own; DSCP names: " + catalog.DSCPNames,
+		ZeroFix: "give a DSCP name per stream, e.g. --markings CS1,EF, or leave it out",
+		NotFor:  streamParam("--markings", catalog.ParamMarkings),
+		field:   texts(func(o *Options) *[]string { return &o.Markings }),
+	},
+	{
+		Key: catalog.ParamCCAlgos, Flag: "cc-algos", Recorded: "`run.options.cc_algos`, `flows[].congestion_control`",
+		Help:    "Flent's cc_algos: the TCP congestion control of each stream in turn, e.g. reno,cubic (entries split on , or ;)",
+		Doc:     "each must be loaded in the kernel; with a `--cc` that sets the same flows, refused",
+		ZeroFix: "give a congestion control per stream, e.g. --cc-algos reno,cubic, or leave it out",
+		NotFor:  streamParam("--cc-algos", catalog.ParamCCAlgos),
+		field:   texts(func(o *Options) *[]string { return &o.CCAlgos }),
+	},
+	{
+		Key: catalog.ParamStreamDelays, Flag: "stream-delays", Recorded: "`run.options.stream_delays`, `flows[].span`",
+		Help:    "Flent's stream_delays: how many whole seconds after the load's start each stream in turn starts, e.g. 0,10 (entries split on , or ;)",
+		Doc:     "each stream still stops with the load, so a delay must be shorter than `--duration`",
+		ZeroFix: "give whole seconds per stream, e.g. --stream-delays 0,10, or leave it out",
+		NotFor:  streamParam("--stream-delays", catalog.ParamStreamDelays),
+		field:   seconds(func(o *Options) *[]time.Duration { return &o.StreamDelays }),
+	},
+	{
+		Key: catalog.ParamLabels, Flag: "labels", Recorded: "`run.options.labels`, the series' names",
+		Help:    "Flent's labels: the name of each stream in turn in its series, e.g. a,b (entries split on , or ;)",
+		Doc:     "rrul_var's series are `TCP upload::LABEL`, `TCP download::LABEL` and `Ping (ms)::UDP LABEL`, the rtt_fair_var tests' `TCP upload LABEL s1`; two streams of one label are refused",
+		ZeroFix: "give a label per stream, e.g. --labels a,b, or leave it out",
+		NotFor:  streamParam("--labels", catalog.ParamLabels),
+		field:   texts(func(o *Options) *[]string { return &o.Labels }),
+	},
+	{
+		Key: catalog.ParamPingLabels, Flag: "ping-labels", Recorded: "`run.options.ping_labels`, the series' names",
+		Help:    "Flent's ping_labels: the name of each server's ping in turn in its series (Ping (ms) LABEL s1), e.g. near,far (entries split on , or ;)",
+		ZeroFix: "give a label per ping, e.g. --ping-labels near,far, or leave it out",
+		NotFor:  streamParam("--ping-labels", catalog.ParamPingLabels),
+		field:   texts(func(o *Options) *[]string { return &o.PingLabels }),
+	},
+	{
 		Key: "udp_rate", Flag: "udp-rate", Default: DefaultUDPRate, Recorded: "`run.options.udp_rate`",
 		Help:   "udp_flood's rate of UDP payload, e.g. 20mbit or 20M",
 		NotFor: udpFloodOnly,
@@ -611,6 +650,35 @@ func fixedStreamsOf(t catalog.Test) (int, bool) {
 	}
 	return n, true
 }
+
+// streamParam refuses Flent's per-stream parameter param (its flag) for a
+// test that does not take it (catalog.StreamParams), naming those that do.
+func streamParam(flag, param string) func(catalog.Test, *Options) string {
+	return func(t catalog.Test, _ *Options) string {
+		takes := catalog.StreamParams(t.Name)
+		if slices.Contains(takes, param) {
+			return ""
+		}
+		var tests []string
+		for _, n := range catalog.Names() {
+			if slices.Contains(catalog.StreamParams(n), param) {
+				tests = append(tests, n)
+			}
+		}
+		why := "takes none of Flent's per-stream parameters"
+		if len(takes) > 0 {
+			why = "takes only " + strings.Join(takes, ", ")
+		}
+		if fixedOwn[param] && slices.Contains(catalog.RTTFairTests, t.Name) {
+			why = "sets its own " + param + ", as Flent's test does"
+		}
+		return fmt.Sprintf("%s is Flent's %s, which %s take; %s %s: drop %s", flag, param, strings.Join(tests, ", "), t.Name, why, flag)
+	}
+}
+
+// fixedOwn are the per-stream parameters that Flent's rtt_fair tests of a
+// fixed number of servers set themselves.
+var fixedOwn = map[string]bool{catalog.ParamMarkings: true, catalog.ParamLabels: true, catalog.ParamPingLabels: true}
 
 func nflowsOnly(t catalog.Test, _ *Options) string {
 	if t.Name == "rrul_be_nflows" {

@@ -276,3 +276,71 @@ func (changeAt) texts(o *Options) []string {
 	}
 	return t
 }
+
+// tokens is a per-stream list of Flent's (--markings): one value whose
+// entries are split on "," and ";", empty entries dropped, as Flent's
+// token_split reads a test parameter. Flent's split is shlex's, which
+// also reads quotes, backslashes and "#" (a comment): an entry holding
+// one is refused, so that Flent reads the recorded parameter as the run
+// took it.
+type tokens[T any] struct {
+	kind[T]
+	field func(*Options) *[]T
+}
+
+func (l tokens[T]) set(o *Options, text string) error {
+	var vs []T
+	for _, e := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ';' }) {
+		if strings.ContainsAny(e, `"'\#`) {
+			return badValue(fmt.Sprintf(": entry %q holds a quote, a backslash or #, which Flent's parser reads as quoting or a comment: drop it", e))
+		}
+		v, err := l.parse(e)
+		if err != nil {
+			var bv badValue
+			if errors.As(err, &bv) {
+				return badValue(fmt.Sprintf(": entry %q%s", e, string(bv)))
+			}
+			return err
+		}
+		vs = append(vs, v)
+	}
+	*l.field(o) = vs
+	return nil
+}
+
+// texts is the list as one text, its entries joined by ",": none when
+// there are none.
+func (l tokens[T]) texts(o *Options) []string {
+	vs := *l.field(o)
+	if len(vs) == 0 {
+		return nil
+	}
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = l.format(v)
+	}
+	return []string{strings.Join(parts, ",")}
+}
+
+// The kinds of the entries of per-stream lists: text, and whole seconds
+// (Flent's stream_delays, which it reads with int()).
+var (
+	textsKind   = kind[string]{"strings", textKind.parse, textKind.format}
+	secondsKind = kind[time.Duration]{"seconds", parseSeconds, func(d time.Duration) string { return strconv.FormatInt(int64(d/time.Second), 10) }}
+)
+
+func texts(f func(*Options) *[]string) value { return tokens[string]{textsKind, f} }
+func seconds(f func(*Options) *[]time.Duration) value {
+	return tokens[time.Duration]{secondsKind, f}
+}
+
+func parseSeconds(s string) (time.Duration, error) {
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		return 0, numberError(err, "whole seconds (Flent reads each with int()), e.g. 0,5,10")
+	}
+	if n < 0 {
+		return 0, badValue(": give 0 or more seconds: a stream starts with the load (0) or later")
+	}
+	return time.Duration(n) * time.Second, nil
+}
