@@ -1,13 +1,18 @@
 package testrun
 
 import (
+	"context"
 	"errors"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"wanlab/catalog"
+	"wanlab/internal/outfile"
+	"wanlab/results"
 	"wanlab/tcspec"
 )
 
@@ -161,5 +166,73 @@ func TestPrepareStreamRefusals(t *testing.T) {
 	setOptions(t, &o, "cc_algos", "reno")
 	if _, err := Prepare(o, tcspec.Options{}); err == nil || !strings.Contains(err.Error(), "no TCP flow whose data goes down") {
 		t.Errorf("tcp_nup --cc down=cubic --cc-algos reno: %v; want --cc's own refusal of a direction without flows", err)
+	}
+}
+
+// TestFlentReadsStreamOptions: a run's per-stream options reach the Flent
+// export's TEST_PARAMETERS under Flent's names, through run.options as
+// Prepare records them, and the installed Flent, rebuilding the test's
+// series from them, finds every series of the file: tcp_nup's streams
+// with their markings, congestion controls and delays, rrul_var's named
+// by their labels.
+func TestFlentReadsStreamOptions(t *testing.T) {
+	if _, err := exec.LookPath("flent"); err != nil {
+		t.Skip("skipped: flent is not installed (apt-get install -y flent)")
+	}
+	if raceEnabled {
+		t.Skip("skipped under the race detector: it runs flent on files, and no code of ours concurrently")
+	}
+	for _, c := range []struct {
+		test    string
+		streams int
+		kv      []string
+		series  []string // that Flent must print
+	}{
+		{"tcp_nup", 3, []string{"markings", "CS1,EF", "cc_algos", "reno;cubic", "stream_delays", "0,1"},
+			[]string{"TCP upload::1", "TCP upload::2", "TCP upload::3", "TCP upload sum"}},
+		{"rrul_var", 2, []string{"labels", "a,b", "markings", "EF", "cc_algos", "reno,cubic"},
+			[]string{"TCP upload::a", "TCP download::b", "Ping (ms)::UDP a", "Ping (ms)::UDP b"}},
+	} {
+		t.Run(c.test, func(t *testing.T) {
+			t.Parallel()
+			o := Defaults()
+			o.Test, o.Streams = c.test, c.streams
+			setOptions(t, &o, c.kv...)
+			s, err := Prepare(o, tcspec.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := synthRun(t, c.test, catalog.Options{Streams: c.streams, PerStream: catalog.PerStream{
+				Markings: o.Markings, CCAlgos: o.CCAlgos, Delays: o.StreamDelays, Labels: o.Labels}})
+			d.Run.Options = s.recordedOptions("")
+			file := filepath.Join(t.TempDir(), c.test+".flent.gz")
+			if err := results.WriteFlentFile(context.Background(), file, d, outfile.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			meta, _ := flentFile(t, file)
+			params, _ := meta["TEST_PARAMETERS"].(map[string]any)
+			for i := 0; i < len(c.kv); i += 2 {
+				if want := LookupOption(c.kv[i]).Texts(&o)[0]; params[c.kv[i]] != want {
+					t.Errorf("TEST_PARAMETERS[%s] = %v, want %q", c.kv[i], params[c.kv[i]], want)
+				}
+			}
+			blocks := flentRead(t, file)
+			if len(blocks) != len(d.Series) {
+				t.Errorf("flent prints %d series, the run has %d", len(blocks), len(d.Series))
+			}
+			for _, name := range c.series {
+				if b := blocks[name]; b == nil || b.noData {
+					t.Errorf("%s: flent prints no data (%+v)", name, b)
+				}
+			}
+			for i := range d.Series {
+				s := &d.Series[i]
+				// A series that Flent's test, rebuilt from the
+				// parameters, does not define prints without a unit.
+				if b := blocks[s.Name]; b == nil || b.points != s.Summary.N || b.unit != s.Unit && !strings.HasSuffix(s.Name, " fairness") {
+					t.Errorf("%s: flent prints %+v; the run has %d points in %s", s.Name, b, s.Summary.N, s.Unit)
+				}
+			}
+		})
 	}
 }
