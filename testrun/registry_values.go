@@ -23,7 +23,8 @@ func (op *Option) Name() string {
 }
 
 // Type names the option's value as pflag does in help: "duration", "int",
-// "uint64", "bool", "string", "stringArray" (repeatable) or "chain".
+// "uint64", "bool", "string", "stringArray" (repeatable), "chain", or a
+// per-stream list: "strings" or "seconds" (whole seconds).
 func (op *Option) Type() string { return op.field.typ() }
 
 // Repeatable reports whether the option may be given more than once, each
