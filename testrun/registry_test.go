@@ -108,6 +108,11 @@ func TestOptionsApplyOrAreRefused(t *testing.T) {
 				// cubic_westwood's westwood, on a kernel without it: the
 				// test is refused whatever the option, unless --cc
 				// replaces it (TestPrepareFlowCongestionControl).
+			case err != nil && (test.Clients > 1 || test.Servers > 1) && (op.Key == "servers" || op.Key == "dataplane") && keyOf(err) == op.Key:
+				// The example's value does not fit a test of many hosts
+				// (--servers 2 for rtt_fair's 4, the packet plane, which
+				// carries two hosts): the refusal names the value, not the
+				// option, and the dumbbell's tests check it.
 			case err != nil:
 				t.Errorf("%s %q in %s: %v; want it taken", op.Name(), examples[op.Key], c.name, err)
 			}
