@@ -53,9 +53,8 @@ func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 	if len(r.Options) > 0 {
 		ew.Printf(" options:   %s\n", joinMap(r.Options))
 	}
-	for _, host := range sortedKeys(r.Sysctls) {
-		ew.Printf(" sysctls %s: %s\n", host, joinMap(r.Sysctls[host]))
-	}
+	writeHosts(ew, r.Hosts)
+	writeSysctls(ew, r.Sysctls)
 	writeBanners(ew, r)
 	ew.Printf("\nEach series is summarised over its window; lost probes are counted, not summarised.\n")
 
@@ -354,6 +353,7 @@ func writeRouter(ew *errwriter.Writer, rep *RouterReport) {
 			ew.Printf("      ring wait:  median %s, 99th %% %s, max %s (from the kernel's arrival stamps to the router's reads)\n",
 				time.Duration(w.P50Ns), time.Duration(w.P99Ns), time.Duration(w.MaxNs))
 		}
+		writePorts(ew, d)
 		if len(d.Classes) > 0 {
 			ew.Printf("      at the end, as tc -s qdisc show and tc -s class show (counts over the run):\n")
 			writeTree(ew, d)
