@@ -43,3 +43,39 @@ func TestRTTNoteBaseRTT(t *testing.T) {
 		t.Errorf("one server: %q", got)
 	}
 }
+
+// A legend's times keep a decimal from 10 ms to 20 ms: a 10.3 ms path is
+// not an 11 ms one; whole ms above, two significant digits below.
+func TestFormatMs(t *testing.T) {
+	for _, c := range []struct {
+		ms   float64
+		want string
+	}{{0.314, "0.31"}, {4.24, "4.2"}, {10.3, "10.3"}, {10.96, "11.0"}, {19.94, "19.9"}, {20.4, "20"}, {119.2, "119"}} {
+		if got := formatMs(c.ms); got != c.want {
+			t.Errorf("formatMs(%v) = %q, want %q", c.ms, got, c.want)
+		}
+	}
+}
+
+// A run's subtitle says which hosts had access links with qdiscs, runs
+// of three or more shortened; a host whose link is direct, or none, is
+// not named, and a run without any says nothing of them.
+func TestSubtitleAccessLinks(t *testing.T) {
+	d := resultstest.Run("rtt_fair4be", "", 1, resultstest.DefaultPath)
+	if strings.Contains(runSubtitle(d), "access") {
+		t.Errorf("no hosts: %q", runSubtitle(d))
+	}
+	d.Run.Hosts = []results.RunHost{{Name: "client", AccessUp: "direct"}, {Name: "server", AccessUp: "netem delay 5ms"},
+		{Name: "s2", AccessDown: "netem delay 10ms"}, {Name: "s3", AccessUp: "netem delay 1ms"}, {Name: "s5", AccessUp: "netem delay 1ms"}}
+	if got := runSubtitle(d); !strings.Contains(got, "  ·  + access links of s1..s3, s5  ·  ") {
+		t.Errorf("subtitle %q", got)
+	}
+	d.Run.Hosts = d.Run.Hosts[:3]
+	if got := accessHosts(d.Run.Hosts); got != "s1, s2" {
+		t.Errorf("two hosts: %q", got)
+	}
+	d.Run.Hosts[0].AccessUp = "netem delay 2ms"
+	if got := accessHosts(d.Run.Hosts); got != "c1, s1, s2" {
+		t.Errorf("a client too: %q", got)
+	}
+}

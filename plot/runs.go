@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"wanlab/results"
@@ -60,7 +61,8 @@ func runLabels(docs []*results.Document, o Options) ([]string, error) {
 }
 
 // runSubtitle describes one run for a graph's subtitle: its test, its path
-// in tc syntax and when it started.
+// in tc syntax (the bottleneck's, and which hosts had access links of
+// their own) and when it started.
 func runSubtitle(d *results.Document) string {
 	parts := []string{d.Run.Test}
 	switch {
@@ -73,6 +75,9 @@ func runSubtitle(d *results.Document) string {
 		if d.Run.Path.Down != "" {
 			parts = append(parts, "down: "+d.Run.Path.Down)
 		}
+	}
+	if hosts := accessHosts(d.Run.Hosts); hosts != "" {
+		parts = append(parts, "+ access links of "+hosts)
 	}
 	parts = append(parts, d.Run.Start.UTC().Format("2006-01-02 15:04:05 UTC"))
 	if d.Run.Partial {
@@ -237,3 +242,56 @@ func finiteSorted(vals []float64) []float64 {
 	sort.Float64s(out)
 	return out
 }
+
+// accessHosts names the hosts that had an access link with qdiscs, in
+// either direction, as the router names them (c1, s2), a run of three or
+// more consecutive hosts of a side shortened ("s1..s4"); "" for none.
+func accessHosts(hosts []results.RunHost) string {
+	type host struct {
+		side byte
+		n    int
+	}
+	var with []host
+	for _, h := range hosts {
+		if !hasQdiscs(h.AccessUp) && !hasQdiscs(h.AccessDown) {
+			continue
+		}
+		name := h.Name
+		switch name {
+		case "client":
+			name = "c1"
+		case "server":
+			name = "s1"
+		}
+		if len(name) < 2 {
+			return "some hosts"
+		}
+		n, err := strconv.Atoi(name[1:])
+		if err != nil {
+			return "some hosts"
+		}
+		with = append(with, host{name[0], n})
+	}
+	var parts []string
+	for i := 0; i < len(with); {
+		j := i
+		for j+1 < len(with) && with[j+1].side == with[i].side && with[j+1].n == with[j].n+1 {
+			j++
+		}
+		first := fmt.Sprintf("%c%d", with[i].side, with[i].n)
+		switch {
+		case j-i >= 2:
+			parts = append(parts, fmt.Sprintf("%s..%c%d", first, with[j].side, with[j].n))
+		case j > i:
+			parts = append(parts, first, fmt.Sprintf("%c%d", with[j].side, with[j].n))
+		default:
+			parts = append(parts, first)
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+// hasQdiscs reports whether a host's access link (results.RunHost's
+// AccessUp, AccessDown) had qdiscs: not none, nor "direct".
+func hasQdiscs(chain string) bool { return chain != "" && chain != "direct" }

@@ -406,11 +406,15 @@ func rttNote(d *results.Document, s *results.Series) string {
 	return ""
 }
 
-// formatMs writes a time in ms for a legend: whole ms from 10 ms on,
-// two significant digits below (0.31, 4.2).
+// formatMs writes a time in ms for a legend: whole ms from 20 ms on, one
+// decimal from 10 ms (a 10.3 ms path is not an 11 ms one), two
+// significant digits below (0.31, 4.2).
 func formatMs(ms float64) string {
-	if ms >= 10 {
+	switch {
+	case ms >= 20:
 		return strconv.FormatFloat(ms, 'f', 0, 64)
+	case ms >= 10:
+		return strconv.FormatFloat(ms, 'f', 1, 64)
 	}
 	return strconv.FormatFloat(ms, 'g', 2, 64)
 }

@@ -22,6 +22,9 @@ type fidelityView struct {
 	Rows       []checkRow
 	// Notes explain the router data or its absence.
 	Notes []string
+	// Ports are the directions' host ports (buildPorts), on a run of
+	// more than two hosts or with access links.
+	Ports []portTable
 }
 
 // Unfaithful reports whether the run needs the warning.
@@ -50,7 +53,7 @@ const unknown = "—"
 // path the run recorded.
 func buildFidelity(d *results.Document) fidelityView {
 	rep := d.Router
-	v := fidelityView{State: stateOf(rep), Notes: routerNotes(rep)}
+	v := fidelityView{State: stateOf(rep), Notes: routerNotes(rep), Ports: buildPorts(rep)}
 
 	// The columns: the router's directions, or the path's when the router
 	// report has none.

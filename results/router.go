@@ -109,6 +109,60 @@ type DirectionReport struct {
 	// (htb, prio), whose tc lines ChainEnd holds.
 	Qdiscs  []QdiscReport `json:"qdiscs,omitempty"`
 	Classes []ClassReport `json:"classes,omitempty"`
+	// Ports are each host's part of the direction, on a testbed of more
+	// than two hosts or with access links: the sending hosts' (ingress)
+	// first, then the receiving hosts' (egress), as the router lists
+	// them; none on one of a client and a server. NoRoute counts packets
+	// whose destination was no host's, dropped as they entered.
+	Ports   []PortReport `json:"ports,omitempty"`
+	NoRoute uint64       `json:"no_route,omitempty"`
+}
+
+// PortReport is one host's part of a direction over the run: the packets
+// that entered the direction from the host (Place "ingress") or left it
+// to the host (Place "egress"), counted end to end as the direction's
+// are, and the host's access link there.
+type PortReport struct {
+	// Host is the host's name in the router (c1, s2), Place "ingress" or
+	// "egress", If the host's interface on the router.
+	Host  string `json:"host"`
+	Place string `json:"place"`
+	If    string `json:"if,omitempty"`
+	// Chain is the access link's chain in tc syntax at the end of the
+	// run, "" for none or a direct link.
+	Chain string `json:"chain"`
+	// Sent … Reordered and Delay are the port's packets end to end
+	// (through its access link and the bottleneck), over the run, as
+	// DirectionReport's are for all.
+	Sent            uint64            `json:"sent"`
+	BytesIn         uint64            `json:"bytes_in"`
+	Delivered       uint64            `json:"delivered"`
+	BytesOut        uint64            `json:"bytes_out"`
+	Dropped         uint64            `json:"dropped"`
+	DroppedByReason map[string]uint64 `json:"dropped_by_reason,omitempty"`
+	Marked          uint64            `json:"marked"`
+	Reordered       uint64            `json:"reordered"`
+	Delay           DelayReport       `json:"delay"`
+	// Access are the access link's own counts over the run, nil for a
+	// host without one.
+	Access *AccessReport `json:"access,omitempty"`
+	// RingDrops counts what the kernel dropped in the ring in front of an
+	// ingress port's device; WriteDrops the segments an egress port's
+	// device refused.
+	RingDrops  uint64 `json:"ring_drops"`
+	WriteDrops uint64 `json:"write_drops"`
+}
+
+// AccessReport is a host's access link's own counts over the run:
+// packets that entered it, it delivered and dropped (by reason), and the
+// delay through it.
+type AccessReport struct {
+	Sent            uint64            `json:"sent"`
+	Delivered       uint64            `json:"delivered"`
+	Dropped         uint64            `json:"dropped"`
+	DroppedByReason map[string]uint64 `json:"dropped_by_reason,omitempty"`
+	Marked          uint64            `json:"marked"`
+	Delay           DelayReport       `json:"delay"`
 }
 
 // QdiscReport is one qdisc of a tree at the end of the run: its place and

@@ -113,8 +113,9 @@ func TestWriteRouterWithoutReadings(t *testing.T) {
 // tcp_upload run whose up direction a trace of 6 Mbit/s limited), gave
 // the router's delays in ms. It reads as version 2 has them, in ns, and
 // its summary is the text that version printed (testdata/*.summary.txt,
-// printed by `wanlab show` of the wanlab that made the run), before and
-// after it is written again as version 2.
+// printed by `wanlab show` of the wanlab that made the run, its
+// identical client's and server's sysctls folded into one line since),
+// before and after it is written again as version 2.
 func TestReadVersion1(t *testing.T) {
 	d, err := ReadFile(filepath.Join("testdata", "v1-trace.json"))
 	if err != nil {

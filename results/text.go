@@ -15,7 +15,9 @@ import (
 )
 
 // WriteSummary writes a text summary of the document in the style of
-// Flent's `-f stats`: a header with the run's provenance, a PARTIAL banner
+// Flent's `-f stats`: a header with the run's provenance (its hosts with
+// their addresses and access links, and their sysctls, hosts of equal
+// sysctls on one line: writeHosts, writeSysctls), a PARTIAL banner
 // when the run did not complete and one for each output that failed, then for each series its data points
 // (the samples summarised), lost probes, total (rate series), minimum,
 // median, 90th and 99th percentiles, maximum, mean, standard deviation
@@ -26,7 +28,8 @@ import (
 // over several hosts of a side (rtt_fair's servers) each flow's hosts,
 // each host's share and the hosts' fairness (FairnessOverHosts); the
 // commands of a
-// custom run; and last the router's report (writeRouter).
+// custom run; and last the router's report (writeRouter), with each
+// host's path per direction on a testbed of many hosts (writePorts).
 // The figures are the document's summaries, so call Summarize first.
 func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 	ew := errwriter.New(w)
@@ -53,9 +56,8 @@ func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 	if len(r.Options) > 0 {
 		ew.Printf(" options:   %s\n", joinMap(r.Options))
 	}
-	for _, host := range sortedKeys(r.Sysctls) {
-		ew.Printf(" sysctls %s: %s\n", host, joinMap(r.Sysctls[host]))
-	}
+	writeHosts(ew, r.Hosts)
+	writeSysctls(ew, r.Sysctls)
 	writeBanners(ew, r)
 	ew.Printf("\nEach series is summarised over its window; lost probes are counted, not summarised.\n")
 
@@ -354,6 +356,7 @@ func writeRouter(ew *errwriter.Writer, rep *RouterReport) {
 			ew.Printf("      ring wait:  median %s, 99th %% %s, max %s (from the kernel's arrival stamps to the router's reads)\n",
 				time.Duration(w.P50Ns), time.Duration(w.P99Ns), time.Duration(w.MaxNs))
 		}
+		writePorts(ew, d)
 		if len(d.Classes) > 0 {
 			ew.Printf("      at the end, as tc -s qdisc show and tc -s class show (counts over the run):\n")
 			writeTree(ew, d)

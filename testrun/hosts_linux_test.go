@@ -49,6 +49,24 @@ func TestRunOnADumbbell(t *testing.T) {
 	if v := windowValues(ping); len(v) == 0 || slices.Min(v) < 22 {
 		t.Errorf("ping %v ms, want at least 22 (20 ms of c1's access link and 1 ms each way)", v)
 	}
+	// The router report keeps each host's port: c1's up port took the
+	// probes through its access link (20 ms of it alone, 21 end to end),
+	// and the ingress ports add up to the direction.
+	up := routerReport(t, d).Directions[0]
+	var sent uint64
+	for _, p := range up.Ports {
+		if p.Place == "ingress" {
+			sent += p.Sent
+		}
+	}
+	i = slices.IndexFunc(up.Ports, func(p results.PortReport) bool { return p.Host == "c1" && p.Place == "ingress" })
+	if len(up.Ports) != 5 || i < 0 || sent != up.Sent {
+		t.Fatalf("up ports %+v: want 5, c1's among them, the ingress ones adding up to the direction's %d sent", up.Ports, up.Sent)
+	}
+	if c1 := up.Ports[i]; !strings.Contains(c1.Chain, "delay 20ms") || c1.Delivered == 0 || c1.Delay.P50Ns < 20.5e6 ||
+		c1.Access == nil || c1.Access.Delivered != c1.Delivered || c1.Access.Delay.P50Ns < 19.5e6 || c1.Access.Delay.P50Ns > 20.5e6 {
+		t.Errorf("c1's up port %+v, access %+v: want its 20 ms access link's figures", c1, c1.Access)
+	}
 }
 
 // TestRunOnABorrowedDumbbell runs ping with --lab on a running testbed of

@@ -137,6 +137,7 @@ func (rec *routerRecord) report(s *Setup) *results.RouterReport {
 			Running: running, Busy: busy, Held: held,
 		}, minDelay)
 		dr.Qdiscs, dr.Classes = treeOverRun(d.base, d.end)
+		dr.Ports, dr.NoRoute = portsOverRun(d.base, d.end), sub(d.end.NoRoute, d.base.NoRoute)
 		faithful = faithful && dr.Verdict.Faithful
 		rep.Directions = append(rep.Directions, dr)
 	}

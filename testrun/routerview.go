@@ -3,6 +3,7 @@ package testrun
 import (
 	"net/netip"
 
+	"wanlab/link"
 	"wanlab/qdisc"
 	"wanlab/results"
 	"wanlab/router"
@@ -45,6 +46,100 @@ type dirView struct {
 	// Order lists Flows' keys as the router lists them: in order of first
 	// appearance.
 	Order []flowKey
+	// Ports are the hosts' parts of the direction (router.PortSnapshot),
+	// on a router of many hosts; NoRoute counts the packets to no host.
+	Ports   []portView
+	NoRoute uint64
+}
+
+// portView is one reading of one host's port of a direction: its
+// packets end to end, its access link's own (nil without one), and the
+// drops at its device.
+type portView struct {
+	Host, Place, If, Chain string
+	End                    countView
+	Access                 *countView
+	RingDrops, WriteDrops  uint64
+}
+
+// countView is one reading of a port's or an access link's running
+// totals, as dirView has the direction's.
+type countView struct {
+	Sent, BytesIn, Delivered, BytesOut, Dropped, Marked, Reordered uint64
+	DroppedByReason                                                map[string]uint64
+	DelayN                                                         uint64
+	DelaySum, DelayMin, DelayP50, DelayP99, DelayMax               float64
+}
+
+// countOf converts a port's or an access link's counters.
+func countOf(c link.Counters) countView {
+	v := countView{Sent: c.Sent, BytesIn: c.BytesIn, Delivered: c.Delivered, BytesOut: c.BytesOut,
+		Dropped: c.Dropped, Marked: c.Marked, Reordered: c.Reordered,
+		DelayN: c.Delay.N, DelaySum: c.Delay.Mean * float64(c.Delay.N),
+		DelayMin: c.Delay.Min, DelayP50: c.Delay.P50, DelayP99: c.Delay.P99, DelayMax: c.Delay.Max}
+	for r, n := range c.DroppedByReason {
+		if n > 0 {
+			if v.DroppedByReason == nil {
+				v.DroppedByReason = map[string]uint64{}
+			}
+			v.DroppedByReason[qdisc.Reason(r).String()] += n
+		}
+	}
+	return v
+}
+
+// overRun returns a port's or an access link's counts between two
+// readings, with the delay as DirectionReport's: its mean over the run,
+// its percentiles from the end's reading.
+func (end countView) overRun(base countView) (c countView, d results.DelayReport) {
+	c = countView{Sent: sub(end.Sent, base.Sent), BytesIn: sub(end.BytesIn, base.BytesIn),
+		Delivered: sub(end.Delivered, base.Delivered), BytesOut: sub(end.BytesOut, base.BytesOut),
+		Dropped: sub(end.Dropped, base.Dropped), Marked: sub(end.Marked, base.Marked), Reordered: sub(end.Reordered, base.Reordered)}
+	for k, n := range end.DroppedByReason {
+		if n > base.DroppedByReason[k] {
+			if c.DroppedByReason == nil {
+				c.DroppedByReason = map[string]uint64{}
+			}
+			c.DroppedByReason[k] = n - base.DroppedByReason[k]
+		}
+	}
+	n := sub(end.DelayN, base.DelayN)
+	d = results.DelayReport{N: n, MinNs: end.DelayMin, P50Ns: end.DelayP50, P99Ns: end.DelayP99, MaxNs: end.DelayMax}
+	if n > 0 {
+		d.MeanNs = (end.DelaySum - base.DelaySum) / float64(n)
+	}
+	return c, d
+}
+
+// portsOverRun is the direction's ports at the end, each with its counts
+// over the run: less what it had counted at the start (its reading in
+// base, by host and place), as the direction's counts are.
+func portsOverRun(base, end dirView) []results.PortReport {
+	var out []results.PortReport
+	for _, p := range end.Ports {
+		var b portView
+		for _, q := range base.Ports {
+			if q.Host == p.Host && q.Place == p.Place {
+				b = q
+			}
+		}
+		c, delay := p.End.overRun(b.End)
+		r := results.PortReport{Host: p.Host, Place: p.Place, If: p.If, Chain: p.Chain,
+			Sent: c.Sent, BytesIn: c.BytesIn, Delivered: c.Delivered, BytesOut: c.BytesOut,
+			Dropped: c.Dropped, DroppedByReason: c.DroppedByReason, Marked: c.Marked, Reordered: c.Reordered, Delay: delay,
+			RingDrops: sub(p.RingDrops, b.RingDrops), WriteDrops: sub(p.WriteDrops, b.WriteDrops)}
+		if p.Access != nil {
+			var ba countView
+			if b.Access != nil {
+				ba = *b.Access
+			}
+			a, ad := p.Access.overRun(ba)
+			r.Access = &results.AccessReport{Sent: a.Sent, Delivered: a.Delivered, Dropped: a.Dropped,
+				DroppedByReason: a.DroppedByReason, Marked: a.Marked, Delay: ad}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // flowKey names a 5-tuple: the protocol's name ("tcp", "udp") and the
@@ -101,6 +196,16 @@ func viewOf(d router.DirSnapshot) dirView {
 				Lends: c.Lends, Borrows: c.Borrows, Qlen: k.Qlen, Backlog: k.Backlog, TokensNs: c.TokensNs, CTokensNs: c.CTokens})
 		}
 	}
+	for _, p := range d.Ports {
+		pv := portView{Host: p.Host, Place: p.Place, If: p.If, Chain: p.Chain, End: countOf(p.Counters),
+			RingDrops: p.Ring.Drops, WriteDrops: p.WriteDrops}
+		if p.Access != nil {
+			a := countOf(*p.Access)
+			pv.Access = &a
+		}
+		v.Ports = append(v.Ports, pv)
+	}
+	v.NoRoute = d.NoRoute
 	for _, f := range d.Flows {
 		fc := flowCount{
 			Packets: f.Packets, Bytes: f.Bytes, Payload: f.Payload, Dropped: f.Dropped, Reordered: f.Reordered,
