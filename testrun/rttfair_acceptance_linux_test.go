@@ -16,11 +16,13 @@ import (
 
 // rttFairAccess gives servers s1..s4 round trips of 10, 20, 40 and 80 ms
 // on their access links, half each way, as the rtt_fair tests' servers
-// at different distances from the client.
+// at different distances from the client. The access links' netem holds
+// what a slow start sends (tc's default limit of 1000 packets would drop
+// there), so that the bottleneck's queue is the one that decides.
 func rttFairAccess(o *Options) {
 	o.AccessUp, o.AccessDown = nil, nil
 	for i, rtt := range []int{10, 20, 40, 80} {
-		h := fmt.Sprintf("s%d=netem delay %dms", i+1, rtt/2)
+		h := fmt.Sprintf("s%d=netem delay %dms limit 10000", i+1, rtt/2)
 		o.AccessUp = append(o.AccessUp, h)
 		o.AccessDown = append(o.AccessDown, h)
 	}
