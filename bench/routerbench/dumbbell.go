@@ -18,7 +18,7 @@ import (
 
 // The dumbbell mode: N clients, each behind an access link of its own
 // delay, upload at once over TCP to one server through a shared tbf, while
-// a UDP probe from each client measures its RTT, first idle, then under
+// an ICMP echo probe from each client measures its RTT, first idle, then under
 // the load. It prints, per host, the configured RTT, the probes' minimum
 // (idle, with its error) and, under load, minimum and median, and the
 // host's goodput; then the goodputs' sum against the tbf's rate, each
@@ -64,12 +64,8 @@ func uploads(t *lab.Testbed, n, secs int, probe bool) ([]hostRun, error) {
 	sa := t.Info().Server.Addr4
 	runs := make([]hostRun, n)
 	if probe {
-		stop, err := startEcho(t.Namespace(lab.Server), sa)
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
 		for i := range runs {
+			var err error
 			if runs[i].probe, err = startProbe(t.Namespace(clientRole(i)), sa); err != nil {
 				return nil, err
 			}

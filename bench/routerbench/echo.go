@@ -9,108 +9,107 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"wanlab/netns"
+	"wanlab/packet"
 	"wanlab/traffic"
 )
 
-// The dumbbell mode's RTT probes: each client sends a small UDP datagram
-// every echoInterval to an echo socket in the server, and times the reply
-// with Go's monotonic clock. ping's output has a resolution of 0.1 ms
-// above 10 ms, which is 1 % of the smallest RTT the mode checks; this has
-// the clock's.
-
-// echoPort is the server's echo socket's port.
-const echoPort = 7007
+// The dumbbell mode's RTT probes: each client sends an ICMP echo request
+// every echoInterval to the server, whose kernel answers it, and the
+// client's kernel stamps the reply as it takes it in (SO_TIMESTAMPNS). No
+// program wakes up between the request's send and the reply's arrival, so
+// what the probe adds to the path's RTT is the two hosts' stacks alone.
+// ping does the same, but prints 0.1 ms steps above 10 ms: 1 % of the
+// smallest RTT the mode checks.
 
 // echoInterval is the time between one client's probes: low enough a
-// rate (10 kbit/s of 40-byte datagrams) not to count beside the uploads.
+// rate (40-byte requests, 32 kbit/s) not to count beside the uploads.
 const echoInterval = 10 * time.Millisecond
 
-// echoServer answers every datagram on conn with itself, until conn
-// closes.
-func echoServer(conn net.PacketConn) {
-	buf := make([]byte, 1500)
-	for {
-		n, addr, err := conn.ReadFrom(buf)
-		if err != nil {
-			return
-		}
-		conn.WriteTo(buf[:n], addr)
-	}
-}
-
-// startEcho opens the echo socket in host h, at addr, and answers on it
-// until the returned function closes it.
-func startEcho(h *netns.Handle, addr netip.Addr) (stop func(), err error) {
-	conn, err := traffic.InNamespace(h).ListenPacket(context.Background(), "udp", netip.AddrPortFrom(addr, echoPort).String(), nil)
-	if err != nil {
-		return nil, err
-	}
-	go echoServer(conn)
-	return func() { conn.Close() }, nil
-}
+// echoID is the echo identifier of every probe; each client is in a
+// namespace of its own, whose raw socket sees its own replies alone.
+const echoID = 0x7762
 
 // rttProbe is one client's stream of probes. Each RTT is recorded in the
 // phase current when its reply came: idle (before the uploads start) or
 // loaded.
 type rttProbe struct {
-	conn   net.Conn
-	base   time.Time
+	conn   *net.IPConn
 	loaded atomic.Bool
 
 	mu         sync.Mutex
 	idle, load []time.Duration
-	sent       int
 	done       chan struct{}
 }
 
-// startProbe sends probes from host h to the echo socket at server until
-// stop.
+// startProbe sends probes from host h to server until stop.
 func startProbe(h *netns.Handle, server netip.Addr) (*rttProbe, error) {
-	conn, err := traffic.InNamespace(h).Dial(context.Background(), "udp", "", netip.AddrPortFrom(server, echoPort).String(), nil)
+	stamp := func(network, address string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) })
+		return errors.Join(err, serr)
+	}
+	c, err := traffic.InNamespace(h).ListenPacket(context.Background(), "ip4:icmp", "0.0.0.0", stamp)
 	if err != nil {
 		return nil, err
 	}
-	p := &rttProbe{conn: conn, base: time.Now(), done: make(chan struct{})}
+	p := &rttProbe{conn: c.(*net.IPConn), done: make(chan struct{})}
 	go p.receive()
-	go p.send()
+	go p.send(&net.IPAddr{IP: server.AsSlice()})
 	return p, nil
 }
 
-// send writes a probe carrying its send time every echoInterval.
-func (p *rttProbe) send() {
+// send writes an echo request carrying its send time (wall clock, as the
+// kernel's receive stamps are) every echoInterval.
+func (p *rttProbe) send(dst *net.IPAddr) {
 	tick := time.NewTicker(echoInterval)
 	defer tick.Stop()
 	var b [40]byte
-	for {
+	b[0] = 8 // echo request
+	binary.BigEndian.PutUint16(b[4:], echoID)
+	for seq := uint16(0); ; seq++ {
 		select {
 		case <-p.done:
 			return
 		case <-tick.C:
 		}
-		binary.BigEndian.PutUint64(b[:], uint64(time.Since(p.base)))
-		if _, err := p.conn.Write(b[:]); err == nil {
-			p.mu.Lock()
-			p.sent++
-			p.mu.Unlock()
-		}
+		binary.BigEndian.PutUint16(b[6:], seq)
+		binary.BigEndian.PutUint64(b[8:], uint64(time.Now().UnixNano()))
+		binary.BigEndian.PutUint16(b[2:], 0)
+		binary.BigEndian.PutUint16(b[2:], packet.Checksum(b[:]))
+		p.conn.WriteTo(b[:], dst)
 	}
 }
 
-// receive times each reply.
+// receive times each reply by its kernel receive stamp.
 func (p *rttProbe) receive() {
-	var b [64]byte
+	var b [1500]byte
+	oob := make([]byte, unix.CmsgSpace(16))
 	for {
-		n, err := p.conn.Read(b[:])
+		n, oobn, _, _, err := p.conn.ReadMsgIP(b[:], oob)
 		if errors.Is(err, net.ErrClosed) {
 			return
 		}
-		if err != nil || n < 8 {
-			continue // an ICMP error before the echo socket opened
+		m := b[:n]
+		if err != nil || n < 1 {
+			continue
 		}
-		rtt := time.Since(p.base) - time.Duration(binary.BigEndian.Uint64(b[:8]))
+		if m[0]>>4 == 4 { // the IPv4 header, which a raw socket keeps
+			m = m[int(m[0]&0xf)*4:]
+		}
+		if len(m) < 16 || m[0] != 0 || binary.BigEndian.Uint16(m[4:]) != echoID {
+			continue // not one of our echo replies
+		}
+		at, ok := rxStamp(oob[:oobn])
+		if !ok {
+			continue
+		}
+		rtt := time.Duration(at - int64(binary.BigEndian.Uint64(m[8:])))
 		p.mu.Lock()
 		if p.loaded.Load() {
 			p.load = append(p.load, rtt)
@@ -119,6 +118,23 @@ func (p *rttProbe) receive() {
 		}
 		p.mu.Unlock()
 	}
+}
+
+// rxStamp returns the SO_TIMESTAMPNS stamp (ns of wall time) among a
+// datagram's control messages.
+func rxStamp(oob []byte) (int64, bool) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return 0, false
+	}
+	for _, m := range msgs {
+		if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SCM_TIMESTAMPNS && len(m.Data) >= 16 {
+			sec := int64(binary.NativeEndian.Uint64(m.Data[0:]))
+			nsec := int64(binary.NativeEndian.Uint64(m.Data[8:]))
+			return sec*1e9 + nsec, true
+		}
+	}
+	return 0, false
 }
 
 // stop ends the probe; its samples stay.
