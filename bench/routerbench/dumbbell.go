@@ -98,6 +98,9 @@ func uploads(t *lab.Testbed, n, secs int, probe bool) ([]hostRun, error) {
 
 // runDumbbell is the dumbbell mode.
 func runDumbbell(secs, clients int, delays, rate, chain string) error {
+	if clients < 1 || clients > link.MaxHosts {
+		return fmt.Errorf("-clients %d: give 1 to %d", clients, link.MaxHosts)
+	}
 	d, err := parseDelays(delays, clients)
 	if err != nil {
 		return err
@@ -125,11 +128,11 @@ func runDumbbell(secs, clients int, delays, rate, chain string) error {
 			o.Access = append(o.Access, lab.Access{Host: link.Host{N: i + 1}, Dir: dir, Chain: c})
 		}
 	}
-	t, err := labTestbed(o)
+	t, closeTestbed, err := labTestbed(o)
 	if err != nil {
 		return err
 	}
-	defer t.Close()
+	defer closeTestbed()
 	runs, err := uploads(t, clients, secs, true)
 	if err != nil {
 		return err
@@ -204,13 +207,13 @@ func runPorts(secs int, load, chain string, counts []int) error {
 			}
 		}
 		tcpRate = strconv.FormatFloat(total/float64(max(n, 1)), 'f', 0, 64)
-		t, err := labTestbed(o)
+		t, closeTestbed, err := labTestbed(o)
 		if err != nil {
 			return err
 		}
 		runs, err := uploads(t, max(n, 1), secs, false)
 		sn := t.Snapshot()
-		if cerr := t.Close(); err == nil {
+		if cerr := closeTestbed(); err == nil {
 			err = cerr
 		}
 		if err != nil {

@@ -248,7 +248,7 @@ func runLab(secs int, chain, udp string, streams, rt int) error {
 	if err != nil {
 		return err
 	}
-	t, err := labTestbed(lab.Options{
+	t, closeTestbed, err := labTestbed(lab.Options{
 		Up: specs, Down: specs,
 		DataPlane:        plane,
 		DeviceKind:       tun.VNet,
@@ -257,7 +257,7 @@ func runLab(secs int, chain, udp string, streams, rt int) error {
 	if err != nil {
 		return err
 	}
-	defer t.Close()
+	defer closeTestbed()
 	var stopProbes func() string
 	if probeOn {
 		stopProbes = startProbes(rt)
@@ -288,12 +288,15 @@ func runLab(secs int, chain, udp string, streams, rt int) error {
 // labTestbed builds, through package lab, the testbed o describes with the
 // settings every lab-built run shares: its own name, tcpBuffers, the
 // -granularity and seed 1. What a killed run left goes first, as
-// benchbed.New does for the other modes; interrupted, it removes the
-// testbed, which ends the iperf3 processes it started (they would wait on
-// the stopped router), and exits 130, as benchbed.New's testbeds do.
-func labTestbed(o lab.Options) (*lab.Testbed, error) {
+// benchbed.New does for the other modes. Until closed through the
+// returned function, an interrupt removes the testbed, which ends the
+// iperf3 processes it started (they would wait on the stopped router),
+// and exits 130, as benchbed.New's testbeds do; closing it first
+// unhooks that, so that neither a closed testbed's handler nor the
+// ending of its context exits a run that goes on.
+func labTestbed(o lab.Options) (*lab.Testbed, func() error, error) {
 	if _, err := lab.CleanStale(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	o.Name = fmt.Sprintf("rb%d", os.Getpid())
 	o.TCPRmem, o.TCPWmem = tcpBuffers, tcpBuffers
@@ -303,15 +306,19 @@ func labTestbed(o lab.Options) (*lab.Testbed, error) {
 	t, err := lab.Up(ctx, o)
 	if err != nil {
 		cancel()
-		return nil, err
+		return nil, nil, err
 	}
-	context.AfterFunc(ctx, func() {
+	unhook := context.AfterFunc(ctx, func() {
 		if err := t.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "routerbench:", err)
 		}
 		os.Exit(130)
 	})
-	return t, nil
+	return t, func() error {
+		unhook()
+		cancel()
+		return t.Close()
+	}, nil
 }
 
 // snapshotFields is the router's side of a run's line: lateness, rings,
