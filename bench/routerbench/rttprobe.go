@@ -35,15 +35,24 @@ const echoInterval = 10 * time.Millisecond
 // namespace of its own, whose raw socket sees its own replies alone.
 const echoID = 0x7762
 
+// The phases of a probe's run: idle before the uploads, their ramp, and
+// under load.
+const (
+	phaseIdle int32 = iota
+	phaseRamp
+	phaseLoaded
+)
+
 // rttProbe is one client's stream of probes. Each RTT is recorded in the
 // phase current when its reply came: idle (before the uploads start) or
-// loaded.
+// loaded; a reply in the ramp between is counted alone.
 type rttProbe struct {
-	conn   *net.IPConn
-	loaded atomic.Bool
+	conn  *net.IPConn
+	phase atomic.Int32
 
 	mu         sync.Mutex
 	idle, load []time.Duration
+	replies    int
 	done       chan struct{}
 }
 
@@ -111,10 +120,12 @@ func (p *rttProbe) receive() {
 		}
 		rtt := time.Duration(at - int64(binary.BigEndian.Uint64(m[8:])))
 		p.mu.Lock()
-		if p.loaded.Load() {
-			p.load = append(p.load, rtt)
-		} else {
+		p.replies++
+		switch p.phase.Load() {
+		case phaseIdle:
 			p.idle = append(p.idle, rtt)
+		case phaseLoaded:
+			p.load = append(p.load, rtt)
 		}
 		p.mu.Unlock()
 	}
