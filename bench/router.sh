@@ -27,6 +27,8 @@
 #  6. The in-memory loop benchmark (fake devices, allocations per packet).
 # ring_drops are the kernel's drops in the ring in front of the router
 # (up,down): packets the router did not read in time.
+# The router carrying many hosts (a dumbbell) has its own script,
+# bench/dumbbell.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}

@@ -6,6 +6,8 @@
 //	routerbench router [-chain TC] [-granularity segment|gso] [-t SECONDS] [-udp RATE | -b RATE] [-kind vnet|offload|raw] [-rt PRIO] [-P STREAMS] [-rps MASK] [-probe]
 //	routerbench probe [-t SECONDS] [-rt PRIO]
 //	routerbench lab -dataplane tun|packet [-chain TC] [-t SECONDS] [-udp RATE | -b RATE] [-rt PRIO] [-P STREAMS]
+//	routerbench dumbbell [-clients N] [-delays MS,MS,...] [-rate RATE] [-chain TC] [-t SECONDS]
+//	routerbench ports [-load RATE] [-counts N,N,...] [-chain TC] [-t SECONDS]
 //
 // The lab mode measures the router as `wanlab up` builds it (package lab),
 // on either data plane: a TUN device in each host (of kind vnet, as the
@@ -20,7 +22,16 @@
 // -iperf-cpus CPUS pins the iperf3 processes (taskset -c), so that a router
 // started under taskset on other CPUs is not preempted by them.
 //
-// It prints one line of key=value pairs per run.
+// The dumbbell mode builds, through package lab, N clients (8 by default)
+// and one server; client i has access links of -delays' i-th one-way
+// delay in each direction, and all share an up bottleneck of tbf at -rate
+// (or -chain). Each client uploads over TCP (iperf3) to the server at once
+// while it probes its RTT over UDP (dumbbell.go says what it prints). The
+// ports mode measures the up loop's cost per extra port: the same total
+// TCP load from 1, 2, 4 and 8 clients, and from the classic two hosts.
+//
+// It prints one line of key=value pairs per run, the dumbbell and ports
+// modes a small table.
 package main
 
 import (
@@ -53,7 +64,7 @@ func init() { runtime.LockOSThread() }
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: routerbench veth|router [flags]")
+		fmt.Fprintln(os.Stderr, "usage: routerbench veth|router|lab|probe|dumbbell|ports [flags]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -73,6 +84,11 @@ func main() {
 	fs.StringVar(&rpsCPUs, "rps", "", "RPS CPU mask (hex, as in rps_cpus) of both TUNs' receive queue: the receiving host's IP and TCP input then runs on those CPUs instead of in the router's write")
 	cpuProfile := fs.String("cpuprofile", "", "write the router process's CPU profile (go tool pprof) to this file")
 	fs.StringVar(&snapshotFile, "snapshot", "", "write the router's final snapshot (JSON, as status --json shows it) to this file")
+	clients := fs.Int("clients", 8, "dumbbell mode: how many clients upload")
+	delays := fs.String("delays", "5,10,15,20,25,30,35,40", "dumbbell mode: each client's one-way access delay in ms, both ways (the last repeats)")
+	bottleneck := fs.String("rate", "100mbit", "dumbbell mode: the up bottleneck's tbf rate (without -chain)")
+	load := fs.String("load", "1G", "ports mode: the total TCP rate, split evenly over the clients (iperf3 -b)")
+	counts := fs.String("counts", "1,2,4,8", "ports mode: the client counts")
 	fs.Parse(os.Args[2:])
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -106,7 +122,18 @@ func main() {
 		os.Exit(2)
 	}
 	granularity = g
-	if err := run(os.Args[1], *secs, *chain, *udp, *kind, *streams, *rt); err != nil {
+	switch os.Args[1] {
+	case "dumbbell":
+		err = runDumbbell(*secs, *clients, *delays, *bottleneck, *chain)
+	case "ports":
+		var c []int
+		if c, err = parseCounts(*counts); err == nil {
+			err = runPorts(*secs, *load, *chain, c)
+		}
+	default:
+		err = run(os.Args[1], *secs, *chain, *udp, *kind, *streams, *rt)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "routerbench:", err)
 		os.Exit(1)
 	}
@@ -183,7 +210,7 @@ func run(mode string, secs int, chain, udp, kind string, streams, rt int) error 
 		stopProbes = startProbes(rt)
 	}
 	res, err := iperf(func(name string, args ...string) *netns.Cmd { return tb.Command(c, name, args...) },
-		func(name string, args ...string) *netns.Cmd { return tb.Command(s, name, args...) }, sa, secs, udp, streams)
+		func(name string, args ...string) *netns.Cmd { return tb.Command(s, name, args...) }, sa, iperfPort, secs, udp, streams)
 	if err != nil {
 		return err
 	}
@@ -221,43 +248,23 @@ func runLab(secs int, chain, udp string, streams, rt int) error {
 	if err != nil {
 		return err
 	}
-	// What a killed run left goes first, as benchbed.New does for the
-	// other modes.
-	if _, err := lab.CleanStale(); err != nil {
-		return err
-	}
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-	t, err := lab.Up(ctx, lab.Options{
-		Name: fmt.Sprintf("rb%d", os.Getpid()),
-		Up:   specs, Down: specs,
-		TCPRmem: tcpBuffers, TCPWmem: tcpBuffers,
+	t, closeTestbed, err := labTestbed(lab.Options{
+		Up: specs, Down: specs,
 		DataPlane:        plane,
 		DeviceKind:       tun.VNet,
 		RealTimePriority: rt,
-		Granularity:      granularity,
-		Seed:             1,
 	})
 	if err != nil {
 		return err
 	}
-	defer t.Close()
-	// Interrupted, it removes the testbed, which ends the iperf3
-	// processes it started (they would wait on the stopped router), and
-	// exits, as the other modes' testbeds do (benchbed.New).
-	context.AfterFunc(ctx, func() {
-		if err := t.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, "routerbench:", err)
-		}
-		os.Exit(130)
-	})
+	defer closeTestbed()
 	var stopProbes func() string
 	if probeOn {
 		stopProbes = startProbes(rt)
 	}
 	res, err := iperf(func(name string, args ...string) *netns.Cmd { return t.Command(lab.Client, name, args...) },
 		func(name string, args ...string) *netns.Cmd { return t.Command(lab.Server, name, args...) },
-		t.Info().Server.Addr4, secs, udp, streams)
+		t.Info().Server.Addr4, iperfPort, secs, udp, streams)
 	if err != nil {
 		return err
 	}
@@ -276,6 +283,42 @@ func runLab(secs int, chain, udp string, streams, rt int) error {
 	line += f + probes
 	fmt.Println(line)
 	return nil
+}
+
+// labTestbed builds, through package lab, the testbed o describes with the
+// settings every lab-built run shares: its own name, tcpBuffers, the
+// -granularity and seed 1. What a killed run left goes first, as
+// benchbed.New does for the other modes. Until closed through the
+// returned function, an interrupt removes the testbed, which ends the
+// iperf3 processes it started (they would wait on the stopped router),
+// and exits 130, as benchbed.New's testbeds do; closing it first
+// unhooks that, so that neither a closed testbed's handler nor the
+// ending of its context exits a run that goes on.
+func labTestbed(o lab.Options) (*lab.Testbed, func() error, error) {
+	if _, err := lab.CleanStale(); err != nil {
+		return nil, nil, err
+	}
+	o.Name = fmt.Sprintf("rb%d", os.Getpid())
+	o.TCPRmem, o.TCPWmem = tcpBuffers, tcpBuffers
+	o.Granularity = granularity
+	o.Seed = 1
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	t, err := lab.Up(ctx, o)
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	unhook := context.AfterFunc(ctx, func() {
+		if err := t.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "routerbench:", err)
+		}
+		os.Exit(130)
+	})
+	return t, func() error {
+		unhook()
+		cancel()
+		return t.Close()
+	}, nil
 }
 
 // snapshotFields is the router's side of a run's line: lateness, rings,
@@ -302,17 +345,7 @@ func snapshotFields(sn router.Snapshot, res result) (string, error) {
 	if up.Loop.RunNs > 0 {
 		busy = 100 * float64(up.Loop.BusyNs) / float64(up.Loop.RunNs)
 	}
-	causes := "none"
-	if len(up.Verdict.Causes) > 0 {
-		causes = ""
-		for i, c := range up.Verdict.Causes {
-			if i > 0 {
-				causes += ","
-			}
-			causes += c.Code
-		}
-	}
-	line += fmt.Sprintf(" granularity=%s up_busy_pct=%.0f up_faithful=%v up_causes=%s", up.Granularity, busy, up.Verdict.Faithful, causes)
+	line += fmt.Sprintf(" granularity=%s up_busy_pct=%.0f up_faithful=%v up_causes=%s", up.Granularity, busy, up.Verdict.Faithful, verdictCauses(up))
 	for _, q := range up.Qdiscs {
 		if q.Counters.Dropped > 0 {
 			for why, n := range q.Counters.DroppedByReason {
@@ -438,10 +471,14 @@ type result struct {
 	lost       float64
 }
 
+// iperfPort is iperf3's own port, where a run of one client meets its
+// server.
+const iperfPort = 5201
+
 // iperf runs an iperf3 server through server and a client through client
-// (each makes a command in its host) for secs seconds.
-func iperf(client, server func(name string, args ...string) *netns.Cmd, sa netip.Addr, secs int, udp string, streams int) (result, error) {
-	srv := server(iperfCmd[0], append(iperfCmd[1:], "-s", "-1", "-B", sa.String())...)
+// (each makes a command in its host) for secs seconds, on port.
+func iperf(client, server func(name string, args ...string) *netns.Cmd, sa netip.Addr, port, secs int, udp string, streams int) (result, error) {
+	srv := server(iperfCmd[0], append(iperfCmd[1:], "-s", "-1", "-B", sa.String(), "-p", strconv.Itoa(port))...)
 	srv.Args[0] = netns.Prefix + "iperf3-s"
 	if err := srv.Start(); err != nil {
 		return result{}, err
@@ -450,7 +487,7 @@ func iperf(client, server func(name string, args ...string) *netns.Cmd, sa netip
 		srv.Process.Kill()
 		srv.Wait()
 	}()
-	args := []string{"-c", sa.String(), "-t", strconv.Itoa(secs), "-J", "-P", strconv.Itoa(streams)}
+	args := []string{"-c", sa.String(), "-p", strconv.Itoa(port), "-t", strconv.Itoa(secs), "-J", "-P", strconv.Itoa(streams)}
 	if udp != "" {
 		args = append(args, "-u", "-b", udp, "-l", "1400")
 		if pacingUs > 0 {
