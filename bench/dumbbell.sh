@@ -8,7 +8,7 @@
 # afterwards; an interrupted run's are cleared by the next).
 #  1. 8 clients, 1 server: client i behind access links of netem delay
 #     5·i ms each way (RTT 10 to 80 ms), all through tbf rate 100mbit up.
-#     Each client uploads over TCP (iperf3) while a UDP probe times its RTT,
+#     Each client uploads over TCP (iperf3) while an ICMP echo times its RTT,
 #     2 s idle first, then under the load. Per host: configured RTT, the
 #     probes' minimum idle and its error, minimum and median under load,
 #     goodput; then the goodputs' sum against the rate, each direction's
