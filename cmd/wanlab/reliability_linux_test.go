@@ -159,6 +159,8 @@ func TestCLIBadInputCreatesNothing(t *testing.T) {
 		{"--detach", "--down", "pie; pfifo"},
 		// The hosts of a dumbbell: each refusal names the flag.
 		{"--clients", "17"},
+		{"--clients", "0"},
+		{"--servers", "0"},
 		{"--servers", "-1"},
 		{"--clients", "4", "--access-up", "c5=netem delay 10ms"},
 		{"--access-down", "s2=netem delay 10ms"},
