@@ -68,6 +68,10 @@ func TestDumbbellHosts(t *testing.T) {
 				t.Fatalf("%s: namespace %v, want %s", h.Name, ns, h.NS)
 			}
 			wantCC := map[Role]string{"c2": "bbr", "s2": "bbr"}[h.Name]
+			// Info names a host's own congestion control, for status.
+			if h.CC != wantCC {
+				t.Errorf("%s: Info's cc %q, want %q", h.Name, h.CC, wantCC)
+			}
 			if wantCC == "" {
 				wantCC = "reno"
 			}

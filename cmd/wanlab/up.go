@@ -498,10 +498,15 @@ func printMembers(w io.Writer, i lab.Info) {
 	}
 }
 
-// accessNote describes a host's access links, "" without any.
+// accessNote describes a host's access links and its own congestion
+// control, "" without any.
 func accessNote(h lab.HostInfo) string {
+	cc := ""
+	if h.CC != "" {
+		cc = "  cc " + h.CC
+	}
 	if h.AccessUp == "" && h.AccessDown == "" {
-		return ""
+		return cc
 	}
 	or := func(c string) string {
 		if c == "" {
@@ -509,5 +514,5 @@ func accessNote(h lab.HostInfo) string {
 		}
 		return c
 	}
-	return fmt.Sprintf("  access up: %s; down: %s", or(h.AccessUp), or(h.AccessDown))
+	return fmt.Sprintf("  access up: %s; down: %s%s", or(h.AccessUp), or(h.AccessDown), cc)
 }
