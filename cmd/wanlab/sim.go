@@ -214,7 +214,8 @@ func runSim(s *streams, o *simOptions) error {
 // syntax on env's device, as up and run do (lab.HostSpecs).
 func (o *simOptions) access(env *qdisc.Env) ([]sim.Access, error) {
 	var lo lab.Options
-	if err := checkHostCounts(o.hosts); err != nil {
+	// sim's counts have no "not given": a 0 is always a mistake.
+	if err := checkHostCounts(o.hosts, func(string) bool { return true }); err != nil {
 		return nil, err
 	}
 	if err := o.hosts.Parse(&lo, hostFlagLabels, tcOptions(), env); err != nil {

@@ -205,7 +205,7 @@ func (o *upOptions) options() (lab.Options, error) {
 			return lo, usagef("--cc: %v", err)
 		}
 	}
-	if err := checkHostCounts(o.hosts); err != nil {
+	if err := checkHostCounts(o.hosts, o.given); err != nil {
 		return lo, err
 	}
 	if err := o.hosts.Parse(&lo, hostFlagLabels, tcOptions(), &qdisc.Env{Framing: o.framing}); err != nil {
