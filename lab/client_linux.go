@@ -141,7 +141,11 @@ func call(name string, req request) (response, error) {
 		return response{}, fmt.Errorf("testbed %s: %w", name, err)
 	}
 	if resp.Error != "" {
-		return resp, fmt.Errorf("testbed %s: %s", name, resp.Error)
+		err := fmt.Errorf("testbed %s: %s", name, resp.Error)
+		if resp.BadInput {
+			err = bad(err)
+		}
+		return resp, err
 	}
 	return resp, nil
 }

@@ -105,8 +105,11 @@ type ChainText struct {
 
 // response is one message from the control socket to a client.
 type response struct {
-	Error  string  `json:"error,omitempty"`
-	Status *Status `json:"status,omitempty"`
+	Error string `json:"error,omitempty"`
+	// BadInput says that Error came from the request's input and that
+	// nothing was changed (ErrBadInput on the client's side).
+	BadInput bool    `json:"bad_input,omitempty"`
+	Status   *Status `json:"status,omitempty"`
 	// Changes says what a set request did, per direction.
 	Changes []DirChange `json:"changes,omitempty"`
 	// PID is the started program's pid (exec).

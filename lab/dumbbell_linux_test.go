@@ -68,6 +68,10 @@ func TestDumbbellHosts(t *testing.T) {
 				t.Fatalf("%s: namespace %v, want %s", h.Name, ns, h.NS)
 			}
 			wantCC := map[Role]string{"c2": "bbr", "s2": "bbr"}[h.Name]
+			// Info names a host's own congestion control, for status.
+			if h.CC != wantCC {
+				t.Errorf("%s: Info's cc %q, want %q", h.Name, h.CC, wantCC)
+			}
 			if wantCC == "" {
 				wantCC = "reno"
 			}
@@ -187,8 +191,15 @@ func TestDumbbellPingsCrossAccessLinks(t *testing.T) {
 	if a := tb.Info().Host("c2").AccessUp; !strings.Contains(a, "delay 60ms") {
 		t.Errorf("after set up:c2, Info says its access link is %q", a)
 	}
-	if _, err := tb.Set(ChainSet{Dir: "up:c3", Chain: mustChain(t, "netem delay 1ms")}); err == nil {
-		t.Error("set up:c3, which has no up access link, succeeded")
+	// Both refusals are bad input (up:c3 has no link, c4 is no host), and
+	// the second names the hosts there are.
+	for _, c := range []struct{ dir, want string }{
+		{"up:c3", "host c3 has no up access link"},
+		{"down:c4", "host c4 is not one of testbed " + tb.Info().Name + "'s hosts (client, c2, c3, server, s2)"},
+	} {
+		if _, err := tb.Set(ChainSet{Dir: c.dir, Chain: mustChain(t, "netem delay 1ms")}); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("set %s: %v; want ErrBadInput saying %q", c.dir, err, c.want)
+		}
 	}
 	// A client cannot reach another client: there is no route.
 	if out, err := tb.Command("c2", "ping", "-c", "1", "-W", "1", i.Client.Addr4.String()).CombinedOutput(); err == nil {

@@ -1,6 +1,9 @@
 package lab
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrBadInput is matched (errors.Is) by the errors of Up, Set and Down that
 // come from their input — a name, an option or a chain that can never work
@@ -22,3 +25,6 @@ func bad(err error) error {
 	}
 	return badInput{err}
 }
+
+// badf is fmt.Errorf marked as bad input.
+func badf(format string, args ...any) error { return bad(fmt.Errorf(format, args...)) }

@@ -148,6 +148,7 @@ func (o Options) infoOf() Info {
 			if c, ok := o.access(r, "down"); ok {
 				h.AccessDown = accessText(c)
 			}
+			h.CC = o.HostCC[r.Host()]
 			switch r {
 			case Client:
 				i.Client = h

@@ -306,6 +306,9 @@ type HostInfo struct {
 	// was built with them, in tc syntax ("" for none).
 	AccessUp   string `json:"access_up,omitempty"`
 	AccessDown string `json:"access_down,omitempty"`
+	// CC is the host's own TCP congestion control (Options.HostCC), ""
+	// where it has the testbed's.
+	CC string `json:"cc,omitempty"`
 }
 
 // Host returns the description of host r, and the zero HostInfo if the

@@ -164,7 +164,7 @@ func topFlows(fs []router.FlowSnapshot, n int) []router.FlowSnapshot {
 
 func errResponse(err error) response {
 	if err != nil {
-		return response{Error: err.Error()}
+		return response{Error: err.Error(), BadInput: errors.Is(err, ErrBadInput)}
 	}
 	return response{}
 }

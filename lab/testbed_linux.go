@@ -594,10 +594,10 @@ func (t *Testbed) set(sets []ChainSet, before func(dir string, old []qdisc.Spec)
 	for _, s := range sets {
 		dirs, err := directions(s.Dir)
 		if err != nil {
-			return nil, err
+			return nil, bad(err)
 		}
 		if _, _, access := accessLink(s.Dir); access && s.Script != nil {
-			return nil, fmt.Errorf("set %s: a script changes a bottleneck's tree; give the access link a chain", s.Dir)
+			return nil, badf("set %s: a script changes a bottleneck's tree; give the access link a chain", s.Dir)
 		}
 		for _, d := range dirs {
 			if s.Script == nil {
@@ -612,7 +612,7 @@ func (t *Testbed) set(sets []ChainSet, before func(dir string, old []qdisc.Spec)
 				err = tcspec.CheckSteps(base, steps, &qdisc.Env{Framing: t.opts.Framing})
 			}
 			if err != nil {
-				return nil, fmt.Errorf("set %s: %w (nothing was changed)", d, err)
+				return nil, bad(fmt.Errorf("set %s: %w (nothing was changed)", d, err))
 			}
 			for _, st := range steps {
 				todo = append(todo, one{d, st.Chain, fmt.Sprintf("line %d: %s", st.Line, st.Text)})
@@ -624,7 +624,7 @@ func (t *Testbed) set(sets []ChainSet, before func(dir string, old []qdisc.Spec)
 			continue // checked with its script
 		}
 		if err := t.checkChain(o.dir, o.chain); err != nil {
-			return nil, fmt.Errorf("set %s to %q: %w (nothing was changed)", o.dir, tcspec.FormatChain(o.chain), err)
+			return nil, bad(fmt.Errorf("set %s to %q: %w (nothing was changed)", o.dir, tcspec.FormatChain(o.chain), err))
 		}
 	}
 	var done []DirChange
@@ -674,6 +674,9 @@ func accessLink(name string) (link.Host, string, bool) {
 // direction or access link name.
 func (t *Testbed) checkChain(name string, chain []qdisc.Spec) error {
 	if h, dir, ok := accessLink(name); ok {
+		if err := t.info.Has(HostRole(h)); err != nil {
+			return err
+		}
 		if _, ok := t.chains[name]; !ok {
 			return fmt.Errorf("host %s has no %s access link to change: give it one when the testbed is made (--access-%s %s=, an empty chain, is a direct one)", h, dir, dir, h)
 		}

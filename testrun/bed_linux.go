@@ -10,7 +10,9 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"wanlab/catalog"
 	"wanlab/lab"
+	"wanlab/link"
 	"wanlab/netns"
 	"wanlab/qdisc"
 	"wanlab/tun"
@@ -173,14 +175,19 @@ func (b *hostsOf) host(r lab.Role, ipv6 bool) (*netns.Handle, netip.Addr) {
 	return b.hosts[r], h.Addr4
 }
 
-// newLabBed borrows the running testbed name for a run that sets sysctls.
-func newLabBed(name string, sysctls []Sysctl) (*labBed, error) {
+// newLabBed borrows the running testbed name for a run of test that sets
+// sysctls. A testbed without the hosts the test runs flows to is refused
+// first (a *BadOption), before anything of it changes.
+func newLabBed(name string, test catalog.Test, sysctls []Sysctl) (*labBed, error) {
 	st, err := lab.GetStatus(name, 0)
 	if err != nil {
 		return nil, err
 	}
 	if len(st.Ports) > 0 {
 		return nil, fmt.Errorf("--lab %s: %s is a bridge between %s and %s (wanlab bridge), which has no hosts for a run's traffic: run your programs on the machines on its ports, and watch it with `wanlab status %s`", name, name, st.Ports[0].IfName, st.Ports[1].IfName, name)
+	}
+	if err := labHasHosts(name, test, st.Info); err != nil {
+		return nil, err
 	}
 	b := &labBed{name: name, hostsOf: hostsOf{info: st.Info, hosts: map[lab.Role]*netns.Handle{}}, start: st}
 	keys := make([]lab.SysctlKey, len(sysctls))
@@ -329,4 +336,18 @@ func (b *directBed) linkBytes() (up, down uint64, err error) {
 		return 0, 0, err
 	}
 	return st.TxBytes, st.RxBytes, nil
+}
+
+// labHasHosts refuses testbed name, described by i, for a test that runs
+// flows to more clients or servers than it has, naming what it has and
+// the up that would do.
+func labHasHosts(name string, test catalog.Test, i lab.Info) error {
+	nc, ns := max(test.Clients, 1), max(test.Servers, 1)
+	last := []link.Host{{N: nc}, {Server: true, N: ns}}
+	for _, h := range last {
+		if err := i.Has(lab.HostRole(h)); err != nil {
+			return bad("lab", "--lab %s: %s runs flows to hosts up to %v and %v, and %v: run it on a testbed that has them (wanlab up --name NAME --clients %d --servers %d), or leave --lab out", name, test.Name, last[0], last[1], err, nc, ns)
+		}
+	}
+	return nil
 }

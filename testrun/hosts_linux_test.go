@@ -102,4 +102,19 @@ func TestRunOnABorrowedDumbbell(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "c3") {
 		t.Errorf("--sysctl c3: on a testbed without c3: %v, want an error naming c3", err)
 	}
+	// A test that needs four servers is bad input on a testbed of two,
+	// refused before the testbed is borrowed: its chains and sysctls are
+	// as they were, and nothing records a change.
+	o = short("rtt_fair4be", time.Second)
+	o.Lab = name
+	if s, err = Prepare(o, tcspec.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), s, Info{}, Hooks{})
+	if !IsBadOption(err) || keyOf(err) != "lab" || !strings.Contains(err.Error(), "host s4 is not one of testbed "+name+"'s hosts (client, c2, server, s2)") {
+		t.Errorf("rtt_fair4be on 2 servers: %v (key %q), want a bad --lab naming s4 and the hosts", err, keyOf(err))
+	}
+	if st, err := lab.GetStatus(name, 0); err != nil || len(st.Changed) > 0 {
+		t.Errorf("after the refusal: %v, changed %v", err, st.Changed)
+	}
 }

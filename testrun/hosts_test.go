@@ -57,6 +57,8 @@ func TestPrepareHosts(t *testing.T) {
 		want string
 	}{
 		{"17 clients", func(o *Options) { o.Clients = 17 }, "clients", "--clients 17: give 1 to 16 hosts"},
+		{"-1 clients", func(o *Options) { o.Clients = -1 }, "clients", "--clients -1: give 1 to 16 hosts"},
+		{"-1 servers", func(o *Options) { o.Servers = -1 }, "servers", "--servers -1: give 1 to 16 hosts"},
 		{"a host it lacks", func(o *Options) { o.Clients = 4; o.AccessUp = []string{"c5=netem delay 1ms"} }, "access_up", "there are 4 clients (c1..c4)"},
 		{"a bad chain", func(o *Options) { o.AccessDown = []string{"s1=fq_codel; netem delay 1ms"} }, "access_down", `--access-down "s1=fq_codel; netem delay 1ms": fq_codel cannot have a child`},
 		{"an unknown cc", func(o *Options) { o.HostCC = []string{"c1=nosuchcc"} }, "host_cc", "congestion control nosuchcc is not loaded"},

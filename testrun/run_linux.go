@@ -83,7 +83,7 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	case ModeTestbed:
 		b, err = newOwnBed(ctx, s)
 	case ModeLab:
-		b, err = newLabBed(s.Lab, s.Sysctls)
+		b, err = newLabBed(s.Lab, s.Test, s.Sysctls)
 	case ModeDirect:
 		b, err = newDirectBed(s)
 	}

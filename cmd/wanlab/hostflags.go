@@ -24,3 +24,20 @@ func registerHostFlags(fs *pflag.FlagSet, h *lab.HostSpecs, cc bool) {
 		fs.StringArrayVar(&h.HostCC, "host-cc", nil, `a host's TCP congestion control (repeatable), HOST=CC: "c2=bbr"; the others have --cc`)
 	}
 }
+
+// checkHostCounts refuses --clients 0 and --servers 0 where given says
+// the flag was given. lab.HostSpecs takes 0 as 1 because an experiment
+// file that leaves the key out has 0; a flag's default is 1, so a 0 on
+// the command line is a mistake, which would otherwise build a testbed of
+// one host a side without a word.
+func checkHostCounts(h lab.HostSpecs, given func(flag string) bool) error {
+	for _, n := range []struct {
+		flag string
+		n    int
+	}{{"clients", h.Clients}, {"servers", h.Servers}} {
+		if n.n == 0 && given(n.flag) {
+			return usagef("--%s 0: give 1 to %d hosts (1, the default, is a plain client or server)", n.flag, link.MaxHosts)
+		}
+	}
+	return nil
+}

@@ -159,6 +159,8 @@ func TestCLIBadInputCreatesNothing(t *testing.T) {
 		{"--detach", "--down", "pie; pfifo"},
 		// The hosts of a dumbbell: each refusal names the flag.
 		{"--clients", "17"},
+		{"--clients", "0"},
+		{"--servers", "0"},
 		{"--servers", "-1"},
 		{"--clients", "4", "--access-up", "c5=netem delay 10ms"},
 		{"--access-down", "s2=netem delay 10ms"},
@@ -202,8 +204,14 @@ func TestCLIBadInputCreatesNothing(t *testing.T) {
 	if _, errOut, code := cli(t, "exec", name, "--on", "c2", "--", "true"); code != exitUsage || !strings.Contains(errOut, "(client, server)") {
 		t.Errorf("exec --on c2 on two hosts: exit %d, %q; want 2 naming client, server", code, errOut)
 	}
-	if _, errOut, code := cli(t, "set", name, "--access-up", "c1=netem delay 1ms"); code == 0 || !strings.Contains(errOut, "--access-up c1=") {
-		t.Errorf("set --access-up on a testbed without access links: exit %d, %q; want a refusal naming --access-up c1=", code, errOut)
+	if _, errOut, code := cli(t, "set", name, "--access-up", "c1=netem delay 1ms"); code != exitUsage || !strings.Contains(errOut, "--access-up c1=") {
+		t.Errorf("set --access-up on a testbed without access links: exit %d, %q; want 2 naming --access-up c1=", code, errOut)
+	}
+	if _, errOut, code := cli(t, "set", name, "--access-down", "s2=netem delay 1ms"); code != exitUsage || !strings.Contains(errOut, "(client, server)") {
+		t.Errorf("set --access-down s2= on two hosts: exit %d, %q; want 2 naming client, server", code, errOut)
+	}
+	if _, errOut, code := cli(t, "set", name, "--access-up", "c1=netem delay 1ms", "--access-up", "c1=netem delay 2ms"); code != exitUsage || !strings.Contains(errOut, "twice") {
+		t.Errorf("set --access-up c1 twice: exit %d, %q; want 2 saying twice", code, errOut)
 	}
 	st, err := lab.GetStatus(name, 0)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -283,6 +284,8 @@ func writeRunOutputs(s *streams, o *testrun.Options, setup *testrun.Setup, doc *
 		fmt.Fprintf(note, "\nresults: %s\n", outfile.Printable(path))
 		graph, err := writeRunGraph(wctx, path, setup, doc)
 		switch {
+		case errors.Is(err, errNoSamples):
+			fmt.Fprintf(note, "graph:   none (%v)\n", err)
 		case err != nil:
 			failures = append(failures, fmt.Errorf("the graph: %w", err))
 			fmt.Fprintf(note, "graph:   NOT DRAWN: %v\n", err)
@@ -374,16 +377,26 @@ func rescueResults(ctx context.Context, setup *testrun.Setup, doc *results.Docum
 	return "", errors.Join(errs...)
 }
 
+// errNoSamples is writeRunGraph's answer for a run stopped before its
+// first sample: no graph, and no failure of its own.
+var errNoSamples = errors.New("the run stopped before its first sample")
+
 // writeRunGraph draws the test's Flent graph (all_scaled where the test
 // names none wanlab draws) as a PNG beside the results file at path, as
 // `wanlab plot` would name it, and returns its path. It draws nothing
 // ("", nil) when the results went to something other than a regular file
 // (a device, a FIFO). The name is wanlab's choice, not the user's: it
 // never replaces or writes through anything, and a taken name gets -2,
-// -3, ... as the results file's does.
+// -3, ... as the results file's does. A partial run without a sample has
+// none: errNoSamples.
 func writeRunGraph(ctx context.Context, path string, setup *testrun.Setup, doc *results.Document) (string, error) {
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 		return "", nil
+	}
+	if doc.Run.Partial && !slices.ContainsFunc(doc.Series, func(s results.Series) bool { return len(s.Samples) > 0 }) {
+		// Stopped before its first sample: there is nothing to draw, and
+		// saying why the graph failed would bury why the run did.
+		return "", errNoSamples
 	}
 	kind, err := plot.ParseKind(setup.Test.Plot)
 	if err != nil {

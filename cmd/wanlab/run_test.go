@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"wanlab/internal/resultstest"
 	"wanlab/netns"
 	"wanlab/testrun"
 )
@@ -171,4 +174,36 @@ func TestEveryOptionIsAFlagAKeyAndARow(t *testing.T) {
 			t.Errorf("run --%s is not in the registry (testrun.Registry)", f.Name)
 		}
 	})
+}
+
+// TestRunGraphOfARunStoppedBeforeItsFirstSample: a run interrupted before
+// its first sample gets no graph and no failure of the graph's (which
+// would bury why the run stopped); one with a sample is drawn.
+func TestRunGraphOfARunStoppedBeforeItsFirstSample(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.json")
+	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	setup := &testrun.Setup{}
+	setup.Test.Plot = "all_scaled"
+	doc := resultstest.Run("tcp_upload", "t", 1, resultstest.DefaultPath)
+	doc.Run.Partial = true
+	if graph, err := writeRunGraph(context.Background(), path, setup, doc); err != nil || graph == "" {
+		t.Errorf("a partial run with samples: graph %q, %v; want one drawn", graph, err)
+	}
+	for i := range doc.Series {
+		doc.Series[i].Samples = nil
+	}
+	path = filepath.Join(dir, "empty.json")
+	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	graph, err := writeRunGraph(context.Background(), path, setup, doc)
+	if !errors.Is(err, errNoSamples) || graph != "" {
+		t.Errorf("no samples: graph %q, %v; want none, errNoSamples", graph, err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "empty*.png")); len(m) > 0 {
+		t.Errorf("no samples: drew %v", m)
+	}
 }

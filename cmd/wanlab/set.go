@@ -72,6 +72,9 @@ N may be left out when one testbed is running.`,
 			if err != nil {
 				return err
 			}
+			// One access link given twice would be set twice, the last
+			// value winning without a word: refused, as up refuses it.
+			seen := map[string]string{}
 			for _, a := range []struct {
 				dir, flag string
 				specs     []string
@@ -81,6 +84,10 @@ N may be left out when one testbed is running.`,
 					if err != nil {
 						return usagef("%s %q: %v", a.flag, spec, err)
 					}
+					if prev, ok := seen[h.LinkName(a.dir)]; ok {
+						return usagef("%s gives %s an access link twice (%q and %q): keep one", a.flag, h, prev, spec)
+					}
+					seen[h.LinkName(a.dir)] = spec
 					changes = append(changes, change{h.LinkName(a.dir), fmt.Sprintf("%s %q", a.flag, spec), text})
 				}
 			}

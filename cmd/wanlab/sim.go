@@ -214,14 +214,9 @@ func runSim(s *streams, o *simOptions) error {
 // syntax on env's device, as up and run do (lab.HostSpecs).
 func (o *simOptions) access(env *qdisc.Env) ([]sim.Access, error) {
 	var lo lab.Options
-	// sim's counts have no "not given": 0 is a mistake.
-	for _, n := range []struct {
-		flag string
-		n    int
-	}{{"--clients", o.hosts.Clients}, {"--servers", o.hosts.Servers}} {
-		if n.n == 0 {
-			return nil, usagef("%s 0: give 1 to %d hosts", n.flag, link.MaxHosts)
-		}
+	// sim's counts have no "not given": a 0 is always a mistake.
+	if err := checkHostCounts(o.hosts, func(string) bool { return true }); err != nil {
+		return nil, err
 	}
 	if err := o.hosts.Parse(&lo, hostFlagLabels, tcOptions(), env); err != nil {
 		return nil, usagef("%v", err)

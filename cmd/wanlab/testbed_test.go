@@ -222,7 +222,7 @@ func TestStatusJSONDocumented(t *testing.T) {
 	schematest.CheckKeys(t, st)
 	// A dumbbell's hosts, with access links, and its ports.
 	info := lab.InfoOf("lab")
-	info.Hosts = []lab.HostInfo{{Name: "c2", NS: "wl-lab-c2", IfName: "wl-lab-c2", AccessUp: "netem delay 10ms", AccessDown: "direct"}}
+	info.Hosts = []lab.HostInfo{{Name: "c2", NS: "wl-lab-c2", IfName: "wl-lab-c2", AccessUp: "netem delay 10ms", AccessDown: "direct", CC: "bbr"}}
 	st = lab.Status{Info: info}
 	st.Up.Ports = []router.PortSnapshot{{Host: "c2", Access: &link.Counters{}}}
 	st.Up.NoRoute = 1
@@ -243,6 +243,24 @@ func TestBothErrorsSayBoth(t *testing.T) {
 		_, errOut, code := runWanlab(t, args...)
 		if code != exitUsage || !strings.HasPrefix(errOut, "wanlab: --both: ") || strings.Contains(errOut, "--up") || strings.Contains(errOut, "--down") {
 			t.Errorf("wanlab %q: exit %d, %q; want 2 and a message about --both alone", args, code, errOut)
+		}
+	}
+}
+
+// TestAccessNote: a host's line in up and status names its access links
+// and its own congestion control, each only where it has one.
+func TestAccessNote(t *testing.T) {
+	for _, c := range []struct {
+		h    lab.HostInfo
+		want string
+	}{
+		{lab.HostInfo{}, ""},
+		{lab.HostInfo{CC: "reno"}, "  cc reno"},
+		{lab.HostInfo{AccessUp: "netem delay 1ms"}, "  access up: netem delay 1ms; down: none"},
+		{lab.HostInfo{AccessDown: "direct", CC: "bbr"}, "  access up: none; down: direct  cc bbr"},
+	} {
+		if got := accessNote(c.h); got != c.want {
+			t.Errorf("accessNote(%+v) = %q, want %q", c.h, got, c.want)
 		}
 	}
 }

@@ -205,6 +205,9 @@ func (o *upOptions) options() (lab.Options, error) {
 			return lo, usagef("--cc: %v", err)
 		}
 	}
+	if err := checkHostCounts(o.hosts, o.given); err != nil {
+		return lo, err
+	}
 	if err := o.hosts.Parse(&lo, hostFlagLabels, tcOptions(), &qdisc.Env{Framing: o.framing}); err != nil {
 		return lo, usagef("%v", err)
 	}
@@ -495,10 +498,15 @@ func printMembers(w io.Writer, i lab.Info) {
 	}
 }
 
-// accessNote describes a host's access links, "" without any.
+// accessNote describes a host's access links and its own congestion
+// control, "" without any.
 func accessNote(h lab.HostInfo) string {
+	cc := ""
+	if h.CC != "" {
+		cc = "  cc " + h.CC
+	}
 	if h.AccessUp == "" && h.AccessDown == "" {
-		return ""
+		return cc
 	}
 	or := func(c string) string {
 		if c == "" {
@@ -506,5 +514,5 @@ func accessNote(h lab.HostInfo) string {
 		}
 		return c
 	}
-	return fmt.Sprintf("  access up: %s; down: %s", or(h.AccessUp), or(h.AccessDown))
+	return fmt.Sprintf("  access up: %s; down: %s%s", or(h.AccessUp), or(h.AccessDown), cc)
 }
