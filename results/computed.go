@@ -12,7 +12,10 @@ import (
 // from the others for the run's test: rrul's and rrul_be's "TCP upload
 // sum", "TCP upload avg" (and download), "TCP totals" and "Ping (ms) avg";
 // tcp_nup's and tcp_ndown's sum, avg and Jain fairness. A test without
-// computed series (or one Flent does not have) gets none.
+// computed series (or one Flent does not have) gets none. Then, for any
+// test whose load flows spread over two or more hosts of a side, it adds
+// wanlab's own series of the hosts' fairness (addHostFairness), which are
+// not Flent's.
 //
 // As Flent does, each is computed on the grid (see Grid): at each grid
 // point, over the source series that have a value there; a point where
@@ -24,10 +27,7 @@ func (d *Document) AddComputed() error {
 	if err := d.Validate(); err != nil {
 		return err
 	}
-	test, ok := flentTests[d.Run.Test]
-	if !ok {
-		return nil
-	}
+	test := flentTests[d.Run.Test]
 	n := d.GridLen()
 	for ci := range test.computed {
 		c := &test.computed[ci]
@@ -70,6 +70,7 @@ func (d *Document) AddComputed() error {
 			d.Series = append(d.Series, out)
 		}
 	}
+	d.addHostFairness()
 	return nil
 }
 

@@ -49,6 +49,8 @@ var flentRecordKeys = map[string]bool{"t": true, "val": true, "dur": true, "lost
 // of wanlab's the one FlentLayout names, its series renamed to that test's
 // (TFRC upload as TCP upload); metadata WANLAB records the run's test and
 // the renamed series, and TITLE starts with the run's test.
+// wanlab's own series (IsWanlabSeries), which no Flent test defines, are
+// left out.
 func WriteFlent(w io.Writer, d *Document) error {
 	f, err := flentFile(d)
 	if err != nil {
@@ -134,6 +136,11 @@ func flentFile(d *Document) (*flentData, error) {
 	seriesMeta := make(map[string]any, len(d.Series))
 	for i := range d.Series {
 		s := &d.Series[i]
+		if IsWanlabSeries(s.Name) {
+			// wanlab's own, not Flent's: its name matches the globs of
+			// Flent's rtt_fair sums and plots ("TCP upload*").
+			continue
+		}
 		f.Results[name(s.Name)] = flentResults(s, f.XValues, step)
 
 		raw := make([]map[string]any, 0, len(s.Samples))

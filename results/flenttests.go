@@ -288,11 +288,12 @@ func match(p, s string, starCrossesColon bool) bool {
 	return len(s) == 0
 }
 
-// selectSeries returns the names among names that c combines, in order.
+// selectSeries returns the names among names that c combines, in order;
+// wanlab's own series (the hosts' fairness) are never Flent's sources.
 func (c *computedSeries) selectSeries(names []string) []string {
 	var out []string
 	for _, n := range names {
-		if n == c.name || !globMatch(c.glob, n) {
+		if n == c.name || !globMatch(c.glob, n) || IsWanlabSeries(n) {
 			continue
 		}
 		if slices.ContainsFunc(c.exclude, func(e string) bool { return excludeMatch(e, n) }) {
