@@ -131,6 +131,18 @@ func TestClassifyOwnTests(t *testing.T) {
 	}
 }
 
+// Fairness indices, Flent's over the flows and wanlab's over the hosts,
+// are on no throughput panel: the series plot draws them.
+func TestClassifyFairness(t *testing.T) {
+	for _, name := range []string{"TCP upload fairness", "TCP download fairness", results.HostFairnessSeries("up"), results.HostFairnessSeries("down")} {
+		for _, unit := range []string{results.RunStatUnit, "Mbits/s"} {
+			if p, agg := classify(&results.Series{Name: name, Unit: unit}); p != noPanel || agg {
+				t.Errorf("classify(%q in %s) = %v, %v; want no panel", name, unit, p, agg)
+			}
+		}
+	}
+}
+
 // A load flow whose name says no direction (tcp_4up_squarewave's "TCP
 // bbr 1") goes in the panel of the direction its flow records.
 func TestPanelOfFlowDirection(t *testing.T) {

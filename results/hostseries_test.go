@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -76,6 +77,14 @@ func TestHostFairnessSeries(t *testing.T) {
 	// series is not it.
 	if v, _ := sampleAt(up, 2); math.Abs(v-121.0/156) < 1e-3 {
 		t.Errorf("at 2s: %v is the flows' index, not the hosts'", v)
+	}
+	// show lists it with the other series.
+	var out bytes.Buffer
+	if err := WriteSummary(&out, d, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "TCP upload hosts fairness") {
+		t.Errorf("show leaves out the series:\n%s", out.String())
 	}
 	down := d.series("TCP download hosts fairness")
 	if down == nil || down.Summary.Mean != 1 || down.Summary.Min != 1 {
