@@ -110,7 +110,7 @@ func uploads(t *lab.Testbed, n, secs int, probe bool) ([]hostRun, error) {
 }
 
 // runDumbbell is the dumbbell mode.
-func runDumbbell(secs, clients int, delays, rate, chain string) error {
+func runDumbbell(secs, clients int, delays, rate, chain string, rt int) error {
 	if clients < 1 || clients > link.MaxHosts {
 		return fmt.Errorf("-clients %d: give 1 to %d", clients, link.MaxHosts)
 	}
@@ -131,7 +131,7 @@ func runDumbbell(secs, clients int, delays, rate, chain string) error {
 	if err != nil {
 		return err
 	}
-	o := lab.Options{Clients: clients, Up: up}
+	o := lab.Options{Clients: clients, Up: up, RealTimePriority: rt}
 	for i, ms := range d {
 		c, err := tcspec.ParseChain(fmt.Sprintf("netem delay %gms limit 10000", ms), tcspec.Options{})
 		if err != nil {

@@ -124,7 +124,7 @@ func main() {
 	granularity = g
 	switch os.Args[1] {
 	case "dumbbell":
-		err = runDumbbell(*secs, *clients, *delays, *bottleneck, *chain)
+		err = runDumbbell(*secs, *clients, *delays, *bottleneck, *chain, *rt)
 	case "ports":
 		var c []int
 		if c, err = parseCounts(*counts); err == nil {
