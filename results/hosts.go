@@ -132,10 +132,12 @@ func (d *Document) flowByID(id int) *Flow {
 }
 
 // BaseRTT returns the least round trip, in ms, of the probes between the
-// flow's own hosts (their series' minimum over its window): the RTT of
-// the flow's path without its queue, which in an rtt_fair run differs
-// from host to host. false when no probe ran between those hosts, or
-// none was answered.
+// flow's own hosts over the whole run, the lead and tail included (while
+// the load runs, the queue adds to every probe: a 20 ms path shows 36 ms
+// behind a busy FIFO); from the summary alone (its window's minimum)
+// where the samples are not kept. It is the RTT of the flow's path
+// without its queue, which in an rtt_fair run differs from host to host.
+// false when no probe ran between those hosts, or none was answered.
 func (d *Document) BaseRTT(f *Flow) (float64, bool) {
 	best, ok := 0.0, false
 	for i := range d.Flows {
@@ -144,11 +146,23 @@ func (d *Document) BaseRTT(f *Flow) (float64, bool) {
 			continue
 		}
 		s := d.series(p.Label)
-		if s == nil || s.Unit != "ms" || s.Summary.N == 0 || math.IsNaN(s.Summary.Min) {
+		if s == nil || s.Unit != "ms" {
 			continue
 		}
-		if !ok || s.Summary.Min < best {
-			best, ok = s.Summary.Min, true
+		least := math.NaN()
+		for _, x := range s.Samples {
+			if !math.IsNaN(x.V) && !(x.V >= least) {
+				least = x.V
+			}
+		}
+		if len(s.Samples) == 0 && s.Summary.N > 0 {
+			least = s.Summary.Min
+		}
+		if math.IsNaN(least) {
+			continue
+		}
+		if !ok || least < best {
+			best, ok = least, true
 		}
 	}
 	return best, ok
