@@ -107,8 +107,14 @@ func TestShippedExamplesPass(t *testing.T) {
 // example's published figures (examples/NAME.ref.csv) parse, name values
 // of its grid, and each appears in a table that one of the `wanlab table
 // ... --reference` commands of the example's header lays out, made here
-// from synthetic runs of the example's every case.
+// from synthetic runs of the example's every case. A worked example that
+// reproduces no seed (E4) has no such figures.
 func TestShippedExamplesPinAndReference(t *testing.T) {
+	// noSeed are the worked examples that reproduce no seed's
+	// measurement, so have no published figures to set beside theirs.
+	noSeed := map[string]string{
+		"e4-rtt-fairness.yaml": "E4 runs Flent's rtt_fair4be on a dumbbell as a worked example, not a seed's experiment",
+	}
 	files, _ := filepath.Glob("../../examples/*.yaml")
 	if len(files) == 0 {
 		t.Fatal("no examples found")
@@ -135,6 +141,10 @@ func TestShippedExamplesPinAndReference(t *testing.T) {
 				}
 			}
 
+			if why, ok := noSeed[filepath.Base(f)]; ok {
+				t.Logf("no published figures: %s", why)
+				return
+			}
 			refName := "examples/" + strings.TrimSuffix(filepath.Base(f), ".yaml") + ".ref.csv"
 			ref, err := experiment.ReadReference("../../" + refName)
 			if err != nil {
