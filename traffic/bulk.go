@@ -175,13 +175,25 @@ type BulkFlow[C, E, S any] struct {
 	snd, rcv  C   // the sending and the receiving end, once connected
 	rec       BulkRecord[E, S]
 
+	// wrote is closed when the sender's writing ends (write returns).
+	wrote chan struct{}
+
 	// Used only on the sampling goroutine.
 	opened, ended bool
+	// pastStop records that a sample at or after Stop has waited for
+	// the writing to end.
+	pastStop bool
 }
+
+// stopWait bounds how long the first sample at or after Stop waits for the
+// sender's last write to return. The write's deadline is Stop, so it
+// returns within microseconds of it; a sender that never wrote (its
+// connection failed) is waited for this long once.
+const stopWait = 100 * time.Millisecond
 
 // NewBulkFlow returns the flow of spec over tr.
 func NewBulkFlow[C, E, S any](spec BulkSpec, tr BulkTransport[C, E, S]) *BulkFlow[C, E, S] {
-	b := &BulkFlow[C, E, S]{spec: spec, tr: tr}
+	b := &BulkFlow[C, E, S]{spec: spec, tr: tr, wrote: make(chan struct{})}
 	b.rec.Info = FlowInfo{Label: spec.Label, Kind: spec.Kind, Start: spec.Start, Stop: spec.Stop}
 	return b
 }
@@ -309,6 +321,7 @@ func (b *BulkFlow[C, E, S]) write(w StreamWriter) error {
 		b.mu.Lock()
 		b.rec.Outcome.StoppedAt = b.env.Clock.Now()
 		b.mu.Unlock()
+		close(b.wrote)
 	}()
 	w.SetWriteDeadline(b.env.Clock.Wall(b.env.At(b.spec.Stop)))
 	return writeBulk(w, make([]byte, b.spec.WriteSize), b.spec.Bytes, &b.counts.sent)
@@ -349,6 +362,19 @@ func (b *BulkFlow[C, E, S]) receive(ctx context.Context, c C) {
 func (b *BulkFlow[C, E, S]) Sample(k int, t clock.Time) {
 	if b.ended || b.env.Grid(k) < b.env.At(b.spec.Start) {
 		return
+	}
+	if !b.pastStop && b.spec.Stop > 0 && b.env.Grid(k) >= b.env.At(b.spec.Stop) {
+		// The write in progress at Stop counts its bytes when it
+		// returns, just after Stop: waiting for it puts them in the
+		// step they were written in, not the next one, after the
+		// flow's stop.
+		b.pastStop = true
+		t := time.NewTimer(stopWait)
+		select {
+		case <-b.wrote:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	// Read whether the flow has ended before reading its counts: if it
 	// has, they are final and this is its last sample.
