@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wanlab/internal/outfile"
+	"wanlab/internal/rundir"
 	"wanlab/netns"
 )
 
@@ -25,7 +26,7 @@ import (
 // orders Take, Release and RestoreStale. /run is a tmpfs: a reboot, which
 // undoes every change a record describes, empties it too. A variable so
 // that tests keep their records apart from the machine's.
-var recordDir = "/run/wanlab/ports"
+var recordDir = rundir.Ports()
 
 const (
 	recordVersion = 1

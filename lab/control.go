@@ -4,14 +4,16 @@ import (
 	"path/filepath"
 	"time"
 
+	"wanlab/internal/rundir"
 	"wanlab/qdisc"
 	"wanlab/router"
 )
 
 // RunDir holds each testbed's control socket (NAME.sock) and, for testbeds
 // started with `wanlab up --detach`, its log (NAME.log), beside the
-// registry's state files.
-const RunDir = "/run/wanlab"
+// registry's state files: /run/wanlab, or the user's private directory
+// when rootless (see rundir).
+var RunDir = rundir.State()
 
 // SocketPath returns the control socket of testbed name.
 func SocketPath(name string) string { return filepath.Join(RunDir, name+".sock") }

@@ -11,11 +11,14 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"wanlab/internal/rundir"
 )
 
 // runDir is where named namespaces are bind-mounted, as `ip netns` does, so
-// that `ip netns exec NAME ...` works on wanlab's namespaces.
-const runDir = "/run/netns"
+// that `ip netns exec NAME ...` works on wanlab's namespaces (the user's
+// private directory instead when rootless: see rundir).
+var runDir = rundir.Netns()
 
 // threadNS is the current thread's network namespace. /proc/self would name
 // the thread-group leader, which is in another namespace while Do runs.

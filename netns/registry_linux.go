@@ -13,12 +13,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"wanlab/internal/rundir"
 )
 
 // stateDir holds one state file per testbed, NAME.json, and the registry's
-// lock file. /run is a tmpfs, so a reboot, which also ends every namespace,
-// empties it.
-var stateDir = "/run/wanlab"
+// lock file: /run/wanlab (see rundir). /run is a tmpfs, so a reboot,
+// which also ends every namespace, empties it.
+var stateDir = rundir.State()
 
 const (
 	stateVersion  = 1

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"os/signal"
 	"strings"
 	"time"
@@ -122,8 +120,8 @@ codel, fq_codel or pie, compare tbf. Needs root and iproute2's tc.`,
 				}
 				return usagef("%v", err)
 			}
-			if os.Geteuid() != 0 {
-				return errors.New("calibrate needs root for network namespaces, devices and packet sockets: run it with sudo")
+			if err := enterLab(); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 			defer stop()

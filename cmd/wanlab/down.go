@@ -38,6 +38,9 @@ N may be left out when one testbed exists.`,
 			if all && len(args) > 0 {
 				return usagef("give a testbed name or --all, not both")
 			}
+			if err := enterLab(); err != nil {
+				return err
+			}
 			restored, err := restorePorts(s)
 			if err != nil {
 				return err

@@ -57,6 +57,9 @@ N may be left out when one testbed is running.`,
 			if err != nil {
 				return usagef("--on: %v", err)
 			}
+			if err := enterLab(); err != nil {
+				return err
+			}
 			name, err := testbedArg(args[:dash])
 			if err != nil {
 				return err

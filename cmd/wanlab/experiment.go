@@ -130,8 +130,8 @@ func defaultExperimentDir(name string, quick bool, shard experiment.Shard) strin
 
 // executePlan runs a plan into dir and says how it went.
 func executePlan(s *streams, plan *experiment.Plan, b experiment.Backend, dir string, shard experiment.Shard) error {
-	if os.Geteuid() != 0 {
-		return fmt.Errorf("running an experiment needs root (it builds namespaces and TUN devices): run it with sudo, or look at the cases with --dry-run")
+	if err := enterLab(); err != nil {
+		return err
 	}
 	ctx, stop := outfile.NotifyContext(context.Background(), stopSignals...)
 	defer stop()

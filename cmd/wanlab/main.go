@@ -7,6 +7,8 @@ package main
 import (
 	"os"
 	"runtime"
+
+	"wanlab/rootless"
 )
 
 func init() {
@@ -18,5 +20,10 @@ func init() {
 }
 
 func main() {
+	if rootless.IsKeeper() {
+		os.Exit(rootless.Keeper())
+	}
+	rootless.Inside()
+	mainArgs = os.Args
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

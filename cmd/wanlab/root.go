@@ -86,6 +86,8 @@ func newRoot(s *streams) *cobra.Command {
 		Version: wanlabVersion(),
 	}
 	root.SetVersionTemplate("wanlab {{.Version}}\n")
+	forceRootless = false
+	root.PersistentFlags().BoolVar(&forceRootless, "rootless", false, "build and reach testbeds inside a user namespace, as an ordinary user does, even as root (without root this is the default)")
 	root.SetIn(s.in)
 	root.SetOut(s.out)
 	root.SetErr(s.err)

@@ -174,6 +174,9 @@ func runRun(s *streams, fs *pflag.FlagSet, o testrun.Options, argv []string) err
 		}
 		return err
 	}
+	if err := enterLab(); err != nil {
+		return err
+	}
 	env := &qdisc.Env{Framing: setup.Framing}
 	warnings := append(chainWarnings("up", setup.Up, env), chainWarnings("down", setup.Down, env)...)
 	for _, c := range setup.Changes {

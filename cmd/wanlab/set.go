@@ -97,6 +97,9 @@ N may be left out when one testbed is running.`,
 			// Every chain is checked here before any is sent, and the
 			// testbed checks each against its direction before applying
 			// any.
+			if err := enterLab(); err != nil {
+				return err
+			}
 			var sets []lab.ChainText
 			for _, ch := range changes {
 				specs, err := parseChain(ch.flag, ch.text)

@@ -36,6 +36,9 @@ N may be left out when one testbed is running.`,
 			if err != nil {
 				return usagef("--on: %v", err)
 			}
+			if err := enterLab(); err != nil {
+				return err
+			}
 			name, err := testbedArg(args)
 			if err != nil {
 				return err

@@ -49,12 +49,15 @@ N may be left out when one testbed is running.`,
   wanlab status wan --flows 0`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if flows < 0 {
+				return usagef("--flows %d: give 0 (all flows) or more", flows)
+			}
+			if err := enterLab(); err != nil {
+				return err
+			}
 			name, err := testbedArg(args)
 			if err != nil {
 				return err
-			}
-			if flows < 0 {
-				return usagef("--flows %d: give 0 (all flows) or more", flows)
 			}
 			if !c.Flags().Changed("flows") && !asJSON {
 				flows = 5

@@ -21,10 +21,12 @@ import (
 
 	"wanlab/bridgeport"
 	"wanlab/internal/outfile"
+	"wanlab/internal/rundir"
 	"wanlab/internal/tracefile"
 	"wanlab/lab"
 	"wanlab/link"
 	"wanlab/qdisc"
+	"wanlab/rootless"
 	"wanlab/tcspec"
 	"wanlab/tun"
 )
@@ -247,8 +249,11 @@ func (o *upOptions) options() (lab.Options, error) {
 // builds, until it is stopped: cmdArgs are the command and its arguments,
 // for messages and for the detached copy.
 func runTestbed(s *streams, o *upOptions, lo lab.Options, cmdArgs []string, start func(context.Context, lab.Options) (*lab.Testbed, error)) error {
-	if os.Geteuid() != 0 {
-		return fmt.Errorf("%s needs root for network namespaces, devices and packet sockets: run it with sudo", cmdArgs[0])
+	if cmdArgs[0] == "bridge" && (rootless.Needed(forceRootless) || rundir.Rootless()) {
+		return errors.New("bridge takes interfaces of the machine itself, which only real root may change: run it with sudo (without --rootless)")
+	}
+	if err := enterLab(); err != nil {
+		return err
 	}
 	for _, w := range append(chainWarnings("up", lo.Up, nil), chainWarnings("down", lo.Down, nil)...) {
 		fmt.Fprintf(s.err, "wanlab: warning: %s\n", w)

@@ -1,7 +1,7 @@
 // Package testlock is the machine-wide lock that tests building real
 // namespaces hold, so that no two of them run at once, from any package or
-// test binary. It depends on nothing of wanlab, so that the tests of every
-// package, netns included, can take it.
+// test binary. It depends on nothing of wanlab but rundir (which names its
+// file), so that the tests of every package, netns included, can take it.
 package testlock
 
 import (
@@ -10,11 +10,13 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"wanlab/internal/rundir"
 )
 
 // path is the file whose flock serialises root tests across the test
 // binaries that `go test ./...` runs in parallel.
-const path = "/run/wl-tests.lock"
+var path = rundir.TestLock()
 
 var lock struct {
 	sync.Mutex

@@ -1,0 +1,42 @@
+// Package rootless runs wanlab's lab commands as an ordinary user, inside a
+// user namespace in which the user is root (user_namespaces(7)): there the
+// user may create network namespaces, TUN devices, veths, addresses, routes,
+// the kernel's qdiscs and per-namespace sysctls, with no setuid helper.
+//
+// # One namespace per user, held by a keeper
+//
+// Go cannot move a running (multi-threaded) process into a user namespace,
+// and a network namespace that a user namespace owns can be entered only
+// from inside it. So a command that needs the lab replaces itself, before it
+// builds anything, with a copy of itself inside the user's namespace (Enter):
+// nsenter(1), a single-threaded program, joins the namespace and runs the
+// command there. The namespace is held by a keeper, a wanlab process started
+// for the purpose with CLONE_NEWUSER and CLONE_NEWNS, which maps the user to
+// root and nothing else (so no /etc/subuid range is needed). Every rootless
+// command of the user, and every detached testbed, runs in that one
+// namespace, so `wanlab status`, `exec` and `down` find what `up --detach`
+// built, just as root's commands do through /run.
+//
+// The keeper's mount namespace has a tmpfs of its own over the user's
+// netns directory, where the testbeds' namespaces are bind-mounted (see
+// rundir): they exist only in that mount namespace. The keeper ends once
+// no command of the user holds it and no process is left in the namespace;
+// the namespace, its mounts and whatever a killed command left behind in
+// them end with it.
+//
+// # The user's directory
+//
+// The state lives in $XDG_RUNTIME_DIR/wanlab, or /tmp/wanlab-UID where
+// there is no runtime directory: created with mode 0700, and refused if it
+// is not a directory of the user's with no access for others. Another user
+// can neither read it nor join the namespace (only its owner has
+// capabilities over it), so one user's testbeds are invisible to another.
+//
+// # What a user namespace cannot do
+//
+// Limits checks, before anything is built, what only real root may do:
+// load a congestion control's module, real-time priority beyond
+// RLIMIT_RTPRIO, sysctls that are not per namespace (net.core.*), socket
+// buffers beyond net.core.rmem_max and wmem_max. Each is refused, or
+// warned of, with what to do instead.
+package rootless
