@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"wanlab/internal/testlock"
+	"wanlab/rootless"
 )
 
 // The main goroutine stays on the main thread in the root namespace, as in
@@ -18,6 +19,10 @@ import (
 func init() { runtime.LockOSThread() }
 
 func TestMain(m *testing.M) {
+	// As roottest.EnterRootless, which this package's tests cannot import.
+	if rootless.Needed(false) {
+		fmt.Fprintf(os.Stderr, "the tests that need root will skip: %v\n", rootless.Enter(os.Args))
+	}
 	if os.Geteuid() == 0 {
 		// Remove what an interrupted earlier run of these tests left.
 		if gone, err := CleanStale(); err != nil {

@@ -39,6 +39,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	roottest.EnterRootless()
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

@@ -21,8 +21,10 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"wanlab/internal/rundir"
 	"wanlab/internal/testlock"
 	"wanlab/netns"
+	"wanlab/rootless"
 )
 
 // The main goroutine stays in the root namespace, as in the wanlab command:
@@ -31,8 +33,11 @@ func init() { runtime.LockOSThread() }
 
 // Main runs a package's tests after clean has removed what a crashed run
 // left behind (netns.CleanStale, or lab.CleanStale which also knows
-// testbeds); it is meant to be called from TestMain.
+// testbeds); it is meant to be called from TestMain. Without root (or with
+// WANLAB_ROOTLESS=1) the tests run inside the user's namespace, as wanlab's
+// commands do (see EnterRootless).
 func Main(m *testing.M, clean func() ([]string, error)) {
+	EnterRootless()
 	if os.Geteuid() == 0 {
 		if gone, err := clean(); err != nil {
 			fmt.Fprintln(os.Stderr, "CleanStale:", err)
@@ -41,6 +46,32 @@ func Main(m *testing.M, clean func() ([]string, error)) {
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// EnterRootless re-runs the test binary inside the user's namespace
+// (rootless.Enter), where the user is root, when the tests run as an
+// ordinary user or WANLAB_ROOTLESS=1 asks for that path as root: the tests
+// that build namespaces then run as `wanlab` does without root, and those
+// that need real root skip (NeedRealRoot). If the namespace cannot be
+// entered, it says why and the tests that need root skip. TestMain calls
+// it first.
+func EnterRootless() {
+	if !rootless.Needed(false) {
+		return
+	}
+	err := rootless.Enter(os.Args)
+	fmt.Fprintf(os.Stderr, "roottest: the tests that need root will skip: %v\n", err)
+}
+
+// NeedRealRoot skips the test in the user's namespace (rootless), where
+// the user is root over its own namespaces but not over the machine; why
+// names what only real root may do. Otherwise it is NeedRoot.
+func NeedRealRoot(t testing.TB, why string) {
+	t.Helper()
+	if rundir.Rootless() {
+		t.Skipf("skipped: needs real root, not root in a user namespace: %s", why)
+	}
+	NeedRoot(t)
 }
 
 // NeedRoot skips the test unless it runs as root; otherwise it holds the
@@ -299,10 +330,11 @@ func Transfer(t testing.TB, client, server *netns.Handle, dst netip.Addr, data [
 // it, for tests of programs that write to /dev/null. As root it is a twin
 // of /dev/null (character device 1:3) made in dir, so that a program that
 // wrongly replaces its output file replaces the twin, not the machine's
-// /dev/null; without root, /dev/null itself, which only root could replace.
+// /dev/null; without root (or in a user namespace, where mknod(2) is
+// refused), /dev/null itself, which only real root could replace.
 func NullDevice(t testing.TB, dir string) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
+	if os.Geteuid() != 0 || rundir.Rootless() {
 		return "/dev/null"
 	}
 	path := filepath.Join(dir, "null")
