@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"wanlab/internal/rundir"
 	"wanlab/internal/testlock"
 	"wanlab/rootless"
 )
@@ -20,6 +21,9 @@ func init() { runtime.LockOSThread() }
 
 func TestMain(m *testing.M) {
 	// As roottest.EnterRootless, which this package's tests cannot import.
+	if rootless.IsKeeper() {
+		os.Exit(rootless.Keeper())
+	}
 	if rootless.Needed(false) {
 		fmt.Fprintf(os.Stderr, "the tests that need root will skip: %v\n", rootless.Enter(os.Args))
 	}
@@ -134,10 +138,22 @@ func startHelper(t *testing.T, test, argv0, env string) *exec.Cmd {
 	return cmd
 }
 
+// needIPNetns skips a test that reaches the namespaces through iproute2's
+// `ip netns`, which finds them only in /run/netns: in the user's namespace
+// they are bind-mounted under the user's own directory (rundir), since an
+// ordinary user cannot write to /run.
+func needIPNetns(t *testing.T) {
+	t.Helper()
+	if rundir.Rootless() {
+		t.Skip("skipped: needs real root: `ip netns` looks only in /run/netns, which an ordinary user cannot use")
+	}
+}
+
 // ipNetnsExec runs a command through iproute2's `ip netns exec`, the
 // independent view a person would use.
 func ipNetnsExec(t *testing.T, ns string, args ...string) string {
 	t.Helper()
+	needIPNetns(t)
 	out, err := exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ip netns exec %s %s: %v\n%s", ns, strings.Join(args, " "), err, out)

@@ -59,6 +59,7 @@ func nsInode(t *testing.T, path string) uint64 {
 }
 
 func TestCreateIsVisibleToIPNetns(t *testing.T) {
+	needIPNetns(t)
 	tb := newTestbed(t)
 	h := mustNamespace(t, tb, "a")
 	out, err := exec.Command("ip", "netns", "list").Output()

@@ -65,6 +65,7 @@ func waitProcs(t *testing.T, id ID, cmd string, n int) []Proc {
 // ignores SIGTERM, a stopped one and one started with `ip netns exec`.
 // Close must end them all before it removes the namespace.
 func TestCloseEndsEveryProcessInItsNamespaces(t *testing.T) {
+	needIPNetns(t)
 	tb := newTestbed(t)
 	h := mustNamespace(t, tb, "a")
 	id := keepOpen(t, h)
@@ -260,6 +261,7 @@ func TestCleanStaleRemovesTemporaries(t *testing.T) {
 // TestProcessesInNamesCommands checks the command names and start times
 // ProcessesIn reports against ps's view.
 func TestProcessesInNamesCommands(t *testing.T) {
+	needIPNetns(t)
 	h := newNamespace(t)
 	id, err := h.ID()
 	if err != nil {

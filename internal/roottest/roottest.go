@@ -54,8 +54,12 @@ func Main(m *testing.M, clean func() ([]string, error)) {
 // that build namespaces then run as `wanlab` does without root, and those
 // that need real root skip (NeedRealRoot). If the namespace cannot be
 // entered, it says why and the tests that need root skip. TestMain calls
-// it first.
+// it first: it also runs the keeper, when the binary was started as one.
 func EnterRootless() {
+	if rootless.IsKeeper() {
+		// The test binary started as the namespace's keeper.
+		os.Exit(rootless.Keeper())
+	}
 	if !rootless.Needed(false) {
 		return
 	}
