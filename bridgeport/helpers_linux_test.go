@@ -39,11 +39,15 @@ type pair struct {
 	p, q *netns.Handle
 }
 
+// bridgeNeedsRoot is why the bridge's tests skip in a user namespace.
+const bridgeNeedsRoot = "a port's drop program is eBPF, which the kernel loads only for real root (CAP_BPF in the machine's own user namespace)"
+
 // newPair makes the testbed, the veth pair and the peer's address, up;
 // the port is left down, without addresses. Records go to a directory of
 // the test's own (useRecordDir).
 func newPair(t *testing.T) *pair {
 	t.Helper()
+	roottest.NeedRealRoot(t, bridgeNeedsRoot)
 	tb := roottest.NewTestbed(t)
 	useRecordDir(t)
 	pr := &pair{tb: tb}

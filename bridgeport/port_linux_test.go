@@ -448,7 +448,7 @@ const ownEnv = "WANLAB_BRIDGEPORT_OWN"
 // process started in a new namespace of its own, so that nothing of the
 // machine's is touched.
 func TestTakeInOwnNamespace(t *testing.T) {
-	roottest.NeedRoot(t)
+	roottest.NeedRealRoot(t, bridgeNeedsRoot)
 	dir := useRecordDir(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperOwnNamespace$", "-test.v")
 	parent, err := ownID()

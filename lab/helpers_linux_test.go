@@ -31,6 +31,9 @@ func uniqueName() string { return fmt.Sprintf("tl%06x", rand.Uint32()&0xffffff) 
 // that Close leaves nothing behind.
 func up(t *testing.T, o Options) *Testbed {
 	t.Helper()
+	if o.DataPlane == PacketPlane {
+		roottest.NeedRealRoot(t, roottest.PacketPlaneNeedsRoot)
+	}
 	roottest.NeedRoot(t)
 	if o.Name == "" {
 		o.Name = uniqueName()

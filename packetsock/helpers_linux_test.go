@@ -37,6 +37,7 @@ type pair struct {
 // address otherwise), joined by a veth pair.
 func newPair(t testing.TB, tapAddr bool) *pair {
 	t.Helper()
+	roottest.NeedRealRoot(t, roottest.PacketPlaneNeedsRoot)
 	tb := roottest.NewTestbed(t)
 	p := &pair{tb: tb}
 	var err error

@@ -55,6 +55,7 @@ import (
 	"wanlab/link"
 	"wanlab/netns"
 	"wanlab/qdisc"
+	"wanlab/rootless"
 	"wanlab/router"
 	"wanlab/tcspec"
 	"wanlab/tun"
@@ -63,6 +64,16 @@ import (
 func init() { runtime.LockOSThread() }
 
 func main() {
+	// Without root, or with WANLAB_ROOTLESS=1, the benchmark runs in the
+	// user's namespace as wanlab does (bench/rootless.sh compares them).
+	if rootless.IsKeeper() {
+		os.Exit(rootless.Keeper())
+	}
+	rootless.Inside()
+	if rootless.Needed(false) {
+		fmt.Fprintln(os.Stderr, "routerbench:", rootless.Enter(os.Args))
+		os.Exit(1)
+	}
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: routerbench veth|router|lab|probe|dumbbell|ports [flags]")
 		os.Exit(2)

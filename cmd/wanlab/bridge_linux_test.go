@@ -24,6 +24,7 @@ import (
 	"wanlab/bridgeport"
 	cal "wanlab/calibrate"
 	"wanlab/internal/roottest"
+	"wanlab/internal/rundir"
 	"wanlab/lab"
 	"wanlab/netns"
 	"wanlab/traffic"
@@ -130,7 +131,7 @@ func (n *bridgeNet) portsAsBefore(t *testing.T, what string, before [2]bridgepor
 			t.Errorf("%s: %s is not as it was:\nbefore %+v\nnow    %+v", what, now[i].Name, before[i], now[i])
 		}
 	}
-	if rs, _ := filepath.Glob("/run/wanlab/ports/*.json"); len(rs) > 0 {
+	if rs, _ := filepath.Glob(filepath.Join(rundir.Ports(), "*.json")); len(rs) > 0 {
 		for _, r := range rs {
 			if b, _ := os.ReadFile(r); strings.Contains(string(b), n.c.Name()) || strings.Contains(string(b), "wl-xc") {
 				t.Errorf("%s: restore record %s left: %s", what, r, b)
@@ -303,6 +304,7 @@ func (n *bridgeNet) killBridge(t *testing.T, cmd *netns.Cmd) {
 // against the kernel's own on the same veths, and the ports as they were
 // after down, after SIGKILL and down, and after SIGKILL and a new bridge.
 func TestCLIBridge(t *testing.T) {
+	roottest.NeedRealRoot(t, "the bridge takes the machine's own interfaces and loads eBPF")
 	wanlabBin(t)
 	n := newBridgeNet(t)
 	before := n.ports(t)

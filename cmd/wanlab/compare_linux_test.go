@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"wanlab/internal/roottest"
+	"wanlab/internal/rundir"
 )
 
 // compareRun is the runs' shape: a UDP flood offered more than either
@@ -145,7 +146,7 @@ func TestCompareRepeatedRuns(t *testing.T) {
 
 // wlNamespaces lists the namespaces named wl-... .
 func wlNamespaces() []string {
-	entries, _ := os.ReadDir("/run/netns")
+	entries, _ := os.ReadDir(rundir.Netns())
 	var out []string
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), "wl-") {

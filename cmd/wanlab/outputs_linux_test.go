@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"wanlab/internal/roottest"
 )
 
 // TestUpPcapMissingDirectory: `up --pcap` into a directory that does not
@@ -208,6 +210,7 @@ func TestRunOutputs(t *testing.T) {
 // by a process of that user, as another user of the machine would.
 func plantAsNobody(t *testing.T, links map[string]string) {
 	t.Helper()
+	roottest.NeedRealRoot(t, "plants links as another user (nobody), whom a user namespace does not map")
 	for link, target := range links {
 		cmd := exec.Command("ln", "-s", "--", target, link)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"wanlab/internal/rundir"
 	"wanlab/lab"
 	"wanlab/netns"
 	"wanlab/results"
@@ -103,7 +104,7 @@ func TestRunInterrupted(t *testing.T) {
 }
 
 func nsExists(name string) bool {
-	_, err := os.Stat("/run/netns/wl-" + name + "-s")
+	_, err := os.Stat(filepath.Join(rundir.Netns(), "wl-"+name+"-s"))
 	return err == nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"wanlab/internal/rundir"
 	"wanlab/lab"
 	"wanlab/netns"
 )
@@ -34,10 +35,10 @@ func leftovers(t *testing.T, name string) []string {
 			left = append(left, "namespace "+ns)
 		}
 	}
-	if ents, err := os.ReadDir("/run/netns"); err == nil {
+	if ents, err := os.ReadDir(rundir.Netns()); err == nil {
 		for _, e := range ents {
 			if strings.HasPrefix(e.Name(), prefix) {
-				left = append(left, "file /run/netns/"+e.Name())
+				left = append(left, "file "+filepath.Join(rundir.Netns(), e.Name()))
 			}
 		}
 	}

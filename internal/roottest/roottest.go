@@ -67,6 +67,10 @@ func EnterRootless() {
 	fmt.Fprintf(os.Stderr, "roottest: the tests that need root will skip: %v\n", err)
 }
 
+// PacketPlaneNeedsRoot is why the packet data plane's tests skip in a user
+// namespace.
+const PacketPlaneNeedsRoot = "the packet data plane sizes its sockets' buffers with SO_SNDBUFFORCE and loads an eBPF drop program, which need capabilities over the machine, not only over its namespaces"
+
 // NeedRealRoot skips the test in the user's namespace (rootless), where
 // the user is root over its own namespaces but not over the machine; why
 // names what only real root may do. Otherwise it is NeedRoot.

@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"wanlab/internal/rundir"
 )
 
 // Cluster is a running one-node cluster.
@@ -53,8 +55,8 @@ func Need(t testing.TB) {
 			t.Skipf("skipped: %s is not installed (apt-get install slurm-wlm munge)", p)
 		}
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: a Slurm cluster's daemons run as root")
+	if os.Geteuid() != 0 || rundir.Rootless() {
+		t.Skip("skipped: needs real root: a Slurm cluster's daemons (slurmctld, slurmd, munged) run as the machine's root")
 	}
 }
 
