@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"wanlab/internal/roottest"
+	"wanlab/internal/rundir"
 	"wanlab/packet"
 	"wanlab/qdisc"
 	"wanlab/tun"
@@ -298,6 +301,10 @@ func TestSetChain(t *testing.T) {
 func TestRealTimePriority(t *testing.T) {
 	if _, err := New(Config{Client: &plainFake{}, Server: &plainFake{}, RealTimePriority: 100}); err == nil {
 		t.Error("New accepted RealTimePriority 100")
+	}
+	var lim unix.Rlimit
+	if rundir.Rootless() && (unix.Getrlimit(unix.RLIMIT_RTPRIO, &lim) != nil || lim.Cur < 5) {
+		t.Skip("skipped: needs real root or RLIMIT_RTPRIO of 5 or more (ulimit -r): a user namespace gets no real-time priority beyond it")
 	}
 	b := newBed(t, bedOptions{kind: tun.VNet, up: "netem delay 10ms", rtPrio: 5})
 	if lo, med := b.pingRTT(t, b.c, b.s.v4, 5); lo < 10 || med > 11 && !raceEnabled {
