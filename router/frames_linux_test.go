@@ -45,6 +45,7 @@ const (
 // packet sockets on those ends until the test ends.
 func newFrameBed(t *testing.T, o frameBedOptions) *frameBed {
 	t.Helper()
+	roottest.NeedRealRoot(t, roottest.PacketPlaneNeedsRoot)
 	tb := roottest.NewTestbed(t)
 	x := rand.IntN(256)
 	ns := func(role string) *netns.Handle {

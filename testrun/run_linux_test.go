@@ -192,6 +192,7 @@ func TestRunVariants(t *testing.T) {
 		})
 	})
 	t.Run("packet", func(t *testing.T) {
+		roottest.NeedRealRoot(t, roottest.PacketPlaneNeedsRoot)
 		roottest.Twice(t, "packet", func(r roottest.Reporter) {
 			o := short("tcp_upload", 2*time.Second)
 			o.Both, o.DataPlane = catalogPath, "packet"
