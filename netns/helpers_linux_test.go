@@ -24,6 +24,10 @@ func TestMain(m *testing.M) {
 	if rootless.IsKeeper() {
 		os.Exit(rootless.Keeper())
 	}
+	if err := rootless.Inside(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	if rootless.Needed(false) {
 		fmt.Fprintf(os.Stderr, "the tests that need root will skip: %v\n", rootless.Enter(os.Args))
 	}

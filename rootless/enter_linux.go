@@ -29,6 +29,11 @@ const (
 	// inside the namespace holds shared for its whole life, so that the
 	// keeper does not end under it (see Keeper).
 	lockFDEnv = "WANLAB_ROOTLESS_LOCKFD"
+	// cwdEnv is the directory the command was started in. nsenter's
+	// --wd opens it before entering the mount namespace, which leaves
+	// the command in a directory its own root does not reach (getcwd(3)
+	// fails); Inside enters it again by name instead.
+	cwdEnv = "WANLAB_ROOTLESS_CWD"
 )
 
 // Files of the user's directory.
@@ -100,26 +105,39 @@ func Enter(args []string) error {
 	}
 	env := append(cleanEnv(os.Environ()),
 		rundir.Env+"="+dir,
-		lockFDEnv+"="+strconv.Itoa(int(hold.Fd())))
+		lockFDEnv+"="+strconv.Itoa(int(hold.Fd())),
+		cwdEnv+"="+cwd)
 	argv := append([]string{"nsenter", "--target", strconv.Itoa(k.PID), "--user", "--mount", "--net",
 		// The user is root inside already (the namespace maps nothing
 		// else), and the namespace denies setgroups(2), which nsenter
 		// would otherwise call.
 		"--preserve-credentials",
-		"--wd=" + cwd, "--", exe}, args[1:]...)
+		"--", exe}, args[1:]...)
 	err = unix.Exec(nsenter, argv, env)
 	return fmt.Errorf("rootless: run nsenter: %w", err)
 }
 
-// Inside prepares a command that Enter started inside the namespace: the
-// keeper's lock stays held, but programs the command starts must not
-// inherit it. It does nothing elsewhere.
-func Inside() {
+// Inside prepares a command that Enter started inside the namespace: it
+// returns to the directory the command was started in, and keeps the
+// keeper's lock held without passing it on to the programs it starts. It
+// does nothing elsewhere.
+func Inside() error {
 	fd, err := strconv.Atoi(os.Getenv(lockFDEnv))
 	os.Unsetenv(lockFDEnv)
 	if err == nil && fd > 2 {
 		unix.CloseOnExec(fd)
 	}
+	cwd := os.Getenv(cwdEnv)
+	os.Unsetenv(cwdEnv)
+	if cwd == "" {
+		return nil
+	}
+	if err := os.Chdir(cwd); err != nil {
+		return fmt.Errorf("rootless: the directory %s is not there inside the user namespace: %w (cd to another)", cwd, err)
+	}
+	// As a shell's cd would: programs that trust $PWD see the truth.
+	os.Setenv("PWD", cwd)
+	return nil
 }
 
 // cleanEnv drops the variables of this package from env.
@@ -128,7 +146,7 @@ func cleanEnv(env []string) []string {
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case rundir.Env, keeperEnv, lockFDEnv:
+		case rundir.Env, keeperEnv, lockFDEnv, cwdEnv:
 			continue
 		}
 		out = append(out, kv)

@@ -69,7 +69,10 @@ func main() {
 	if rootless.IsKeeper() {
 		os.Exit(rootless.Keeper())
 	}
-	rootless.Inside()
+	if err := rootless.Inside(); err != nil {
+		fmt.Fprintln(os.Stderr, "routerbench:", err)
+		os.Exit(1)
+	}
 	if rootless.Needed(false) {
 		fmt.Fprintln(os.Stderr, "routerbench:", rootless.Enter(os.Args))
 		os.Exit(1)

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 
@@ -23,7 +24,10 @@ func main() {
 	if rootless.IsKeeper() {
 		os.Exit(rootless.Keeper())
 	}
-	rootless.Inside()
+	if err := rootless.Inside(); err != nil {
+		fmt.Fprintln(os.Stderr, "wanlab:", err)
+		os.Exit(1)
+	}
 	mainArgs = os.Args
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

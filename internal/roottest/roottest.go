@@ -60,6 +60,10 @@ func EnterRootless() {
 		// The test binary started as the namespace's keeper.
 		os.Exit(rootless.Keeper())
 	}
+	if err := rootless.Inside(); err != nil {
+		fmt.Fprintln(os.Stderr, "roottest:", err)
+		os.Exit(1)
+	}
 	if !rootless.Needed(false) {
 		return
 	}
