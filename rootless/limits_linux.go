@@ -111,14 +111,14 @@ func rlimitText(v uint64) string {
 }
 
 // CheckSysctl reports whether the sysctl key ("net.core.somaxconn") can be
-// set in a host of a testbed: inside the user's namespace, only if it is
+// set to value in a host of a testbed: inside the user's namespace, only if it is
 // one of a network namespace's own, which the namespace's root may write.
 // It measures that in the namespace the process is in, which the same
 // user namespace owns as it owns the hosts': the key exists there, and
 // access(2) lets root write it. Elsewhere (root, or an ordinary user
 // before entering the namespace) it returns nil: the check runs again
 // inside, before anything is built.
-func CheckSysctl(key string) error {
+func CheckSysctl(key, value string) error {
 	if !rundir.Rootless() {
 		return nil
 	}
@@ -126,7 +126,7 @@ func CheckSysctl(key string) error {
 	_, err := os.Stat(path)
 	exists := err == nil
 	writable := exists && unix.Access(path, unix.W_OK) == nil
-	return checkSysctl(key, exists, writable)
+	return checkSysctl(key, value, exists, writable)
 }
 
 // hiddenSysctls are the prefixes of the sysctls that are a network
@@ -138,14 +138,20 @@ var hiddenSysctls = []string{"net.core.xfrm_", "net.ipv6.route."}
 // checkSysctl decides CheckSysctl for a key that exists, or not, in a
 // network namespace of the user namespace, and that its root may write,
 // or not.
-func checkSysctl(key string, exists, writable bool) error {
+func checkSysctl(key, value string, exists, writable bool) error {
 	const limit = "a user namespace can set only a network namespace's own sysctls"
+	set := key + "=" + value
+	if value == "" {
+		set = key + "=VALUE"
+	} else if strings.ContainsAny(value, " \t") {
+		set = key + "=\"" + value + "\""
+	}
 	switch {
 	case writable:
 		return nil
 	case exists:
-		return fmt.Errorf("%s is the machine's, read-only in a network namespace (%s): set it on the machine once as root, `sudo sysctl -w %s=VALUE`, which the testbed's hosts then read too",
-			key, limit, key)
+		return fmt.Errorf("%s is the machine's, read-only in a network namespace (%s): set it on the machine once as root, `sudo sysctl -w %s`, which the testbed's hosts then read too",
+			key, limit, set)
 	}
 	for _, p := range hiddenSysctls {
 		if strings.HasPrefix(key, p) {
@@ -153,8 +159,8 @@ func checkSysctl(key string, exists, writable bool) error {
 		}
 	}
 	return fmt.Errorf("%s is not a sysctl of a network namespace (%s; or no sysctl of this kernel at all: check its name with `sysctl -a | grep %s`): "+
-		"if it is the machine's, set it there once as root, `sudo sysctl -w %s=VALUE`, where it applies to every namespace",
-		key, limit, key[strings.LastIndexByte(key, '.')+1:], key)
+		"if it is the machine's, set it there once as root, `sudo sysctl -w %s`, where it applies to every namespace",
+		key, limit, key[strings.LastIndexByte(key, '.')+1:], set)
 }
 
 // BufferWarnings returns, when Active, a warning for each socket buffer a

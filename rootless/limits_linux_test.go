@@ -129,7 +129,7 @@ func TestCheckSysctlDecision(t *testing.T) {
 		{"net.core.xfrm_larval_drop", false, false, []string{"only in namespaces that real root made"}},
 		{"net.core.default_qdisc", false, false, []string{"net.core.default_qdisc is not a sysctl of a network namespace", "`sysctl -a | grep default_qdisc`", "`sudo sysctl -w net.core.default_qdisc=VALUE`"}},
 	} {
-		err := checkSysctl(c.key, c.exists, c.writable)
+		err := checkSysctl(c.key, "", c.exists, c.writable)
 		if c.want == nil {
 			if err != nil {
 				t.Errorf("%s: %v", c.key, err)
@@ -146,8 +146,14 @@ func TestCheckSysctlDecision(t *testing.T) {
 			}
 		}
 	}
+	if err := checkSysctl("net.ipv4.tcp_rmem", "4096 131072 6291456", true, false); err == nil || !strings.Contains(err.Error(), "`sudo sysctl -w net.ipv4.tcp_rmem=\"4096 131072 6291456\"`") {
+		t.Errorf("a value with spaces: %v", err)
+	}
+	if err := checkSysctl("net.core.wmem_max", "8388608", true, false); err == nil || !strings.Contains(err.Error(), "`sudo sysctl -w net.core.wmem_max=8388608`") {
+		t.Errorf("a value: %v", err)
+	}
 	t.Setenv(rundir.Env, "")
-	if err := CheckSysctl("net.core.default_qdisc"); err != nil {
+	if err := CheckSysctl("net.core.default_qdisc", "fq"); err != nil {
 		t.Errorf("outside the namespace: %v, want nil (checked again inside)", err)
 	}
 }
@@ -267,7 +273,7 @@ func limitsChild() {
 	for _, key := range []string{"net.ipv4.tcp_ecn", "net.ipv4.tcp_congestion_control", "net.ipv4.ping_group_range", "net.core.somaxconn",
 		"net.core.wmem_max", "net.core.rmem_max", "net.ipv4.tcp_allowed_congestion_control", "net.core.default_qdisc", "net.core.netdev_max_backlog"} {
 		res := "ok"
-		if err := CheckSysctl(key); err != nil {
+		if err := CheckSysctl(key, "1"); err != nil {
 			res = err.Error()
 		}
 		os.Stdout.WriteString("limit " + key + "\t" + res + "\n")

@@ -792,7 +792,7 @@ func (s *Setup) resolveSysctls(o Options) error {
 		// Without root, only a namespace's own keys can be set; in the
 		// user's namespace that is measured before the key is looked for,
 		// as it does not show the machine's keys.
-		if err := rootless.CheckSysctl(key); err != nil {
+		if err := rootless.CheckSysctl(key, val); err != nil {
 			return bad("sysctls", "--sysctl %q: %v", arg, err)
 		}
 		// The root namespace has every key a new namespace has (and some
