@@ -42,7 +42,9 @@
 // (CCNotLoaded), the machine's list of allowed ones (CCNotAllowed),
 // real-time priority beyond RLIMIT_RTPRIO (CheckRTPriority), sysctls
 // that are not a network namespace's own or are read-only in one
-// (CheckSysctl: net.core.wmem_max, default_qdisc), socket buffers beyond
+// (CheckSysctl: net.core.wmem_max, default_qdisc; and a
+// net.ipv4.ping_group_range of groups the namespace does not map), socket
+// buffers beyond
 // net.core.wmem_max and rmem_max (BufferWarnings, as SO_SNDBUFFORCE is
 // refused), and the packet data plane (CheckPacketPlane).
 package rootless

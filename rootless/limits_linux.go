@@ -115,7 +115,8 @@ func rlimitText(v uint64) string {
 // one of a network namespace's own, which the namespace's root may write.
 // It measures that in the namespace the process is in, which the same
 // user namespace owns as it owns the hosts': the key exists there, and
-// access(2) lets root write it. Elsewhere (root, or an ordinary user
+// access(2) lets root write it. net.ipv4.ping_group_range takes only the
+// groups the namespace maps: "0 0". Elsewhere (root, or an ordinary user
 // before entering the namespace) it returns nil: the check runs again
 // inside, before anything is built.
 func CheckSysctl(key, value string) error {
@@ -147,6 +148,8 @@ func checkSysctl(key, value string, exists, writable bool) error {
 		set = key + "=\"" + value + "\""
 	}
 	switch {
+	case writable && key == "net.ipv4.ping_group_range":
+		return checkPingGroupRange(value, mappedGroup)
 	case writable:
 		return nil
 	case exists:
@@ -161,6 +164,50 @@ func checkSysctl(key, value string, exists, writable bool) error {
 	return fmt.Errorf("%s is not a sysctl of a network namespace (%s; or no sysctl of this kernel at all: check its name with `sysctl -a | grep %s`): "+
 		"if it is the machine's, set it there once as root, `sudo sysctl -w %s`, where it applies to every namespace",
 		key, limit, key[strings.LastIndexByte(key, '.')+1:], set)
+}
+
+// checkPingGroupRange reports whether value can be a host's
+// net.ipv4.ping_group_range: the kernel takes only groups that the user
+// namespace maps (mapped reports whether one is), which wanlab's maps the
+// user's group to 0 alone, so "0 0" and not the "1 0" that turns it off
+// or the usual "0 2147483647".
+func checkPingGroupRange(value string, mapped func(gid uint64) bool) error {
+	f := strings.Fields(value)
+	if len(f) != 2 {
+		return nil // the kernel says what it takes
+	}
+	for _, v := range f {
+		g, err := strconv.ParseUint(v, 10, 32)
+		if err != nil {
+			return nil
+		}
+		if !mapped(g) {
+			return fmt.Errorf("net.ipv4.ping_group_range %q: in a user namespace the kernel takes only the groups the namespace maps, and wanlab's maps one, group 0 (the user's own): "+
+				"give \"0 0\", which lets the hosts' programs, all of group 0, open ICMP datagram sockets; or run wanlab as root (without --rootless)", value)
+		}
+	}
+	return nil
+}
+
+// mappedGroup reports whether the user namespace of this process maps
+// group gid (/proc/self/gid_map).
+func mappedGroup(gid uint64) bool {
+	b, err := os.ReadFile("/proc/self/gid_map")
+	if err != nil {
+		return true // the kernel judges
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			continue
+		}
+		first, err1 := strconv.ParseUint(f[0], 10, 64)
+		n, err2 := strconv.ParseUint(f[2], 10, 64)
+		if err1 == nil && err2 == nil && gid >= first && gid < first+n {
+			return true
+		}
+	}
+	return false
 }
 
 // BufferWarnings returns, when Active, a warning for each socket buffer a

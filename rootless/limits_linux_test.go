@@ -158,6 +158,22 @@ func TestCheckSysctlDecision(t *testing.T) {
 	}
 }
 
+func TestCheckPingGroupRange(t *testing.T) {
+	zero := func(g uint64) bool { return g == 0 }
+	for v, ok := range map[string]bool{"0 0": true, "0 2147483647": false, "1 0": false, "0\t1": false, "junk": true} {
+		err := checkPingGroupRange(v, zero)
+		if (err == nil) != ok {
+			t.Errorf("%q: %v, want ok %v", v, err, ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), `give "0 0"`) {
+			t.Errorf("%q: %v", v, err)
+		}
+	}
+	if err := checkSysctl("net.ipv4.ping_group_range", "0 0", true, true); err != nil {
+		t.Errorf("0 0: %v", err)
+	}
+}
+
 func TestBufferWarning(t *testing.T) {
 	if w := bufferWarning("--sndbuf", "SO_SNDBUF", "net.core.wmem_max", 4096, 4096); w != "" {
 		t.Errorf("within the limit: %q", w)
@@ -257,6 +273,8 @@ func TestLimitsInUserNamespace(t *testing.T) {
 		"net.core.default_qdisc":                  "not a sysctl of a network namespace",
 		"net.core.netdev_max_backlog":             "not a sysctl of a network namespace",
 		"SO_SNDBUFFORCE":                          "operation not permitted",
+		"ping_group_range 0 0":                    "ok",
+		"ping_group_range 0 2147483647":           `give "0 0"`,
 	} {
 		if !strings.Contains(got[key], want) {
 			t.Errorf("%s: %q, want %q", key, got[key], want)
@@ -277,6 +295,13 @@ func limitsChild() {
 			res = err.Error()
 		}
 		os.Stdout.WriteString("limit " + key + "\t" + res + "\n")
+	}
+	for _, v := range []string{"0 0", "0 2147483647"} {
+		res := "ok"
+		if err := CheckSysctl("net.ipv4.ping_group_range", v); err != nil {
+			res = err.Error()
+		}
+		os.Stdout.WriteString("limit ping_group_range " + v + "\t" + res + "\n")
 	}
 	res := "ok"
 	if fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0); err != nil {
