@@ -192,7 +192,9 @@ func (o Options) Check() error {
 	if err := rootless.CheckRTPriority(o.RealTimePriority); err != nil {
 		return bad(err)
 	}
-	if o.DataPlane == PacketPlane {
+	// A bridge's (Ports) packet plane is its own, which CheckBridge
+	// words; a bridge is real root's anyway.
+	if o.DataPlane == PacketPlane && o.Ports == [2]string{} {
 		if err := rootless.CheckPacketPlane(); err != nil {
 			return bad(err)
 		}

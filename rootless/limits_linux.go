@@ -255,12 +255,15 @@ func bufferWarning(flag, opt, key string, asked, max int) string {
 }
 
 // CheckPacketPlane reports whether the packet data plane can run: not
-// when Active, since its sockets force their send buffers
+// inside the user's namespace, since its sockets force their send buffers
 // (SO_SNDBUFFORCE, which needs CAP_NET_ADMIN in the machine's namespace)
 // and it loads an eBPF program on its ports, which the kernel refuses to
-// a user namespace unless kernel.unprivileged_bpf_disabled is 0.
+// a user namespace unless kernel.unprivileged_bpf_disabled is 0. Outside
+// it passes, as CheckSysctl does: an ordinary user's command checks again
+// inside, before anything is built, and the options of a run stay
+// checkable (and testable) by any user.
 func CheckPacketPlane() error {
-	if !Active() {
+	if !rundir.Rootless() {
 		return nil
 	}
 	return errPacketPlane
