@@ -17,7 +17,7 @@ import (
 // module, CAP_SYS_NICE, CAP_NET_ADMIN over the machine's own settings) is
 // refused. The functions below say so before anything is built, each
 // naming the limit and what to do instead; the callers (lab's and
-// testrun's checks, wanlab's commands) put them in their own words' place.
+// testrun's checks, wanlab's commands) add the option that asked for it.
 
 // Active reports whether wanlab's lab runs without real root: inside the
 // user's namespace (rundir.Rootless), or as an ordinary user, whose lab
