@@ -5,6 +5,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"wanlab/rootless"
 )
 
 // CheckLoadedCC reports whether cc names a congestion control the kernel
@@ -21,6 +23,10 @@ func CheckLoadedCC(cc string) error {
 	}
 	avail := readCCList("tcp_available_congestion_control")
 	if len(avail) > 0 && !slices.Contains(avail, cc) {
+		// Without root the kernel loads no module: the fix is root's.
+		if err := rootless.CCNotLoaded(cc, avail); err != nil {
+			return err
+		}
 		return fmt.Errorf("congestion control %s is not loaded (net.ipv4.tcp_available_congestion_control has %s): load its module with `modprobe tcp_%s`", cc, strings.Join(avail, ", "), cc)
 	}
 	return nil // loaded, or no /proc to ask: the kernel judges

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"wanlab/rootless"
 )
 
 // CheckCC reports whether cc can be the congestion control of a testbed's
@@ -18,6 +20,10 @@ func CheckCC(cc string) error {
 	}
 	allowed := readCCList("tcp_allowed_congestion_control")
 	if len(allowed) > 0 && !slices.Contains(allowed, cc) {
+		// The list is the machine's: without root, only root changes it.
+		if err := rootless.CCNotAllowed(cc, allowed); err != nil {
+			return err
+		}
 		return fmt.Errorf("congestion control %s is loaded but not in net.ipv4.tcp_allowed_congestion_control (%s), and only those can be a namespace's default: "+
 			"allow it with `sysctl -w net.ipv4.tcp_allowed_congestion_control=\"%s %s\"`, or choose it per socket (iperf3 -C %s)",
 			cc, strings.Join(allowed, " "), strings.Join(allowed, " "), cc, cc)

@@ -11,6 +11,7 @@ import (
 	"wanlab/link"
 	"wanlab/packet"
 	"wanlab/qdisc"
+	"wanlab/rootless"
 	"wanlab/tun"
 )
 
@@ -185,6 +186,18 @@ func (o Options) Check() error {
 	}
 	if o.RealTimePriority < 0 || o.RealTimePriority > 99 {
 		return bad(fmt.Errorf("real-time priority %d is out of range: use 1 to 99, or 0 for normal scheduling", o.RealTimePriority))
+	}
+	// What a user namespace cannot do is refused here, before anything
+	// is built (package rootless).
+	if err := rootless.CheckRTPriority(o.RealTimePriority); err != nil {
+		return bad(err)
+	}
+	// A bridge's (Ports) packet plane is its own, which CheckBridge
+	// words; a bridge is real root's anyway.
+	if o.DataPlane == PacketPlane && o.Ports == [2]string{} {
+		if err := rootless.CheckPacketPlane(); err != nil {
+			return bad(err)
+		}
 	}
 	for _, d := range []struct {
 		name  string

@@ -132,6 +132,12 @@ type Run struct {
 	Framing string `json:"framing"`
 	// KernelRelease is the running kernel's release, as uname -r prints it.
 	KernelRelease string `json:"kernel_release"`
+	// Rootless says the run was made without root: inside a user
+	// namespace in which the user was root (wanlab's rootless mode), with
+	// its limits (socket buffers within net.core.wmem_max and rmem_max,
+	// no real-time priority beyond RLIMIT_RTPRIO). False for a run made as
+	// root, and in files written before it was recorded.
+	Rootless bool `json:"rootless,omitempty"`
 	// Path is each direction's qdisc chain in tc syntax.
 	Path Path `json:"path"`
 	// Sysctls holds the sysctls set or read in each host, by host name

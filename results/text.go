@@ -50,7 +50,11 @@ func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 	if r.DelayS > 0 {
 		ew.Printf(" schedule:  Flent's DELAY %gs; each flow runs over its own span (Flows, below)\n", r.DelayS)
 	}
-	ew.Printf(" seed:      %d   framing: %s   kernel: %s\n", r.Seed, r.Framing, orDash(r.KernelRelease))
+	rootless := ""
+	if r.Rootless {
+		rootless = "   rootless (user namespace)"
+	}
+	ew.Printf(" seed:      %d   framing: %s   kernel: %s%s\n", r.Seed, r.Framing, orDash(r.KernelRelease), rootless)
 	ew.Printf(" path up:   %s\n", orDash(r.Path.Up))
 	ew.Printf(" path down: %s\n", orDash(r.Path.Down))
 	if len(r.Options) > 0 {

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -133,5 +134,28 @@ func TestDropReasons(t *testing.T) {
 	}
 	if got := DropReasons(map[string]uint64(nil)); got != "" {
 		t.Errorf("none: %q", got)
+	}
+}
+
+func TestWriteSummaryRootless(t *testing.T) {
+	d := summaryDoc()
+	d.Run.Rootless = true
+	var b strings.Builder
+	if err := WriteSummary(&b, d, false); err != nil {
+		t.Fatal(err)
+	}
+	if want := " seed:      99   framing: ip   kernel: 6.1.0   rootless (user namespace)\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q\n%s", want, b.String())
+	}
+	js, err := json.Marshal(d.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"rootless":true`) {
+		t.Errorf("run section: %s", js)
+	}
+	d.Run.Rootless = false
+	if js, _ = json.Marshal(d.Run); strings.Contains(string(js), "rootless") {
+		t.Errorf("run as root records rootless: %s", js)
 	}
 }

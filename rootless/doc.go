@@ -34,9 +34,17 @@
 //
 // # What a user namespace cannot do
 //
-// Limits checks, before anything is built, what only real root may do:
-// load a congestion control's module, real-time priority beyond
-// RLIMIT_RTPRIO, sysctls that are not per namespace (net.core.*), socket
-// buffers beyond net.core.rmem_max and wmem_max. Each is refused, or
-// warned of, with what to do instead.
+// The user is root only over the namespace's own: what the kernel checks
+// against the machine's namespace stays real root's. Active says whether
+// wanlab runs so, and the checks that lab, testrun and the commands make
+// before anything is built refuse, or warn of, each such thing with the
+// limit and what to do instead: loading a congestion control's module
+// (CCNotLoaded), the machine's list of allowed ones (CCNotAllowed),
+// real-time priority beyond RLIMIT_RTPRIO (CheckRTPriority), sysctls
+// that are not a network namespace's own or are read-only in one
+// (CheckSysctl: net.core.wmem_max, default_qdisc; and a
+// net.ipv4.ping_group_range of groups the namespace does not map), socket
+// buffers beyond
+// net.core.wmem_max and rmem_max (BufferWarnings, as SO_SNDBUFFORCE is
+// refused), and the packet data plane (CheckPacketPlane).
 package rootless

@@ -33,6 +33,9 @@ type Provenance struct {
 	Framing          string
 	// DataPlane is the testbed's data plane, "" without a router.
 	DataPlane string
+	// Rootless says the run was made without root, inside the user's
+	// namespace (package rootless).
+	Rootless bool
 	// Hosts are the testbed's hosts when it has more than two, or access
 	// links (runHosts).
 	Hosts []results.RunHost
@@ -76,6 +79,7 @@ func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecor
 		Seed:          prov.Seed,
 		Framing:       prov.Framing,
 		KernelRelease: prov.KernelRelease,
+		Rootless:      prov.Rootless,
 		Path:          results.Path{Up: prov.PathUp, Down: prov.PathDown},
 		Sysctls:       prov.Sysctls,
 		Options:       s.recordedOptions(prov.DataPlane),

@@ -114,9 +114,12 @@ func TestDocumentTCP(t *testing.T) {
 		rec.steps = append(rec.steps, routerStep{K: k, View: v})
 	}
 	specs := []flowSpec{{label: "TCP upload", dir: "up", protocol: "tcp", client: "c1", server: "s1", sockets: &recNet{}}, {label: "Ping (ms) ICMP", dir: "both", protocol: "icmp", sockets: &recNet{}}}
-	doc, err := s.document(res, specs, rec, Provenance{Framing: "ip", Seed: 7, PathUp: "netem limit 1000 delay 25ms"}, "")
+	doc, err := s.document(res, specs, rec, Provenance{Framing: "ip", Seed: 7, PathUp: "netem limit 1000 delay 25ms", Rootless: true}, "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !doc.Run.Rootless {
+		t.Error("run.rootless is false for a rootless run")
 	}
 	checkSeries(t, doc)
 	main := findSeries(t, doc.Series, "TCP upload")
@@ -173,6 +176,9 @@ func TestDocumentProbes(t *testing.T) {
 	doc, err := s.document(res, []flowSpec{{label: "Ping (ms) UDP", dir: "both", protocol: "udp", sockets: &recNet{}}}, &routerRecord{}, Provenance{Framing: "ip"}, "cancelled")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if doc.Run.Rootless {
+		t.Error("run.rootless is true for a run as root")
 	}
 	checkSeries(t, doc)
 	main := findSeries(t, doc.Series, "Ping (ms) UDP")

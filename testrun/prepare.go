@@ -18,6 +18,7 @@ import (
 	"wanlab/profile"
 	"wanlab/qdisc"
 	"wanlab/results"
+	"wanlab/rootless"
 	"wanlab/tcspec"
 	"wanlab/traffic/tfrcflow"
 )
@@ -346,6 +347,11 @@ func (s *Setup) resolveMode(o Options) error {
 		p, err := lab.ParseDataPlane(o.DataPlane)
 		if err != nil {
 			return bad("dataplane", "--dataplane: %v", err)
+		}
+		if p == lab.PacketPlane {
+			if err := rootless.CheckPacketPlane(); err != nil {
+				return bad("dataplane", "--dataplane %s: %v", p, err)
+			}
 		}
 		s.DataPlane = p
 	}
@@ -782,6 +788,12 @@ func (s *Setup) resolveSysctls(o Options) error {
 		}
 		if !strings.HasPrefix(key, "net.") || strings.Contains(key, "..") || strings.Contains(key, "/") {
 			return bad("sysctls", "--sysctl %q: only keys under net. are per host (others would change the whole machine)", arg)
+		}
+		// Without root, only a namespace's own keys can be set; in the
+		// user's namespace that is measured before the key is looked for,
+		// as it does not show the machine's keys.
+		if err := rootless.CheckSysctl(key, val); err != nil {
+			return bad("sysctls", "--sysctl %q: %v", arg, err)
 		}
 		// The root namespace has every key a new namespace has (and some
 		// more): a key missing here is a typo.

@@ -12,10 +12,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wanlab/clock"
+	"wanlab/internal/rundir"
 	"wanlab/lab"
 	"wanlab/link"
 	"wanlab/netns"
 	"wanlab/results"
+	"wanlab/rootless"
 	"wanlab/traffic"
 )
 
@@ -78,6 +80,11 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	if warnf == nil {
 		warnf = func(string, ...any) {}
 	}
+	// Socket buffers beyond the machine's limits, which only root's
+	// sockets may force, are known before anything is built.
+	for _, w := range rootless.BufferWarnings(s.Opts.SendBuffer, s.Opts.ReceiveBuffer) {
+		warnf("%s", w)
+	}
 	var b bed
 	switch s.Mode {
 	case ModeTestbed:
@@ -120,6 +127,7 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 	prov := Provenance{
 		Argv: info.Argv, Version: info.Version, KernelRelease: kernelRelease(),
 		Sysctls: readSysctls(s, b), Seed: b.seed(), Framing: b.framing(), DataPlane: b.dataPlane(),
+		Rootless: rundir.Rootless(),
 	}
 	prov.PathUp, prov.PathDown = b.chains()
 	prov.Hosts = runHosts(b.hostInfos(), prov.Sysctls)

@@ -201,7 +201,15 @@ func (o *upOptions) options() (lab.Options, error) {
 	if o.rtPriority < 0 || o.rtPriority > 99 {
 		return lo, usagef("--rt-priority %d: use 1 to 99, or 0 for normal scheduling", o.rtPriority)
 	}
+	if err := rootless.CheckRTPriority(o.rtPriority); err != nil {
+		return lo, usagef("--rt-priority %d: %v", o.rtPriority, err)
+	}
 	lo.RealTimePriority = o.rtPriority
+	if o.plane == lab.PacketPlane {
+		if err := rootless.CheckPacketPlane(); err != nil {
+			return lo, usagef("--dataplane %s: %v", o.plane, err)
+		}
+	}
 	if o.cc != "" {
 		if err := lab.CheckCC(o.cc); err != nil {
 			return lo, usagef("--cc: %v", err)
