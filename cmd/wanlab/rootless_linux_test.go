@@ -183,6 +183,9 @@ func TestRootlessRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if !doc.Run.Rootless {
+			t.Errorf("%s: run.rootless is false", name)
+		}
 		switch name {
 		case "ping.json.gz":
 			if s := doc.FindSeries("Ping (ms) ICMP"); s == nil || s.Summary.Mean < 40 || s.Summary.Mean > 43 {
@@ -212,6 +215,10 @@ func TestRootlessTestbedIsTheUsers(t *testing.T) {
 	}
 	if out := a.must(t, "status", name); !strings.Contains(out, "testbed "+name) || !strings.Contains(out, "netem limit 1000 delay 15ms") {
 		t.Errorf("status: %s", out)
+	}
+	// A run on it, as `run --lab` borrows a testbed.
+	if out := a.must(t, "run", "ping", "--lab", name, "--duration", "1s", "-o", "lab.json.gz"); !strings.Contains(out, "results: lab.json.gz") {
+		t.Errorf("run --lab: %s", out)
 	}
 	// The other user sees nothing of it, and cannot stop it or run in it.
 	if out, errOut, code := b.run(t, time.Minute, "status"); code == 0 || strings.Contains(out+errOut, name) {

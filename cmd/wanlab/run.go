@@ -167,6 +167,13 @@ func wanlabVersion() string {
 }
 
 func runRun(s *streams, fs *pflag.FlagSet, o testrun.Options, argv []string) error {
+	if o.Lab != "" {
+		// The running testbed is found where the user's testbeds are:
+		// inside their namespace when rootless.
+		if err := enterLab(); err != nil {
+			return err
+		}
+	}
 	setup, err := testrun.PrepareGiven(o, fs.Changed, tcOptions())
 	if err != nil {
 		if testrun.IsBadOption(err) {
