@@ -50,6 +50,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vishvananda/netlink"
+
 	"wanlab/bench/internal/benchbed"
 	"wanlab/lab"
 	"wanlab/link"
@@ -396,9 +398,17 @@ func tuneTCP(h *netns.Handle) error {
 }
 
 func veth(tb *netns.Testbed, c, s *netns.Handle, ca, sa netip.Addr) error {
-	out, err := netns.Command(c, "ip", "link", "add", "wl-va", "type", "veth", "peer", "name", "wl-vb", "netns", s.Name()).CombinedOutput()
+	// Through netlink, with the peer's namespace by descriptor: `ip
+	// link ... netns NAME` finds names only in /run/netns, which a
+	// rootless run does not use.
+	f, err := os.Open(s.Path())
 	if err != nil {
-		return fmt.Errorf("veth: %v: %s", err, out)
+		return fmt.Errorf("veth: %w", err)
+	}
+	defer f.Close()
+	v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "wl-va"}, PeerName: "wl-vb", PeerNamespace: netlink.NsFd(int(f.Fd()))}
+	if err := c.Netlink().LinkAdd(v); err != nil {
+		return fmt.Errorf("veth: %w", err)
 	}
 	for _, x := range []struct {
 		h          *netns.Handle
@@ -441,7 +451,7 @@ func setRPS(h *netns.Handle, dev string) error {
 		return nil
 	}
 	// sysfs shows the devices of the namespace it was mounted in: ip
-	// netns exec mounts a fresh one.
+	// netns exec mounts a fresh one (as root only: -rps is for root).
 	out, err := exec.Command("ip", "netns", "exec", h.Name(), "sh", "-c",
 		fmt.Sprintf("echo %s > /sys/class/net/%s/queues/rx-0/rps_cpus", rpsCPUs, dev)).CombinedOutput()
 	if err != nil {
