@@ -9,11 +9,13 @@
 # Each round runs the root side, then the rootless side, so that drift of
 # the machine falls on both alike:
 #  1. routerbench (bench/router.sh's): TCP over a plain veth pair, then
-#     through the router with an empty chain and with netem delay 10ms 1ms:
+#     through the router with an empty chain and with netem delay 10ms:
 #     the router's ratio to the veth of the same mode, and its lateness.
-#  2. wanlab run tcp_upload through netem delay 20ms and tbf rate 10mbit
-#     (down: netem delay 20ms), SECONDS of load: mean goodput and mean
-#     ICMP RTT under load.
+#  2. wanlab run ping, then tcp_upload, through netem delay 20ms and tbf
+#     rate 10mbit (down: netem delay 20ms), SECONDS each: the ICMP RTT's
+#     mean without load, the goodput's mean, and the ICMP RTT's mean under
+#     the load (which the TCP flow's sawtooth moves by several ms from run
+#     to run, root or not).
 # The last lines give each figure's mean over the rounds per mode and the
 # rootless/root ratio.
 set -euo pipefail
@@ -56,15 +58,18 @@ for r in $(seq "$rounds"); do
 		veth=$("${run[@]}" "$tmp/wl-routerbench" veth -t 5)
 		base=$(field gbps "$veth")
 		record "$r" "$mode" "tcp veth Gbit/s" "$base"
-		for chain in '' 'netem delay 10ms 1ms limit 100000'; do
+		for chain in '' 'netem delay 10ms limit 100000'; do
 			out=$("${run[@]}" "$tmp/wl-routerbench" router -t 5 ${chain:+-chain "$chain"})
 			g=$(field gbps "$out")
 			record "$r" "$mode" "router ratio to veth: ${chain:-empty chain}" "$(echo "scale=3; $g / $base" | bc -l)" "$(field up_p99_us "$out")"
 		done
+		file=$home/$mode-$r-ping.json.gz
+		"${run[@]}" "$tmp/wanlab" run ping --duration "${secs}s" "${path[@]}" -o "$file" >/dev/null 2>&1
+		record "$r" "$mode" "ping ICMP RTT ms" "$(series_mean "$file" "Ping (ms) ICMP")"
 		file=$home/$mode-$r.json.gz
 		"${run[@]}" "$tmp/wanlab" run tcp_upload --duration "${secs}s" --lead 2s --tail 2s "${path[@]}" -o "$file" >/dev/null 2>&1
 		record "$r" "$mode" "tcp_upload goodput Mbit/s" "$(series_mean "$file" "TCP upload")"
-		record "$r" "$mode" "tcp_upload ICMP RTT ms" "$(series_mean "$file" "Ping (ms) ICMP")"
+		record "$r" "$mode" "tcp_upload ICMP RTT under load ms" "$(series_mean "$file" "Ping (ms) ICMP")"
 	done
 done
 echo
