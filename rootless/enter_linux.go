@@ -181,21 +181,49 @@ type keeper struct {
 	UserNS string `json:"userns"`
 }
 
-// findKeeper reads the keeper's record and checks that it still runs.
+// findKeeper reads the keeper's record and returns a process to join the
+// namespace through: the keeper, if it still runs. If it was killed while
+// other processes still run in the namespace (a detached testbed's), one of
+// them: the namespace lives as long as they do, and a new one would not
+// see their testbeds.
 func findKeeper(dir string) (keeper, bool) {
 	var k keeper
 	b, err := os.ReadFile(filepath.Join(dir, keeperFile))
-	if err != nil || json.Unmarshal(b, &k) != nil || k.PID <= 0 {
+	if err != nil || json.Unmarshal(b, &k) != nil || k.PID <= 0 || k.UserNS == "" {
 		return k, false
 	}
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/user", k.PID))
-	if err != nil || ns != k.UserNS {
+	if own, err := os.Readlink("/proc/self/ns/user"); err != nil || own == k.UserNS {
 		return k, false
 	}
-	if own, err := os.Readlink("/proc/self/ns/user"); err != nil || own == ns {
+	if joinable(k.PID, k.UserNS) {
+		return k, true
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
 		return k, false
 	}
-	return k, true
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && joinable(pid, k.UserNS) {
+			return keeper{PID: pid, UserNS: k.UserNS}, true
+		}
+	}
+	return k, false
+}
+
+// joinable reports whether process pid is in the user namespace userns
+// and can be joined through: a zombie keeps its credentials, and so its
+// user namespace, but no longer its other namespaces.
+func joinable(pid int, userns string) bool {
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/user", pid))
+	if err != nil || ns != userns {
+		return false
+	}
+	for _, kind := range []string{"mnt", "net"} {
+		if _, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, kind)); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // startKeeper starts a keeper in a new user and mount namespace, waits

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -290,6 +291,28 @@ func TestRootlessSigkill(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(u.stateDir(), "wanlab", "*.json")); len(m) > 0 {
 		t.Errorf("testbeds still on record: %v", m)
+	}
+	u.waitGone(t)
+
+	// The keeper killed under a detached testbed: the testbed's own
+	// processes hold the namespace, and the user's commands still reach
+	// it through them.
+	name := uniqueName()
+	u.must(t, "up", "--name", name, "--detach")
+	b, err := os.ReadFile(filepath.Join(u.stateDir(), "keeper.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct{ PID int }
+	if err := json.Unmarshal(b, &k); err != nil || k.PID <= 0 {
+		t.Fatalf("keeper.json %q: %v", b, err)
+	}
+	syscall.Kill(k.PID, syscall.SIGKILL)
+	if out := u.must(t, "exec", name, "--", "ping", "-c", "1", "-q", "@peer"); !strings.Contains(out, "1 received") {
+		t.Errorf("exec after the keeper was killed: %s", out)
+	}
+	if out := u.must(t, "down", name); !strings.Contains(out, "is down") {
+		t.Errorf("down after the keeper was killed: %s", out)
 	}
 	u.waitGone(t)
 }
