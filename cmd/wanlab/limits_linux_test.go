@@ -1,104 +1,21 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// These tests run the binary as an ordinary user (uid testUser), who runs
+// These tests run the binary as an ordinary user (ordinaryUser), who runs
 // it inside a user namespace (package rootless), and check that what a
 // user namespace cannot do is refused, or warned of, with the limit and
 // the fix, before anything is built. They need root to switch users.
-
-// testUser is the ordinary user the tests run the binary as.
-const testUser = 64111
-
-var (
-	userBinOnce sync.Once
-	userBin     string
-	userBinErr  error
-)
-
-// userWanlab returns a copy of the binary that testUser may run: the
-// test binary's own directory is root's alone.
-func userWanlab(t *testing.T) string {
-	t.Helper()
-	bin := wanlabBin(t)
-	userBinOnce.Do(func() {
-		dir := filepath.Join(binDir, "user")
-		if userBinErr = os.Mkdir(dir, 0o755); userBinErr != nil {
-			return
-		}
-		if userBinErr = os.Chmod(binDir, 0o755); userBinErr != nil {
-			return
-		}
-		var b []byte
-		if b, userBinErr = os.ReadFile(bin); userBinErr != nil {
-			return
-		}
-		userBin = filepath.Join(dir, "wanlab")
-		userBinErr = os.WriteFile(userBin, b, 0o755)
-	})
-	if userBinErr != nil {
-		t.Fatal(userBinErr)
-	}
-	return userBin
-}
-
-// userDir is a directory of testUser's for a test's files.
-func userDir(t *testing.T) string {
-	t.Helper()
-	// Not under t.TempDir, whose parent only root may enter.
-	dir, err := os.MkdirTemp("", "wl-limits-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chown(dir, testUser, testUser); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// asUser runs the binary as testUser in dir, with a clean environment,
-// for at most limit, and returns its output and exit status.
-func asUser(t *testing.T, dir string, limit time.Duration, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, userWanlab(t), args...)
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + dir}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: testUser, Gid: testUser, Groups: []uint32{}}}
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	default:
-		t.Fatalf("wanlab %q as uid %d: %v", args, testUser, err)
-	}
-	return out.String(), errOut.String(), code
-}
 
 // missingCC returns a congestion control the kernel has not loaded, or
 // "" if every candidate is.
@@ -117,7 +34,8 @@ func missingCC() string {
 // namespace cannot do: each is a usage error (exit 2) naming the limit
 // and the fix, and nothing is built.
 func TestCLIRootlessRefusals(t *testing.T) {
-	dir := userDir(t)
+	u := newOrdinaryUser(t, rootlessUserA)
+	dir := u.home
 	out := filepath.Join(dir, "r.json.gz")
 	cases := []struct {
 		name string
@@ -152,7 +70,7 @@ func TestCLIRootlessRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			stdout, stderr, code := asUser(t, dir, 30*time.Second, c.args...)
+			stdout, stderr, code := u.run(t, 30*time.Second, c.args...)
 			if code != 2 {
 				t.Fatalf("wanlab %q: exit %d, want 2 (a usage error)\nstdout: %s\nstderr: %s", c.args, code, stdout, stderr)
 			}
@@ -189,10 +107,11 @@ func TestCLIRootlessRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := userDir(t)
+	u := newOrdinaryUser(t, rootlessUserA)
+	dir := u.home
 	out := filepath.Join(dir, "r.json.gz")
 	asked := strconv.Itoa(wmax + 4096)
-	_, stderr, code := asUser(t, dir, 90*time.Second, "run", "tcp_upload", "--duration", "1s", "--lead", "0s", "--tail", "0s",
+	_, stderr, code := u.run(t, 90*time.Second, "run", "tcp_upload", "--duration", "1s", "--lead", "0s", "--tail", "0s",
 		"--up", "tbf rate 20mbit burst 32k latency 50ms", "--sndbuf", asked, "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)

@@ -38,6 +38,7 @@ type ordinaryUser struct {
 
 func newOrdinaryUser(t *testing.T, uid int) ordinaryUser {
 	t.Helper()
+	roottest.NeedRealRoot(t, "runs wanlab as ordinary users, which only real root can start")
 	home, err := os.MkdirTemp("", "wl-home-")
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +167,6 @@ func (u ordinaryUser) waitGone(t *testing.T) {
 // does: ping and a TCP upload through netem and tbf; the results are the
 // user's and say the run was rootless, and nothing of the run is left.
 func TestRootlessRuns(t *testing.T) {
-	roottest.NeedRealRoot(t, "runs wanlab as ordinary users, which only real root can start")
 	u := newOrdinaryUser(t, rootlessUserA)
 	path := []string{"--up", "netem delay 20ms; tbf rate 10mbit burst 32k latency 50ms", "--down", "netem delay 20ms"}
 	u.must(t, append([]string{"run", "ping", "--duration", "2s", "-o", "ping.json.gz"}, path...)...)
@@ -205,7 +205,6 @@ func TestRootlessRuns(t *testing.T) {
 // as one user, and checks that another user can neither see nor stop it;
 // then an experiment of two cases runs as the first user.
 func TestRootlessTestbedIsTheUsers(t *testing.T) {
-	roottest.NeedRealRoot(t, "runs wanlab as ordinary users, which only real root can start")
 	a := newOrdinaryUser(t, rootlessUserA)
 	b := newOrdinaryUser(t, rootlessUserB)
 	name := uniqueName()
@@ -260,7 +259,6 @@ func TestRootlessTestbedIsTheUsers(t *testing.T) {
 // its testbed and every process end with it, and the user's next run finds
 // nothing in its way.
 func TestRootlessSigkill(t *testing.T) {
-	roottest.NeedRealRoot(t, "runs wanlab as ordinary users, which only real root can start")
 	u := newOrdinaryUser(t, rootlessUserA)
 	cmd := u.command(t, context.Background(), u.home, "run", "tcp_upload", "--duration", "30s", "--up", "tbf rate 10mbit burst 32k latency 50ms", "-o", "killed.json.gz")
 	var errOut bytes.Buffer
