@@ -21,13 +21,7 @@ func init() { runtime.LockOSThread() }
 
 func TestMain(m *testing.M) {
 	// As roottest.EnterRootless, which this package's tests cannot import.
-	if rootless.IsKeeper() {
-		os.Exit(rootless.Keeper())
-	}
-	if err := rootless.Inside(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	rootless.Begin()
 	if rootless.Needed(false) {
 		fmt.Fprintf(os.Stderr, "the tests that need root will skip: %v\n", rootless.Enter(os.Args))
 	}

@@ -117,6 +117,19 @@ func Enter(args []string) error {
 	return fmt.Errorf("rootless: run nsenter: %w", err)
 }
 
+// Begin is what a program that may use the namespace does first: started
+// as the keeper, it runs the keeper and exits; started by Enter, it returns
+// to its directory (Inside), or exits with status 1 saying why it cannot.
+func Begin() {
+	if IsKeeper() {
+		os.Exit(Keeper())
+	}
+	if err := Inside(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(os.Args[0]), err)
+		os.Exit(1)
+	}
+}
+
 // Inside prepares a command that Enter started inside the namespace: it
 // returns to the directory the command was started in, and keeps the
 // keeper's lock held without passing it on to the programs it starts. It

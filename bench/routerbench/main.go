@@ -68,13 +68,7 @@ func init() { runtime.LockOSThread() }
 func main() {
 	// Without root, or with WANLAB_ROOTLESS=1, the benchmark runs in the
 	// user's namespace as wanlab does (bench/rootless.sh compares them).
-	if rootless.IsKeeper() {
-		os.Exit(rootless.Keeper())
-	}
-	if err := rootless.Inside(); err != nil {
-		fmt.Fprintln(os.Stderr, "routerbench:", err)
-		os.Exit(1)
-	}
+	rootless.Begin()
 	if rootless.Needed(false) {
 		fmt.Fprintln(os.Stderr, "routerbench:", rootless.Enter(os.Args))
 		os.Exit(1)

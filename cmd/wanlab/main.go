@@ -5,7 +5,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"runtime"
 
@@ -21,13 +20,7 @@ func init() {
 }
 
 func main() {
-	if rootless.IsKeeper() {
-		os.Exit(rootless.Keeper())
-	}
-	if err := rootless.Inside(); err != nil {
-		fmt.Fprintln(os.Stderr, "wanlab:", err)
-		os.Exit(1)
-	}
+	rootless.Begin()
 	mainArgs = os.Args
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -56,14 +56,8 @@ func Main(m *testing.M, clean func() ([]string, error)) {
 // entered, it says why and the tests that need root skip. TestMain calls
 // it first: it also runs the keeper, when the binary was started as one.
 func EnterRootless() {
-	if rootless.IsKeeper() {
-		// The test binary started as the namespace's keeper.
-		os.Exit(rootless.Keeper())
-	}
-	if err := rootless.Inside(); err != nil {
-		fmt.Fprintln(os.Stderr, "roottest:", err)
-		os.Exit(1)
-	}
+	// The test binary may have been started as the namespace's keeper.
+	rootless.Begin()
 	if !rootless.Needed(false) {
 		return
 	}
