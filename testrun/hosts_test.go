@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"wanlab/catalog"
+	"wanlab/internal/rundir"
 	"wanlab/link"
 	"wanlab/tcspec"
 )
@@ -73,6 +74,9 @@ func TestPrepareHosts(t *testing.T) {
 		c.mod(&o)
 		_, err := Prepare(o, tcspec.Options{})
 		var b *BadOption
+		if rundir.Rootless() && c.key == "dataplane" && err != nil && strings.Contains(err.Error(), "needs real root") {
+			continue // the packet plane, refused first in a user namespace
+		}
 		if !errors.As(err, &b) || b.Key != c.key || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v (key %q); want key %s saying %q", c.name, err, keyOf(err), c.key, c.want)
 		}
