@@ -211,16 +211,27 @@ func findKeeper(dir string) (keeper, bool) {
 	if joinable(k.PID, k.UserNS) {
 		return k, true
 	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return k, false
-	}
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil && joinable(pid, k.UserNS) {
-			return keeper{PID: pid, UserNS: k.UserNS}, true
-		}
+	if pid, ok := memberOf(k.UserNS, 0); ok {
+		return keeper{PID: pid, UserNS: k.UserNS}, true
 	}
 	return k, false
+}
+
+// memberOf returns a process other than except that is in the user
+// namespace userns and joinable. Only the user's own processes can be in
+// it; others' /proc/PID/ns cannot be read, and are passed over. ok is false
+// when there is none (or /proc cannot be read).
+func memberOf(userns string, except int) (pid int, ok bool) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, false
+	}
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid != except && joinable(pid, userns) {
+			return pid, true
+		}
+	}
+	return 0, false
 }
 
 // joinable reports whether process pid is in the user namespace userns

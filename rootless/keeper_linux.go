@@ -97,7 +97,10 @@ func Keeper() int {
 	ready.Close()
 	idle := 0
 	for range time.Tick(time.Second) {
-		if unix.Flock(int(hold.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || othersIn(self) {
+		// A command holding the lock, or another process in the
+		// namespace (a zombie holds no namespace and does not count),
+		// keeps it in use.
+		if unix.Flock(int(hold.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || inUse(self) {
 			unix.Flock(int(hold.Fd()), unix.LOCK_UN)
 			idle = 0
 			continue
@@ -115,23 +118,9 @@ func Keeper() int {
 	return 0
 }
 
-// othersIn reports whether a process other than this one is in the user
-// namespace ns. Only the user's own processes can be in it; others'
-// /proc/PID/ns cannot be read, and are passed over.
-func othersIn(ns string) bool {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return true
-	}
-	me := os.Getpid()
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == me {
-			continue
-		}
-		if l, err := os.Readlink("/proc/" + e.Name() + "/ns/user"); err == nil && l == ns {
-			return true
-		}
-	}
-	return false
+// inUse reports whether a process other than the keeper is in the user
+// namespace ns.
+func inUse(ns string) bool {
+	_, ok := memberOf(ns, os.Getpid())
+	return ok
 }
