@@ -38,6 +38,7 @@ type dirStats struct {
 	spins      uint64 // passes that polled instead of sleeping
 	busy       int64  // ns the loop spent in passes that read or released packets
 	held       int64  // ns between passes in which the read pacer held packets back
+	spun       int64  // ns of the passes that followed a decision to spin
 }
 
 // qextra is every segment one discipline dropped itself (the link's

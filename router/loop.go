@@ -43,10 +43,51 @@ const (
 	// instead of running into the kernel's real-time throttling.
 	maxBusy   = 4 * time.Millisecond
 	maxBusyRT = 300 * time.Microsecond
+	// The loop spins at most maxSpinShare of its time, measured over
+	// windows of spinWindow (see budgetSpin). A loop whose deadlines come
+	// closer together than its spin would otherwise poll all the time:
+	// a CPU taken from the hosts' programs and the kernel's network
+	// stacks, and a thread that the scheduler then treats as a CPU hog,
+	// preempting it for milliseconds (a waking thread that has used
+	// little CPU runs at once). Sleeping to each deadline costs a wake-up
+	// delay, tens of microseconds, instead.
+	spinWindow   = 20 * time.Millisecond
+	maxSpinShare = 0.25
 	// initialReadCost is what the loop takes reading and classifying one
 	// packet until it has measured it (l.readCost).
 	initialReadCost = 5 * time.Microsecond
 )
+
+// budgetSpin keeps the loop's spinning within maxSpinShare of its time.
+// At the end of each spinWindow it takes the time the loop spent in passes
+// it began spinning rather than sleeping (l.st.spun) as a share of the
+// window: above maxSpinShare it halves l.spinCap, the most of l.spin
+// that idle uses; below half of it it doubles it again, up to l.maxSpin.
+// l.spin itself goes on following the wake-up delays, so the loop spins
+// as before once its deadlines are sparse again.
+func (l *loop) budgetSpin(now clock.Time) {
+	w := &l.spinWin
+	el := time.Duration(now - w.start)
+	if el < spinWindow {
+		return
+	}
+	if w.start != 0 {
+		switch share := float64(l.st.spun-w.spun) / float64(el); {
+		case share > maxSpinShare:
+			l.spinCap = max(l.spinCap/2, minSpin)
+		case share < maxSpinShare/2:
+			l.spinCap = min(2*l.spinCap, l.maxSpin)
+		}
+	}
+	*w = spinWindowStart{start: now, spun: l.st.spun}
+}
+
+// spinWindowStart is where the current window of budgetSpin began: the
+// time, and the loop's spinning time then.
+type spinWindowStart struct {
+	start clock.Time
+	spun  int64
+}
 
 // adaptSpin takes the delay of one timed wake-up: the spin grows at once to
 // cover it with a margin, and shrinks slowly (by 1/64 of the difference
@@ -195,7 +236,10 @@ type loop struct {
 	spin      time.Duration
 	maxSpin   time.Duration
 	maxBusy   time.Duration
-	busySince clock.Time // when the loop last slept; 0 while it is not spinning
+	busySince clock.Time      // when the loop last slept; 0 while it is not spinning
+	spinCap   time.Duration   // the most of spin that idle uses (budgetSpin)
+	spinWin   spinWindowStart // budgetSpin's current window
+	spunFrom  clock.Time      // when idle last chose to spin; 0 once counted
 	rtPrio    int
 	fifo      bool          // the thread runs under SCHED_FIFO now
 	onThread  bool          // run is running on the loop's thread
@@ -239,13 +283,14 @@ func newLoop(r *Router, cfg link.Config, in, out Device, hosts *dirHosts, ring f
 		spin:     initialSpin,
 		readCost: initialReadCost,
 		maxSpin:  maxSpin,
+		spinCap:  maxSpin,
 		maxBusy:  maxBusy,
 		wake:     -1,
 		rtPrio:   rtPrio,
 	}
 	if rtPrio > 0 {
 		l.maxSpin, l.maxBusy = maxSpinRT, maxBusyRT
-		l.spin = maxSpinRT
+		l.spin, l.spinCap = maxSpinRT, maxSpinRT
 	}
 	l.env.Pool, l.env.Observer, l.env.Root = nil, nil, nil
 	// Duplicates of any packet must fit, and they are rare: the large pool.

@@ -58,7 +58,8 @@ func (l *loop) run() error {
 // idle waits for the next packet or the link's next deadline. A sleeping
 // thread wakes up late (tens of microseconds on a virtual machine, more
 // after a long sleep), so the loop sleeps only until l.spin before the
-// deadline; l.spin follows the wake-up delays it sees (see adaptSpin).
+// deadline; l.spin follows the wake-up delays it sees (see adaptSpin), and
+// no more of it is used than budgetSpin allows (l.spinCap).
 // Within l.spin of the deadline idle returns at once: the loop then polls,
 // reading without waiting on every pass, so that packets arriving meanwhile
 // get their true arrival time and the deadline is met within a pass. After
@@ -67,22 +68,29 @@ func (l *loop) run() error {
 func (l *loop) idle() error {
 	timeout := time.Duration(-1)
 	var target clock.Time
+	now := l.clk.Now()
+	if l.spunFrom != 0 {
+		l.st.spun += int64(now - l.spunFrom)
+		l.spunFrom = 0
+	}
+	l.budgetSpin(now)
+	spin := min(l.spin, l.spinCap)
 	if l.held {
-		return l.holdReads()
+		return l.holdReads(now, spin)
 	}
 	if next := l.lastNext; next != clock.Never {
-		now := l.clk.Now()
 		d := time.Duration(next - now)
 		if d <= 0 {
 			return nil
 		}
-		timeout = d - l.spin
-		if d <= l.spin {
+		timeout = d - spin
+		if d <= spin {
 			if l.busySince == 0 {
 				l.busySince = now
 			}
 			if time.Duration(now-l.busySince) < l.maxBusy {
 				l.st.spins++
+				l.spunFrom = now
 				l.setFIFO(false)
 				return nil
 			}
@@ -107,18 +115,18 @@ func (l *loop) idle() error {
 // holdReads waits, without looking at the ingress (whose packets wait for
 // the read pacer), until a read is allowed again or the link's next
 // deadline, whichever is first; it spins through the last l.spin of it.
-func (l *loop) holdReads() error {
-	now := l.clk.Now()
+func (l *loop) holdReads(now clock.Time, spin time.Duration) error {
 	d := l.pacer.wait(now)
 	if next := l.lastNext; next != clock.Never {
 		d = min(d, time.Duration(next-now))
 	}
-	if d <= l.spin {
+	if d <= spin {
 		l.st.spins++
+		l.spunFrom = now
 		return nil
 	}
 	l.st.sleeps++
-	woken, err := pollWake(l.wake, d-l.spin)
+	woken, err := pollWake(l.wake, d-spin)
 	if woken {
 		drainWake(l.wake)
 	}

@@ -146,11 +146,18 @@ func runDumbbell(secs, clients int, delays, rate, chain string, rt int) error {
 		return err
 	}
 	defer closeTestbed()
+	var stopProbes func() string
+	if probeOn {
+		stopProbes = startProbes(rt)
+	}
 	runs, err := uploads(t, clients, secs, true)
 	if err != nil {
 		return err
 	}
 	sn := t.Snapshot()
+	if stopProbes != nil {
+		fmt.Println("# wake-up probes beside the router:" + stopProbes())
+	}
 	fmt.Printf("# dumbbell: %d clients, 1 server, up %q, %ds of TCP uploads, probes every %v (%v idle first; under load from %v into the uploads)\n",
 		clients, chain, secs, echoInterval, idleProbeTime, rampTime)
 	fmt.Printf("%-6s %8s %12s %8s %12s %12s %8s %8s\n", "host", "rtt_ms", "idle_min_ms", "err_pct", "load_min_ms", "load_med_ms", "probes", "Mbit/s")
@@ -173,6 +180,11 @@ func runDumbbell(secs, clients int, delays, rate, chain string, rt int) error {
 		fmt.Printf("%s: lateness_p50_us=%.1f p99_us=%.1f max_us=%.1f n=%d ring_drops=%d faithful=%v causes=%s\n",
 			dir.Name, float64(dir.Lateness.P50Ns)/1e3, float64(dir.Lateness.P99Ns)/1e3, float64(dir.Lateness.MaxNs)/1e3,
 			dir.Lateness.N, dir.Ring.Drops, dir.Verdict != nil && dir.Verdict.Faithful, verdictCauses(dir))
+	}
+	for _, dir := range []router.DirSnapshot{sn.Up, sn.Down} {
+		lp := dir.Loop
+		fmt.Printf("%s loop: cpu_pct=%.1f busy_pct=%.1f sleeps=%d spins=%d\n", dir.Name,
+			100*float64(lp.CPUNs)/float64(lp.RunNs), 100*float64(lp.BusyNs)/float64(lp.RunNs), lp.Sleeps, lp.Spins)
 	}
 	gbit := float64(sn.Up.Counters.BytesOut) * 8 / 1e9
 	fmt.Printf("up loop: busy_ms_per_gbit=%.1f cpu_ms_per_gbit=%.1f busy_ns_per_pkt=%.0f carried_gbit=%.3f pkts=%d\n",

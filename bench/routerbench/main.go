@@ -6,7 +6,7 @@
 //	routerbench router [-chain TC] [-granularity segment|gso] [-t SECONDS] [-udp RATE | -b RATE] [-kind vnet|offload|raw] [-rt PRIO] [-P STREAMS] [-rps MASK] [-probe]
 //	routerbench probe [-t SECONDS] [-rt PRIO]
 //	routerbench lab -dataplane tun|packet [-chain TC] [-t SECONDS] [-udp RATE | -b RATE] [-rt PRIO] [-P STREAMS]
-//	routerbench dumbbell [-clients N] [-delays MS,MS,...] [-rate RATE] [-chain TC] [-t SECONDS]
+//	routerbench dumbbell [-clients N] [-delays MS,MS,...] [-rate RATE] [-chain TC] [-t SECONDS] [-rt PRIO] [-probe]
 //	routerbench ports [-load RATE] [-counts N,N,...] [-chain TC] [-t SECONDS]
 //
 // The lab mode measures the router as `wanlab up` builds it (package lab),
