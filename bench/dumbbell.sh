@@ -13,9 +13,10 @@
 #     probes' minimum idle and its error, minimum and median under load,
 #     goodput; then the goodputs' sum against the rate, each direction's
 #     lateness and verdict, each loop's CPU and busy share, sleeps and
-#     spinning passes, the up loop's CPU per Gbit carried, and the wake-up
-#     delays of a probe thread beside the router (the machine's
-#     scheduling-latency floor under the same load; see bench/router.sh).
+#     spinning passes, and the up loop's CPU per Gbit carried. Then the
+#     same again with the wake-up delays of probe threads beside the
+#     router (the machine's scheduling-latency floor under the same load;
+#     see bench/router.sh).
 #  2. The cost of a port: 1 Gbit/s of TCP in all, split over 1, 2, 4 and 8
 #     clients through an empty bottleneck, and from the classic two hosts
 #     (first and last, to show the drift): the up loop's busy ns per packet
@@ -36,6 +37,9 @@ bin=$tmp/wl-routerbench
 go build -o "$bin" ./bench/routerbench
 
 echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, ${secs}s per run, load $(cut -d' ' -f1-3 /proc/loadavg)"
+"$bin" dumbbell -clients 8 -delays 5,10,15,20,25,30,35,40 -rate 100mbit -t "$secs"
+echo
+echo "# the same with the wake-up probes beside it (their threads load the machine too: this run's verdict is not the measure)"
 "$bin" dumbbell -clients 8 -delays 5,10,15,20,25,30,35,40 -rate 100mbit -t "$secs" -probe
 echo
 "$bin" ports -load 1G -counts 1,2,4,8 -t "$secs"

@@ -53,6 +53,11 @@ const (
 	// delay, tens of microseconds, instead.
 	spinWindow   = 20 * time.Millisecond
 	maxSpinShare = 0.25
+	// Under normal scheduling the loop's thread asks for the shortest
+	// time slice Linux grants and the highest weight it may have (see
+	// setNormal).
+	loopSlice = 100 * time.Microsecond
+	loopNice  = -20
 	// initialReadCost is what the loop takes reading and classifying one
 	// packet until it has measured it (l.readCost).
 	initialReadCost = 5 * time.Microsecond

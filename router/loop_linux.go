@@ -27,6 +27,7 @@ func (l *loop) run() error {
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("router: %s: set the timer slack: %w", l.name, err)
 	}
+	l.setNormal()
 	if l.rtPrio > 0 {
 		if err := l.setFIFO(true); err != nil {
 			return fmt.Errorf("router: %s: SCHED_FIFO priority %d: %w", l.name, l.rtPrio, err)
@@ -145,8 +146,9 @@ func (l *loop) setFIFO(on bool) error {
 	if l.rtPrio == 0 || l.fifo == on {
 		return nil
 	}
-	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}
+	attr := l.normalAttr(l.st.nice, l.st.slice)
 	if on {
+		attr = unix.SchedAttr{Size: unix.SizeofSchedAttr}
 		// Threads the runtime creates from this one must not inherit
 		// the policy: a runtime thread running as a real-time one
 		// would keep the loops off the CPU.
@@ -158,6 +160,49 @@ func (l *loop) setFIFO(on bool) error {
 	}
 	l.fifo = on
 	return nil
+}
+
+// setNormal gives the loop's thread, under normal scheduling, a time slice
+// of loopSlice and the lowest nice value it may have, down to loopNice:
+// loopNice as root, else what RLIMIT_NICE allows (ulimit -e), else 0. It
+// keeps what it set for setFIFO to return to; a kernel that refuses all
+// of it leaves the thread as it was.
+//
+// Why: a loop sleeps until its next deadline and must run when it wakes.
+// Under EEVDF (Linux 6.6 and later) a waking thread runs at once only if
+// its virtual deadline is earlier than the running one's, and a thread's
+// deadline is its slice, scaled down by its weight, past its virtual run
+// time: a short slice (honoured since Linux 6.12; earlier kernels ignore
+// it) and a high weight put the loop first, where a host's program that
+// its write woke, or that the machine's other CPU pushed over, would
+// otherwise run first for milliseconds. The loop's own use of the CPU
+// stays bounded by its work and budgetSpin, so the weight does not let
+// it starve the hosts. Threads the runtime creates from this one do not
+// inherit either (SCHED_FLAG_RESET_ON_FORK).
+func (l *loop) setNormal() {
+	nices := []int{loopNice, 0}
+	var lim unix.Rlimit
+	// RLIMIT_NICE's ceiling is 20 - nice (setrlimit(2)).
+	if unix.Getrlimit(unix.RLIMIT_NICE, &lim) == nil && lim.Cur > 20 && lim.Cur < 40 {
+		nices = []int{loopNice, 20 - int(lim.Cur), 0}
+	}
+	for _, nice := range nices {
+		attr := l.normalAttr(nice, loopSlice)
+		if unix.SchedSetAttr(0, &attr, 0) == nil {
+			l.st.nice, l.st.slice = nice, loopSlice
+			return
+		}
+	}
+}
+
+// normalAttr is the normal scheduling of a thread of nice value nice and
+// time slice slice (0: the kernel's default).
+func (l *loop) normalAttr(nice int, slice time.Duration) unix.SchedAttr {
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL, Nice: int32(nice), Runtime: uint64(slice)}
+	if slice > 0 {
+		attr.Flags = unix.SCHED_FLAG_RESET_ON_FORK
+	}
+	return attr
 }
 
 // threadCPU returns the CPU time the calling thread has used.

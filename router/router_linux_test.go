@@ -2,6 +2,7 @@ package router
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/netip"
@@ -311,4 +312,53 @@ func TestRealTimePriority(t *testing.T) {
 		t.Errorf("rtt min %.3f median %.3f ms, want 10 ms ± 1 ms", lo, med)
 	}
 	t.Logf("lateness up %+v", b.r.Snapshot().Up.Lateness)
+}
+
+// TestLoopScheduling checks that each loop's thread runs with the normal
+// scheduling setNormal asks for, as the kernel reports it: nice -20 and a
+// slice of loopSlice as real root (the slice on Linux 6.12 and later,
+// which honours it); in a user namespace the nice value that RLIMIT_NICE
+// allows, 0 without one.
+func TestLoopScheduling(t *testing.T) {
+	b := newBed(t, bedOptions{kind: tun.VNet, up: "netem delay 1ms"})
+	b.pingRTT(t, b.c, b.s.v4, 2) // both loops have run
+	wantNice := loopNice
+	if rundir.Rootless() {
+		wantNice = 0
+		var lim unix.Rlimit
+		if unix.Getrlimit(unix.RLIMIT_NICE, &lim) == nil && lim.Cur > 20 && lim.Cur < 40 {
+			wantNice = 20 - int(lim.Cur)
+		}
+	}
+	sn := b.r.Snapshot()
+	for _, d := range []DirSnapshot{sn.Up, sn.Down} {
+		lp := d.Loop
+		if lp.Nice != wantNice || lp.SliceNs != int64(loopSlice) {
+			t.Errorf("%s loop: nice %d, slice %d ns; want %d and %d", d.Name, lp.Nice, lp.SliceNs, wantNice, loopSlice)
+		}
+		attr, err := unix.SchedGetAttr(lp.TID, 0)
+		if err != nil {
+			t.Fatalf("%s loop: sched_getattr of thread %d: %v", d.Name, lp.TID, err)
+		}
+		if attr.Policy != unix.SCHED_NORMAL || int(attr.Nice) != wantNice {
+			t.Errorf("%s loop: the kernel has policy %d nice %d, want SCHED_NORMAL and %d", d.Name, attr.Policy, attr.Nice, wantNice)
+		}
+		if kernelAtLeast(6, 12) && attr.Runtime != uint64(loopSlice) {
+			t.Errorf("%s loop: the kernel has a slice of %d ns, want %d", d.Name, attr.Runtime, loopSlice)
+		}
+	}
+}
+
+// kernelAtLeast reports whether the running kernel's release is at least
+// major.minor.
+func kernelAtLeast(major, minor int) bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	var ma, mi int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &ma, &mi); err != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
 }

@@ -342,6 +342,11 @@ type LoopSnapshot struct {
 	HeldNs int64  `json:"held_ns"`
 	Sleeps uint64 `json:"sleeps"`
 	Spins  uint64 `json:"spins"`
+	// Nice and SliceNs are the normal scheduling the loop's thread got:
+	// its nice value and the time slice it asked for (0: the kernel's
+	// default; kernels before 6.12 do not honour it).
+	Nice    int   `json:"nice"`
+	SliceNs int64 `json:"slice_ns"`
 }
 
 // FlowSnapshot counts one 5-tuple of a direction: delivered segments, their
@@ -442,7 +447,7 @@ func (l *loop) snap() DirSnapshot {
 		},
 		MaxInFlight: st.maxLen,
 		Loop: LoopSnapshot{TID: int(l.tid.Load()), CPUNs: int64(l.cpu), RunNs: int64(run), BusyNs: st.busy, HeldNs: st.held,
-			Sleeps: st.sleeps, Spins: st.spins},
+			Sleeps: st.sleeps, Spins: st.spins, Nice: st.nice, SliceNs: int64(st.slice)},
 		Flows: st.flows.snapshot(),
 	}
 	s.FlowsTotal = len(s.Flows)
