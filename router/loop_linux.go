@@ -27,7 +27,7 @@ func (l *loop) run() error {
 	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("router: %s: set the timer slack: %w", l.name, err)
 	}
-	l.setNormal()
+	l.startNormal()
 	if l.rtPrio > 0 {
 		if err := l.setFIFO(true); err != nil {
 			return fmt.Errorf("router: %s: SCHED_FIFO priority %d: %w", l.name, l.rtPrio, err)
@@ -60,7 +60,7 @@ func (l *loop) run() error {
 // thread wakes up late (tens of microseconds on a virtual machine, more
 // after a long sleep), so the loop sleeps only until l.spin before the
 // deadline; l.spin follows the wake-up delays it sees (see adaptSpin), and
-// no more of it is used than budgetSpin allows (l.spinCap).
+// no more of it is used than review allows (l.spinCap).
 // Within l.spin of the deadline idle returns at once: the loop then polls,
 // reading without waiting on every pass, so that packets arriving meanwhile
 // get their true arrival time and the deadline is met within a pass. After
@@ -74,7 +74,10 @@ func (l *loop) idle() error {
 		l.st.spun += int64(now - l.spunFrom)
 		l.spunFrom = 0
 	}
-	l.budgetSpin(now)
+	l.review(now)
+	if l.boost != l.boosted && !l.fifo {
+		l.setNormal()
+	}
 	spin := min(l.spin, l.spinCap)
 	if l.held {
 		return l.holdReads(now, spin)
@@ -162,11 +165,12 @@ func (l *loop) setFIFO(on bool) error {
 	return nil
 }
 
-// setNormal gives the loop's thread, under normal scheduling, a time slice
-// of loopSlice and the lowest nice value it may have, down to loopNice:
-// loopNice as root, else what RLIMIT_NICE allows (ulimit -e), else 0. It
-// keeps what it set for setFIFO to return to; a kernel that refuses all
-// of it leaves the thread as it was.
+// startNormal gives the loop's thread, under normal scheduling, a time
+// slice of loopSlice and its boost: the lowest nice value it may have,
+// down to loopNice (loopNice as root, else what RLIMIT_NICE allows, ulimit
+// -e, else 0). A kernel that refuses all of it leaves the thread as it
+// was. review takes the boost away while the loop is busy, setNormal
+// applies that.
 //
 // Why: a loop sleeps until its next deadline and must run when it wakes.
 // Under EEVDF (Linux 6.6 and later) a waking thread runs at once only if
@@ -175,23 +179,42 @@ func (l *loop) setFIFO(on bool) error {
 // time: a short slice (honoured since Linux 6.12; earlier kernels ignore
 // it) and a high weight put the loop first, where a host's program that
 // its write woke, or that the machine's other CPU pushed over, would
-// otherwise run first for milliseconds. The loop's own use of the CPU
-// stays bounded by its work and budgetSpin, so the weight does not let
-// it starve the hosts. Threads the runtime creates from this one do not
-// inherit either (SCHED_FLAG_RESET_ON_FORK).
-func (l *loop) setNormal() {
+// otherwise run first for milliseconds. A loop with the boost mostly
+// waits (review), and spins within its budget, so the weight does not let
+// it starve the hosts. Threads the runtime creates from this one inherit
+// neither (SCHED_FLAG_RESET_ON_FORK).
+func (l *loop) startNormal() {
 	nices := []int{loopNice, 0}
 	var lim unix.Rlimit
 	// RLIMIT_NICE's ceiling is 20 - nice (setrlimit(2)).
 	if unix.Getrlimit(unix.RLIMIT_NICE, &lim) == nil && lim.Cur > 20 && lim.Cur < 40 {
 		nices = []int{loopNice, 20 - int(lim.Cur), 0}
 	}
+	l.boosted = l.boost
 	for _, nice := range nices {
 		attr := l.normalAttr(nice, loopSlice)
 		if unix.SchedSetAttr(0, &attr, 0) == nil {
+			l.boostNice = nice
 			l.st.nice, l.st.slice = nice, loopSlice
 			return
 		}
+	}
+}
+
+// setNormal gives the thread its boost, or takes it away, as l.boost
+// says.
+func (l *loop) setNormal() {
+	l.boosted = l.boost
+	nice := 0
+	if l.boost {
+		nice = l.boostNice
+	}
+	if nice == l.st.nice {
+		return
+	}
+	attr := l.normalAttr(nice, l.st.slice)
+	if unix.SchedSetAttr(0, &attr, 0) == nil {
+		l.st.nice = nice
 	}
 }
 

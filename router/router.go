@@ -107,6 +107,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"wanlab/clock"
@@ -199,6 +200,9 @@ type Router struct {
 
 	mu      sync.Mutex // guards started and each loop's running
 	started bool
+	// busyLoops counts the loops that traffic keeps busy: while any is,
+	// neither has its scheduling boost (loop.review).
+	busyLoops atomic.Int32
 }
 
 // New checks cfg and prepares a router; Run starts it.

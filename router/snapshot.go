@@ -342,9 +342,10 @@ type LoopSnapshot struct {
 	HeldNs int64  `json:"held_ns"`
 	Sleeps uint64 `json:"sleeps"`
 	Spins  uint64 `json:"spins"`
-	// Nice and SliceNs are the normal scheduling the loop's thread got:
-	// its nice value and the time slice it asked for (0: the kernel's
-	// default; kernels before 6.12 do not honour it).
+	// Nice and SliceNs are the loop thread's normal scheduling: its nice
+	// value now (-20 as root while the loop mostly waits for deadlines,
+	// 0 while traffic keeps it busy) and the time slice it asked for (0:
+	// the kernel's default; kernels before 6.12 do not honour it).
 	Nice    int   `json:"nice"`
 	SliceNs int64 `json:"slice_ns"`
 }

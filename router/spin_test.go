@@ -7,25 +7,25 @@ import (
 	"wanlab/clock"
 )
 
-// TestBudgetSpin drives budgetSpin through windows of known spinning: a
+// TestReviewSpin drives review through windows of known spinning: a
 // loop that spins half its time has its spin cap halved window by window
 // down to minSpin, one that spins between the share and half of it keeps
 // its cap, one that hardly spins gets it back, doubling up to maxSpin; no
 // decision is taken before a whole window has passed.
-func TestBudgetSpin(t *testing.T) {
-	l := &loop{maxSpin: maxSpin, spinCap: maxSpin}
+func TestReviewSpin(t *testing.T) {
+	l := &loop{r: &Router{}, maxSpin: maxSpin, spinCap: maxSpin}
 	now := clock.Time(time.Second)
-	l.budgetSpin(now) // the first window begins
+	l.review(now) // the first window begins
 	window := func(spun time.Duration) {
 		t.Helper()
 		l.st.spun += int64(spun)
 		now += clock.Time(spinWindow)
-		l.budgetSpin(now)
+		l.review(now)
 	}
 
 	// Half of a window spinning, but the window is not over: no change.
 	l.st.spun += int64(spinWindow / 2)
-	l.budgetSpin(now + clock.Time(spinWindow/2))
+	l.review(now + clock.Time(spinWindow/2))
 	if l.spinCap != maxSpin {
 		t.Fatalf("cap %v after half a window, want %v unchanged", l.spinCap, maxSpin)
 	}
@@ -56,5 +56,48 @@ func TestBudgetSpin(t *testing.T) {
 	}
 	if l.spinCap != maxSpin {
 		t.Fatalf("cap %v after 20 windows spun 1%%, want %v", l.spinCap, maxSpin)
+	}
+}
+
+// TestReviewBoost drives review through windows of known busy time: the
+// boost goes above boostOffBusy, stays between the two thresholds, and
+// comes back below boostOnBusy; spinning does not touch it. While the
+// router's other loop is busy, neither has it.
+func TestReviewBoost(t *testing.T) {
+	l := &loop{r: &Router{}, maxSpin: maxSpin, spinCap: maxSpin, boost: true}
+	now := clock.Time(time.Second)
+	l.review(now)
+	for i, c := range []struct {
+		busy, spun float64 // shares of the window
+		want       bool
+	}{
+		{0.1, 0.5, true},
+		{0.7, 0, false},
+		{0.5, 0, false},
+		{0.3, 0, true},
+		{0.5, 0, true},
+		{0.65, 0.2, false},
+		{0, 0, true},
+	} {
+		l.st.busy += int64(c.busy * float64(spinWindow))
+		l.st.spun += int64(c.spun * float64(spinWindow))
+		now += clock.Time(spinWindow)
+		l.review(now)
+		if l.boost != c.want {
+			t.Errorf("window %d (busy %.0f%%): boost %v, want %v", i, 100*c.busy, l.boost, c.want)
+		}
+	}
+	// The other loop of the router is busy: no boost, whatever this one does.
+	l.r.busyLoops.Add(1)
+	now += clock.Time(spinWindow)
+	l.review(now)
+	if l.boost {
+		t.Error("boost kept while the other loop is busy")
+	}
+	l.r.busyLoops.Add(-1)
+	now += clock.Time(spinWindow)
+	l.review(now)
+	if !l.boost {
+		t.Error("no boost once neither loop is busy")
 	}
 }
