@@ -191,12 +191,16 @@ func (l *loop) startNormal() {
 		nices = []int{loopNice, 20 - int(lim.Cur), 0}
 	}
 	l.boosted = l.boost
-	for _, nice := range nices {
-		attr := l.normalAttr(nice, loopSlice)
-		if unix.SchedSetAttr(0, &attr, 0) == nil {
-			l.boostNice = nice
-			l.st.nice, l.st.slice = nice, loopSlice
-			return
+	// Kernels before 6.12 ignore a normal thread's slice; one that
+	// refused it would still get the nice value.
+	for _, slice := range []time.Duration{loopSlice, 0} {
+		for _, nice := range nices {
+			attr := l.normalAttr(nice, slice)
+			if unix.SchedSetAttr(0, &attr, 0) == nil {
+				l.boostNice = nice
+				l.st.nice, l.st.slice = nice, slice
+				return
+			}
 		}
 	}
 }
@@ -219,13 +223,11 @@ func (l *loop) setNormal() {
 }
 
 // normalAttr is the normal scheduling of a thread of nice value nice and
-// time slice slice (0: the kernel's default).
+// time slice slice (0: the kernel's default), which threads created from
+// it do not inherit.
 func (l *loop) normalAttr(nice int, slice time.Duration) unix.SchedAttr {
-	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL, Nice: int32(nice), Runtime: uint64(slice)}
-	if slice > 0 {
-		attr.Flags = unix.SCHED_FLAG_RESET_ON_FORK
-	}
-	return attr
+	return unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL,
+		Flags: unix.SCHED_FLAG_RESET_ON_FORK, Nice: int32(nice), Runtime: uint64(slice)}
 }
 
 // threadCPU returns the CPU time the calling thread has used.
