@@ -7,7 +7,9 @@
 # Every run builds its testbed through package lab (wl- namespaces, removed
 # afterwards; an interrupted run's are cleared by the next).
 #  1. 8 clients, 1 server: client i behind access links of netem delay
-#     5·i ms each way (RTT 10 to 80 ms), all through tbf rate 100mbit up.
+#     10·i ms each way (RTT 20 to 160 ms), all through tbf rate 100mbit up;
+#     then 5·i ms (RTT 10 to 80 ms), whose 5 ms link halves the lateness
+#     the verdict allows (a tenth of the smallest one-way delay).
 #     Each client uploads over TCP (iperf3) while an ICMP echo times its RTT,
 #     2 s idle first, then under the load. Per host: configured RTT, the
 #     probes' minimum idle and its error, minimum and median under load,
@@ -37,6 +39,9 @@ bin=$tmp/wl-routerbench
 go build -o "$bin" ./bench/routerbench
 
 echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, ${secs}s per run, load $(cut -d' ' -f1-3 /proc/loadavg)"
+"$bin" dumbbell -clients 8 -delays 10,20,30,40,50,60,70,80 -rate 100mbit -t "$secs"
+echo
+echo "# access links of 5 to 40 ms: the verdict allows a tenth of the smallest, 0.5 ms"
 "$bin" dumbbell -clients 8 -delays 5,10,15,20,25,30,35,40 -rate 100mbit -t "$secs"
 echo
 echo "# the same with the wake-up probes beside it (their threads load the machine too: this run's verdict is not the measure)"
