@@ -59,7 +59,7 @@ const (
 	boostOnBusy  = 0.4
 	// Under normal scheduling the loop's thread asks for the shortest
 	// time slice Linux grants and the highest weight it may have (see
-	// setNormal).
+	// startNormal).
 	loopSlice = 100 * time.Microsecond
 	loopNice  = -20
 	// initialReadCost is what the loop takes reading and classifying one
