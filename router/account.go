@@ -2,7 +2,6 @@ package router
 
 import (
 	"syscall"
-	"time"
 
 	"wanlab/clock"
 	"wanlab/packet"
@@ -40,8 +39,6 @@ type dirStats struct {
 	busy       int64  // ns the loop spent in passes that read or released packets
 	held       int64  // ns between passes in which the read pacer held packets back
 	spun       int64  // ns of the passes that followed a decision to spin
-	nice       int    // the loop thread's nice value and slice (startNormal)
-	slice      time.Duration
 }
 
 // qextra is every segment one discipline dropped itself (the link's

@@ -67,7 +67,8 @@ const (
 	initialReadCost = 5 * time.Microsecond
 )
 
-// review takes stock of the loop's last spinWindow, once one has passed.
+// review takes stock of the loop's last spinWindow, once one has passed,
+// and reports whether it did.
 //
 // It keeps the loop's spinning within maxSpinShare of its time: it takes
 // the time the loop spent in passes it began spinning rather than sleeping
@@ -86,11 +87,11 @@ const (
 // programs, which share its CPUs, and a boost of either loop would only
 // take their time (measured: 7 to 15 % less TCP through an empty chain,
 // whose up loop is busy and whose down loop, writing the ACKs, is not).
-func (l *loop) review(now clock.Time) {
+func (l *loop) review(now clock.Time) bool {
 	w := &l.spinWin
 	el := time.Duration(now - w.start)
 	if el < spinWindow {
-		return
+		return false
 	}
 	if w.start != 0 {
 		switch share := float64(l.st.spun-w.spun) / float64(el); {
@@ -116,6 +117,7 @@ func (l *loop) review(now clock.Time) {
 		l.boost = l.r.busyLoops.Load() == 0
 	}
 	*w = spinWindowStart{start: now, spun: l.st.spun, busy: l.st.busy}
+	return true
 }
 
 // spinWindowStart is where the current window of review began: the time,
@@ -276,8 +278,9 @@ type loop struct {
 	spinCap   time.Duration   // the most of spin that idle uses (review)
 	spinWin   spinWindowStart // review's current window
 	boost     bool            // the thread should have its boost (review)
-	boosted   bool            // it has it
 	boostNice int             // the nice value of the boost (startNormal)
+	nice      int             // the thread's nice value now
+	slice     time.Duration   // the time slice it asked for (0: the kernel's)
 	busy      bool            // counted in r.busyLoops (review)
 	spunFrom  clock.Time      // when idle last chose to spin; 0 once counted
 	rtPrio    int

@@ -74,8 +74,7 @@ func (l *loop) idle() error {
 		l.st.spun += int64(now - l.spunFrom)
 		l.spunFrom = 0
 	}
-	l.review(now)
-	if l.boost != l.boosted && !l.fifo {
+	if l.review(now) && !l.fifo {
 		l.setNormal()
 	}
 	spin := min(l.spin, l.spinCap)
@@ -149,7 +148,7 @@ func (l *loop) setFIFO(on bool) error {
 	if l.rtPrio == 0 || l.fifo == on {
 		return nil
 	}
-	attr := l.normalAttr(l.st.nice, l.st.slice)
+	attr := l.normalAttr(l.nice, l.slice)
 	if on {
 		attr = unix.SchedAttr{Size: unix.SizeofSchedAttr}
 		// Threads the runtime creates from this one must not inherit
@@ -190,7 +189,6 @@ func (l *loop) startNormal() {
 	if unix.Getrlimit(unix.RLIMIT_NICE, &lim) == nil && lim.Cur > 20 && lim.Cur < 40 {
 		nices = []int{loopNice, 20 - int(lim.Cur), 0}
 	}
-	l.boosted = l.boost
 	// Kernels before 6.12 ignore a normal thread's slice; one that
 	// refused it would still get the nice value.
 	for _, slice := range []time.Duration{loopSlice, 0} {
@@ -198,7 +196,7 @@ func (l *loop) startNormal() {
 			attr := l.normalAttr(nice, slice)
 			if unix.SchedSetAttr(0, &attr, 0) == nil {
 				l.boostNice = nice
-				l.st.nice, l.st.slice = nice, slice
+				l.nice, l.slice = nice, slice
 				return
 			}
 		}
@@ -206,19 +204,20 @@ func (l *loop) startNormal() {
 }
 
 // setNormal gives the thread its boost, or takes it away, as l.boost
-// says.
+// says, at the end of a window of review; a real-time loop's thread,
+// which may be under SCHED_FIFO then, takes it at a window that ends
+// while it is not.
 func (l *loop) setNormal() {
-	l.boosted = l.boost
 	nice := 0
 	if l.boost {
 		nice = l.boostNice
 	}
-	if nice == l.st.nice {
+	if nice == l.nice {
 		return
 	}
-	attr := l.normalAttr(nice, l.st.slice)
+	attr := l.normalAttr(nice, l.slice)
 	if unix.SchedSetAttr(0, &attr, 0) == nil {
-		l.st.nice = nice
+		l.nice = nice
 	}
 }
 

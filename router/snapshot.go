@@ -448,7 +448,7 @@ func (l *loop) snap() DirSnapshot {
 		},
 		MaxInFlight: st.maxLen,
 		Loop: LoopSnapshot{TID: int(l.tid.Load()), CPUNs: int64(l.cpu), RunNs: int64(run), BusyNs: st.busy, HeldNs: st.held,
-			Sleeps: st.sleeps, Spins: st.spins, Nice: st.nice, SliceNs: int64(st.slice)},
+			Sleeps: st.sleeps, Spins: st.spins, Nice: l.nice, SliceNs: int64(l.slice)},
 		Flows: st.flows.snapshot(),
 	}
 	s.FlowsTotal = len(s.Flows)
