@@ -112,6 +112,7 @@ import (
 
 	"wanlab/clock"
 	"wanlab/fidelity"
+	"wanlab/internal/procs"
 	"wanlab/link"
 	"wanlab/qdisc"
 )
@@ -274,6 +275,9 @@ func (r *Router) Run(ctx context.Context) error {
 	r.up.running, r.down.running = true, true
 	r.mu.Unlock()
 
+	// Each loop gets a P of the Go runtime's of its own, so that waking
+	// it never waits for other goroutines to give one up (package procs).
+	defer procs.Reserve(2)()
 	errc := make(chan error, 2)
 	for _, l := range []*loop{r.up, r.down} {
 		go func() { errc <- l.run() }()

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -320,8 +321,17 @@ func TestRealTimePriority(t *testing.T) {
 // which honours it); in a user namespace the nice value that RLIMIT_NICE
 // allows, 0 without one.
 func TestLoopScheduling(t *testing.T) {
+	procsBefore := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { // after the bed's own cleanup, which stops the router
+		if got := runtime.GOMAXPROCS(0); got != procsBefore {
+			t.Errorf("GOMAXPROCS after the router stopped: %d, want %d as before", got, procsBefore)
+		}
+	})
 	b := newBed(t, bedOptions{kind: tun.VNet, up: "netem delay 1ms"})
 	b.pingRTT(t, b.c, b.s.v4, 2) // both loops have run
+	if got := runtime.GOMAXPROCS(0); got != procsBefore+2 {
+		t.Errorf("GOMAXPROCS while the router runs: %d, want %d (a P for each loop)", got, procsBefore+2)
+	}
 	wantNice := loopNice
 	if rundir.Rootless() {
 		wantNice = 0

@@ -13,6 +13,7 @@ import (
 
 	"wanlab/clock"
 	"wanlab/internal/ppoll"
+	"wanlab/internal/procs"
 )
 
 // Pacer is a sender's protocol as the pacing loop drives it. Next and
@@ -79,6 +80,10 @@ func (s *Sender) run(ctx context.Context) error {
 		stopped = make(chan struct{})
 	)
 	if ctx.Err() == nil {
+		// The pacer sleeps to each packet's time and must run when it
+		// wakes, without waiting for a P of the Go runtime's (package
+		// procs).
+		defer procs.Reserve(1)()
 		wg.Add(2)
 		go func() { defer wg.Done(); errc <- s.pace(stopped) }()
 		go func() { defer wg.Done(); errc <- s.readFeedback() }()
