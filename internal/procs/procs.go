@@ -10,8 +10,11 @@
 // started) it waits in the runtime's queue until one of them blocks or is
 // preempted, which takes up to the runtime's 10 ms preemption tick. The
 // kernel's scheduling, which the loops' nice value and slice arrange, does
-// not reach that wait. With a P per loop added to GOMAXPROCS, a waking
-// loop finds one free, and the other goroutines keep as many as before.
+// not reach that wait. With a P per loop added to GOMAXPROCS there is
+// usually one idle: the runtime then leaves a sleeping loop its P (it
+// takes the P of a goroutine in a system call when no other is idle, or
+// after 10 ms), and a loop that wakes finds one; the other goroutines
+// would have to keep more Ps busy than there are CPUs to take them all.
 package procs
 
 import (
