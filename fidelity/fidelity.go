@@ -53,6 +53,10 @@ type Direction struct {
 	Running, Busy, Held time.Duration
 }
 
+// CauseLateReleases is the Code of the cause that the lateness p99
+// exceeded the tolerance.
+const CauseLateReleases = "late_releases"
+
 // Cause is one reason a direction is not faithful.
 type Cause struct {
 	// Code is a stable identifier: "late_releases", "ring_drops" or
@@ -86,7 +90,7 @@ func Judge(d Direction, minDelay time.Duration) Verdict {
 	tol := Tolerance(minDelay)
 	v := Verdict{Direction: d.Name, Faithful: true, ToleranceNs: int64(tol)}
 	if d.Releases > 0 && d.LatenessP99 > tol {
-		v.Causes = append(v.Causes, Cause{Code: "late_releases", Text: fmt.Sprintf(
+		v.Causes = append(v.Causes, Cause{Code: CauseLateReleases, Text: fmt.Sprintf(
 			"the router released packets late: lateness p99 %v exceeds %v (the smaller of %v and a tenth of the smallest configured one-way delay); the router lacked CPU time or the path asked for more packets per second than it can release",
 			d.LatenessP99, tol, MaxLateness)})
 	}

@@ -275,7 +275,7 @@ func buildSetup(r *results.Run) setupView {
 		PathDown: r.Path.Down,
 		Framing:  r.Framing,
 		Seed:     r.Seed,
-		Kernel:   r.KernelRelease,
+		Kernel:   r.Kernel(),
 		Version:  r.WanlabVersion,
 		Options:  sortedPairs(r.Options),
 	}

@@ -132,6 +132,12 @@ type Run struct {
 	Framing string `json:"framing"`
 	// KernelRelease is the running kernel's release, as uname -r prints it.
 	KernelRelease string `json:"kernel_release"`
+	// KernelPreemption is the kernel's preemption mode: "none",
+	// "voluntary", "full", "lazy" or "rt" (the kernel's preempt=
+	// parameter); absent when it could not be told, and in files written
+	// before it was recorded. In mode none a program or kernel thread
+	// inside the kernel may hold the router's CPU for milliseconds.
+	KernelPreemption string `json:"kernel_preemption,omitempty"`
 	// Rootless says the run was made without root: inside a user
 	// namespace in which the user was root (wanlab's rootless mode), with
 	// its limits (socket buffers within net.core.wmem_max and rmem_max,
@@ -319,4 +325,14 @@ type Flow struct {
 	// probe's one-way delays as owd_up and owd_down. New keys need no
 	// schema change.
 	Series []Series `json:"series,omitempty"`
+}
+
+// Kernel describes the run's kernel: its release, and its preemption
+// mode when recorded ("6.1.0-31-amd64 (preemption voluntary)"); "" when
+// neither is.
+func (r *Run) Kernel() string {
+	if r.KernelPreemption == "" {
+		return r.KernelRelease
+	}
+	return strings.TrimSpace(r.KernelRelease + " (preemption " + r.KernelPreemption + ")")
 }

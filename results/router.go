@@ -392,3 +392,7 @@ func (r *RouterReport) series(name string) *Series {
 	}
 	return &Series{Name: name, Unit: "ms", Summary: sum}
 }
+
+// LateReleasesHint follows a verdict of late releases in the text of a
+// run made on a kernel in preemption mode none (Run.KernelPreemption).
+const LateReleasesHint = "this kernel runs in preemption mode none: a program or kernel thread inside the kernel keeps the router's loop from its CPU for as long as it runs there, milliseconds at times, whatever the loop's priority; a kernel in mode voluntary or full (preempt=full on its command line) lets the loop in sooner"

@@ -109,6 +109,37 @@ func TestWriteRouterWithoutReadings(t *testing.T) {
 	}
 }
 
+// Late releases on a kernel in preemption mode none are followed by the
+// hint that says what the mode does; on another mode, or without late
+// releases, they are not. The run's line names the mode.
+func TestLateReleasesHint(t *testing.T) {
+	notLate := sampleRouter()
+	notLate.Directions[0].Verdict.Causes = []fidelity.Cause{{Code: "ring_drops", Text: "drops"}}
+	for _, c := range []struct {
+		name, mode string
+		rep        *RouterReport
+		want       bool
+	}{
+		{"late, none", "none", sampleRouter(), true},
+		{"late, full", "full", sampleRouter(), false},
+		{"late, unknown", "", sampleRouter(), false},
+		{"ring drops, none", "none", notLate, false},
+	} {
+		var b strings.Builder
+		d := &Document{Run: Run{KernelRelease: "6.1.0", KernelPreemption: c.mode}, Router: c.rep}
+		if err := WriteSummary(&b, d, false); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if got := strings.Contains(out, "  "+LateReleasesHint+"\n"); got != c.want {
+			t.Errorf("%s: the hint printed %v, want %v:\n%s", c.name, got, c.want, out)
+		}
+		if c.mode != "" && !strings.Contains(out, "kernel: 6.1.0 (preemption "+c.mode+")") {
+			t.Errorf("%s: the run's line lacks the mode:\n%s", c.name, out)
+		}
+	}
+}
+
 // A version 1 document, stored as a run of that version wrote it (a
 // tcp_upload run whose up direction a trace of 6 Mbit/s limited), gave
 // the router's delays in ms. It reads as version 2 has them, in ns, and

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"wanlab/fidelity"
 	"wanlab/internal/errwriter"
 	"wanlab/qdisc"
 	"wanlab/tcspec"
@@ -54,7 +55,7 @@ func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 	if r.Rootless {
 		rootless = "   rootless (user namespace)"
 	}
-	ew.Printf(" seed:      %d   framing: %s   kernel: %s%s\n", r.Seed, r.Framing, orDash(r.KernelRelease), rootless)
+	ew.Printf(" seed:      %d   framing: %s   kernel: %s%s\n", r.Seed, r.Framing, orDash(r.Kernel()), rootless)
 	ew.Printf(" path up:   %s\n", orDash(r.Path.Up))
 	ew.Printf(" path down: %s\n", orDash(r.Path.Down))
 	if len(r.Options) > 0 {
@@ -152,7 +153,7 @@ func WriteSummary(w io.Writer, d *Document, flowSeries bool) error {
 
 	ew.Printf("\n")
 	if d.Router != nil {
-		writeRouter(ew, d.Router)
+		writeRouter(ew, d.Router, d.Run.KernelPreemption)
 	}
 	writeBanners(ew, r)
 	return ew.Err()
@@ -313,10 +314,11 @@ func writeCommand(ew *errwriter.Writer, c *Command) {
 	}
 }
 
-// writeRouter writes the router's report: the verdict first, then each
-// direction's chain and its configured and achieved figures, then the
-// timed changes.
-func writeRouter(ew *errwriter.Writer, rep *RouterReport) {
+// writeRouter writes the router's report: the verdict first (with
+// LateReleasesHint after late releases when the kernel's preemption mode,
+// preemption, is none), then each direction's chain and its configured
+// and achieved figures, then the timed changes.
+func writeRouter(ew *errwriter.Writer, rep *RouterReport, preemption string) {
 	switch {
 	case rep.Mode == RouterDirect:
 		ew.Printf("Router: none (%s)\n", rep.Note)
@@ -328,10 +330,15 @@ func writeRouter(ew *errwriter.Writer, rep *RouterReport) {
 		ew.Printf("Verdict: faithful: the router released every packet on time, lost none in front of the chains and kept up\n")
 	default:
 		ew.Printf("Verdict: NOT FAITHFUL\n")
+		late := false
 		for _, d := range rep.Directions {
 			for _, c := range d.Verdict.Causes {
 				ew.Printf("  %s: %s\n", d.Name, c.Text)
+				late = late || c.Code == fidelity.CauseLateReleases
 			}
+		}
+		if late && preemption == "none" {
+			ew.Printf("  %s\n", LateReleasesHint)
 		}
 	}
 	where := "testbed " + rep.Testbed

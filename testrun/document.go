@@ -26,7 +26,10 @@ type Provenance struct {
 	Argv          []string
 	Version       string
 	KernelRelease string
-	Sysctls       map[string]map[string]string
+	// KernelPreemption is the kernel's preemption mode (package
+	// preempt), "" when it cannot be told.
+	KernelPreemption string
+	Sysctls          map[string]map[string]string
 	// PathUp and PathDown are the chains at the start in tc syntax.
 	PathUp, PathDown string
 	Seed             uint64
@@ -66,26 +69,27 @@ func runHosts(all []lab.HostInfo, sysctls map[string]map[string]string) []result
 // summaries and the router's report.
 func (s *Setup) document(res *traffic.Result, specs []flowSpec, rec *routerRecord, prov Provenance, partial string) (*results.Document, error) {
 	d := &results.Document{Run: results.Run{
-		WanlabVersion: prov.Version,
-		Argv:          prov.Argv,
-		Test:          s.Test.Name,
-		Title:         s.Opts.Title,
-		Start:         res.Start,
-		DurationS:     s.Duration.Seconds(),
-		StepS:         s.Step.Seconds(),
-		LeadS:         s.Lead.Seconds(),
-		TailS:         s.Tail.Seconds(),
-		DelayS:        s.scheduleDelay().Seconds(),
-		Seed:          prov.Seed,
-		Framing:       prov.Framing,
-		KernelRelease: prov.KernelRelease,
-		Rootless:      prov.Rootless,
-		Path:          results.Path{Up: prov.PathUp, Down: prov.PathDown},
-		Sysctls:       prov.Sysctls,
-		Options:       s.recordedOptions(prov.DataPlane),
-		Hosts:         prov.Hosts,
-		Partial:       partial != "",
-		PartialReason: partial,
+		WanlabVersion:    prov.Version,
+		Argv:             prov.Argv,
+		Test:             s.Test.Name,
+		Title:            s.Opts.Title,
+		Start:            res.Start,
+		DurationS:        s.Duration.Seconds(),
+		StepS:            s.Step.Seconds(),
+		LeadS:            s.Lead.Seconds(),
+		TailS:            s.Tail.Seconds(),
+		DelayS:           s.scheduleDelay().Seconds(),
+		Seed:             prov.Seed,
+		Framing:          prov.Framing,
+		KernelRelease:    prov.KernelRelease,
+		KernelPreemption: prov.KernelPreemption,
+		Rootless:         prov.Rootless,
+		Path:             results.Path{Up: prov.PathUp, Down: prov.PathDown},
+		Sysctls:          prov.Sysctls,
+		Options:          s.recordedOptions(prov.DataPlane),
+		Hosts:            prov.Hosts,
+		Partial:          partial != "",
+		PartialReason:    partial,
 	}}
 	b := &docBuilder{s: s, t0: res.T0, end: math.Inf(1)}
 	if res.Partial {

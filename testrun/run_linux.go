@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"wanlab/clock"
+	"wanlab/internal/preempt"
 	"wanlab/internal/rundir"
 	"wanlab/lab"
 	"wanlab/link"
@@ -125,7 +126,7 @@ func Run(ctx context.Context, s *Setup, info Info, hooks Hooks) (doc *results.Do
 		return nil, err
 	}
 	prov := Provenance{
-		Argv: info.Argv, Version: info.Version, KernelRelease: kernelRelease(),
+		Argv: info.Argv, Version: info.Version, KernelRelease: kernelRelease(), KernelPreemption: preempt.Mode(),
 		Sysctls: readSysctls(s, b), Seed: b.seed(), Framing: b.framing(), DataPlane: b.dataPlane(),
 		Rootless: rundir.Rootless(),
 	}

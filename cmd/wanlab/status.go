@@ -12,9 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"wanlab/fidelity"
+	"wanlab/internal/preempt"
 	"wanlab/lab"
 	"wanlab/link"
 	"wanlab/qdisc"
+	"wanlab/results"
 	"wanlab/router"
 	"wanlab/tcspec"
 )
@@ -135,6 +138,24 @@ func printStatus(w io.Writer, st lab.Status) {
 		printDir(w, "up (client → server)", st.Up, st.Client.IfName, st.Framing)
 		printDir(w, "down (server → client)", st.Down, st.Server.IfName, st.Framing)
 	}
+	if lateReleases(st.Up) || lateReleases(st.Down) {
+		if preempt.Mode() == preempt.None {
+			fmt.Fprintf(w, "NOTE: %s\n", results.LateReleasesHint)
+		}
+	}
+}
+
+// lateReleases reports whether d's verdict names late releases.
+func lateReleases(d router.DirSnapshot) bool {
+	if d.Verdict == nil {
+		return false
+	}
+	for _, c := range d.Verdict.Causes {
+		if c.Code == fidelity.CauseLateReleases {
+			return true
+		}
+	}
+	return false
 }
 
 // printDir prints one direction: its qdiscs as `tc -s qdisc show` does,

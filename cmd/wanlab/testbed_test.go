@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"wanlab/fidelity"
+	"wanlab/internal/preempt"
 	"wanlab/internal/schematest"
 	"wanlab/lab"
 	"wanlab/link"
 	"wanlab/qdisc"
+	"wanlab/results"
 	"wanlab/router"
 )
 
@@ -158,6 +160,30 @@ func TestPrintStatus(t *testing.T) {
 	// tbf's default bfifo is not part of the chain: tc does not list it.
 	if strings.Contains(out, "bfifo") {
 		t.Errorf("status lists tbf's default child:\n%s", out)
+	}
+}
+
+// TestPrintStatusLateReleasesNote: late releases are followed by the note
+// on the kernel's preemption mode when this machine's kernel runs in mode
+// none, and by nothing else; a faithful testbed gets no note.
+func TestPrintStatusLateReleasesNote(t *testing.T) {
+	for _, late := range []bool{true, false} {
+		st := lab.Status{Info: lab.InfoOf("lab"), Owner: 42, Created: time.Now(), CC: "cubic", DataPlane: "tun"}
+		st.Up.Lateness = router.Lateness{N: 1000, P50Ns: 1000, P99Ns: 100_000, MaxNs: 200_000}
+		if late {
+			st.Up.Lateness.P99Ns = 5_000_000
+		}
+		v := fidelity.Judge(st.Up.Fidelity(), 25*time.Millisecond)
+		st.Up.Verdict = &v
+		var b strings.Builder
+		printStatus(&b, st)
+		want := late && preempt.Mode() == preempt.None
+		if got := strings.Contains(b.String(), "NOTE: "+results.LateReleasesHint+"\n"); got != want {
+			t.Errorf("late releases %v, kernel in mode %q: the note printed %v, want %v:\n%s", late, preempt.Mode(), got, want, b.String())
+		}
+		if late != strings.Contains(b.String(), "NOT FAITHFUL (late_releases)") {
+			t.Errorf("late releases %v: the verdict says otherwise:\n%s", late, b.String())
+		}
 	}
 }
 
