@@ -57,6 +57,16 @@ type Direction struct {
 // exceeded the tolerance.
 const CauseLateReleases = "late_releases"
 
+// Has reports whether v names the cause of the given code.
+func (v Verdict) Has(code string) bool {
+	for _, c := range v.Causes {
+		if c.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
 // Cause is one reason a direction is not faithful.
 type Cause struct {
 	// Code is a stable identifier: "late_releases", "ring_drops" or

@@ -393,6 +393,20 @@ func (r *RouterReport) series(name string) *Series {
 	return &Series{Name: name, Unit: "ms", Summary: sum}
 }
 
-// LateReleasesHint follows a verdict of late releases in the text of a
-// run made on a kernel in preemption mode none (Run.KernelPreemption).
+// LateReleasesNote returns LateReleasesHint when one of verdicts names
+// late releases and the kernel's preemption mode (Run.KernelPreemption,
+// or the running kernel's for a testbed's status) is none; else "".
+func LateReleasesNote(preemption string, verdicts ...fidelity.Verdict) string {
+	if preemption != "none" {
+		return ""
+	}
+	for _, v := range verdicts {
+		if v.Has(fidelity.CauseLateReleases) {
+			return LateReleasesHint
+		}
+	}
+	return ""
+}
+
+// LateReleasesHint is what LateReleasesNote says.
 const LateReleasesHint = "this kernel runs in preemption mode none: a program or kernel thread inside the kernel keeps the router's loop from its CPU for as long as it runs there, milliseconds at times, whatever the loop's priority; a kernel in mode voluntary or full (preempt=full on its command line) lets the loop in sooner"

@@ -315,8 +315,7 @@ func writeCommand(ew *errwriter.Writer, c *Command) {
 }
 
 // writeRouter writes the router's report: the verdict first (with
-// LateReleasesHint after late releases when the kernel's preemption mode,
-// preemption, is none), then each direction's chain and its configured
+// LateReleasesNote for the kernel's preemption mode, preemption), then each direction's chain and its configured
 // and achieved figures, then the timed changes.
 func writeRouter(ew *errwriter.Writer, rep *RouterReport, preemption string) {
 	switch {
@@ -330,15 +329,15 @@ func writeRouter(ew *errwriter.Writer, rep *RouterReport, preemption string) {
 		ew.Printf("Verdict: faithful: the router released every packet on time, lost none in front of the chains and kept up\n")
 	default:
 		ew.Printf("Verdict: NOT FAITHFUL\n")
-		late := false
+		verdicts := make([]fidelity.Verdict, 0, len(rep.Directions))
 		for _, d := range rep.Directions {
 			for _, c := range d.Verdict.Causes {
 				ew.Printf("  %s: %s\n", d.Name, c.Text)
-				late = late || c.Code == fidelity.CauseLateReleases
 			}
+			verdicts = append(verdicts, d.Verdict)
 		}
-		if late && preemption == "none" {
-			ew.Printf("  %s\n", LateReleasesHint)
+		if note := LateReleasesNote(preemption, verdicts...); note != "" {
+			ew.Printf("  %s\n", note)
 		}
 	}
 	where := "testbed " + rep.Testbed

@@ -138,24 +138,17 @@ func printStatus(w io.Writer, st lab.Status) {
 		printDir(w, "up (client → server)", st.Up, st.Client.IfName, st.Framing)
 		printDir(w, "down (server → client)", st.Down, st.Server.IfName, st.Framing)
 	}
-	if lateReleases(st.Up) || lateReleases(st.Down) {
-		if preempt.Mode() == preempt.None {
-			fmt.Fprintf(w, "NOTE: %s\n", results.LateReleasesHint)
+	var verdicts []fidelity.Verdict
+	for _, d := range []router.DirSnapshot{st.Up, st.Down} {
+		if d.Verdict != nil && !d.Verdict.Faithful {
+			verdicts = append(verdicts, *d.Verdict)
 		}
 	}
-}
-
-// lateReleases reports whether d's verdict names late releases.
-func lateReleases(d router.DirSnapshot) bool {
-	if d.Verdict == nil {
-		return false
-	}
-	for _, c := range d.Verdict.Causes {
-		if c.Code == fidelity.CauseLateReleases {
-			return true
+	if len(verdicts) > 0 {
+		if note := results.LateReleasesNote(preempt.Mode(), verdicts...); note != "" {
+			fmt.Fprintf(w, "NOTE: %s\n", note)
 		}
 	}
-	return false
 }
 
 // printDir prints one direction: its qdiscs as `tc -s qdisc show` does,
