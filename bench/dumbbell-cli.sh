@@ -23,6 +23,12 @@ cd "$(dirname "$0")/.."
 secs=${1:-10}
 step=${2:-5}
 rounds=${3:-1}
+for arg in "SECONDS=$secs" "STEP_MS=$step" "ROUNDS=$rounds"; do
+	if ! [[ ${arg#*=} =~ ^[1-9][0-9]{0,3}$ ]]; then
+		echo "bench/dumbbell-cli.sh: ${arg%%=*} ${arg#*=}: give a whole number from 1 to 9999" >&2
+		exit 2
+	fi
+done
 tmp=$(mktemp -d)
 name=wl-dbcli-$$
 wl=$tmp/wanlab
